@@ -1,0 +1,57 @@
+/**
+ * One error class per exit code (SPEC 2.6). Core code throws these with a user-facing message;
+ * `exitCodeFor` in this file is the only place that turns an error into an exit code.
+ */
+export abstract class AreaMetricsError extends Error {
+  abstract readonly exitCode: number;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Bad flag, bad date, missing configuration: nothing was requested. */
+export class UsageError extends AreaMetricsError {
+  readonly exitCode = 2;
+}
+
+/** The server rejected the credentials (401/403, or an OAuth 400/401). */
+export class AuthError extends AreaMetricsError {
+  readonly exitCode = 3;
+}
+
+/** Network failure, timeout, 429, 5xx or an unexpected status, after retries. */
+export class UnavailableError extends AreaMetricsError {
+  readonly exitCode = 4;
+}
+
+/** A body or record broke the data contract (SPEC 2.5). */
+export class ContractError extends AreaMetricsError {
+  readonly exitCode = 5;
+}
+
+/** Results still incomplete after re-fetching the unit (SPEC 2.3). */
+export class IncompleteError extends AreaMetricsError {
+  readonly exitCode = 6;
+}
+
+/** The run was stopped by a signal; 128 + the signal number. */
+export class InterruptedError extends AreaMetricsError {
+  readonly exitCode: number;
+
+  constructor(readonly signal: 'SIGINT' | 'SIGTERM') {
+    super(`interrupted by ${signal}`);
+    this.exitCode = signal === 'SIGINT' ? 130 : 143;
+  }
+}
+
+export const INTERNAL_ERROR_EXIT_CODE = 1;
+
+export function exitCodeFor(error: unknown): number {
+  return error instanceof AreaMetricsError ? error.exitCode : INTERNAL_ERROR_EXIT_CODE;
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,231 @@
+import type { Dispatcher } from 'undici';
+import { AuthError, ContractError, InterruptedError, UnavailableError } from '../errors.js';
+import { silentLogger, type Logger } from '../log/logger.js';
+
+/** Statuses worth another attempt (SPEC 2.3). 400, 401, 403 and 404 are final. */
+const RETRYABLE_STATUSES = new Set([429, 500, 502, 503, 504]);
+
+export interface RetryPolicy {
+  /** Attempts after the first. */
+  readonly retries: number;
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+  /** A server's Retry-After is honoured up to this; longer waits are cut to it so cron runs stay bounded. */
+  readonly maxRetryAfterMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  retries: 5,
+  baseDelayMs: 500,
+  maxDelayMs: 30_000,
+  maxRetryAfterMs: 120_000,
+};
+
+export interface HttpClientOptions {
+  readonly dispatcher?: Dispatcher;
+  readonly timeoutMs: number;
+  readonly retry?: RetryPolicy;
+  readonly logger?: Logger;
+  /** Aborts every request and backoff wait (SIGINT/SIGTERM). */
+  readonly signal?: AbortSignal;
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  readonly random?: () => number;
+}
+
+export interface HttpRequest {
+  readonly method: 'GET' | 'POST';
+  readonly url: URL;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string;
+}
+
+export interface HttpResponse {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+}
+
+/** A body that could not be read as what the caller expects; retried like a network failure. */
+export class MalformedBodyError extends Error {}
+
+/** Only origin and path: query strings can be long, and nothing after the path is needed to identify a call. */
+export function describeRequest(request: Pick<HttpRequest, 'method' | 'url'>): string {
+  return `${request.method} ${request.url.origin}${request.url.pathname}`;
+}
+
+/** Retry-After as seconds or an HTTP date (RFC 9110 10.2.3); undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now: number = Date.now()): number | undefined {
+  if (value === null || value.trim() === '') return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+export function backoffDelay(attempt: number, policy: RetryPolicy, random: () => number): number {
+  // Full jitter (AWS architecture blog): spreads a herd of retrying clients evenly over the window.
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
+  return Math.floor(random() * ceiling);
+}
+
+function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+interface Failure {
+  readonly reason: string;
+  readonly retryable: boolean;
+  readonly retryAfterMs?: number;
+  readonly final?: Error;
+}
+
+/**
+ * HTTP with timeouts and retries, over the global `fetch` with an undici dispatcher (so nock can intercept it in
+ * tests). It never puts credentials in a message: requests are described by method, origin and path only.
+ */
+export class HttpClient {
+  private readonly retry: RetryPolicy;
+  private readonly logger: Logger;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  private readonly random: () => number;
+
+  constructor(private readonly options: HttpClientOptions) {
+    this.retry = options.retry ?? DEFAULT_RETRY_POLICY;
+    this.logger = options.logger ?? silentLogger;
+    this.sleep = options.sleep ?? abortableSleep;
+    this.random = options.random ?? Math.random;
+  }
+
+  /**
+   * Sends the request until it succeeds or retries run out. `parse` turns a 2xx body into T; throwing
+   * MalformedBodyError from it makes the attempt count as transient (SPEC 2.3: invalid JSON is retried).
+   */
+  async send<T>(request: HttpRequest, parse: (response: HttpResponse) => T): Promise<T> {
+    const what = describeRequest(request);
+    const attempts = this.retry.retries + 1;
+    let last: Failure | undefined;
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      if (attempt > 0 && last) {
+        const backoff = backoffDelay(attempt - 1, this.retry, this.random);
+        const delay = last.retryAfterMs !== undefined ? Math.min(last.retryAfterMs, this.retry.maxRetryAfterMs) : backoff;
+        this.logger.warn(`${what}: ${last.reason}; retry ${attempt}/${this.retry.retries} in ${(delay / 1000).toFixed(1)} s`);
+        await this.sleep(delay, this.options.signal).catch(() => this.throwIfInterrupted());
+      }
+      const outcome = await this.attempt(request, parse);
+      if (outcome.ok) return outcome.value;
+      last = outcome.failure;
+      if (last.final) throw last.final;
+      if (!last.retryable) break;
+    }
+    const failure = last as Failure;
+    const tries = `${attempts} attempt${attempts === 1 ? '' : 's'}`;
+    if (failure.final) throw failure.final;
+    if (failure.reason.startsWith('malformed body')) {
+      throw new ContractError(`${what}: ${failure.reason} (after ${tries})`);
+    }
+    throw new UnavailableError(`${what}: ${failure.reason} (after ${tries})`);
+  }
+
+  private throwIfInterrupted(): never {
+    const reason: unknown = this.options.signal?.reason;
+    if (reason instanceof InterruptedError) throw reason;
+    throw reason instanceof Error ? reason : new InterruptedError('SIGINT');
+  }
+
+  private async attempt<T>(
+    request: HttpRequest,
+    parse: (response: HttpResponse) => T,
+  ): Promise<{ ok: true; value: T } | { ok: false; failure: Failure }> {
+    const what = describeRequest(request);
+    const timeout = AbortSignal.timeout(this.options.timeoutMs);
+    const signal = this.options.signal ? AbortSignal.any([this.options.signal, timeout]) : timeout;
+    let response: HttpResponse;
+    try {
+      const res = await fetch(request.url, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        redirect: 'manual',
+        signal,
+        // `dispatcher` is undici's extension to fetch's init; Node's fetch honours it.
+        ...(this.options.dispatcher ? { dispatcher: this.options.dispatcher } : {}),
+      } as RequestInit);
+      response = { status: res.status, headers: res.headers, text: await res.text() };
+    } catch (error) {
+      if (this.options.signal?.aborted) this.throwIfInterrupted();
+      if (timeout.aborted) {
+        return { ok: false, failure: { reason: `timed out after ${this.options.timeoutMs / 1000} s`, retryable: true } };
+      }
+      return { ok: false, failure: { reason: `network error: ${networkReason(error)}`, retryable: true } };
+    }
+
+    const { status } = response;
+    if (status >= 200 && status < 300) {
+      try {
+        return { ok: true, value: parse(response) };
+      } catch (error) {
+        if (error instanceof MalformedBodyError) {
+          return { ok: false, failure: { reason: `malformed body: ${error.message}`, retryable: true } };
+        }
+        throw error;
+      }
+    }
+    if (status === 401 || status === 403) {
+      return {
+        ok: false,
+        failure: {
+          reason: `HTTP ${status}`,
+          retryable: false,
+          final: new AuthError(`${what}: HTTP ${status}: credentials rejected; check the client id and secret`),
+        },
+      };
+    }
+    const retryable = RETRYABLE_STATUSES.has(status);
+    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+    const detail = errorDetail(response.text);
+    return {
+      ok: false,
+      failure: {
+        reason: `HTTP ${status}${detail ? ` (${detail})` : ''}`,
+        retryable,
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      },
+    };
+  }
+}
+
+/** A short, single-line detail from an error body (`detail`, `error`, `message`), if it has one. */
+function errorDetail(text: string): string | undefined {
+  try {
+    const body: unknown = JSON.parse(text);
+    if (body && typeof body === 'object') {
+      for (const key of ['detail', 'error_description', 'error', 'message']) {
+        const value = (body as Record<string, unknown>)[key];
+        if (typeof value === 'string' && value) return value.replace(/\s+/g, ' ').slice(0, 200);
+      }
+    }
+  } catch {
+    // Not JSON: no detail worth repeating.
+  }
+  return undefined;
+}
+
+function networkReason(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  if (cause instanceof Error) {
+    const code = (cause as { code?: unknown }).code;
+    return typeof code === 'string' ? `${code} ${cause.message}`.trim() : cause.message;
+  }
+  return String(cause);
+}

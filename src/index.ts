@@ -1,0 +1,30 @@
+import { runCli } from './cli.js';
+import type { CommandContext } from './commands/context.js';
+import { InterruptedError } from './errors.js';
+
+// The only module that touches process-wide state: signals and the exit code.
+const controller = new AbortController();
+let interrupted: InterruptedError | undefined;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (interrupted) process.exit(interrupted.exitCode); // second signal: stop now
+    interrupted = new InterruptedError(signal);
+    controller.abort(interrupted);
+  });
+}
+
+const context: CommandContext = {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  env: process.env,
+  signal: controller.signal,
+  reportError: (message) => process.stderr.write(`area-metrics: ${message}\n`),
+};
+
+// A closed stdout (`| head`) is not an error worth a stack trace.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(interrupted?.exitCode ?? 0);
+});
+
+const code = await runCli(process.argv.slice(2), context);
+process.exitCode = interrupted ? interrupted.exitCode : code;
