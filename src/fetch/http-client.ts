@@ -37,6 +37,11 @@ export interface HttpRequest {
   readonly url: URL;
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string;
+  /**
+   * Non-2xx statuses the caller wants to read itself (e.g. OAuth's 400 `invalid_client` body); they reach `parse`
+   * instead of being treated as failures.
+   */
+  readonly acceptStatus?: (status: number) => boolean;
 }
 
 export interface HttpResponse {
@@ -171,7 +176,7 @@ export class HttpClient {
     }
 
     const { status } = response;
-    if (status >= 200 && status < 300) {
+    if ((status >= 200 && status < 300) || request.acceptStatus?.(status)) {
       try {
         return { ok: true, value: parse(response) };
       } catch (error) {
