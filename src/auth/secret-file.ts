@@ -1,0 +1,19 @@
+import { readFile } from 'node:fs/promises';
+import { UsageError } from '../errors.js';
+
+/**
+ * Reads a client secret from a file (a Docker/Kubernetes secret mount, a file written by `echo`), trimming the
+ * trailing newline(s) editors and `echo` add. Errors name the path and the reason, never the content.
+ */
+export async function readSecretFile(path: string, option = '--client-secret-file'): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new UsageError(`cannot read the client secret file ${path} (${option}): ${code}`);
+  }
+  const secret = text.replace(/[\r\n]+$/, '');
+  if (secret === '') throw new UsageError(`the client secret file ${path} (${option}) is empty`);
+  return secret;
+}
