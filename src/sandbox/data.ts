@@ -1,0 +1,311 @@
+import { DateTime } from 'luxon';
+import { hash5, hashInts, hashString, seededRandom } from './hash.js';
+import type { MetricName } from './types.js';
+
+/**
+ * The sandbox's synthetic data set. Every datum is a pure function of (seed, store, local day, zone), so the
+ * data does not depend on the wall clock except for which days exist (the `days` UTC days ending yesterday), and
+ * a query only costs the results it returns.
+ */
+
+const DAY_MS = 86_400_000;
+const MINUTE_MS = 60_000;
+
+/**
+ * UTC offsets in minutes, assigned round-robin so that any 4 consecutive stores already include +00:00, +02:00,
+ * -05:00 and +05:30. Stores east of UTC answer the UTC window of the day before their local day (that is intended).
+ */
+export const STORE_OFFSETS_MINUTES: readonly number[] = [120, 0, -300, 330, 60, -480, 540, 345, -210, 600, -180, 480];
+
+/**
+ * Free-text zone labels as stores name them: `[n] LABEL` forms, commas, double quotes, semicolons, non-ASCII.
+ * Store S001 starts at the head of the list, so the awkward names show up even with the smallest data set.
+ */
+export const ZONE_LABELS: readonly string[] = [
+  '[1] ENTRANCE',
+  '[2] CHECKOUT, TILLS 1-6',
+  '[3] Café "Central", Ground floor',
+  'Electronics',
+  '[5] FRESH PRODUCE',
+  "Kids' corner",
+  '[7] Drogerie & Parfümerie',
+  'Garden centre, outdoor',
+  '[9] BÄCKEREI',
+  'Home; Living',
+  '[11] 食品売り場',
+  'Pharmacy "Plus"',
+  '[13] Électroménager',
+  'Fitting rooms',
+  '[15] Wine, Beer & Spirits',
+  'Customer service',
+  '[17] Ålesund fish market',
+  'Books & music',
+  '[19] ZONA ÑANDÚ',
+  'Toys',
+  '[21] Sports/Outdoor',
+  'Parking deck P2',
+  '[23] Seasonal "Christmas" aisle',
+  'Frozen foods',
+  '[25] Kasse Süd',
+  'Pet supplies',
+  '[27] Лаунж',
+  'Household, cleaning',
+  '[29] Terrace – 1st floor',
+  'Back office',
+];
+
+export interface DatasetConfig {
+  readonly stores: number;
+  readonly zones: number;
+  readonly days: number;
+  readonly seed: number;
+}
+
+export interface StoreProfile {
+  readonly index: number;
+  readonly code: string;
+  readonly offsetMinutes: number;
+  /** `+hh:mm` / `-hh:mm`, as the vendor's `date` shape shows it (`+00:00` for UTC). */
+  readonly offsetText: string;
+  readonly zoneNames: readonly string[];
+  /** Typical daily visitors per zone, so that stores differ in size. */
+  readonly size: number;
+}
+
+export interface UniqueUsersEntry {
+  zone: string;
+  unique_users: number;
+}
+export interface AvgScreenTimeEntry {
+  zone: string;
+  avg_screen_time: string;
+}
+export interface TrafficEntry {
+  zone: string;
+  traffic_pct: string;
+}
+export interface MetricResult {
+  store_code: string;
+  date: string;
+  granularity: 'daily';
+  values: UniqueUsersEntry[] | AvgScreenTimeEntry[] | TrafficEntry[];
+}
+
+/** The results of one query, as (store, local day) references in their served (shuffled) order. */
+export interface QueryRefs {
+  readonly count: number;
+  readonly storeIndexes: Int32Array;
+  readonly localDays: Int32Array;
+}
+
+/** Instants in epoch milliseconds, both inclusive. */
+export interface InstantRange {
+  readonly fromMs: number;
+  readonly toMs: number;
+}
+
+const METRIC_SALT: Record<MetricName, number> = { 'unique-users': 11, 'avg-screen-time': 13, traffic: 17 };
+const QUERY_CACHE_ENTRIES = 64;
+const TRAFFIC_UNITS = 100_000; // 5 decimals
+
+/** Parses a `datetime_gte`/`datetime_lte` value: ISO 8601 date-time with `Z` or an explicit offset. */
+export function parseInstant(text: string): number | undefined {
+  // An offset is required: the vendor documents UTC date-times, and a naive time would be ambiguous.
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?)$/i.test(text)) return undefined;
+  const parsed = DateTime.fromISO(text, { setZone: true });
+  return parsed.isValid ? parsed.toMillis() : undefined;
+}
+
+export function formatOffset(offsetMinutes: number): string {
+  const sign = offsetMinutes < 0 ? '-' : '+';
+  const absolute = Math.abs(offsetMinutes);
+  return `${sign}${pad2(Math.floor(absolute / 60))}:${pad2(absolute % 60)}`;
+}
+
+function pad2(value: number): string {
+  return value < 10 ? `0${value}` : String(value);
+}
+
+export function formatDuration(totalSeconds: number): string {
+  const hours = Math.floor(totalSeconds / 3600);
+  const minutes = Math.floor((totalSeconds % 3600) / 60);
+  return `${pad2(hours)}:${pad2(minutes)}:${pad2(totalSeconds % 60)}`;
+}
+
+/** Splits 100000 units (1.00000) over the weights with the largest-remainder method, so the sum is exact. */
+export function distributeTraffic(weights: readonly number[]): string[] {
+  const total = weights.reduce((sum, weight) => sum + weight, 0);
+  const units = weights.map((weight) => (total === 0 ? 0 : Math.floor((weight * TRAFFIC_UNITS) / total)));
+  if (total === 0) units[0] = TRAFFIC_UNITS;
+  let remainder = TRAFFIC_UNITS - units.reduce((sum, unit) => sum + unit, 0);
+  if (remainder > 0) {
+    const byRemainder = weights
+      .map((weight, index) => ({ index, fraction: total === 0 ? 0 : ((weight * TRAFFIC_UNITS) % total) / total }))
+      .sort((a, b) => b.fraction - a.fraction || a.index - b.index);
+    for (let position = 0; remainder > 0; position = (position + 1) % byRemainder.length, remainder -= 1) {
+      const index = byRemainder[position]!.index;
+      units[index] = units[index]! + 1;
+    }
+  }
+  return units.map((unit) => (unit === TRAFFIC_UNITS ? '1.00000' : `0.${String(unit).padStart(5, '0')}`));
+}
+
+export class Dataset {
+  private readonly profiles: (StoreProfile | undefined)[];
+  private readonly codeWidth: number;
+  private readonly queryCache = new Map<string, QueryRefs>();
+
+  constructor(readonly config: DatasetConfig) {
+    this.profiles = new Array<StoreProfile | undefined>(config.stores);
+    this.codeWidth = Math.max(3, String(config.stores).length);
+  }
+
+  storeCode(index: number): string {
+    return `S${String(index + 1).padStart(this.codeWidth, '0')}`;
+  }
+
+  storeIndexOf(code: string): number | undefined {
+    const match = /^S(\d+)$/.exec(code);
+    if (!match) return undefined;
+    const index = Number(match[1]) - 1;
+    if (index < 0 || index >= this.config.stores || this.storeCode(index) !== code) return undefined;
+    return index;
+  }
+
+  store(index: number): StoreProfile {
+    const cached = this.profiles[index];
+    if (cached) return cached;
+    const { seed, zones } = this.config;
+    const offsetMinutes = STORE_OFFSETS_MINUTES[index % STORE_OFFSETS_MINUTES.length]!;
+    // Zones vary per store, between half of --zones (rounded up) and --zones.
+    const minimumZones = Math.ceil(zones / 2);
+    const zoneCount = minimumZones + (hashInts(seed, 3, index) % (zones - minimumZones + 1));
+    const firstLabel = (index * 7) % ZONE_LABELS.length;
+    const zoneNames: string[] = [];
+    for (let zone = 0; zone < zoneCount; zone += 1) {
+      zoneNames.push(
+        zone < ZONE_LABELS.length ? ZONE_LABELS[(firstLabel + zone) % ZONE_LABELS.length]! : `[${zone + 1}] AREA ${zone + 1}`,
+      );
+    }
+    const profile: StoreProfile = {
+      index,
+      code: this.storeCode(index),
+      offsetMinutes,
+      offsetText: formatOffset(offsetMinutes),
+      zoneNames,
+      size: 40 + (hashInts(seed, 5, index) % 1500),
+    };
+    this.profiles[index] = profile;
+    return profile;
+  }
+
+  /** The instants covered: from the first covered UTC day's midnight through yesterday 23:59:59.999Z. */
+  coverage(now: Date): InstantRange {
+    const todayStart = Math.floor(now.getTime() / DAY_MS) * DAY_MS;
+    return { fromMs: todayStart - this.config.days * DAY_MS, toMs: todayStart - 1 };
+  }
+
+  /** The instant of a store's local midnight of `localDay` (days since 1970-01-01 in the store's own offset). */
+  static instantOf(localDay: number, offsetMinutes: number): number {
+    return localDay * DAY_MS - offsetMinutes * MINUTE_MS;
+  }
+
+  /**
+   * The (store, local day) pairs whose local midnight lies in [fromMs, toMs] and inside the coverage, in a stable
+   * seeded shuffle (the vendor does not sort results). Cached per query, so every page of it sees one order.
+   */
+  query(metric: MetricName, window: InstantRange, storeIndex: number | undefined, now: Date): QueryRefs {
+    const coverage = this.coverage(now);
+    const fromMs = Math.max(window.fromMs, coverage.fromMs);
+    const toMs = Math.min(window.toMs, coverage.toMs);
+    const key = `${metric}|${fromMs}|${toMs}|${storeIndex ?? '*'}`;
+    const cached = this.queryCache.get(key);
+    if (cached) {
+      // Refresh its place in the LRU order.
+      this.queryCache.delete(key);
+      this.queryCache.set(key, cached);
+      return cached;
+    }
+    const storeIndexes: number[] = [];
+    const localDays: number[] = [];
+    if (fromMs <= toMs) {
+      const first = storeIndex ?? 0;
+      const last = storeIndex ?? this.config.stores - 1;
+      for (let index = first; index <= last; index += 1) {
+        const offsetMs = STORE_OFFSETS_MINUTES[index % STORE_OFFSETS_MINUTES.length]! * MINUTE_MS;
+        const firstDay = Math.ceil((fromMs + offsetMs) / DAY_MS);
+        const lastDay = Math.floor((toMs + offsetMs) / DAY_MS);
+        for (let day = firstDay; day <= lastDay; day += 1) {
+          storeIndexes.push(index);
+          localDays.push(day);
+        }
+      }
+    }
+    const refs: QueryRefs = {
+      count: storeIndexes.length,
+      storeIndexes: Int32Array.from(storeIndexes),
+      localDays: Int32Array.from(localDays),
+    };
+    // Fisher-Yates with a PRNG seeded by the query, so the order is stable for the query but not sorted.
+    const random = seededRandom(hashInts(this.config.seed, hashString(key)));
+    for (let position = refs.count - 1; position > 0; position -= 1) {
+      const other = Math.floor(random() * (position + 1));
+      swap(refs.storeIndexes, position, other);
+      swap(refs.localDays, position, other);
+    }
+    this.queryCache.set(key, refs);
+    if (this.queryCache.size > QUERY_CACHE_ENTRIES) {
+      const oldest = this.queryCache.keys().next().value;
+      if (oldest !== undefined) this.queryCache.delete(oldest);
+    }
+    return refs;
+  }
+
+  /** One result object: a store on its local day, with one entry per zone. */
+  result(metric: MetricName, storeIndex: number, localDay: number): MetricResult {
+    const store = this.store(storeIndex);
+    const seed = this.config.seed;
+    const salt = METRIC_SALT[metric];
+    const date = `${new Date(localDay * DAY_MS).toISOString().slice(0, 10)}T00:00:00${store.offsetText}`;
+    const zoneNames = store.zoneNames;
+    let values: MetricResult['values'];
+    if (metric === 'unique-users') {
+      values = zoneNames.map((zone, zoneIndex) => {
+        const hash = hash5(seed, salt, storeIndex, localDay, zoneIndex);
+        // About one zone in 97 had nobody that day.
+        const users = hash % 97 === 0 ? 0 : Math.floor((store.size * (20 + ((hash >>> 8) % 130))) / 100);
+        return { zone, unique_users: users };
+      });
+    } else if (metric === 'avg-screen-time') {
+      values = zoneNames.map((zone, zoneIndex) => {
+        const hash = hash5(seed, salt, storeIndex, localDay, zoneIndex);
+        const seconds = hash % 89 === 0 ? 0 : (hash >>> 7) % 10_800;
+        return { zone, avg_screen_time: formatDuration(seconds) };
+      });
+    } else {
+      const weights = zoneNames.map((_zone, zoneIndex) => {
+        const hash = hash5(seed, salt, storeIndex, localDay, zoneIndex);
+        return hash % 53 === 0 ? 0 : 1 + ((hash >>> 6) % 1000);
+      });
+      const shares = distributeTraffic(weights);
+      values = zoneNames.map((zone, zoneIndex) => ({ zone, traffic_pct: shares[zoneIndex]! }));
+    }
+    return { store_code: store.code, date, granularity: 'daily', values };
+  }
+
+  /** The results of refs[start, end) in served order. */
+  slice(metric: MetricName, refs: QueryRefs, start: number, end: number): MetricResult[] {
+    const results: MetricResult[] = [];
+    const stop = Math.min(end, refs.count);
+    for (let position = start; position < stop; position += 1) {
+      results.push(this.result(metric, refs.storeIndexes[position]!, refs.localDays[position]!));
+    }
+    return results;
+  }
+}
+
+function swap(array: Int32Array, a: number, b: number): void {
+  const kept = array[a]!;
+  array[a] = array[b]!;
+  array[b] = kept;
+}

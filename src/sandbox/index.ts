@@ -1,0 +1,12 @@
+/** The sandbox: a local emulator of the vendor's metrics API and auth server, with synthetic data (SPEC 5). */
+export type {
+  MetricName,
+  RecordedRequest,
+  ResultWindow,
+  Sandbox,
+  SandboxFaults,
+  SandboxOptions,
+} from './types.js';
+export { METRIC_NAMES } from './types.js';
+export { DEFAULT_PAGE_SIZE, DEFAULT_SANDBOX, MAX_PAGE_SIZE, startSandbox } from './server.js';
+export { parseFaults, sandboxFaultsSchema } from './faults.js';

@@ -1,0 +1,90 @@
+export type MetricName = 'unique-users' | 'avg-screen-time' | 'traffic';
+
+export const METRIC_NAMES: readonly MetricName[] = ['unique-users', 'avg-screen-time', 'traffic'];
+
+/** Switches that make the sandbox misbehave on purpose, to test a client's retries and completeness checks. */
+export interface SandboxFaults {
+  /** Added to every API request (metric requests only; see `tokenLatencyMs`). */
+  latencyMs?: number;
+  /** The Nth metric request (1-based, counted from when set) and the next times-1 answer `status`. */
+  failNth?: { n: number; status: number; times?: number };
+  /** Like failNth, answering 429 with `Retry-After: retryAfterSeconds`. */
+  rateLimitNth?: { n: number; retryAfterSeconds: number; times?: number };
+  /** 200 with a truncated JSON body. */
+  truncateNth?: { n: number; times?: number };
+  /** next/previous links use this origin (e.g. 'http://127.0.0.1:9'), as behind a misconfigured proxy. */
+  foreignNextOrigin?: string;
+  /** Every page after the first repeats one result of the previous page and omits one (count unchanged). */
+  repeatResult?: boolean;
+  /** Added to every `POST /oauth2/token` request. */
+  tokenLatencyMs?: number;
+  /** The Nth token request (1-based, counted from when set) and the next times-1 answer `status`. */
+  tokenFailNth?: { n: number; status: number; times?: number };
+}
+
+export interface SandboxOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0 (any free port). */
+  port?: number;
+  /** Default 12. */
+  stores?: number;
+  /** Most zones a store has (each store has between ceil(zones/2) and zones). Default 6. */
+  zones?: number;
+  /** UTC days covered, ending yesterday (UTC). Default 14. */
+  days?: number;
+  /** Default 1. */
+  seed?: number;
+  /** Default 'demo-client'. */
+  clientId?: string;
+  /** Default 'demo-secret'. */
+  clientSecret?: string;
+  /** `expires_in` and JWT lifetime of issued tokens. Default 3600. */
+  tokenTtlSeconds?: number;
+  /** HS256 key of issued tokens. Default: random per start (read it back from `Sandbox.tokenSigningKey`). */
+  tokenSigningKey?: string;
+  faults?: SandboxFaults;
+  /** "Yesterday" is computed from this (default real clock). Token `iat`/`exp` always use the real clock. */
+  now?: () => Date;
+}
+
+export interface RecordedRequest {
+  method: string;
+  /** Path without the query string. */
+  path: string;
+  /** Query parameters (the last value of a repeated one). */
+  query: Record<string, string>;
+  /** 0 while the answer is still pending (e.g. during injected latency). */
+  status: number;
+  /** The request passed the endpoint's access check (Basic credentials, client credentials, or loopback for admin). */
+  authorized: boolean;
+}
+
+export interface ResultWindow {
+  gte: string;
+  lte: string;
+  storeCode?: string;
+}
+
+export interface Sandbox {
+  /** Base URL, e.g. http://127.0.0.1:45678 (API under /api/bi/area-metrics/...). */
+  readonly url: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** The HS256 key that signs issued tokens. */
+  readonly tokenSigningKey: string;
+  /** Every request received, in order (metric, token and admin). */
+  readonly requests: readonly RecordedRequest[];
+  /** POST /oauth2/token calls received so far. */
+  tokenRequests(): number;
+  /** The currently active faults. */
+  faults(): SandboxFaults;
+  /** Replaces the active faults and restarts their request counting. */
+  setFaults(faults: SandboxFaults): void;
+  /**
+   * The sandbox's own results for a window, exactly as it serves them over all pages (unsorted order), without
+   * the effect of fault switches.
+   */
+  results(metric: MetricName, window: ResultWindow): unknown[];
+  close(): Promise<void>;
+}
