@@ -23,7 +23,7 @@ export interface DescribeOptions {
 }
 
 function iso(date: Date): string {
-  return date.toISOString().replace(/\.000Z$/, 'Z');
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** Everything the token command shows, and the warnings (never failures) that issue 5 lists. */
