@@ -31,7 +31,7 @@ export async function runCli(args: readonly string[], context: CommandContext): 
   const program = buildProgram(context);
   try {
     await program.parseAsync([...args], { from: 'user' });
-    return 0;
+    return context.exitCode ?? 0;
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {

@@ -12,4 +12,6 @@ export interface CommandContext {
    * so the one line a failure prints has the same format as the rest of the run.
    */
   reportError: (message: string) => void;
+  /** Set by a command that finished without throwing but must not exit 0 (e.g. some units failed). */
+  exitCode?: number;
 }

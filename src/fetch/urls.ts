@@ -1,0 +1,61 @@
+import { UsageError } from '../errors.js';
+
+/**
+ * `{base}/api/bi/area-metrics/<resource>/` (seed 4). A base whose path already ends in `/api` is not doubled, and
+ * trailing slashes on the base do not matter.
+ */
+export function resourceUrl(baseUrl: URL, resource: string): URL {
+  const basePath = baseUrl.pathname.replace(/\/+$/, '');
+  const apiRoot = basePath.endsWith('/api') ? basePath : `${basePath}/api`;
+  const url = new URL(baseUrl.origin);
+  url.pathname = `${apiRoot}/bi/area-metrics/${resource}/`;
+  return url;
+}
+
+export interface PageQuery {
+  readonly gte: string;
+  readonly lte: string;
+  readonly storeCode?: string;
+  readonly pageSize: number;
+}
+
+export function firstPageUrl(baseUrl: URL, resource: string, query: PageQuery): URL {
+  const url = resourceUrl(baseUrl, resource);
+  // URLSearchParams encodes `:` and `+`, so the filters arrive as the UTC instants they are.
+  url.searchParams.set('datetime_gte', query.gte);
+  url.searchParams.set('datetime_lte', query.lte);
+  if (query.storeCode !== undefined) url.searchParams.set('store_code', query.storeCode);
+  url.searchParams.set('page_size', String(query.pageSize));
+  return url;
+}
+
+/** Validates `--base-url`: http(s), no credentials in it (they belong in --client-id/--client-secret). */
+export function parseBaseUrl(value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`--base-url ${JSON.stringify(value)} is not a URL; use e.g. https://api.example.com`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageError(`--base-url must be http or https, not ${url.protocol.replace(':', '')}`);
+  }
+  if (url.username || url.password) {
+    throw new UsageError('--base-url must not contain credentials; use --client-id and --client-secret');
+  }
+  if (url.search || url.hash) {
+    throw new UsageError('--base-url must not have a query or fragment');
+  }
+  return url;
+}
+
+/**
+ * A `next` link is followed on the base URL's origin only: a link to another origin (typically `http://` behind a
+ * TLS-terminating proxy) is rebased, so credentials never leave for a host the user did not name.
+ */
+export function rebaseOntoOrigin(link: string, baseUrl: URL): { url: URL; rebased: boolean } {
+  const url = new URL(link, baseUrl);
+  if (url.origin === baseUrl.origin) return { url, rebased: false };
+  const rebased = new URL(`${url.pathname}${url.search}`, baseUrl.origin);
+  return { url: rebased, rebased: true };
+}

@@ -1,0 +1,57 @@
+import type { Writable } from 'node:stream';
+import ora, { type Ora } from 'ora';
+import { createLogger, type Logger, type LoggerOptions } from './logger.js';
+
+/** What the import reports while it runs; the command picks the terminal or the cron flavour. */
+export interface ImportProgress {
+  readonly logger: Logger;
+  page(label: string, page: number, rows: number): void;
+  unitDone(line: string, fields: Record<string, unknown>): void;
+  finish(summary: string, fields: Record<string, unknown>, ok: boolean): void;
+}
+
+/**
+ * On a terminal (text logs, not quiet): an ora spinner with the metric, day, page and rows; log lines are printed
+ * above it without tearing it. Elsewhere (cron, pipes, JSON logs): one line per finished unit and a summary line.
+ */
+export function createImportProgress(stream: Writable & { isTTY?: boolean }, options: Omit<LoggerOptions, 'stream'>): ImportProgress {
+  const interactive = Boolean(stream.isTTY) && options.format === 'text' && options.level !== 'error';
+  if (!interactive) {
+    const logger = createLogger({ ...options, stream });
+    return {
+      logger,
+      page: (label, page, rows) => logger.debug(`${label}: page ${page}, ${rows} rows so far`),
+      unitDone: (line, fields) => logger.info(line, fields),
+      finish: (summary, fields, ok) => (ok ? logger.info(summary, fields) : logger.error(summary, fields)),
+    };
+  }
+  // ora's colours follow NO_COLOR and FORCE_COLOR by themselves.
+  const spinner: Ora = ora({ stream, isEnabled: true });
+  let done = 0;
+  // Log lines go above the spinner: clear it, write, draw it again.
+  const above: Writable = Object.assign(Object.create(stream) as Writable, {
+    write(chunk: string): boolean {
+      spinner.clear();
+      stream.write(chunk);
+      if (spinner.isSpinning) spinner.render();
+      return true;
+    },
+  });
+  const logger = createLogger({ ...options, stream: above });
+  return {
+    logger,
+    page(label, page, rows) {
+      if (!spinner.isSpinning) spinner.start();
+      spinner.text = `${label}: page ${page}, ${rows} rows (${done} units done)`;
+    },
+    unitDone(line, fields) {
+      done++;
+      logger.debug(line, fields);
+      if (spinner.isSpinning) spinner.text = `${done} units done`;
+    },
+    finish(summary, _fields, ok) {
+      if (ok) spinner.succeed(summary);
+      else spinner.fail(summary);
+    },
+  };
+}

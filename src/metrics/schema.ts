@@ -1,0 +1,63 @@
+import { DateTime } from 'luxon';
+import { z } from 'zod';
+
+/** The paginated envelope of every metric resource (seed 2.1). Results are validated one by one afterwards. */
+export const envelopeSchema = z.object({
+  count: z.int().nonnegative(),
+  next: z.url().nullable(),
+  previous: z.url().nullable(),
+  results: z.array(z.unknown()),
+});
+export type Envelope = z.infer<typeof envelopeSchema>;
+
+const OFFSET_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/** ISO 8601 date-time that carries its offset (`Z` counts); the calendar must be real (no 2026-02-30). */
+export const offsetDateTime = z
+  .string()
+  .regex(OFFSET_DATE_TIME, { error: 'must be an ISO 8601 date-time with an offset, e.g. 2026-11-20T00:00:00+02:00' })
+  .refine((value) => DateTime.fromISO(value, { setZone: true }).isValid, { error: 'is not a real date-time' });
+
+/** The calendar date of `date` in its own offset (SPEC 2.2: no conversion to UTC). */
+export function localDay(date: string): string {
+  return DateTime.fromISO(date, { setZone: true }).toISODate() ?? date.slice(0, 10);
+}
+
+export const uniqueUsersValue = z.int({ error: 'must be an integer' }).nonnegative({ error: 'must be >= 0' });
+
+export const avgScreenTimeValue = z
+  .string({ error: 'must be a string HH:MM:SS' })
+  .regex(/^\d{2,}:[0-5]\d:[0-5]\d$/, { error: 'must be HH:MM:SS with minutes and seconds below 60' });
+
+export const trafficPctValue = z
+  .string({ error: 'must be a decimal string' })
+  .regex(/^\d+(?:\.\d+)?$/, { error: 'must be a decimal string in [0, 1]' })
+  .refine((value) => Number(value) <= 1, { error: 'must be a decimal string in [0, 1]' });
+
+export function screenTimeSeconds(hhmmss: string): number {
+  const [hours = 0, minutes = 0, seconds = 0] = hhmmss.split(':').map(Number);
+  return hours * 3600 + minutes * 60 + seconds;
+}
+
+/**
+ * One result object (seed 2.2) whose `values` entries carry `valueKey`. The zone name is read from `zone` (what the
+ * payloads carry) or `zone_name` (what the document names).
+ */
+export function resultSchema<V extends z.ZodType>(valueKey: string, value: V) {
+  const entry = z
+    .object({
+      zone: z.string().min(1, { error: 'must be a non-empty string' }).optional(),
+      zone_name: z.string().min(1, { error: 'must be a non-empty string' }).optional(),
+      [valueKey]: value,
+    })
+    .refine((candidate) => candidate.zone !== undefined || candidate.zone_name !== undefined, {
+      error: 'is missing (neither zone nor zone_name)',
+      path: ['zone'],
+    });
+  return z.object({
+    store_code: z.string({ error: 'must be a non-empty string' }).min(1, { error: 'must be a non-empty string' }),
+    date: offsetDateTime,
+    granularity: z.literal('daily', { error: 'must be "daily"' }),
+    values: z.array(entry, { error: 'must be an array' }),
+  });
+}

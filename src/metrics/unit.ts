@@ -1,0 +1,145 @@
+import { ContractError, IncompleteError } from '../errors.js';
+import type { HttpClient } from '../fetch/http-client.js';
+import { followPages, PagingAnomaly } from '../fetch/pager.js';
+import { firstPageUrl } from '../fetch/urls.js';
+import { silentLogger, type Logger } from '../log/logger.js';
+import { utcDayBounds, type UtcDay } from '../window/days.js';
+import { compareRows, rowsOf, type MetricDescriptor, type MetricRow } from './descriptors.js';
+import { describeValue, resultKey, trafficSumWarning, validateResult, type Violation } from './validate.js';
+
+/** The smallest piece of work that is fetched, checked and written on its own: metric × UTC day × store. */
+export interface Unit {
+  readonly metric: MetricDescriptor;
+  readonly day: UtcDay;
+  readonly storeCode?: string;
+}
+
+export function unitLabel(unit: Unit): string {
+  return `${unit.metric.name} ${unit.day}${unit.storeCode === undefined ? '' : ` store ${unit.storeCode}`}`;
+}
+
+export interface RejectedRecord extends Violation {
+  readonly record: unknown;
+}
+
+export interface UnitData {
+  readonly unit: Unit;
+  readonly count: number;
+  readonly pages: number;
+  /** Sorted by store_code, date, zone. */
+  readonly rows: MetricRow[];
+  /** The valid result objects as received, sorted by store_code, date; only kept for `--shape results`. */
+  readonly results: unknown[];
+  readonly rejected: RejectedRecord[];
+  readonly warnings: string[];
+  /** Fetches of the whole unit it took (1 unless it came back incomplete). */
+  readonly attempts: number;
+}
+
+export interface UnitFetchOptions {
+  readonly client: HttpClient;
+  readonly baseUrl: URL;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly pageSize: number;
+  readonly onInvalid: 'fail' | 'skip';
+  readonly keepResults: boolean;
+  /** Whole-unit fetches before giving up with exit 6 (SPEC 2.3: the first and up to 2 more). */
+  readonly maxAttempts?: number;
+  readonly logger?: Logger;
+  readonly onPage?: (unit: Unit, page: number, rowsSoFar: number) => void;
+}
+
+type Attempt = { readonly complete: true; readonly data: UnitData } | { readonly complete: false; readonly reason: string };
+
+export async function fetchUnit(unit: Unit, options: UnitFetchOptions): Promise<UnitData> {
+  const maxAttempts = options.maxAttempts ?? 3;
+  const logger = options.logger ?? silentLogger;
+  let reason = '';
+  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    const outcome = await fetchOnce(unit, options, attempt);
+    if (outcome.complete) return outcome.data;
+    reason = outcome.reason;
+    if (attempt < maxAttempts) logger.warn(`${unitLabel(unit)}: ${reason}; fetching the unit again (${attempt + 1}/${maxAttempts})`);
+  }
+  throw new IncompleteError(
+    `${unitLabel(unit)}: incomplete data after ${maxAttempts} fetches: ${reason}; nothing written for this unit, retry later`,
+  );
+}
+
+async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number): Promise<Attempt> {
+  const { metric } = unit;
+  const logger = options.logger ?? silentLogger;
+  const url = firstPageUrl(options.baseUrl, metric.resource, {
+    ...utcDayBounds(unit.day),
+    pageSize: options.pageSize,
+    ...(unit.storeCode === undefined ? {} : { storeCode: unit.storeCode }),
+  });
+  const rows: MetricRow[] = [];
+  const kept: { key: string; record: unknown }[] = [];
+  const rejected: RejectedRecord[] = [];
+  const warnings: string[] = [];
+  const seen = new Set<string>();
+  let repeated = 0;
+  let received = 0;
+  let count = 0;
+  let pages = 0;
+  let rebaseWarned = false;
+  try {
+    const pager = followPages(url, {
+      client: options.client,
+      baseUrl: options.baseUrl,
+      headers: options.headers,
+      onRebase: (from, to) => {
+        if (rebaseWarned) return;
+        rebaseWarned = true;
+        logger.warn(`${unitLabel(unit)}: next link on ${new URL(from).origin} rebased onto ${to.origin} (--base-url)`);
+      },
+    });
+    for await (const page of pager) {
+      pages = page.number;
+      if (page.number === 1) count = page.envelope.count;
+      for (const record of page.envelope.results) {
+        received++;
+        const key = resultKey(record);
+        if (seen.has(key)) repeated++;
+        else seen.add(key);
+        const validation = validateResult(metric, record);
+        if (!validation.ok) {
+          const { violation } = validation;
+          if (options.onInvalid === 'fail') throw new ContractError(invalidRecordMessage(unit, record, violation));
+          rejected.push({ ...violation, record });
+          continue;
+        }
+        rows.push(...rowsOf(metric, validation.result));
+        if (options.keepResults) kept.push({ key, record });
+        if (metric.name === 'traffic') {
+          const warning = trafficSumWarning(validation.result);
+          if (warning) warnings.push(`store ${validation.result.store_code} ${validation.result.date}: ${warning}`);
+        }
+      }
+      options.onPage?.(unit, page.number, rows.length);
+    }
+  } catch (error) {
+    if (error instanceof PagingAnomaly) return { complete: false, reason: error.message };
+    throw error;
+  }
+  if (received !== count || repeated > 0) {
+    const repeats = repeated > 0 ? `, ${repeated} repeated (store_code, date)` : '';
+    return { complete: false, reason: `expected ${count} results, received ${received}${repeats}` };
+  }
+  rows.sort(compareRows);
+  kept.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return {
+    complete: true,
+    data: { unit, count, pages, rows, results: kept.map((entry) => entry.record), rejected, warnings, attempts: attempt },
+  };
+}
+
+function invalidRecordMessage(unit: Unit, record: unknown, violation: Violation): string {
+  const { store_code: storeCode, date } = (record ?? {}) as { store_code?: unknown; date?: unknown };
+  const where = `store_code ${describeValue(storeCode)}${typeof date === 'string' ? ` date ${date}` : ''}`;
+  return (
+    `${unitLabel(unit)}: invalid record (${where}): ${violation.field} ${describeValue(violation.value)} ${violation.reason}; ` +
+    'rerun with --on-invalid skip to import the valid records and set this one aside'
+  );
+}

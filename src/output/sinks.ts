@@ -1,0 +1,98 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Writable } from 'node:stream';
+import type { UnitData } from '../metrics/unit.js';
+import { writeFileAtomic } from './atomic-file.js';
+import { csvChunks, csvHeader, ndjsonResultChunks, ndjsonRowChunks, type OutputFormat, type OutputShape } from './format.js';
+
+/** Where a complete unit goes. `commit` is called once per unit, in plan order, only for complete units. */
+export interface UnitSink {
+  commit(data: UnitData, signal?: AbortSignal): Promise<void>;
+  /** Human description of where the unit went, for the log. */
+  describe(data: UnitData): string;
+}
+
+export interface OutputEncoding {
+  readonly format: OutputFormat;
+  readonly shape: OutputShape;
+}
+
+function* encode(data: UnitData, encoding: OutputEncoding): Generator<string> {
+  const { metric } = data.unit;
+  if (encoding.shape === 'results') yield* ndjsonResultChunks(metric, data.results);
+  else if (encoding.format === 'csv') yield* csvChunks(metric, data.rows);
+  else yield* ndjsonRowChunks(metric, data.rows);
+}
+
+/** `<day>.csv`, or `<day>.store-<S>.csv` for a `--store` unit (the code URL-encoded, so it is always a file name). */
+export function unitFileName(data: Pick<UnitData, 'unit'>, extension: string): string {
+  const { day, storeCode } = data.unit;
+  return storeCode === undefined ? `${day}.${extension}` : `${day}.store-${encodeURIComponent(storeCode)}.${extension}`;
+}
+
+/** `<output>/<metric>/<day>.<ext>`, written atomically; rejected records to `<output>/_rejected/<metric>/<day>.ndjson`. */
+export class FileSink implements UnitSink {
+  constructor(
+    private readonly outputDir: string,
+    private readonly encoding: OutputEncoding,
+  ) {}
+
+  pathOf(data: Pick<UnitData, 'unit'>): string {
+    const extension = this.encoding.shape === 'results' ? 'ndjson' : this.encoding.format;
+    return join(this.outputDir, data.unit.metric.name, unitFileName(data, extension));
+  }
+
+  rejectedPathOf(data: Pick<UnitData, 'unit'>): string {
+    return join(this.outputDir, '_rejected', data.unit.metric.name, unitFileName(data, 'ndjson'));
+  }
+
+  async commit(data: UnitData, signal?: AbortSignal): Promise<void> {
+    const { metric } = data.unit;
+    const header = this.encoding.shape === 'rows' && this.encoding.format === 'csv' ? [csvHeader(metric)] : [];
+    await writeFileAtomic(this.pathOf(data), [...header, ...encode(data, this.encoding)], signal);
+    const rejectedPath = this.rejectedPathOf(data);
+    if (data.rejected.length === 0) {
+      // A re-run that finds the data clean removes what an earlier run set aside, so the folder tells the truth.
+      await rm(rejectedPath, { force: true });
+      return;
+    }
+    const lines = data.rejected.map(
+      (rejected) =>
+        `${JSON.stringify({ metric: metric.name, day: data.unit.day, field: rejected.field, value: rejected.value ?? null, reason: rejected.reason, record: rejected.record })}\n`,
+    );
+    await writeFileAtomic(rejectedPath, lines, signal);
+  }
+
+  describe(data: UnitData): string {
+    return this.pathOf(data);
+  }
+}
+
+/** `-o -`: each unit's lines once the unit is complete; a CSV header only once for the whole stream. */
+export class StreamSink implements UnitSink {
+  private headerWritten = false;
+
+  constructor(
+    private readonly stream: Writable,
+    private readonly encoding: OutputEncoding,
+  ) {}
+
+  async commit(data: UnitData): Promise<void> {
+    if (this.encoding.format === 'csv' && this.encoding.shape === 'rows' && !this.headerWritten) {
+      this.headerWritten = true;
+      await this.write(csvHeader(data.unit.metric));
+    }
+    for (const chunk of encode(data, this.encoding)) await this.write(chunk);
+  }
+
+  describe(): string {
+    return 'stdout';
+  }
+
+  private write(chunk: string): Promise<void> {
+    // Honour backpressure: a slow reader (`| jq`) slows us down instead of growing memory.
+    return new Promise((resolve, reject) => {
+      this.stream.write(chunk, (error) => (error ? reject(error) : resolve()));
+    });
+  }
+}
