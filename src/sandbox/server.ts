@@ -164,6 +164,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     headers: Record<string, string> = {},
   ): void => {
     record.status = status;
+    options.onRequest?.(record);
     if (response.destroyed) return;
     response.writeHead(status, {
       'Content-Type': `${JSON_TYPE}; charset=utf-8`,

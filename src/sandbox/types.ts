@@ -46,6 +46,8 @@ export interface SandboxOptions {
   faults?: SandboxFaults;
   /** "Yesterday" is computed from this (default real clock). Token `iat`/`exp` always use the real clock. */
   now?: () => Date;
+  /** Called once per answered request (e.g. to log it); it must not throw. */
+  onRequest?: (request: Readonly<RecordedRequest>) => void;
 }
 
 export interface RecordedRequest {
