@@ -1,0 +1,177 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { z } from 'zod';
+
+/** A cached token. Times are epoch milliseconds. */
+export interface CachedToken {
+  readonly accessToken: string;
+  /** When the token stops being valid (the earlier of expires_in and exp). */
+  readonly expiresAt: number;
+  /** expiresAt minus the margin: after this the token is refetched, and served only if the auth server fails. */
+  readonly refreshAt: number;
+}
+
+const cachedTokenSchema = z.strictObject({
+  accessToken: z.string().min(1),
+  expiresAt: z.number().int(),
+  refreshAt: z.number().int(),
+});
+
+/** One entry per key; an entry past its `expiresAt` is dropped when read (seed section 5: expired → discarded). */
+export class MemoryTokenCache {
+  private readonly entries = new Map<string, CachedToken>();
+
+  get(key: string, now: number): CachedToken | undefined {
+    const entry = this.entries.get(key);
+    if (entry && entry.expiresAt <= now) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry;
+  }
+
+  set(key: string, entry: CachedToken): void {
+    this.entries.set(key, entry);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+export type SharedCacheStatus = 'up' | 'down';
+
+/** The cross-instance cache (Redis). Every method may throw when the store is down; callers fall back to memory. */
+export interface SharedTokenCache {
+  status(): SharedCacheStatus;
+  get(key: string): Promise<CachedToken | undefined>;
+  /** Stores until the token's true expiry, so a stale token stays available for stale-while-failing. */
+  set(key: string, entry: CachedToken, now: number): Promise<void>;
+  /** Takes the key's refresh lock for ttlMs; returns the lock's owner token, or undefined when someone holds it. */
+  tryLock(key: string, ttlMs: number): Promise<string | undefined>;
+  unlock(key: string, owner: string): Promise<void>;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface RedisTokenCacheOptions {
+  readonly url: string;
+  readonly keyPrefix: string;
+  /** Called on every up/down transition, with a reason for "down" (never a secret: the URL's password is not in it). */
+  readonly onStatusChange?: (status: SharedCacheStatus, reason?: string) => void;
+  /** A Redis command that takes longer fails, and the broker carries on from memory. */
+  readonly commandTimeoutMs?: number;
+}
+
+// Deletes the lock only if we still own it, so a lock that expired and was taken by another instance survives.
+const UNLOCK_SCRIPT = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+
+/** Redis as the shared cache (ioredis). Fails fast when Redis is down (no offline queue) and keeps reconnecting. */
+export class RedisTokenCache implements SharedTokenCache {
+  private readonly redis: Redis;
+  // 'connecting' until the first outcome, so a Redis that is down at start is reported too.
+  private current: SharedCacheStatus | 'connecting' = 'connecting';
+
+  constructor(private readonly options: RedisTokenCacheOptions) {
+    this.redis = new Redis(options.url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: options.commandTimeoutMs ?? 500,
+      connectTimeout: 2000,
+      // Keep trying in the background (0.1 s, 0.2 s, ... up to 2 s apart): the broker serves from memory meanwhile.
+      retryStrategy: (times) => Math.min(times * 100, 2000),
+    });
+    this.redis.on('ready', () => this.transition('up'));
+    this.redis.on('error', (error: Error) => this.transition('down', redisErrorReason(error)));
+    this.redis.on('close', () => this.transition('down', 'connection closed'));
+  }
+
+  /** Connects once; a Redis that is down at start is not fatal (the status says so and reconnecting continues). */
+  async connect(): Promise<void> {
+    try {
+      await this.redis.connect();
+    } catch (error) {
+      this.transition('down', redisErrorReason(error));
+    }
+  }
+
+  private transition(status: SharedCacheStatus, reason?: string): void {
+    if (status === this.current) return;
+    this.current = status;
+    this.options.onStatusChange?.(status, reason);
+  }
+
+  status(): SharedCacheStatus {
+    return this.current === 'up' ? 'up' : 'down';
+  }
+
+  private key(kind: 'token' | 'lock', key: string): string {
+    return `${this.options.keyPrefix}${kind}:${key}`;
+  }
+
+  async get(key: string): Promise<CachedToken | undefined> {
+    const text = await this.redis.get(this.key('token', key));
+    if (text === null) return undefined;
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      return undefined; // someone else's value under our prefix: treat as a miss, it is overwritten on refresh
+    }
+    const parsed = cachedTokenSchema.safeParse(json);
+    return parsed.success ? parsed.data : undefined;
+  }
+
+  async set(key: string, entry: CachedToken, now: number): Promise<void> {
+    const ttlMs = entry.expiresAt - now;
+    if (ttlMs <= 0) return;
+    await this.redis.set(this.key('token', key), JSON.stringify(entry), 'PX', ttlMs);
+  }
+
+  async tryLock(key: string, ttlMs: number): Promise<string | undefined> {
+    const owner = randomUUID();
+    const result = await this.redis.set(this.key('lock', key), owner, 'PX', Math.max(1, Math.round(ttlMs)), 'NX');
+    return result === 'OK' ? owner : undefined;
+  }
+
+  async unlock(key: string, owner: string): Promise<void> {
+    await this.redis.eval(UNLOCK_SCRIPT, 1, this.key('lock', key), owner);
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      return (await this.redis.ping()) === 'PONG';
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.redis.quit();
+    } catch {
+      this.redis.disconnect();
+    }
+  }
+}
+
+function redisErrorReason(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return typeof code === 'string' ? code : error.message;
+  }
+  return String(error);
+}
+
+/**
+ * The shared-cache key of an application: the application package plus a fingerprint of the credential set (auth URL,
+ * client id, scope; never the secret), so instances running a changed config never hand out each other's tokens.
+ */
+export function sharedCacheKey(application: string, platform: { authUrl: string; clientId?: string; scope?: string }): string {
+  const fingerprint = createHash('sha256')
+    .update(JSON.stringify([platform.authUrl, platform.clientId ?? '', platform.scope ?? '']))
+    .digest('hex')
+    .slice(0, 12);
+  return `${application}:${fingerprint}`;
+}

@@ -1,0 +1,30 @@
+import type { BrokerConfig } from './config.js';
+
+/** Headers a browser may send on the token request (our request-id correlation header). */
+const ALLOWED_REQUEST_HEADERS = 'X-Request-Id';
+const PREFLIGHT_MAX_AGE_SECONDS = 600;
+
+/**
+ * SPEC 4: a browser may fetch a token only for its own web application. `Origin: https://<X>` asking for web
+ * application X is allowed; every other origin, and that origin asking for another application, gets nothing.
+ * Returns the origin to echo in Access-Control-Allow-Origin, or undefined.
+ */
+export function allowedOrigin(config: BrokerConfig, origin: string | undefined, application: unknown): string | undefined {
+  if (origin === undefined || typeof application !== 'string') return undefined;
+  const platformName = config.applications.get(application);
+  const platform = platformName === undefined ? undefined : config.platforms.get(platformName);
+  if (!platform?.browser) return undefined;
+  // Browsers serialise origins with a lower-case host; the configured domain may be written in any case.
+  return origin.toLowerCase() === `https://${application.toLowerCase()}` ? origin : undefined;
+}
+
+/** CORS response headers for an allowed origin; `preflight` adds what an OPTIONS answer needs. */
+export function corsHeaders(origin: string, preflight: boolean): Record<string, string> {
+  const headers: Record<string, string> = { 'access-control-allow-origin': origin };
+  if (preflight) {
+    headers['access-control-allow-methods'] = 'GET';
+    headers['access-control-allow-headers'] = ALLOWED_REQUEST_HEADERS;
+    headers['access-control-max-age'] = String(PREFLIGHT_MAX_AGE_SECONDS);
+  }
+  return headers;
+}

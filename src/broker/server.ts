@@ -1,0 +1,270 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Writable } from 'node:stream';
+import { fastify, LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { UsageError, messageOf } from '../errors.js';
+import { RedisTokenCache, type SharedTokenCache } from './cache.js';
+import type { BrokerConfig } from './config.js';
+import { allowedOrigin, corsHeaders } from './cors.js';
+import { BrokerProblem, PROBLEM_CONTENT_TYPE, RETRY_AFTER_SECONDS, type ProblemDetails } from './problem.js';
+import { TokenBroker, parseApplicationPackage, type CacheOutcome } from './token-broker.js';
+import { AuthServerTokenSource, type TokenSource } from './token-source.js';
+
+export const TOKEN_PATH = '/api/gatekeeper-token';
+
+export type BrokerLogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+
+export interface StartBrokerOptions {
+  /** Default 127.0.0.1 (put a load balancer or reverse proxy in front; use 0.0.0.0 in a container). */
+  readonly host?: string;
+  /** Default 8080; 0 picks a free port (see the returned url). */
+  readonly port?: number;
+  /** Overrides the config's cache.redisUrl. */
+  readonly redisUrl?: string;
+  /** Where the JSON log lines go; default process.stderr. */
+  readonly logStream?: Writable;
+  readonly logLevel?: BrokerLogLevel;
+  /** Replaces the auth-server client (tests). */
+  readonly tokenSource?: TokenSource;
+  /** Cross-instance lock tuning (tests); defaults derive from the auth timeout. */
+  readonly lockWaitMs?: number;
+  readonly lockPollMs?: number;
+}
+
+export interface RunningBroker {
+  /** e.g. http://127.0.0.1:8080 */
+  readonly url: string;
+  /** Stops accepting connections, lets in-flight requests finish, then closes Redis and the auth-server pool. */
+  close(): Promise<void>;
+}
+
+interface TokenRequestLog {
+  application?: string;
+  platform?: string;
+  cache?: CacheOutcome;
+  authLatencyMs?: number;
+  problem?: string;
+  reason?: string;
+}
+
+// Request ids from a load balancer are reused when they look like ids; anything else is replaced (log injection).
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:@-]{1,128}$/;
+
+function redisLocation(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`; // no password
+  } catch {
+    return 'redis';
+  }
+}
+
+function sendProblem(reply: FastifyReply, problem: ProblemDetails, retryAfterSeconds?: number): FastifyReply {
+  reply.code(problem.status).header('content-type', PROBLEM_CONTENT_TYPE).header('cache-control', 'no-store');
+  if (retryAfterSeconds !== undefined) reply.header('retry-after', String(retryAfterSeconds));
+  return reply.send(JSON.stringify(problem));
+}
+
+function sendBrokerProblem(reply: FastifyReply, problem: BrokerProblem): FastifyReply {
+  return sendProblem(reply, problem.toJSON(), problem.status === 503 ? RETRY_AFTER_SECONDS : undefined);
+}
+
+/**
+ * Starts the token broker (SPEC 4) on host:port. Fastify gives routing, request ids, pino JSON logging with
+ * redaction, and graceful close (in-flight requests finish) without hand-written plumbing.
+ */
+export async function startBroker(config: BrokerConfig, options: StartBrokerOptions = {}): Promise<RunningBroker> {
+  const app = fastify({
+    logger: {
+      level: options.logLevel ?? 'info',
+      stream: options.logStream ?? process.stderr,
+      base: { service: 'area-metrics-broker' },
+      timestamp: () => `,"time":"${new Date().toISOString()}"`,
+      formatters: { level: (label: string) => ({ level: label }) },
+      // Belt and braces: nothing logs these, and if a future line did, pino would censor them.
+      redact: {
+        paths: [
+          'access_token',
+          '*.access_token',
+          'accessToken',
+          '*.accessToken',
+          'clientSecret',
+          '*.clientSecret',
+          'req.headers.authorization',
+          'req.headers.cookie',
+        ],
+        censor: '***',
+      },
+    },
+    // One line per request, written in onResponse with the broker's fields, instead of fastify's two.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
+    },
+    routerOptions: { ignoreTrailingSlash: true },
+    forceCloseConnections: 'idle',
+  });
+
+  for (const warning of config.warnings) app.log.warn({ config: true }, warning);
+
+  const redisUrl = options.redisUrl ?? config.redisUrl;
+  let shared: RedisTokenCache | undefined;
+  if (redisUrl !== undefined) {
+    const where = redisLocation(redisUrl);
+    shared = new RedisTokenCache({
+      url: redisUrl,
+      keyPrefix: config.redisKeyPrefix,
+      onStatusChange: (status, reason) => {
+        if (status === 'up') app.log.info({ redis: 'up', redisAt: where }, 'Redis connected; tokens are shared with other instances');
+        else app.log.warn({ redis: 'down', redisAt: where, reason }, 'Redis unavailable; serving tokens from this instance\'s memory and the auth server');
+      },
+    });
+    await shared.connect();
+  }
+  const source = options.tokenSource ?? new AuthServerTokenSource({ timeoutMs: config.authTimeoutMs });
+  const sharedCache: SharedTokenCache | undefined = shared;
+  const broker = new TokenBroker({
+    config,
+    source,
+    ...(sharedCache ? { shared: sharedCache } : {}),
+    events: {
+      warn: (message, fields) => app.log.warn(fields ?? {}, message),
+      info: (message, fields) => app.log.info(fields ?? {}, message),
+    },
+    ...(options.lockWaitMs !== undefined ? { lockWaitMs: options.lockWaitMs } : {}),
+    ...(options.lockPollMs !== undefined ? { lockPollMs: options.lockPollMs } : {}),
+  });
+
+  const requestLogs = new WeakMap<FastifyRequest, TokenRequestLog>();
+  let closing = false;
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.routeOptions.url === TOKEN_PATH) {
+      // The answer depends on Origin (CORS): shared caches must key on it.
+      reply.header('vary', 'Origin');
+      const query = request.query as Record<string, unknown> | undefined;
+      const origin = allowedOrigin(config, request.headers.origin, query?.application_package);
+      if (origin !== undefined) reply.headers(corsHeaders(origin, request.method === 'OPTIONS'));
+    }
+    return payload;
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const isProbe = request.routeOptions.url === '/healthz' || request.routeOptions.url === '/readyz';
+    const fields = {
+      method: request.method,
+      path: request.url.split('?')[0],
+      status: reply.statusCode,
+      responseTimeMs: Math.round(reply.elapsedTime * 10) / 10,
+      ...requestLogs.get(request),
+    };
+    if (isProbe) request.log.debug(fields, 'request completed');
+    else request.log.info(fields, 'request completed');
+  });
+
+  app.get(TOKEN_PATH, async (request, reply) => {
+    const log: TokenRequestLog = {};
+    requestLogs.set(request, log);
+    try {
+      const query = request.query as Record<string, unknown>;
+      const application = parseApplicationPackage(query.application_package);
+      log.application = application;
+      const token = await broker.token(application);
+      log.cache = token.cache;
+      if (token.authLatencyMs !== undefined) log.authLatencyMs = token.authLatencyMs;
+      const body: { access_token: string; expires_in?: number } = { access_token: token.accessToken };
+      if (token.expiresAt !== undefined) body.expires_in = Math.max(0, Math.floor((token.expiresAt - Date.now()) / 1000));
+      return reply
+        .header('cache-control', 'no-store')
+        .header('pragma', 'no-cache')
+        .type('application/json; charset=utf-8')
+        .send(JSON.stringify(body));
+    } catch (error) {
+      if (!(error instanceof BrokerProblem)) throw error;
+      log.problem = error.kind;
+      if (error.internalReason !== undefined) log.reason = error.internalReason;
+      return sendBrokerProblem(reply, error);
+    }
+  });
+
+  // CORS preflight; the headers themselves are added by onSend only for an allowed origin.
+  app.options(TOKEN_PATH, async (_request, reply) => reply.code(204).send());
+
+  app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }));
+
+  app.get('/readyz', async (_request, reply) => {
+    reply.header('cache-control', 'no-store');
+    if (closing) return reply.code(503).send({ status: 'stopping' });
+    if (!shared) return reply.send({ status: 'ready', config: 'loaded', cache: 'memory' });
+    const redisUp = shared.status() === 'up' && (await shared.ping());
+    return redisUp
+      ? reply.send({ status: 'ready', config: 'loaded', cache: 'redis', redis: 'up' })
+      : reply.code(503).send({ status: 'degraded', config: 'loaded', cache: 'memory', redis: 'down' });
+  });
+
+  app.setNotFoundHandler(async (request, reply) =>
+    sendProblem(reply, {
+      type: 'urn:area-metrics:broker:problem:not-found',
+      title: 'Not found',
+      status: 404,
+      detail: `no such resource: ${request.method} ${request.url.split('?')[0] ?? ''}; the token is at GET ${TOKEN_PATH}?application_package=...`,
+    }),
+  );
+
+  app.setErrorHandler(async (error, request, reply) => {
+    const status = typeof (error as { statusCode?: unknown }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : 500;
+    if (status >= 500) {
+      request.log.error({ err: error }, 'unexpected error');
+      return sendBrokerProblem(reply, new BrokerProblem('internal-error', 'the broker failed unexpectedly; see its logs'));
+    }
+    return sendProblem(reply, {
+      type: 'about:blank',
+      title: STATUS_CODES[status] ?? 'Bad request',
+      status,
+      detail: messageOf(error),
+    });
+  });
+
+  let url: string;
+  try {
+    url = await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });
+  } catch (error) {
+    await shared?.close();
+    await source.close();
+    const code = (error as { code?: unknown }).code;
+    throw new UsageError(
+      `cannot listen on ${options.host ?? '127.0.0.1'}:${options.port ?? 8080}: ${typeof code === 'string' ? code : messageOf(error)}`,
+    );
+  }
+  app.log.info(
+    {
+      url,
+      applications: config.applications.size,
+      platforms: [...config.platforms.keys()],
+      cache: shared ? 'redis' : 'memory',
+      marginSeconds: config.marginSeconds,
+    },
+    'broker listening',
+  );
+
+  let closed: Promise<void> | undefined;
+  return {
+    url,
+    close: () => {
+      closed ??= (async () => {
+        closing = true;
+        app.log.info('broker stopping: finishing in-flight requests');
+        await app.close();
+        await shared?.close();
+        await source.close();
+        app.log.info('broker stopped');
+      })();
+      return closed;
+    },
+  };
+}

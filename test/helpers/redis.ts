@@ -1,0 +1,103 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Path of redis-server, or undefined when it is not installed (tests then skip LOUDLY, never silently). */
+export const redisServerBinary: string | undefined = (() => {
+  const found = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
+  const path = found.stdout.trim();
+  return found.status === 0 && path !== '' ? path : undefined;
+})();
+
+/** Call at the top of a Redis test file: warns loudly when the suite will be skipped. */
+export function warnIfRedisMissing(what: string): boolean {
+  if (redisServerBinary) return false;
+  console.warn(
+    `\n!!! SKIPPING ${what}: redis-server is not installed. Install it (apt-get install -y redis-server) to run these tests. !!!\n`,
+  );
+  return true;
+}
+
+export interface TestRedis {
+  readonly url: string;
+  readonly port: number;
+  /** Stops the server (SIGTERM, waits for exit) and removes its temp dir. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
+  });
+}
+
+function waitForExit(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+  });
+}
+
+/** A throwaway redis-server on a free loopback port, no persistence, in a temp dir. */
+export async function startRedis(): Promise<TestRedis> {
+  if (!redisServerBinary) throw new Error('redis-server is not installed');
+  const dir = mkdtempSync(join(tmpdir(), 'area-metrics-redis-'));
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const port = await freePort();
+    const child = spawn(
+      redisServerBinary,
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'warning'],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    const deadline = Date.now() + 5000;
+    let up = false;
+    while (Date.now() < deadline && child.exitCode === null) {
+      if (await ping(port)) {
+        up = true;
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    if (!up) {
+      child.kill('SIGKILL');
+      await waitForExit(child);
+      continue; // the port was taken between probing and binding: try another
+    }
+    let stopped = false;
+    return {
+      url: `redis://127.0.0.1:${port}`,
+      port,
+      stop: async () => {
+        if (stopped) return;
+        stopped = true;
+        child.kill('SIGTERM');
+        await waitForExit(child);
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  rmSync(dir, { recursive: true, force: true });
+  throw new Error('could not start redis-server on a free port');
+}
