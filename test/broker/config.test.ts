@@ -1,0 +1,161 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { applicationPackageProblem, loadBrokerConfig, resolveBrokerConfig } from '../../src/broker/config.js';
+import { UsageError } from '../../src/errors.js';
+
+const SECRET = 'android-secret-value-42';
+
+function validRaw(): Record<string, unknown> {
+  return {
+    authUrl: 'https://auth.example.com',
+    platforms: {
+      android: { clientId: 'android-id', clientSecretEnv: 'ANDROID_SECRET' },
+      ios: { clientId: 'ios-id', clientSecretEnv: 'IOS_SECRET' },
+      web: { authUrl: 'https://web-auth.example.com/', clientId: 'web-id', clientSecretFile: '/run/secrets/web', scope: 'sdk' },
+    },
+    applications: { 'com.acme.shop': 'android', 'com.acme.ShopApp': 'ios', 'shop.acme.example': 'web' },
+    cache: { marginSeconds: 45 },
+  };
+}
+
+function usageMessage(run: () => unknown): string {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(UsageError);
+    return (error as Error).message;
+  }
+  throw new Error('expected a UsageError');
+}
+
+describe('resolveBrokerConfig', () => {
+  it('resolves secrets from env vars and files (trailing newline trimmed), platform authUrl overriding the top one', () => {
+    const config = resolveBrokerConfig(validRaw(), {
+      env: { ANDROID_SECRET: SECRET, IOS_SECRET: 'ios-secret' },
+      readFile: (path) => (path === '/run/secrets/web' ? 'web-secret\n' : ''),
+    });
+    expect(config.warnings).toEqual([]);
+    expect(config.marginSeconds).toBe(45);
+    expect(config.authTimeoutMs).toBe(10_000);
+    expect(config.platforms.get('android')).toMatchObject({ authUrl: 'https://auth.example.com', clientSecret: SECRET, browser: false });
+    expect(config.platforms.get('web')).toMatchObject({
+      authUrl: 'https://web-auth.example.com/',
+      clientSecret: 'web-secret',
+      scope: 'sdk',
+      browser: true,
+    });
+    expect(config.applications.get('com.acme.ShopApp')).toBe('ios');
+  });
+
+  it('defaults the margin to 60 s', () => {
+    const raw = validRaw();
+    delete raw.cache;
+    expect(resolveBrokerConfig(raw, { env: {}, readFile: () => 'x' }).marginSeconds).toBe(60);
+  });
+
+  it('turns an unset or empty env var and an unreadable file into warnings and unusable platforms, not failures', () => {
+    const config = resolveBrokerConfig(validRaw(), {
+      env: { ANDROID_SECRET: '' },
+      readFile: () => {
+        throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
+      },
+    });
+    expect(config.warnings).toHaveLength(3);
+    expect(config.warnings.join('\n')).toMatch(/platforms\.android: environment variable ANDROID_SECRET is not set/);
+    expect(config.warnings.join('\n')).toMatch(/platforms\.web: secret file \/run\/secrets\/web is not readable \(ENOENT\)/);
+    expect(config.platforms.get('ios')?.unusableReason).toMatch(/IOS_SECRET/);
+    expect(config.platforms.get('ios')?.clientSecret).toBeUndefined();
+  });
+
+  it('warns about a secret written in the config text, without repeating it', () => {
+    const raw = validRaw();
+    (raw.platforms as Record<string, unknown>).android = { clientId: 'a', clientSecret: SECRET };
+    const config = resolveBrokerConfig(raw, { env: { IOS_SECRET: 'x' }, readFile: () => 'y' });
+    expect(config.platforms.get('android')?.clientSecret).toBe(SECRET);
+    expect(config.warnings.join('\n')).toMatch(/platforms\.android\.clientSecret/);
+    expect(config.warnings.join('\n')).not.toContain(SECRET);
+  });
+
+  it('rejects unknown keys, naming them', () => {
+    const raw = validRaw();
+    raw.colour = 'blue';
+    expect(usageMessage(() => resolveBrokerConfig(raw, { env: {} }))).toMatch(/colour: unknown key/);
+    const nested = validRaw();
+    (nested.platforms as Record<string, Record<string, unknown>>).ios!.clientSecretEnvv = 'X';
+    expect(usageMessage(() => resolveBrokerConfig(nested, { env: {} }))).toMatch(/platforms\.ios\.clientSecretEnvv: unknown key/);
+  });
+
+  it('rejects an application mapped to a platform that is not defined', () => {
+    const raw = validRaw();
+    (raw.applications as Record<string, string>)['com.acme.tv'] = 'tvos';
+    expect(usageMessage(() => resolveBrokerConfig(raw, { env: {} }))).toMatch(/applications\.com\.acme\.tv: platform "tvos" is not defined/);
+  });
+
+  it('rejects a config without an auth URL for a platform', () => {
+    const raw = validRaw();
+    delete raw.authUrl;
+    const message = usageMessage(() => resolveBrokerConfig(raw, { env: {} }));
+    expect(message).toMatch(/platforms\.android\.authUrl: no auth URL/);
+    expect(message).not.toMatch(/platforms\.web\.authUrl/);
+  });
+
+  it('rejects bad values, naming the field, and never echoes a secret', () => {
+    const raw = validRaw();
+    raw.cache = { marginSeconds: -1 };
+    expect(usageMessage(() => resolveBrokerConfig(raw, { env: {} }))).toMatch(/cache\.marginSeconds/);
+    const badUrl = validRaw();
+    badUrl.authUrl = 'ftp://auth.example.com';
+    expect(usageMessage(() => resolveBrokerConfig(badUrl, { env: {} }))).toMatch(/^broker config is not valid: authUrl: must be an http/);
+    const twoSources = validRaw();
+    (twoSources.platforms as Record<string, unknown>).android = { clientId: 'a', clientSecretEnv: 'A', clientSecret: SECRET };
+    const message = usageMessage(() => resolveBrokerConfig(twoSources, { env: {} }));
+    expect(message).toMatch(/platforms\.android\.clientSecret: give only one of/);
+    expect(message).not.toContain(SECRET);
+    expect(usageMessage(() => resolveBrokerConfig({ platforms: {}, applications: {}, authUrl: 'x' }, { env: {} }))).toMatch(/authUrl/);
+    expect(usageMessage(() => resolveBrokerConfig([], { env: {} }))).toMatch(/\(top level\)/);
+  });
+
+  it('rejects application keys that could never be requested', () => {
+    const raw = validRaw();
+    (raw.applications as Record<string, string>)['bad\u0001app'] = 'android';
+    expect(usageMessage(() => resolveBrokerConfig(raw, { env: {} }))).toMatch(/contains control characters/);
+  });
+});
+
+describe('loadBrokerConfig', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'broker-config-'));
+
+  it('fails with a UsageError for a missing file and for text that is not JSON, without quoting the text', () => {
+    expect(usageMessage(() => loadBrokerConfig(join(dir, 'nope.json'), { env: {} }))).toMatch(/cannot read broker config .*ENOENT/);
+    const path = join(dir, 'bad.json');
+    writeFileSync(path, `{"platforms": {"clientSecret": ${SECRET}}`);
+    const message = usageMessage(() => loadBrokerConfig(path, { env: {} }));
+    expect(message).toMatch(/is not valid JSON/);
+    expect(message).not.toContain(SECRET);
+  });
+
+  it('reads a real file and a real secret file', () => {
+    const secretPath = join(dir, 'web-secret');
+    writeFileSync(secretPath, 'from-file\r\n');
+    const raw = validRaw();
+    (raw.platforms as Record<string, Record<string, unknown>>).web!.clientSecretFile = secretPath;
+    const path = join(dir, 'ok.json');
+    writeFileSync(path, JSON.stringify(raw));
+    const config = loadBrokerConfig(path, { env: { ANDROID_SECRET: 'a', IOS_SECRET: 'b' } });
+    expect(config.platforms.get('web')?.clientSecret).toBe('from-file');
+  });
+});
+
+describe('applicationPackageProblem', () => {
+  it('accepts package names, bundle ids and domains; refuses empty, long and control characters', () => {
+    expect(applicationPackageProblem('com.acme.shop')).toBeUndefined();
+    expect(applicationPackageProblem('shop.acme.example')).toBeUndefined();
+    expect(applicationPackageProblem('x'.repeat(255))).toBeUndefined();
+    expect(applicationPackageProblem('')).toBe('is empty');
+    expect(applicationPackageProblem('x'.repeat(256))).toMatch(/longer than 255/);
+    expect(applicationPackageProblem('a\nb')).toMatch(/control/);
+    expect(applicationPackageProblem('a\u007fb')).toMatch(/control/);
+  });
+});

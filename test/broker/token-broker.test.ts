@@ -1,0 +1,278 @@
+import { describe, expect, it } from 'vitest';
+import type { CachedToken, SharedTokenCache } from '../../src/broker/cache.js';
+import { resolveBrokerConfig, type BrokerConfig, type PlatformCredentials } from '../../src/broker/config.js';
+import { BrokerProblem } from '../../src/broker/problem.js';
+import { TokenBroker, parseApplicationPackage } from '../../src/broker/token-broker.js';
+import { AuthServerFailure, type FetchedToken, type TokenSource } from '../../src/broker/token-source.js';
+
+const APP = 'com.acme.shop';
+
+function config(marginSeconds = 60): BrokerConfig {
+  return resolveBrokerConfig(
+    {
+      authUrl: 'https://auth.example.com',
+      platforms: { android: { clientId: 'id', clientSecretEnv: 'S' }, ios: { clientId: 'ios', clientSecretEnv: 'UNSET' } },
+      applications: { [APP]: 'android', 'com.acme.ShopApp': 'ios' },
+      cache: { marginSeconds },
+    },
+    { env: { S: 'secret' } },
+  );
+}
+
+class Clock {
+  constructor(public ms = 1_000_000) {}
+  now = (): number => this.ms;
+}
+
+/** A TokenSource whose answers the test scripts; counts calls. */
+class ScriptedSource implements TokenSource {
+  calls = 0;
+  next: (call: number) => Promise<FetchedToken> | FetchedToken;
+  constructor(private readonly clock: Clock, ttlSeconds = 3600) {
+    this.next = (call) => ({ accessToken: `token-${call}`, expiresAt: new Date(this.clock.ms + ttlSeconds * 1000) });
+  }
+  async fetch(_platform: PlatformCredentials): Promise<FetchedToken> {
+    this.calls += 1;
+    return this.next(this.calls);
+  }
+  async close(): Promise<void> {}
+}
+
+function problemOf(promise: Promise<unknown>): Promise<BrokerProblem> {
+  return promise.then(
+    () => {
+      throw new Error('expected a problem');
+    },
+    (error: unknown) => {
+      expect(error).toBeInstanceOf(BrokerProblem);
+      return error as BrokerProblem;
+    },
+  );
+}
+
+describe('TokenBroker (memory cache)', () => {
+  it('fetches on a miss, then serves the cached token without the auth server', async () => {
+    const clock = new Clock();
+    const source = new ScriptedSource(clock);
+    const broker = new TokenBroker({ config: config(), source, now: clock.now });
+    const first = await broker.token(APP);
+    expect(first).toMatchObject({ accessToken: 'token-1', cache: 'miss' });
+    clock.ms += 1000;
+    expect(await broker.token(APP)).toMatchObject({ accessToken: 'token-1', cache: 'hit', expiresAt: first.expiresAt });
+    expect(source.calls).toBe(1);
+  });
+
+  it('refetches once the lifetime minus the margin has passed', async () => {
+    const clock = new Clock();
+    const source = new ScriptedSource(clock, 120);
+    const broker = new TokenBroker({ config: config(60), source, now: clock.now });
+    await broker.token(APP);
+    clock.ms += 59_999;
+    expect((await broker.token(APP)).cache).toBe('hit');
+    clock.ms += 1;
+    expect(await broker.token(APP)).toMatchObject({ accessToken: 'token-2', cache: 'miss' });
+    expect(source.calls).toBe(2);
+  });
+
+  it('makes one auth request for 200 concurrent misses', async () => {
+    const clock = new Clock();
+    const source = new ScriptedSource(clock);
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const plain = source.next;
+    source.next = async (call) => {
+      await gate;
+      return plain(call);
+    };
+    const broker = new TokenBroker({ config: config(), source, now: clock.now });
+    const all = Promise.all(Array.from({ length: 200 }, () => broker.token(APP)));
+    release();
+    const tokens = await all;
+    expect(source.calls).toBe(1);
+    expect(new Set(tokens.map((token) => token.accessToken))).toEqual(new Set(['token-1']));
+    expect(tokens.filter((token) => token.cache === 'miss')).toHaveLength(1);
+  });
+
+  it('does not cache a failure: the next request asks the auth server again', async () => {
+    const clock = new Clock();
+    const source = new ScriptedSource(clock);
+    const plain = source.next;
+    source.next = (call) => {
+      if (call === 1) throw new AuthServerFailure('unavailable', 'HTTP 500');
+      return plain(call);
+    };
+    const broker = new TokenBroker({ config: config(), source, now: clock.now });
+    const problem = await problemOf(broker.token(APP));
+    expect(problem.status).toBe(503);
+    expect(await broker.token(APP)).toMatchObject({ accessToken: 'token-2', cache: 'miss' });
+  });
+
+  it('maps failures: rejected → 502, invalid response → 502, unavailable → 503; details never name the auth URL', async () => {
+    const clock = new Clock();
+    const cases = [
+      [new AuthServerFailure('rejected', 'invalid_client from https://auth.example.com'), 502, 'auth-server-rejected'],
+      [new AuthServerFailure('invalid-response', 'not JSON from https://auth.example.com'), 502, 'auth-server-invalid-response'],
+      [new AuthServerFailure('unavailable', 'ECONNREFUSED https://auth.example.com'), 503, 'auth-server-unavailable'],
+    ] as const;
+    for (const [failure, status, kind] of cases) {
+      const source = new ScriptedSource(clock);
+      source.next = () => {
+        throw failure;
+      };
+      const problem = await problemOf(new TokenBroker({ config: config(), source, now: clock.now }).token(APP));
+      expect(problem).toMatchObject({ status, kind, internalReason: failure.message });
+      expect(problem.detail).not.toContain('auth.example.com');
+    }
+  });
+
+  it('returns a token without expiry information but does not cache it', async () => {
+    const clock = new Clock();
+    const source = new ScriptedSource(clock);
+    source.next = (call) => ({ accessToken: `opaque-${call}` });
+    const warnings: string[] = [];
+    const broker = new TokenBroker({ config: config(), source, now: clock.now, events: { warn: (m) => warnings.push(m), info: () => {} } });
+    expect(await broker.token(APP)).toEqual({ accessToken: 'opaque-1', cache: 'uncached', authLatencyMs: 0 });
+    expect(await broker.token(APP)).toMatchObject({ accessToken: 'opaque-2' });
+    expect(warnings[0]).toMatch(/neither expires_in nor exp/);
+  });
+
+  it('serves a still-valid token past its refresh point when the auth server is down, but not a rejected or expired one', async () => {
+    const clock = new Clock();
+    const source = new ScriptedSource(clock, 120);
+    const broker = new TokenBroker({ config: config(60), source, now: clock.now });
+    const first = await broker.token(APP);
+    const plain = source.next;
+    source.next = () => {
+      throw new AuthServerFailure('unavailable', 'timed out');
+    };
+    clock.ms += 90_000; // in the margin: 30 s of validity left
+    const stale = await broker.token(APP);
+    expect(stale).toMatchObject({ accessToken: 'token-1', cache: 'stale', expiresAt: first.expiresAt, staleReason: 'timed out' });
+    source.next = () => {
+      throw new AuthServerFailure('rejected', 'invalid_client');
+    };
+    expect((await problemOf(broker.token(APP))).status).toBe(502);
+    source.next = () => {
+      throw new AuthServerFailure('unavailable', 'timed out');
+    };
+    clock.ms += 30_000; // expired now
+    expect((await problemOf(broker.token(APP))).status).toBe(503);
+    source.next = plain;
+    expect((await broker.token(APP)).cache).toBe('miss');
+  });
+
+  it('answers 400 for an unknown application and 401 for a platform without usable credentials', async () => {
+    const clock = new Clock();
+    const source = new ScriptedSource(clock);
+    const broker = new TokenBroker({ config: config(), source, now: clock.now });
+    expect(await problemOf(broker.token('com.other'))).toMatchObject({ status: 400, kind: 'unknown-application' });
+    const unauthorized = await problemOf(broker.token('com.acme.ShopApp'));
+    expect(unauthorized).toMatchObject({ status: 401, kind: 'credentials-not-configured' });
+    expect(unauthorized.detail).not.toContain('UNSET'); // env var names stay server-side
+    expect(source.calls).toBe(0);
+  });
+});
+
+describe('parseApplicationPackage', () => {
+  it('accepts one well-formed value and refuses the rest with the 400 problems', () => {
+    expect(parseApplicationPackage('com.acme.shop')).toBe('com.acme.shop');
+    const kind = (value: unknown): string => {
+      try {
+        parseApplicationPackage(value);
+        return 'ok';
+      } catch (error) {
+        return (error as BrokerProblem).kind;
+      }
+    };
+    expect(kind(undefined)).toBe('missing-application-package');
+    expect(kind('')).toBe('invalid-application-package');
+    expect(kind(['a', 'b'])).toBe('invalid-application-package');
+    expect(kind('x'.repeat(256))).toBe('invalid-application-package');
+    expect(kind('com.acme\u0000shop')).toBe('invalid-application-package');
+  });
+});
+
+/** A shared cache in memory, to test the cross-instance lock logic without Redis. */
+class FakeShared implements SharedTokenCache {
+  entries = new Map<string, CachedToken>();
+  locks = new Map<string, string>();
+  up = true;
+  failing = false;
+  private serial = 0;
+  status() {
+    return this.up ? ('up' as const) : ('down' as const);
+  }
+  private check(): void {
+    if (this.failing) throw new Error('redis exploded');
+  }
+  async get(key: string) {
+    this.check();
+    return this.entries.get(key);
+  }
+  async set(key: string, entry: CachedToken) {
+    this.check();
+    this.entries.set(key, entry);
+  }
+  async tryLock(key: string) {
+    this.check();
+    if (this.locks.has(key)) return undefined;
+    const owner = `owner-${++this.serial}`;
+    this.locks.set(key, owner);
+    return owner;
+  }
+  async unlock(key: string, owner: string) {
+    if (this.locks.get(key) === owner) this.locks.delete(key);
+  }
+  async ping() {
+    return this.up;
+  }
+  async close() {}
+}
+
+describe('TokenBroker (shared cache)', () => {
+  it('two instances share one auth request, the loser waiting for the winner\'s token', async () => {
+    const clock = new Clock();
+    const source = new ScriptedSource(clock);
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const plain = source.next;
+    source.next = async (call) => {
+      await gate;
+      return plain(call);
+    };
+    const shared = new FakeShared();
+    const a = new TokenBroker({ config: config(), source, shared, now: clock.now, lockPollMs: 1 });
+    const b = new TokenBroker({ config: config(), source, shared, now: clock.now, lockPollMs: 1 });
+    const all = Promise.all([...Array.from({ length: 50 }, () => a.token(APP)), ...Array.from({ length: 50 }, () => b.token(APP))]);
+    setTimeout(release, 20);
+    const tokens = await all;
+    expect(source.calls).toBe(1);
+    expect(new Set(tokens.map((token) => token.accessToken)).size).toBe(1);
+    expect(tokens.some((token) => token.cache === 'shared')).toBe(true);
+    expect(shared.locks.size).toBe(0);
+  });
+
+  it('fetches itself when the lock holder does not deliver within the wait bound', async () => {
+    const clock = new Clock();
+    const source = new ScriptedSource(clock);
+    const shared = new FakeShared();
+    shared.locks.set('held-by-someone', 'x');
+    shared.tryLock = async () => undefined; // someone else holds every lock and never finishes
+    const broker = new TokenBroker({ config: config(), source, shared, lockWaitMs: 30, lockPollMs: 5 });
+    expect(await broker.token(APP)).toMatchObject({ accessToken: 'token-1', cache: 'miss' });
+    expect(source.calls).toBe(1);
+  });
+
+  it('carries on from memory and the auth server when the shared cache fails', async () => {
+    const clock = new Clock();
+    const source = new ScriptedSource(clock);
+    const shared = new FakeShared();
+    shared.failing = true;
+    const broker = new TokenBroker({ config: config(), source, shared, now: clock.now });
+    expect((await broker.token(APP)).cache).toBe('miss');
+    expect((await broker.token(APP)).cache).toBe('hit');
+    shared.up = false;
+    clock.ms += 3600_000;
+    expect(await broker.token(APP)).toMatchObject({ accessToken: 'token-2', cache: 'miss' });
+  });
+});
