@@ -1,0 +1,113 @@
+import nock from 'nock';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AuthError, ContractError, UnavailableError } from '../../src/errors.js';
+import { backoffDelay, DEFAULT_RETRY_POLICY, HttpClient, MalformedBodyError, parseRetryAfter } from '../../src/fetch/http-client.js';
+
+const ORIGIN = 'https://api.example.test';
+const url = new URL(`${ORIGIN}/thing?x=1`);
+
+function client(sleeps: number[] = [], retries = 3): HttpClient {
+  return new HttpClient({
+    timeoutMs: 2000,
+    retry: { ...DEFAULT_RETRY_POLICY, retries },
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+    random: () => 0.5,
+  });
+}
+
+const json = (response: { text: string }) => {
+  try {
+    return JSON.parse(response.text) as unknown;
+  } catch {
+    throw new MalformedBodyError('not valid JSON');
+  }
+};
+
+beforeAll(() => nock.disableNetConnect());
+afterEach(() => {
+  expect(nock.isDone()).toBe(true);
+  nock.cleanAll();
+});
+
+describe('HttpClient retries', () => {
+  it.each([429, 500, 502, 503, 504])('retries %i and then succeeds', async (status) => {
+    nock(ORIGIN).get('/thing').query(true).reply(status, { detail: 'busy' }).get('/thing').query(true).reply(200, { ok: 1 });
+    const sleeps: number[] = [];
+    await expect(client(sleeps).send({ method: 'GET', url }, json)).resolves.toEqual({ ok: 1 });
+    expect(sleeps).toHaveLength(1);
+  });
+
+  it.each([400, 404])('does not retry %i, and reports it as the API failing (exit 4)', async (status) => {
+    nock(ORIGIN).get('/thing').query(true).reply(status, { detail: 'Invalid page.' });
+    const error = await client().send({ method: 'GET', url }, json).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnavailableError);
+    expect((error as Error).message).toBe(`GET https://api.example.test/thing: HTTP ${status} (Invalid page.) (after 4 attempts)`);
+  });
+
+  it.each([401, 403])('does not retry %i and raises an AuthError (exit 3)', async (status) => {
+    nock(ORIGIN).get('/thing').query(true).reply(status);
+    await expect(client().send({ method: 'GET', url }, json)).rejects.toThrow(AuthError);
+  });
+
+  it('gives up after the retries with the attempt count, as exit 4', async () => {
+    nock(ORIGIN).get('/thing').query(true).times(3).reply(503);
+    const sleeps: number[] = [];
+    const error = await client(sleeps, 2).send({ method: 'GET', url }, json).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnavailableError);
+    expect((error as Error).message).toBe('GET https://api.example.test/thing: HTTP 503 (after 3 attempts)');
+    expect(sleeps).toHaveLength(2);
+  });
+
+  it('honours Retry-After in seconds, capped', async () => {
+    nock(ORIGIN)
+      .get('/thing').query(true).reply(429, '', { 'Retry-After': '7' })
+      .get('/thing').query(true).reply(429, '', { 'Retry-After': '100000' })
+      .get('/thing').query(true).reply(200, { ok: 1 });
+    const sleeps: number[] = [];
+    await client(sleeps).send({ method: 'GET', url }, json);
+    expect(sleeps).toEqual([7000, DEFAULT_RETRY_POLICY.maxRetryAfterMs]);
+  });
+
+  it('retries network errors', async () => {
+    nock(ORIGIN).get('/thing').query(true).replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
+    nock(ORIGIN).get('/thing').query(true).reply(200, { ok: 2 });
+    await expect(client().send({ method: 'GET', url }, json)).resolves.toEqual({ ok: 2 });
+  });
+
+  it('retries a body that is not JSON, then fails with exit 5', async () => {
+    nock(ORIGIN).get('/thing').query(true).times(2).reply(200, '{"count": 3, "resu');
+    const error = await client([], 1).send({ method: 'GET', url }, json).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ContractError);
+    expect((error as Error).message).toMatch(/malformed body: not valid JSON \(after 2 attempts\)/);
+  });
+
+  it('times out a slow response and retries it', async () => {
+    nock(ORIGIN).get('/thing').query(true).delay(500).reply(200, { late: true });
+    nock(ORIGIN).get('/thing').query(true).reply(200, { ok: 3 });
+    const fast = new HttpClient({ timeoutMs: 100, retry: { ...DEFAULT_RETRY_POLICY, retries: 1 }, sleep: async () => {} });
+    await expect(fast.send({ method: 'GET', url }, json)).resolves.toEqual({ ok: 3 });
+  });
+});
+
+describe('parseRetryAfter', () => {
+  it('reads seconds and HTTP dates', () => {
+    const now = Date.parse('2026-11-20T10:00:00Z');
+    expect(parseRetryAfter('3', now)).toBe(3000);
+    expect(parseRetryAfter('Fri, 20 Nov 2026 10:00:05 GMT', now)).toBe(5000);
+    expect(parseRetryAfter('Fri, 20 Nov 2026 09:00:00 GMT', now)).toBe(0);
+    expect(parseRetryAfter('soon', now)).toBeUndefined();
+    expect(parseRetryAfter(null, now)).toBeUndefined();
+  });
+});
+
+describe('backoffDelay', () => {
+  it('grows exponentially under a cap, with full jitter', () => {
+    const policy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 100, maxDelayMs: 1000 };
+    expect(backoffDelay(0, policy, () => 0.999)).toBe(99);
+    expect(backoffDelay(3, policy, () => 0.999)).toBe(799);
+    expect(backoffDelay(10, policy, () => 0.999)).toBe(999);
+    expect(backoffDelay(10, policy, () => 0)).toBe(0);
+  });
+});

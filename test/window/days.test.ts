@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { UsageError } from '../../src/errors.js';
+import { addDays, daysBetween, parseDay, resolveDays, utcDayBounds, yesterday } from '../../src/window/days.js';
+
+describe('yesterday (UTC)', () => {
+  it('is the previous UTC day just after midnight and just before the next one', () => {
+    expect(yesterday(new Date('2026-11-21T00:00:30Z'))).toBe('2026-11-20');
+    expect(yesterday(new Date('2026-11-21T23:59:59Z'))).toBe('2026-11-20');
+  });
+
+  it('ignores the local time zone of the machine', () => {
+    // 2026-11-21T01:00+05:00 is still 2026-11-20 in UTC.
+    expect(yesterday(new Date('2026-11-21T01:00:00+05:00'))).toBe('2026-11-19');
+  });
+
+  it('crosses month, year and leap-day boundaries', () => {
+    expect(yesterday(new Date('2026-03-01T00:00:30Z'))).toBe('2026-02-28');
+    expect(yesterday(new Date('2028-03-01T00:00:30Z'))).toBe('2028-02-29');
+    expect(yesterday(new Date('2027-01-01T00:00:30Z'))).toBe('2026-12-31');
+  });
+});
+
+describe('parseDay', () => {
+  it.each(['2026-02-30', '2026-13-01', '2026-2-3', '20261120', '2026-11-20T00:00:00Z', '', 'yesterday', '2027-02-29'])(
+    'rejects %j as a usage error',
+    (value) => {
+      expect(() => parseDay(value, '--date')).toThrow(UsageError);
+      expect(() => parseDay(value, '--date')).toThrow(/--date .* is not a valid date; use YYYY-MM-DD/);
+    },
+  );
+
+  it('accepts real days, including 29 February of a leap year', () => {
+    expect(parseDay('2028-02-29', '--date')).toBe('2028-02-29');
+  });
+});
+
+describe('resolveDays', () => {
+  const now = new Date('2026-11-21T10:00:00Z');
+
+  it('defaults to yesterday', () => {
+    expect(resolveDays({ kind: 'default' }, now)).toEqual(['2026-11-20']);
+  });
+
+  it('splits an inclusive range into one day each, across a year end', () => {
+    expect(resolveDays({ kind: 'range', from: '2026-12-30', to: '2027-01-02' }, now)).toEqual([
+      '2026-12-30',
+      '2026-12-31',
+      '2027-01-01',
+      '2027-01-02',
+    ]);
+  });
+
+  it('treats a missing --to as --from', () => {
+    expect(resolveDays({ kind: 'range', from: '2026-11-01' }, now)).toEqual(['2026-11-01']);
+  });
+
+  it('refuses --from after --to', () => {
+    expect(() => resolveDays({ kind: 'range', from: '2026-11-05', to: '2026-11-01' }, now)).toThrow(/after --to/);
+  });
+
+  it('catches up every day after the last complete one, bounded by maxDays', () => {
+    expect(resolveDays({ kind: 'catch-up', lastCompleteDay: '2026-11-16', maxDays: 31 }, now)).toEqual([
+      '2026-11-17',
+      '2026-11-18',
+      '2026-11-19',
+      '2026-11-20',
+    ]);
+    expect(resolveDays({ kind: 'catch-up', lastCompleteDay: '2026-11-01', maxDays: 3 }, now)).toEqual([
+      '2026-11-02',
+      '2026-11-03',
+      '2026-11-04',
+    ]);
+    expect(resolveDays({ kind: 'catch-up', lastCompleteDay: '2026-11-20', maxDays: 31 }, now)).toEqual([]);
+    expect(resolveDays({ kind: 'catch-up', lastCompleteDay: undefined, maxDays: 31 }, now)).toEqual(['2026-11-20']);
+  });
+});
+
+describe('utcDayBounds', () => {
+  it('covers the whole UTC day, inclusive', () => {
+    expect(utcDayBounds('2028-02-29')).toEqual({ gte: '2028-02-29T00:00:00Z', lte: '2028-02-29T23:59:59Z' });
+  });
+
+  it('day arithmetic is calendar arithmetic', () => {
+    expect(addDays('2028-02-28', 1)).toBe('2028-02-29');
+    expect(daysBetween('2026-02-27', '2026-03-01')).toEqual(['2026-02-27', '2026-02-28', '2026-03-01']);
+  });
+});
