@@ -1,0 +1,111 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli.js';
+import type { CommandContext } from '../../src/commands/context.js';
+import { InterruptedError } from '../../src/errors.js';
+import { basic } from './helpers.js';
+
+class Collector extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void): void {
+    this.text += chunk.toString();
+    callback();
+  }
+}
+
+function fakeContext(): { context: CommandContext; stdout: Collector; stderr: Collector; controller: AbortController; errors: string[] } {
+  const stdout = new Collector();
+  const stderr = new Collector();
+  const controller = new AbortController();
+  const errors: string[] = [];
+  const context: CommandContext = {
+    stdout,
+    stderr,
+    env: {},
+    signal: controller.signal,
+    reportError: (message) => errors.push(message),
+  };
+  return { context, stdout, stderr, controller, errors };
+}
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  for (let attempt = 0; attempt < 200 && !condition(); attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  expect(condition()).toBe(true);
+}
+
+describe('area-metrics sandbox command', () => {
+  it('prints the base URL first, serves until the signal aborts, then returns 0', async () => {
+    const { context, stdout, stderr, controller } = fakeContext();
+    const running = runCli(['sandbox', '--port', '0', '--stores', '3', '--days', '2', '--fail-nth', '1:503', '-v'], context);
+    await waitFor(() => stdout.text.includes('\n'));
+    const firstLine = stdout.text.split('\n')[0]!;
+    const match = /^sandbox listening on (http:\/\/127\.0\.0\.1:(\d+))$/.exec(firstLine);
+    expect(match).not.toBeNull();
+    expect(Number(match![2])).toBeGreaterThan(0);
+    expect(stdout.text).toContain('client id:     demo-client');
+    expect(stdout.text).toContain('client secret: demo-secret');
+    expect(stdout.text).toContain('faults:        {"failNth":{"n":1,"status":503}}');
+    expect(stdout.text).toContain(`area-metrics all --base-url ${match![1]}`);
+    const day = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const url = `${match![1]}/api/bi/area-metrics/traffic?datetime_gte=${day}T00:00:00Z&datetime_lte=${day}T23:59:59Z`;
+    const headers = { authorization: basic('demo-client', 'demo-secret') };
+    expect((await fetch(url, { headers })).status).toBe(503);
+    const ok = await fetch(url, { headers });
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as { count: number }).count).toBe(3);
+    controller.abort(new InterruptedError('SIGTERM'));
+    expect(await running).toBe(0);
+    expect(stderr.text).toContain('GET /api/bi/area-metrics/traffic?');
+    expect(stderr.text).toContain('sandbox stopped after 2 requests');
+    await expect(fetch(url, { headers })).rejects.toThrow();
+  });
+
+  it('never prints a client secret the operator chose', async () => {
+    const { context, stdout, stderr, controller } = fakeContext();
+    const running = runCli(['sandbox', '--port', '0', '--client-id', 'me', '--client-secret', 'operator-chosen-secret', '-v'], context);
+    await waitFor(() => stdout.text.includes('stop with'));
+    const base = /^sandbox listening on (\S+)$/m.exec(stdout.text)![1]!;
+    const token = await fetch(`${base}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials&client_id=me&client_secret=operator-chosen-secret',
+    });
+    expect(token.status).toBe(200);
+    await token.arrayBuffer();
+    controller.abort(new InterruptedError('SIGINT'));
+    expect(await running).toBe(0);
+    expect(stdout.text).toContain('client secret: (the one given with --client-secret)');
+    expect(stdout.text + stderr.text).not.toContain('operator-chosen-secret');
+  });
+
+  it('rejects bad flags with exit 2', async () => {
+    for (const args of [
+      ['--fail-nth', '3'],
+      ['--fail-nth', '3:99'],
+      ['--rate-limit-nth', 'a:b'],
+      ['--truncate-nth', '1:2:3'],
+      ['--stores', '0'],
+      ['--port', '70000'],
+      ['--foreign-next-origin', 'not a url'],
+    ]) {
+      const { context, errors, controller } = fakeContext();
+      controller.abort(new InterruptedError('SIGINT')); // would stop at once if it started
+      expect(await runCli(['sandbox', '--port', '0', ...args], context)).toBe(2);
+      expect(errors).toHaveLength(1);
+    }
+  });
+
+  it('reports a port in use as a usage error', async () => {
+    const first = fakeContext();
+    const running = runCli(['sandbox', '--port', '0'], first.context);
+    await waitFor(() => first.stdout.text.includes('\n'));
+    const port = /:(\d+)\n/.exec(first.stdout.text)![1]!;
+    const second = fakeContext();
+    expect(await runCli(['sandbox', '--port', port], second.context)).toBe(2);
+    expect(second.errors[0]).toMatch(/EADDRINUSE.*--port/);
+    first.controller.abort(new InterruptedError('SIGINT'));
+    expect(await running).toBe(0);
+  });
+});
