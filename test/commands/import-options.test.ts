@@ -1,0 +1,100 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveImportConfig } from '../../src/commands/import-options.js';
+import { UsageError } from '../../src/errors.js';
+
+const required = { baseUrl: 'https://api.example.test', clientId: 'id', clientSecret: 'secret' };
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'options-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('resolveImportConfig', () => {
+  it('applies the documented defaults', async () => {
+    const config = await resolveImportConfig(required, {}, 1);
+    expect(config).toMatchObject({
+      window: { kind: 'default' },
+      output: { kind: 'files', dir: './area-metrics-data' },
+      format: 'csv',
+      shape: 'rows',
+      pageSize: 1000,
+      concurrency: 4,
+      retries: 5,
+      timeoutMs: 60_000,
+      onInvalid: 'fail',
+      logLevel: 'info',
+      logFormat: 'text',
+      credentials: { clientId: 'id', clientSecret: 'secret' },
+    });
+  });
+
+  it('reads env vars, lets flags win, and treats empty env vars as unset', async () => {
+    const env = {
+      AREA_METRICS_BASE_URL: 'https://env.example.test',
+      AREA_METRICS_CLIENT_ID: 'env-id',
+      AREA_METRICS_CLIENT_SECRET: 'env-secret',
+      AREA_METRICS_OUTPUT: '',
+    };
+    const fromEnv = await resolveImportConfig({}, env, 1);
+    expect(fromEnv.baseUrl.href).toBe('https://env.example.test/');
+    expect(fromEnv.credentials).toEqual({ clientId: 'env-id', clientSecret: 'env-secret' });
+    expect(fromEnv.output).toEqual({ kind: 'files', dir: './area-metrics-data' });
+    const flagsWin = await resolveImportConfig({ clientId: 'flag-id', output: '-' }, env, 1);
+    expect(flagsWin.credentials?.clientId).toBe('flag-id');
+    expect(flagsWin.output).toEqual({ kind: 'stdout' });
+    expect(flagsWin.format).toBe('ndjson');
+  });
+
+  it('reads the secret from a file, trimming one trailing newline', async () => {
+    const file = join(dir, 'secret');
+    await writeFile(file, 'from-file\n');
+    const config = await resolveImportConfig({ ...required, clientSecret: undefined, clientSecretFile: file }, {}, 1);
+    expect(config.credentials?.clientSecret).toBe('from-file');
+  });
+
+  it('needs no credentials for --dry-run', async () => {
+    const config = await resolveImportConfig({ baseUrl: 'https://api.example.test', dryRun: true }, {}, 3);
+    expect(config.credentials).toBeUndefined();
+  });
+
+  it.each([
+    [{ date: '2026-11-01', from: '2026-11-01' }, /--date cannot be combined/],
+    [{ to: '2026-11-01' }, /--to needs --from/],
+    [{ from: '2026-11-02', to: '2026-11-01' }, /is after --to/],
+    [{ date: '2026-02-30' }, /not a valid date/],
+    [{ pageSize: '20000' }, /--page-size "20000" must be a whole number from 1 to 10000/],
+    [{ pageSize: '0' }, /--page-size/],
+    [{ concurrency: 'four' }, /--concurrency/],
+    [{ timeout: '-1' }, /--timeout/],
+    [{ clientSecretFile: '/nonexistent/secret' }, /--client-secret-file and|cannot be combined/],
+    [{ shape: 'results', format: 'csv' }, /--shape results is NDJSON only/],
+    [{ catchUp: true, output: '-' }, /--catch-up with -o - needs --state/],
+    [{ catchUp: true, date: '2026-11-01' }, /--catch-up cannot be combined/],
+    [{ baseUrl: undefined }, /missing --base-url/],
+    [{ clientId: undefined }, /missing --client-id/],
+    [{ clientSecret: undefined }, /missing --client-secret/],
+    [{ quiet: true, verbose: true }, /--quiet and --verbose/],
+  ])('%j is a usage error', async (overrides, message) => {
+    const raw = { ...required, ...overrides };
+    const error = await resolveImportConfig(raw, {}, 1).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as Error).message).toMatch(message);
+  });
+
+  it('refuses CSV on stdout for several metrics', async () => {
+    await expect(resolveImportConfig({ ...required, output: '-', format: 'csv' }, {}, 3)).rejects.toThrow(/single metric/);
+    await expect(resolveImportConfig({ ...required, output: '-', format: 'csv' }, {}, 1)).resolves.toBeDefined();
+  });
+
+  it('names an unreadable secret file without echoing anything else', async () => {
+    const error = await resolveImportConfig({ baseUrl: required.baseUrl, clientId: 'id', clientSecretFile: join(dir, 'missing') }, {}, 1).catch(
+      (e: unknown) => e,
+    );
+    expect((error as Error).message).toMatch(/--client-secret-file .*missing cannot be read \(ENOENT\)/);
+  });
+});
