@@ -1,0 +1,42 @@
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { afterEach } from 'vitest';
+
+/**
+ * Call at the top of a test file (or a describe block): returns a function that makes a fresh temp folder, and every
+ * folder made is removed after each test.
+ */
+export function useTempDirs(prefix = 'area-metrics-test-'): () => Promise<string> {
+  const made: string[] = [];
+  afterEach(async () => {
+    await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+  });
+  return async () => {
+    const dir = await mkdtemp(join(tmpdir(), prefix));
+    made.push(dir);
+    return dir;
+  };
+}
+
+/** Every file under `dir` (hidden ones too), as sorted paths relative to `dir` with `/` separators. */
+export async function listFiles(dir: string): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(dir, join(entry.parentPath, entry.name)).split('\\').join('/'))
+    .sort();
+}
+
+/** Every file under `dir` with its bytes, keyed by relative path: for byte-for-byte comparisons of two runs. */
+export async function readTree(dir: string): Promise<Map<string, Buffer>> {
+  const tree = new Map<string, Buffer>();
+  for (const path of await listFiles(dir)) tree.set(path, await readFile(join(dir, path)));
+  return tree;
+}
