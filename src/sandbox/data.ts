@@ -93,6 +93,8 @@ export interface MetricResult {
 
 /** The results of one query, as (store, local day) references in their served (shuffled) order. */
 export interface QueryRefs {
+  /** Identifies the query (metric, clamped window, store) for caches. */
+  readonly key: string;
   readonly count: number;
   readonly storeIndexes: Int32Array;
   readonly localDays: Int32Array;
@@ -134,20 +136,37 @@ export function formatDuration(totalSeconds: number): string {
 
 /** Splits 100000 units (1.00000) over the weights with the largest-remainder method, so the sum is exact. */
 export function distributeTraffic(weights: readonly number[]): string[] {
-  const total = weights.reduce((sum, weight) => sum + weight, 0);
-  const units = weights.map((weight) => (total === 0 ? 0 : Math.floor((weight * TRAFFIC_UNITS) / total)));
-  if (total === 0) units[0] = TRAFFIC_UNITS;
-  let remainder = TRAFFIC_UNITS - units.reduce((sum, unit) => sum + unit, 0);
-  if (remainder > 0) {
-    const byRemainder = weights
-      .map((weight, index) => ({ index, fraction: total === 0 ? 0 : ((weight * TRAFFIC_UNITS) % total) / total }))
-      .sort((a, b) => b.fraction - a.fraction || a.index - b.index);
-    for (let position = 0; remainder > 0; position = (position + 1) % byRemainder.length, remainder -= 1) {
-      const index = byRemainder[position]!.index;
-      units[index] = units[index]! + 1;
-    }
+  const zoneCount = weights.length;
+  let total = 0;
+  for (const weight of weights) total += weight;
+  const units = new Array<number>(zoneCount);
+  // Remainders are integers (weight * UNITS mod total), so comparisons are exact.
+  const remainders = new Array<number>(zoneCount);
+  let assigned = 0;
+  for (let index = 0; index < zoneCount; index += 1) {
+    const scaled = total === 0 ? 0 : weights[index]! * TRAFFIC_UNITS;
+    const share = total === 0 ? 0 : Math.floor(scaled / total);
+    units[index] = share;
+    remainders[index] = total === 0 ? 0 : scaled - share * total;
+    assigned += share;
   }
-  return units.map((unit) => (unit === TRAFFIC_UNITS ? '1.00000' : `0.${String(unit).padStart(5, '0')}`));
+  if (total === 0) {
+    units[0] = TRAFFIC_UNITS;
+    assigned = TRAFFIC_UNITS;
+  }
+  // Fewer leftover units than zones: hand one each to the largest remainders (ties: first zone).
+  for (let leftover = TRAFFIC_UNITS - assigned; leftover > 0; leftover -= 1) {
+    let best = 0;
+    for (let index = 1; index < zoneCount; index += 1) if (remainders[index]! > remainders[best]!) best = index;
+    units[best] = units[best]! + 1;
+    remainders[best] = -1;
+  }
+  const shares = new Array<string>(zoneCount);
+  for (let index = 0; index < zoneCount; index += 1) {
+    const unit = units[index]!;
+    shares[index] = unit === TRAFFIC_UNITS ? '1.00000' : `0.${String(unit).padStart(5, '0')}`;
+  }
+  return shares;
 }
 
 export class Dataset {
@@ -242,6 +261,7 @@ export class Dataset {
       }
     }
     const refs: QueryRefs = {
+      key,
       count: storeIndexes.length,
       storeIndexes: Int32Array.from(storeIndexes),
       localDays: Int32Array.from(localDays),
