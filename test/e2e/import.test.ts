@@ -1,37 +1,13 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { METRICS, rowsOf, compareRows, type MetricName, type MetricResult } from '../../src/metrics/descriptors.js';
+import { compareRows, METRICS, rowsOf, type MetricName, type MetricResult } from '../../src/metrics/descriptors.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { assertBuilt, runCli } from '../helpers/cli.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const BIN = join(ROOT, 'bin/area-metrics.js');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolveRun, reject) => {
-    const base: NodeJS.ProcessEnv = {};
-    for (const [key, value] of Object.entries(process.env)) {
-      if (!key.startsWith('AREA_METRICS_') && !/_proxy$/i.test(key)) base[key] = value;
-    }
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: workDir, env: { ...base, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolveRun({ code, stdout, stderr }));
-  });
-}
+const run = (args: string[], env: Record<string, string> = {}) => runCli(args, { env, cwd: workDir });
 
 const SECRET = 'e2e-Import-Secret-42';
 let sandbox: Sandbox;
@@ -46,7 +22,7 @@ function expectedRows(metric: MetricName, day: string) {
 }
 
 beforeAll(async () => {
-  if (!existsSync(join(ROOT, 'dist/index.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+  assertBuilt();
   sandbox = await startSandbox({ stores: 9, zones: 5, days: 10, seed: 7, clientId: 'e2e-client', clientSecret: SECRET });
 });
 afterAll(async () => {
