@@ -144,6 +144,9 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
+    // A keep-alive connection whose request was in flight at close would otherwise hold close() open until it
+    // times out: tell the client this connection ends with this response.
+    if (closing) reply.header('connection', 'close');
     if (request.routeOptions.url === TOKEN_PATH) {
       // The answer depends on Origin (CORS): shared caches must key on it.
       reply.header('vary', 'Origin');

@@ -1,0 +1,78 @@
+import { createHmac } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
+import { startBroker, type RunningBroker, type StartBrokerOptions } from '../../src/broker/server.js';
+
+/** Collects a broker's JSON log lines; `all()` also lets a test check that no secret ever reached them. */
+export class LogCapture extends Writable {
+  readonly lines: string[] = [];
+  override _write(chunk: Buffer | string, _encoding: BufferEncoding, callback: () => void): void {
+    for (const line of String(chunk).split('\n')) if (line !== '') this.lines.push(line);
+    callback();
+  }
+  entries(): Record<string, unknown>[] {
+    return this.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+  text(): string {
+    return this.lines.join('\n');
+  }
+}
+
+export interface BrokerFixtureOptions {
+  authUrl: string;
+  clientId: string;
+  clientSecret: string;
+  marginSeconds?: number;
+  authTimeoutSeconds?: number;
+  redisUrl?: string;
+}
+
+export const ANDROID_APP = 'com.acme.shop';
+export const IOS_APP = 'com.acme.ShopApp';
+export const WEB_APP = 'shop.acme.example';
+/** A web application whose platform's secret env var is unset: 401, with CORS for its own origin. */
+export const BROKEN_WEB_APP = 'broken.acme.example';
+
+/** The usual three platforms; ios's secret env var is deliberately unset (→ 401). */
+export function brokerConfig(options: BrokerFixtureOptions): BrokerConfig {
+  return resolveBrokerConfig(
+    {
+      authUrl: options.authUrl,
+      platforms: {
+        android: { clientId: options.clientId, clientSecretEnv: 'TEST_ANDROID_SECRET' },
+        ios: { clientId: options.clientId, clientSecretEnv: 'TEST_IOS_SECRET_UNSET' },
+        web: { clientId: options.clientId, clientSecretEnv: 'TEST_WEB_SECRET' },
+        'web-broken': { clientId: options.clientId, clientSecretEnv: 'TEST_UNSET', browser: true },
+      },
+      applications: { [ANDROID_APP]: 'android', [IOS_APP]: 'ios', [WEB_APP]: 'web', [BROKEN_WEB_APP]: 'web-broken' },
+      cache: { marginSeconds: options.marginSeconds ?? 60, ...(options.redisUrl ? { redisUrl: options.redisUrl } : {}) },
+      ...(options.authTimeoutSeconds !== undefined ? { authTimeoutSeconds: options.authTimeoutSeconds } : {}),
+    },
+    { env: { TEST_ANDROID_SECRET: options.clientSecret, TEST_WEB_SECRET: options.clientSecret } },
+  );
+}
+
+export async function startTestBroker(
+  fixture: BrokerFixtureOptions,
+  options: Omit<StartBrokerOptions, 'logStream'> = {},
+): Promise<{ broker: RunningBroker; logs: LogCapture }> {
+  const logs = new LogCapture();
+  const broker = await startBroker(brokerConfig(fixture), { port: 0, ...options, logStream: logs });
+  return { broker, logs };
+}
+
+export function tokenUrl(broker: RunningBroker, application?: string): string {
+  const url = new URL('/api/gatekeeper-token', broker.url);
+  if (application !== undefined) url.searchParams.set('application_package', application);
+  return url.toString();
+}
+
+/** Checks an HS256 JWT against the key that signed it (the sandbox's), so tests know it is a real, unaltered token. */
+export function verifyHs256(token: string, key: string): Record<string, unknown> {
+  const [header, claims, signature] = token.split('.') as [string, string, string];
+  const expected = createHmac('sha256', key).update(`${header}.${claims}`).digest('base64url');
+  if (expected !== signature) throw new Error('signature mismatch');
+  return JSON.parse(Buffer.from(claims, 'base64url').toString('utf8')) as Record<string, unknown>;
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

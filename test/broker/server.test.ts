@@ -1,0 +1,304 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningBroker } from '../../src/broker/server.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import {
+  ANDROID_APP,
+  BROKEN_WEB_APP,
+  IOS_APP,
+  LogCapture,
+  WEB_APP,
+  sleep,
+  startTestBroker,
+  tokenUrl,
+  verifyHs256,
+} from './broker-harness.js';
+
+const CLIENT_SECRET = 'sandbox-secret-for-broker-tests-7f3a';
+const CLIENT_ID = 'broker-test-client';
+
+// Every broker and sandbox a test starts is closed after it; every log and every token is kept for the final check.
+const cleanups: (() => Promise<void>)[] = [];
+const allLogs: LogCapture[] = [];
+const issuedTokens = new Set<string>();
+
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+async function sandbox(tokenTtlSeconds = 3600): Promise<Sandbox> {
+  const started = await startSandbox({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, tokenTtlSeconds, stores: 1, days: 1 });
+  cleanups.push(() => started.close());
+  return started;
+}
+
+async function broker(
+  authUrl: string,
+  options: { marginSeconds?: number; authTimeoutSeconds?: number; clientSecret?: string } = {},
+): Promise<{ broker: RunningBroker; logs: LogCapture }> {
+  const started = await startTestBroker({ authUrl, clientId: CLIENT_ID, clientSecret: options.clientSecret ?? CLIENT_SECRET, ...options });
+  cleanups.push(() => started.broker.close());
+  allLogs.push(started.logs);
+  return started;
+}
+
+async function getToken(url: string, init?: RequestInit): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
+  const response = await fetch(url, init);
+  const text = await response.text();
+  const body = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
+  if (typeof body.access_token === 'string') issuedTokens.add(body.access_token);
+  return { status: response.status, headers: response.headers, body };
+}
+
+function expectProblem(result: { status: number; headers: Headers; body: Record<string, unknown> }, status: number, kind: string): void {
+  expect(result.status).toBe(status);
+  expect(result.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(result.headers.get('cache-control')).toBe('no-store');
+  expect(result.body).toEqual({
+    type: `urn:area-metrics:broker:problem:${kind}`,
+    title: expect.any(String),
+    status,
+    detail: expect.any(String),
+  });
+}
+
+describe('GET /api/gatekeeper-token against the sandbox auth server', () => {
+  it('answers 200 {access_token, expires_in} with no-store, the same shape from the auth server and from the cache', async () => {
+    const auth = await sandbox(3600);
+    const { broker: running, logs } = await broker(auth.url);
+    const first = await getToken(tokenUrl(running, ANDROID_APP));
+    expect(first.status).toBe(200);
+    expect(first.headers.get('cache-control')).toBe('no-store');
+    expect(first.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(Object.keys(first.body)).toEqual(['access_token', 'expires_in']);
+    expect(first.body.expires_in).toBeGreaterThan(3590);
+    expect(first.body.expires_in).toBeLessThanOrEqual(3600);
+    const claims = verifyHs256(first.body.access_token as string, auth.tokenSigningKey);
+    expect(claims.sub).toBe(CLIENT_ID);
+
+    const second = await getToken(tokenUrl(running, ANDROID_APP));
+    expect(second.status).toBe(200);
+    expect(Object.keys(second.body)).toEqual(['access_token', 'expires_in']);
+    expect(second.body.access_token).toBe(first.body.access_token);
+    expect(auth.tokenRequests()).toBe(1); // the second came from the cache
+
+    // Another application is another cache entry (seed 5: the key is application_package).
+    const web = await getToken(tokenUrl(running, WEB_APP));
+    expect(web.body.access_token).not.toBe(first.body.access_token);
+    expect(auth.tokenRequests()).toBe(2);
+
+    const completed = logs.entries().filter((entry) => entry.msg === 'request completed');
+    expect(completed.map((entry) => entry.cache)).toEqual(['miss', 'hit', 'miss']);
+    expect(completed[0]).toMatchObject({ application: ANDROID_APP, status: 200, authLatencyMs: expect.any(Number), reqId: expect.any(String) });
+    expect(completed[1]).not.toHaveProperty('authLatencyMs');
+  });
+
+  it('answers 400 problems for a missing, empty, too long, control-character, repeated or unknown application_package', async () => {
+    const auth = await sandbox();
+    const { broker: running } = await broker(auth.url);
+    expectProblem(await getToken(tokenUrl(running)), 400, 'missing-application-package');
+    expectProblem(await getToken(tokenUrl(running, '')), 400, 'invalid-application-package');
+    expectProblem(await getToken(tokenUrl(running, 'a'.repeat(256))), 400, 'invalid-application-package');
+    expectProblem(await getToken(`${tokenUrl(running)}?application_package=com.acme%01shop`), 400, 'invalid-application-package');
+    expectProblem(
+      await getToken(`${tokenUrl(running)}?application_package=${ANDROID_APP}&application_package=${WEB_APP}`),
+      400,
+      'invalid-application-package',
+    );
+    const unknown = await getToken(tokenUrl(running, 'com.unknown.app'));
+    expectProblem(unknown, 400, 'unknown-application');
+    expect(unknown.body.detail).toContain('com.unknown.app');
+    expect(auth.tokenRequests()).toBe(0);
+  });
+
+  it('answers 401 for an application whose platform has no usable credentials', async () => {
+    const auth = await sandbox();
+    const { broker: running, logs } = await broker(auth.url);
+    const result = await getToken(tokenUrl(running, IOS_APP));
+    expectProblem(result, 401, 'credentials-not-configured');
+    expect(JSON.stringify(result.body)).not.toContain('TEST_IOS_SECRET_UNSET');
+    expect(auth.tokenRequests()).toBe(0);
+    expect(logs.text()).toMatch(/platforms\.ios: environment variable TEST_IOS_SECRET_UNSET is not set/);
+  });
+
+  it('answers 502 when the auth server rejects the credentials, without naming the auth server', async () => {
+    const auth = await sandbox();
+    const { broker: running, logs } = await broker(auth.url, { clientSecret: 'wrong-secret-value' });
+    const result = await getToken(tokenUrl(running, ANDROID_APP));
+    expectProblem(result, 502, 'auth-server-rejected');
+    expect(JSON.stringify(result.body)).not.toContain(auth.url);
+    // The operator sees the auth server's own reason in the log.
+    expect(logs.text()).toMatch(/invalid_client/);
+    // A failure is not cached: the next request asks again.
+    await getToken(tokenUrl(running, ANDROID_APP));
+    expect(auth.tokenRequests()).toBe(2);
+  });
+
+  it('answers 503 with Retry-After when the auth server fails with 5xx, times out or refuses connections', async () => {
+    const auth = await sandbox();
+    const { broker: running } = await broker(auth.url, { authTimeoutSeconds: 0.3 });
+    auth.setFaults({ tokenFailNth: { n: 1, status: 500 } });
+    const failed = await getToken(tokenUrl(running, ANDROID_APP));
+    expectProblem(failed, 503, 'auth-server-unavailable');
+    expect(failed.headers.get('retry-after')).toMatch(/^\d+$/);
+
+    auth.setFaults({ tokenLatencyMs: 1500 });
+    const slow = await getToken(tokenUrl(running, ANDROID_APP));
+    expectProblem(slow, 503, 'auth-server-unavailable');
+    expect(slow.headers.get('retry-after')).toMatch(/^\d+$/);
+
+    auth.setFaults({});
+    await auth.close();
+    const refused = await getToken(tokenUrl(running, ANDROID_APP));
+    expectProblem(refused, 503, 'auth-server-unavailable');
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+
+  it('refetches when the lifetime minus the margin has passed (short token ttl)', async () => {
+    const auth = await sandbox(4);
+    const { broker: running } = await broker(auth.url, { marginSeconds: 2 });
+    const first = await getToken(tokenUrl(running, ANDROID_APP));
+    expect(first.body.expires_in).toBeLessThanOrEqual(4);
+    expect((await getToken(tokenUrl(running, ANDROID_APP))).body.access_token).toBe(first.body.access_token);
+    expect(auth.tokenRequests()).toBe(1);
+    await sleep(2100); // past expiry minus margin, whatever the JWT's whole-second exp rounding
+    const refreshed = await getToken(tokenUrl(running, ANDROID_APP));
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.access_token).not.toBe(first.body.access_token);
+    expect(auth.tokenRequests()).toBe(2);
+  });
+
+  it('keeps serving a token in its margin when the auth server has stopped, with its true expires_in', async () => {
+    const auth = await sandbox(5);
+    const { broker: running, logs } = await broker(auth.url, { marginSeconds: 4 });
+    const first = await getToken(tokenUrl(running, ANDROID_APP));
+    await sleep(1100); // now past the refresh point (validity minus 4 s), still valid
+    await auth.close();
+    const stale = await getToken(tokenUrl(running, ANDROID_APP));
+    expect(stale.status).toBe(200);
+    expect(stale.body.access_token).toBe(first.body.access_token);
+    expect(stale.body.expires_in).toBeLessThan(first.body.expires_in as number);
+    expect(stale.body.expires_in).toBeGreaterThan(0);
+    expect(logs.entries().some((entry) => entry.cache === 'stale')).toBe(true);
+    expect(logs.text()).toMatch(/serving a cached token past its refresh point/);
+  });
+
+  it('makes one auth request for 200 concurrent cold requests', async () => {
+    const auth = await sandbox();
+    auth.setFaults({ tokenLatencyMs: 150 });
+    const { broker: running } = await broker(auth.url);
+    const results = await Promise.all(Array.from({ length: 200 }, () => getToken(tokenUrl(running, ANDROID_APP))));
+    expect(results.every((result) => result.status === 200)).toBe(true);
+    expect(new Set(results.map((result) => result.body.access_token)).size).toBe(1);
+    expect(auth.tokenRequests()).toBe(1);
+  });
+});
+
+describe('CORS', () => {
+  let auth: Sandbox;
+  let running: RunningBroker;
+  beforeAll(async () => {
+    auth = await startSandbox({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, stores: 1, days: 1 });
+    const started = await startTestBroker({ authUrl: auth.url, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET });
+    running = started.broker;
+    allLogs.push(started.logs);
+  });
+  afterAll(async () => {
+    await running.close();
+    await auth.close();
+  });
+
+  const origin = (application: string): string => `https://${application}`;
+
+  it('lets a web application\'s own origin read the token, errors and the preflight', async () => {
+    const ok = await getToken(tokenUrl(running, WEB_APP), { headers: { origin: origin(WEB_APP) } });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('access-control-allow-origin')).toBe(origin(WEB_APP));
+    expect(ok.headers.get('vary')).toMatch(/Origin/);
+
+    const unauthorized = await getToken(tokenUrl(running, BROKEN_WEB_APP), { headers: { origin: origin(BROKEN_WEB_APP) } });
+    expect(unauthorized.status).toBe(401);
+    expect(unauthorized.headers.get('access-control-allow-origin')).toBe(origin(BROKEN_WEB_APP));
+
+    const preflight = await fetch(tokenUrl(running, WEB_APP), {
+      method: 'OPTIONS',
+      headers: { origin: origin(WEB_APP), 'access-control-request-method': 'GET' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(origin(WEB_APP));
+    expect(preflight.headers.get('access-control-allow-methods')).toBe('GET');
+    expect(preflight.headers.get('vary')).toMatch(/Origin/);
+  });
+
+  it('gives no CORS headers to other origins, to the web origin asking for another application, or to non-web apps', async () => {
+    const cases: [string, string][] = [
+      [WEB_APP, 'https://evil.example'],
+      [WEB_APP, `http://${WEB_APP}`],
+      [WEB_APP, `https://${WEB_APP}.evil.example`],
+      [ANDROID_APP, origin(WEB_APP)],
+      [ANDROID_APP, origin(ANDROID_APP)],
+      ['com.unknown.app', origin('com.unknown.app')],
+    ];
+    for (const [application, requestOrigin] of cases) {
+      const result = await getToken(tokenUrl(running, application), { headers: { origin: requestOrigin } });
+      const corsHeaders = [...result.headers.keys()].filter((name) => name.startsWith('access-control-'));
+      expect(corsHeaders, `${requestOrigin} asking for ${application}`).toEqual([]);
+      const preflight = await fetch(tokenUrl(running, application), {
+        method: 'OPTIONS',
+        headers: { origin: requestOrigin, 'access-control-request-method': 'GET' },
+      });
+      expect([...preflight.headers.keys()].filter((name) => name.startsWith('access-control-'))).toEqual([]);
+    }
+  });
+});
+
+describe('service endpoints and logs', () => {
+  it('answers /healthz and /readyz, a problem for unknown paths, and echoes a request id into the logs', async () => {
+    const auth = await sandbox();
+    const { broker: running, logs } = await broker(auth.url);
+    const health = await fetch(new URL('/healthz', running.url));
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
+    const ready = await fetch(new URL('/readyz', running.url));
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ status: 'ready', cache: 'memory' });
+    const missing = await getToken(new URL('/nope', running.url).toString());
+    expectProblem({ ...missing, body: { ...missing.body, type: 'urn:area-metrics:broker:problem:x' } }, 404, 'x');
+
+    const traced = await fetch(tokenUrl(running, ANDROID_APP), { headers: { 'x-request-id': 'trace-1234' } });
+    expect(traced.headers.get('x-request-id')).toBe('trace-1234');
+    const forged = await fetch(tokenUrl(running, ANDROID_APP), { headers: { 'x-request-id': 'bad id\twith tab' } });
+    expect(forged.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(logs.entries().find((entry) => entry.reqId === 'trace-1234')).toMatchObject({
+      msg: 'request completed',
+      application: ANDROID_APP,
+      cache: 'miss',
+      status: 200,
+    });
+  });
+
+  it('finishes an in-flight request when closed, then stops accepting connections', async () => {
+    const auth = await sandbox();
+    auth.setFaults({ tokenLatencyMs: 400 });
+    const { broker: running } = await broker(auth.url);
+    const inFlight = getToken(tokenUrl(running, ANDROID_APP));
+    await sleep(100);
+    const closing = running.close();
+    const result = await inFlight;
+    expect(result.status).toBe(200);
+    await closing;
+    await expect(fetch(tokenUrl(running, ANDROID_APP))).rejects.toThrow();
+  });
+});
+
+afterAll(() => {
+  // Secrets and tokens never reach the logs (checked over every line every broker in this file wrote).
+  const text = allLogs.map((logs) => logs.text()).join('\n');
+  expect(text.length).toBeGreaterThan(0);
+  expect(issuedTokens.size).toBeGreaterThan(3);
+  expect(text).not.toContain(CLIENT_SECRET);
+  expect(text).not.toContain('wrong-secret-value');
+  for (const token of issuedTokens) {
+    expect(text).not.toContain(token);
+    expect(text).not.toContain(token.split('.')[2]!);
+  }
+});
