@@ -428,7 +428,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return { status: 200, body: JSON.stringify({ faults }) };
     }
     if (url.pathname === '/_sandbox/requests' && request.method === 'GET') {
-      return { status: 200, body: JSON.stringify({ requests }) };
+      // `?path_prefix=/oauth2` keeps the answer small after a long benchmark.
+      const prefix = url.searchParams.get('path_prefix') ?? '';
+      const selected = prefix === '' ? requests : requests.filter((entry) => entry.path.startsWith(prefix));
+      return { status: 200, body: JSON.stringify({ requests: selected }) };
     }
     throw new HttpAnswer(404, { detail: 'Not found.' });
   };

@@ -127,5 +127,9 @@ describe('sandbox token endpoint', () => {
     expect(log).not.toContain('tok-secret-123');
     expect(log).not.toContain(token);
     expect(sandbox.requests.at(-1)).toMatchObject({ method: 'POST', path: '/oauth2/token', status: 200, authorized: true });
+    const listed = (await (await fetch(`${sandbox.url}/_sandbox/requests?path_prefix=/oauth2`)).json()) as { requests: { method: string; path: string }[] };
+    expect(listed.requests.filter((entry) => entry.method === 'POST').length).toBe(sandbox.tokenRequests());
+    expect(listed.requests.every((entry) => entry.path === '/oauth2/token')).toBe(true);
+    expect(JSON.stringify(listed)).not.toContain(token);
   });
 });
