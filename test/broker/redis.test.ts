@@ -1,0 +1,149 @@
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { sharedCacheKey } from '../../src/broker/cache.js';
+import type { RunningBroker } from '../../src/broker/server.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { redisServerBinary, startRedis, warnIfRedisMissing, type TestRedis } from '../helpers/redis.js';
+import { ANDROID_APP, LogCapture, brokerConfig, sleep, startTestBroker, tokenUrl } from './broker-harness.js';
+
+const CLIENT_ID = 'redis-test-client';
+const CLIENT_SECRET = 'redis-test-secret-9c1e';
+const missing = warnIfRedisMissing('the broker\'s Redis shared-cache tests (test/broker/redis.test.ts)');
+
+async function getToken(url: string): Promise<{ status: number; token?: string; expiresIn?: number }> {
+  const response = await fetch(url);
+  const body = (await response.json()) as { access_token?: string; expires_in?: number };
+  return { status: response.status, ...(body.access_token ? { token: body.access_token } : {}), ...(body.expires_in !== undefined ? { expiresIn: body.expires_in } : {}) };
+}
+
+describe.skipIf(missing)('broker instances sharing a real Redis', () => {
+  let redis: TestRedis;
+  let auth: Sandbox;
+  const brokers: RunningBroker[] = [];
+  const logs: LogCapture[] = [];
+
+  beforeAll(async () => {
+    expect(redisServerBinary).toBeDefined();
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+    const text = logs.map((capture) => capture.text()).join('\n');
+    expect(text).not.toContain(CLIENT_SECRET);
+  });
+  afterEach(async () => {
+    while (brokers.length > 0) await brokers.pop()?.close();
+    await auth?.close();
+    const flush = new Redis(redis.url);
+    await flush.flushall();
+    await flush.quit();
+  });
+
+  async function startAuth(ttlSeconds = 3600): Promise<Sandbox> {
+    auth = await startSandbox({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, tokenTtlSeconds: ttlSeconds, stores: 1, days: 1 });
+    return auth;
+  }
+
+  async function instance(redisUrl = redis.url, extra: { lockWaitMs?: number; marginSeconds?: number } = {}) {
+    const started = await startTestBroker(
+      { authUrl: auth.url, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redisUrl, ...(extra.marginSeconds !== undefined ? { marginSeconds: extra.marginSeconds } : {}) },
+      { ...(extra.lockWaitMs !== undefined ? { lockWaitMs: extra.lockWaitMs } : {}) },
+    );
+    brokers.push(started.broker);
+    logs.push(started.logs);
+    return started;
+  }
+
+  it('a second instance on another port serves the first one\'s token without an auth call', async () => {
+    await startAuth();
+    const a = await instance();
+    const b = await instance();
+    expect(new URL(a.broker.url).port).not.toBe(new URL(b.broker.url).port);
+    const fromA = await getToken(tokenUrl(a.broker, ANDROID_APP));
+    const fromB = await getToken(tokenUrl(b.broker, ANDROID_APP));
+    expect(fromA.status).toBe(200);
+    expect(fromB).toMatchObject({ status: 200, token: fromA.token });
+    expect(fromB.expiresIn).toBeLessThanOrEqual(fromA.expiresIn as number);
+    expect(auth.tokenRequests()).toBe(1);
+    expect(b.logs.entries().find((entry) => entry.msg === 'request completed')).toMatchObject({ cache: 'shared' });
+    const ready = await fetch(new URL('/readyz', b.broker.url));
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ cache: 'redis', redis: 'up' });
+  });
+
+  it('100 concurrent cold requests to each of two instances make one auth call', async () => {
+    await startAuth();
+    auth.setFaults({ tokenLatencyMs: 150 });
+    const a = await instance();
+    const b = await instance();
+    const results = await Promise.all(
+      Array.from({ length: 100 }, () => [getToken(tokenUrl(a.broker, ANDROID_APP)), getToken(tokenUrl(b.broker, ANDROID_APP))]).flat(),
+    );
+    expect(results.every((result) => result.status === 200)).toBe(true);
+    expect(new Set(results.map((result) => result.token)).size).toBe(1);
+    expect(auth.tokenRequests()).toBe(1);
+  });
+
+  it('an instance that waited too long for another\'s refresh lock fetches the token itself', async () => {
+    await startAuth();
+    const a = await instance(redis.url, { lockWaitMs: 200 });
+    const config = brokerConfig({ authUrl: auth.url, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET });
+    const platform = config.platforms.get('android')!;
+    const holder = new Redis(redis.url);
+    // A crashed instance's lock: held, and nobody will ever write the token.
+    await holder.set(`${config.redisKeyPrefix}lock:${sharedCacheKey(ANDROID_APP, platform)}`, 'crashed-instance', 'PX', 10_000);
+    await holder.quit();
+    const startedAt = Date.now();
+    const result = await getToken(tokenUrl(a.broker, ANDROID_APP));
+    expect(result.status).toBe(200);
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(190);
+    expect(auth.tokenRequests()).toBe(1);
+    expect(a.logs.text()).toMatch(/gave up waiting for another instance/);
+  });
+
+  it('keeps answering from memory and the auth server when Redis goes down, and /readyz reports it', async () => {
+    await startAuth();
+    const own = await startRedis();
+    try {
+      const a = await instance(own.url);
+      const first = await getToken(tokenUrl(a.broker, ANDROID_APP));
+      await own.stop();
+      await sleep(200);
+      const ready = await fetch(new URL('/readyz', a.broker.url));
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toMatchObject({ redis: 'down' });
+      expect(a.logs.text()).toMatch(/Redis unavailable; serving tokens from this instance's memory/);
+      const cached = await getToken(tokenUrl(a.broker, ANDROID_APP));
+      expect(cached).toMatchObject({ status: 200, token: first.token });
+      expect(auth.tokenRequests()).toBe(1);
+      // A cold application still gets a token from the auth server.
+      const web = await getToken(tokenUrl(a.broker, 'shop.acme.example'));
+      expect(web.status).toBe(200);
+      expect(auth.tokenRequests()).toBe(2);
+    } finally {
+      await own.stop();
+    }
+  });
+
+  it('starts and serves when Redis is unreachable at start', async () => {
+    await startAuth();
+    const gone = await startRedis();
+    const url = gone.url;
+    await gone.stop();
+    const a = await instance(url);
+    expect((await getToken(tokenUrl(a.broker, ANDROID_APP))).status).toBe(200);
+    expect((await fetch(new URL('/readyz', a.broker.url))).status).toBe(503);
+    expect(a.logs.text()).toMatch(/Redis unavailable/);
+  });
+
+  it('shares a stale token when the auth server is down: a second instance serves it in its margin', async () => {
+    await startAuth(5);
+    const a = await instance(redis.url, { marginSeconds: 4 });
+    const b = await instance(redis.url, { marginSeconds: 4 });
+    const first = await getToken(tokenUrl(a.broker, ANDROID_APP));
+    await sleep(1100);
+    await auth.close();
+    const fromB = await getToken(tokenUrl(b.broker, ANDROID_APP));
+    expect(fromB).toMatchObject({ status: 200, token: first.token });
+  });
+});
