@@ -1,0 +1,139 @@
+// Broker benchmark (issue 6): a cold burst on an empty cache (exactly one auth-server call), then autocannon with
+// a cached token against `area-metrics broker`, side by side with a bare node:http server, each in its own process.
+import { spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import autocannon from 'autocannon';
+import { Agent, request } from 'undici';
+import { BIN, ROOT, startSandboxProcess, stopChild, tempDir } from './lib.mjs';
+
+const APPLICATION = 'com.acme.shop';
+const SECRET_ENV = 'BENCH_ANDROID_SECRET';
+
+/** Starts a server process whose first stdout line is `<what> listening on http://...`. */
+function startListening(what, file, args, { env = process.env, stderrPath } = {}) {
+  const stderr = stderrPath ? 'pipe' : 'inherit';
+  const child = spawn(process.execPath, [file, ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', stderr] });
+  let logFile;
+  if (stderrPath) {
+    logFile = createWriteStream(stderrPath);
+    child.stderr.pipe(logFile);
+  }
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout });
+    child.once('exit', (code) => reject(new Error(`${what} exited with ${code} before listening (log: ${stderrPath ?? 'stderr'})`)));
+    lines.once('line', (line) => {
+      const match = new RegExp(`^${what} listening on (http://\\S+)$`).exec(line);
+      if (!match) return reject(new Error(`unexpected first ${what} line: ${line}`));
+      child.removeAllListeners('exit');
+      lines.on('line', () => {});
+      resolve({ url: match[1], child, stop: () => stopChild(child) });
+    });
+  });
+}
+
+async function tokenCalls(sandboxUrl) {
+  const response = await fetch(`${sandboxUrl}/_sandbox/requests`);
+  const { requests } = await response.json();
+  return requests.filter((entry) => entry.path.startsWith('/oauth2/token')).length;
+}
+
+/** `burst` requests at once, each on its own connection, for one application on an empty cache. */
+async function coldBurst(brokerUrl, burst) {
+  const agent = new Agent({ connections: burst, pipelining: 1 });
+  const url = `${brokerUrl}/api/gatekeeper-token?application_package=${encodeURIComponent(APPLICATION)}`;
+  const started = performance.now();
+  try {
+    const answers = await Promise.all(
+      Array.from({ length: burst }, async () => {
+        const response = await request(url, { dispatcher: agent });
+        const body = await response.body.json();
+        return { status: response.statusCode, token: body.access_token };
+      }),
+    );
+    const ok = answers.filter((answer) => answer.status === 200);
+    return {
+      burst,
+      ok: ok.length,
+      distinctTokens: new Set(ok.map((answer) => answer.token)).size,
+      wallMs: performance.now() - started,
+    };
+  } finally {
+    await agent.close();
+  }
+}
+
+function cannon(url, { connections, durationSeconds }) {
+  return autocannon({ url, connections, duration: durationSeconds });
+}
+
+function loadResult(result) {
+  return {
+    requestsPerSecond: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    total: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+  };
+}
+
+export async function brokerBenchmark({ log, connections = 100, durationSeconds = 10, warmupSeconds = 2, burst = 1000 }) {
+  const dir = await tempDir('broker');
+  // The auth server is the sandbox's /oauth2/token, with a realistic 50 ms of latency so the burst's misses overlap.
+  const sandbox = await startSandboxProcess(['--stores', '1', '--zones', '1', '--days', '1', '--token-latency-ms', '50']);
+  const configPath = join(dir, 'broker.json');
+  await writeFile(
+    configPath,
+    JSON.stringify({
+      authUrl: sandbox.url,
+      platforms: { android: { clientId: 'demo-client', clientSecretEnv: SECRET_ENV } },
+      applications: { [APPLICATION]: 'android' },
+      cache: { marginSeconds: 60 },
+    }),
+  );
+  const servers = [];
+  try {
+    // Default log level (info: one JSON line per request), written to a file as a deployment would.
+    const broker = await startListening('broker', BIN, ['broker', '--config', configPath, '--port', '0'], {
+      env: { ...process.env, [SECRET_ENV]: 'demo-secret' },
+      stderrPath: join(dir, 'broker.log'),
+    });
+    servers.push(broker);
+    const bare = await startListening('bare', join(ROOT, 'bench', 'bare-server.mjs'), []);
+    servers.push(bare);
+
+    const before = await tokenCalls(sandbox.url);
+    const cold = await coldBurst(broker.url, burst);
+    const authCalls = (await tokenCalls(sandbox.url)) - before;
+    log(
+      `cold burst: ${cold.burst} concurrent requests, ${cold.ok} answered 200 with ${cold.distinctTokens} distinct token(s) ` +
+        `in ${(cold.wallMs / 1000).toFixed(2)} s; auth-server calls: ${authCalls}`,
+    );
+
+    const brokerUrl = `${broker.url}/api/gatekeeper-token?application_package=${encodeURIComponent(APPLICATION)}`;
+    const targets = [
+      { key: 'bare', name: 'bare node:http, constant 200-byte JSON', url: `${bare.url}/` },
+      { key: 'broker', name: 'area-metrics broker, cached token', url: brokerUrl },
+    ];
+    const load = {};
+    for (const target of targets) {
+      await cannon(target.url, { connections, durationSeconds: warmupSeconds }); // JIT and connection warm-up
+      load[target.key] = loadResult(await cannon(target.url, { connections, durationSeconds }));
+      const result = load[target.key];
+      log(
+        `${target.name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms` +
+          `, non-2xx ${result.non2xx}, errors ${result.errors}`,
+      );
+    }
+    const authCallsAfterLoad = (await tokenCalls(sandbox.url)) - before;
+    return { connections, durationSeconds, cold: { ...cold, authCalls }, authCallsAfterLoad, load, targets };
+  } finally {
+    for (const server of servers) await server.stop();
+    await sandbox.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}

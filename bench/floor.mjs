@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+// The physical floor of an import: the same pages, the same HTTP stack (global fetch over the importer's own undici
+// dispatcher), the same concurrency (units in flight), following `next` and throwing each body away unparsed.
+// Usage: node bench/floor.mjs --base-url URL --from D1 --to D2 [--concurrency 4] [--page-size 1000]
+//        (credentials from AREA_METRICS_CLIENT_ID / AREA_METRICS_CLIENT_SECRET)
+// Prints one JSON line on stdout: { units, requests, bytes }.
+import { parseArgs } from 'node:util';
+import { createDispatcher } from '../dist/fetch/dispatcher.js';
+import { basicAuthorization } from '../dist/fetch/basic-auth.js';
+import { firstPageUrl } from '../dist/fetch/urls.js';
+import { daysBetween, utcDayBounds } from '../dist/window/days.js';
+
+const METRICS = ['unique-users', 'avg-screen-time', 'traffic'];
+
+const { values } = parseArgs({
+  options: {
+    'base-url': { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    concurrency: { type: 'string', default: '4' },
+    'page-size': { type: 'string', default: '1000' },
+  },
+});
+const baseUrl = new URL(values['base-url']);
+const concurrency = Number(values.concurrency);
+const pageSize = Number(values['page-size']);
+const headers = {
+  authorization: basicAuthorization({
+    clientId: process.env.AREA_METRICS_CLIENT_ID,
+    clientSecret: process.env.AREA_METRICS_CLIENT_SECRET,
+  }),
+  accept: 'application/json',
+};
+// Same pool as the importer builds (connections = concurrency + 2).
+const dispatcher = createDispatcher({ connections: concurrency + 2, timeoutMs: 60_000 });
+
+// Same plan order as the importer: metric, then day.
+const units = METRICS.flatMap((metric) => daysBetween(values.from, values.to).map((day) => ({ metric, day })));
+
+let requests = 0;
+let bytes = 0;
+
+async function fetchUnit(unit) {
+  let url = firstPageUrl(baseUrl, unit.metric, { ...utcDayBounds(unit.day), pageSize });
+  while (url) {
+    const response = await fetch(url, { headers, dispatcher });
+    if (response.status !== 200) throw new Error(`${unit.metric} ${unit.day}: HTTP ${response.status}`);
+    // The body is needed only for `next`; read it as text and find the link without building the object tree.
+    const text = await response.text();
+    requests++;
+    bytes += text.length;
+    const match = /"next":(null|"([^"]*)")/.exec(text);
+    url = match?.[2] ? new URL(match[2]) : undefined;
+  }
+}
+
+let nextUnit = 0;
+async function worker() {
+  while (nextUnit < units.length) await fetchUnit(units[nextUnit++]);
+}
+await Promise.all(Array.from({ length: concurrency }, worker));
+await dispatcher.close();
+process.stdout.write(`${JSON.stringify({ units: units.length, requests, bytes })}\n`);

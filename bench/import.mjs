@@ -1,0 +1,136 @@
+// Import benchmark (issue 6): the importer (CSV, NDJSON) side by side with the physical floor and curl+jq,
+// interleaved, median of N rounds; then peak RSS for 30 days and for one big day.
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { BIN, ROOT, measure, median, startSandboxProcess, tempDir, utcDay } from './lib.mjs';
+
+const CREDENTIALS = { AREA_METRICS_CLIENT_ID: 'demo-client', AREA_METRICS_CLIENT_SECRET: 'demo-secret' };
+const SUMMARY = /imported (\d+) of (\d+) units, (\d+) rows/;
+
+function importerRun(format) {
+  return async ({ baseUrl, from, to, out, pageSize }) => {
+    const args = [BIN, 'all', '--base-url', baseUrl, '--from', from, '--to', to, '--format', format, '-o', out];
+    if (pageSize) args.push('--page-size', String(pageSize));
+    const run = await measure(process.execPath, args, { env: { ...process.env, ...CREDENTIALS } });
+    const summary = SUMMARY.exec(run.stderr);
+    if (run.code !== 0 || !summary || summary[1] !== summary[2]) {
+      throw new Error(`importer (${format}) failed with exit ${run.code}:\n${run.stderr.slice(-2000)}`);
+    }
+    return { ...run, rows: Number(summary[3]) };
+  };
+}
+
+async function floorRun({ baseUrl, from, to }) {
+  const args = [join(ROOT, 'bench', 'floor.mjs'), '--base-url', baseUrl, '--from', from, '--to', to];
+  const run = await measure(process.execPath, args, { env: { ...process.env, ...CREDENTIALS } });
+  if (run.code !== 0) throw new Error(`floor client failed with exit ${run.code}:\n${run.stderr.slice(-2000)}`);
+  return { ...run, requests: JSON.parse(run.stdout).requests };
+}
+
+async function countLines(folder) {
+  let lines = 0;
+  for (const entry of await readdir(folder, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.ndjson')) continue;
+    const text = await readFile(join(entry.parentPath ?? entry.path, entry.name), 'utf8');
+    for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', index + 1)) lines++;
+  }
+  return lines;
+}
+
+async function curlJqRun({ baseUrl, from, to, out }) {
+  const run = await measure('bash', [join(ROOT, 'bench', 'curl-jq.sh'), baseUrl, from, to, out], {
+    env: { ...process.env, ...CREDENTIALS },
+  });
+  if (run.code !== 0) throw new Error(`curl+jq baseline failed with exit ${run.code}:\n${run.stderr.slice(-2000)}`);
+  return { ...run, rows: await countLines(out) };
+}
+
+/**
+ * The side-by-side part: every round runs each variant once, in the same order (A, B, C, D, A, B, ...), so that a
+ * slow phase of the machine hits all of them alike.
+ */
+export async function importComparison({ rounds, tools, log }) {
+  const sandbox = await startSandboxProcess(['--stores', '2000', '--zones', '20', '--days', '30']);
+  const window = { baseUrl: sandbox.url, from: utcDay(-7), to: utcDay(-1) };
+  const variants = [
+    { name: 'area-metrics all --format csv', key: 'csv', run: importerRun('csv') },
+    { name: 'area-metrics all --format ndjson', key: 'ndjson', run: importerRun('ndjson') },
+    { name: 'floor: bare fetch, bodies discarded', key: 'floor', run: floorRun },
+  ];
+  if (tools.curl && tools.jq) variants.push({ name: 'baseline: curl + jq (xargs -P 4)', key: 'curljq', run: curlJqRun });
+  else log('curl or jq is missing (apt-get install -y curl jq): the curl+jq baseline is skipped');
+  const samples = Object.fromEntries(variants.map((variant) => [variant.key, []]));
+  try {
+    // One unmeasured warm-up: the sandbox builds its query cache and the page cache holds the node binary.
+    log(`warm-up: ${window.from}..${window.to} against ${sandbox.url}`);
+    await floorRun(window);
+    for (let round = 1; round <= rounds; round++) {
+      for (const variant of variants) {
+        const out = await tempDir(variant.key);
+        try {
+          const result = await variant.run({ ...window, out });
+          samples[variant.key].push(result);
+          log(
+            `round ${round}/${rounds} ${variant.name}: ${(result.wallMs / 1000).toFixed(2)} s, ` +
+              `peak RSS ${result.maxRssKb === undefined ? 'n/a' : `${(result.maxRssKb / 1024).toFixed(0)} MB`}` +
+              (result.rows !== undefined ? `, ${result.rows} rows` : ''),
+          );
+        } finally {
+          await rm(out, { recursive: true, force: true });
+        }
+      }
+    }
+  } finally {
+    await sandbox.stop();
+  }
+  const rows = samples.csv[0].rows;
+  for (const key of ['ndjson', 'curljq']) {
+    for (const sample of samples[key] ?? []) {
+      if (sample.rows !== rows) throw new Error(`${key} produced ${sample.rows} rows, the CSV import ${rows}: not the same work`);
+    }
+  }
+  const summary = variants.map((variant) => {
+    const runs = samples[variant.key];
+    return {
+      key: variant.key,
+      name: variant.name,
+      runs: runs.length,
+      wallMs: median(runs.map((run) => run.wallMs)),
+      allWallMs: runs.map((run) => Math.round(run.wallMs)),
+      cpuSeconds: median(runs.map((run) => run.cpuSeconds)),
+      maxRssKb: median(runs.map((run) => run.maxRssKb)),
+      rows,
+    };
+  });
+  return { window, rows, requests: samples.floor[0]?.requests, variants: summary };
+}
+
+/** Peak RSS of a 30-day backfill against the same data set, to compare with 7 days (memory must not grow). */
+export async function thirtyDays({ log }) {
+  const sandbox = await startSandboxProcess(['--stores', '2000', '--zones', '20', '--days', '30']);
+  const out = await tempDir('30d');
+  try {
+    const window = { baseUrl: sandbox.url, from: utcDay(-30), to: utcDay(-1), out };
+    const result = await importerRun('csv')(window);
+    log(`30 days, CSV: ${(result.wallMs / 1000).toFixed(2)} s, ${result.rows} rows, peak RSS ${(result.maxRssKb / 1024).toFixed(0)} MB`);
+    return { ...result, window };
+  } finally {
+    await rm(out, { recursive: true, force: true });
+    await sandbox.stop();
+  }
+}
+
+/** One big day: 20,000 stores x 30 zones, --page-size 10000. */
+export async function bigDay({ log }) {
+  const sandbox = await startSandboxProcess(['--stores', '20000', '--zones', '30', '--days', '1']);
+  const out = await tempDir('bigday');
+  try {
+    const day = utcDay(-1);
+    const result = await importerRun('csv')({ baseUrl: sandbox.url, from: day, to: day, out, pageSize: 10_000 });
+    log(`big day, CSV: ${(result.wallMs / 1000).toFixed(2)} s, ${result.rows} rows, peak RSS ${(result.maxRssKb / 1024).toFixed(0)} MB`);
+    return { ...result, day };
+  } finally {
+    await rm(out, { recursive: true, force: true });
+    await sandbox.stop();
+  }
+}

@@ -1,0 +1,114 @@
+// Helpers shared by the benchmarks: child processes, peak RSS through /usr/bin/time -v, medians, tables.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export const ROOT = new URL('..', import.meta.url).pathname;
+export const BIN = join(ROOT, 'bin', 'area-metrics.js');
+export const TIME = '/usr/bin/time';
+
+/** Which external tools are here; a missing one is reported, not a crash. */
+export function toolStatus() {
+  const has = (command) => spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+  return { time: existsSync(TIME), curl: has('curl'), jq: has('jq') };
+}
+
+export async function tempDir(prefix) {
+  return mkdtemp(join(tmpdir(), `area-metrics-bench-${prefix}-`));
+}
+
+/**
+ * Starts `area-metrics sandbox` in its own process (so its CPU is not the client's) and resolves with its base URL
+ * from the first stdout line, `sandbox listening on http://...`.
+ */
+export function startSandboxProcess(args) {
+  const child = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout });
+    const timer = setTimeout(() => fail(new Error('sandbox did not start within 30 s')), 30_000);
+    const fail = (error) => {
+      clearTimeout(timer);
+      child.kill('SIGTERM');
+      reject(new Error(`${error.message}\n${stderr}`));
+    };
+    child.once('exit', (code) => fail(new Error(`sandbox exited with ${code} before listening`)));
+    lines.once('line', (line) => {
+      const match = /^sandbox listening on (http:\/\/\S+)$/.exec(line);
+      if (!match) return fail(new Error(`unexpected first sandbox line: ${line}`));
+      clearTimeout(timer);
+      child.removeAllListeners('exit');
+      lines.on('line', () => {}); // keep draining the banner
+      resolve({ url: match[1], child, stop: () => stopChild(child) });
+    });
+  });
+}
+
+export function stopChild(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/**
+ * Runs a command to completion under /usr/bin/time -v (when installed) and returns wall time, peak RSS (of the
+ * largest process in the tree, as getrusage reports it), exit code and the captured output.
+ */
+export async function measure(command, args, { env = process.env, cwd = ROOT, useTime = true } = {}) {
+  const reportDir = useTime ? await tempDir('time') : undefined;
+  const report = reportDir ? join(reportDir, 'time.txt') : undefined;
+  const [file, argv] = report ? [TIME, ['-v', '-o', report, command, ...args]] : [command, args];
+  const started = performance.now();
+  const child = spawn(file, argv, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const code = await new Promise((resolve) => child.once('close', (exitCode) => resolve(exitCode)));
+  const wallMs = performance.now() - started;
+  let maxRssKb;
+  let cpuSeconds;
+  if (report) {
+    const text = await readFile(report, 'utf8').catch(() => '');
+    const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(text);
+    maxRssKb = rss ? Number(rss[1]) : undefined;
+    const user = /User time \(seconds\): ([\d.]+)/.exec(text);
+    const system = /System time \(seconds\): ([\d.]+)/.exec(text);
+    cpuSeconds = user && system ? Number(user[1]) + Number(system[1]) : undefined;
+    await rm(reportDir, { recursive: true, force: true });
+  }
+  return { code, wallMs, maxRssKb, cpuSeconds, stdout, stderr };
+}
+
+export function median(values) {
+  const sorted = values.filter((value) => value !== undefined && !Number.isNaN(value)).sort((a, b) => a - b);
+  if (sorted.length === 0) return undefined;
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** UTC day `offset` days from today, as YYYY-MM-DD. */
+export function utcDay(offsetDays) {
+  const today = new Date();
+  const start = Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate());
+  return new Date(start + offsetDays * 86_400_000).toISOString().slice(0, 10);
+}
+
+export function formatTable(header, rows) {
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => String(row[column] ?? '').length)));
+  const line = (cells) => `| ${cells.map((cell, column) => String(cell ?? '').padEnd(widths[column])).join(' | ')} |`;
+  return [line(header), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+export const mb = (kb) => (kb === undefined ? 'n/a' : (kb / 1024).toFixed(0));
+export const seconds = (ms) => (ms === undefined ? 'n/a' : (ms / 1000).toFixed(2));

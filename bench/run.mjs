@@ -1,0 +1,187 @@
+#!/usr/bin/env node
+// `npm run bench` (issue 6): import benchmark (importer vs floor vs curl+jq, 30 days, one big day) and broker
+// benchmark (autocannon vs a bare node:http server, cold burst). One summary table at the end; the raw numbers go to
+// bench/results/<timestamp>.json. Options: --rounds N (default 3), --skip-import, --skip-broker, --skip-memory.
+import { execSync } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { brokerBenchmark } from './broker.mjs';
+import { bigDay, importComparison, thirtyDays } from './import.mjs';
+import { ROOT, formatTable, mb, seconds, toolStatus } from './lib.mjs';
+
+const { values: flags } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    'skip-import': { type: 'boolean', default: false },
+    'skip-memory': { type: 'boolean', default: false },
+    'skip-broker': { type: 'boolean', default: false },
+  },
+});
+const rounds = Number(flags.rounds);
+if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds must be a positive integer');
+
+const started = performance.now();
+const log = (message) => process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(3)} s] ${message}\n`);
+
+const machine = {
+  cpus: cpus().length,
+  cpuModel: cpus()[0]?.model ?? 'unknown',
+  memoryGb: (totalmem() / 2 ** 30).toFixed(1),
+  node: process.version,
+  platform: `${process.platform} ${process.arch}`,
+  commit: (() => {
+    try {
+      return execSync('git rev-parse --short HEAD', { cwd: ROOT, encoding: 'utf8' }).trim();
+    } catch {
+      return 'unknown';
+    }
+  })(),
+};
+log(`machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGb} GB, node ${machine.node}, commit ${machine.commit}`);
+
+const tools = toolStatus();
+if (!tools.time) log('/usr/bin/time is missing (apt-get install -y time): peak RSS is not measured');
+if (!tools.curl || !tools.jq) log('curl and/or jq are missing (apt-get install -y curl jq): the curl+jq baseline is skipped');
+
+const results = { machine, rounds, startedAt: new Date().toISOString() };
+const table = [];
+const pass = (ok) => (ok === undefined ? 'n/a' : ok ? 'yes' : 'NO');
+const ratio = (a, b) => (a === undefined || b === undefined ? undefined : a / b);
+const fmtRatio = (value) => (value === undefined ? 'n/a' : `${value.toFixed(2)}x`);
+
+let failures = 0;
+async function section(name, body) {
+  try {
+    await body();
+  } catch (error) {
+    failures++;
+    log(`${name} FAILED: ${error instanceof Error ? error.stack : String(error)}`);
+    table.push([name, 'FAILED', '', '', '', '', 'see log above', 'NO']);
+  }
+}
+
+if (!flags['skip-import']) {
+  await section('import', async () => {
+    const comparison = await importComparison({ rounds, tools, log });
+    results.import = comparison;
+    const byKey = Object.fromEntries(comparison.variants.map((variant) => [variant.key, variant]));
+    const floor = byKey.floor;
+    const curlJq = byKey.curljq;
+    for (const variant of comparison.variants) {
+      const rowsPerSecond = variant.rows / (variant.wallMs / 1000);
+      const vsFloor = ratio(variant.wallMs, floor?.wallMs);
+      const vsCurl = ratio(variant.wallMs, curlJq?.wallMs);
+      let target = '';
+      let ok;
+      if (variant.key === 'csv' || variant.key === 'ndjson') {
+        target = '<=1.25x floor, <=0.5x curl+jq, RSS <=200 MB';
+        ok =
+          vsFloor !== undefined &&
+          vsFloor <= 1.25 &&
+          (vsCurl === undefined || vsCurl <= 0.5) &&
+          (variant.maxRssKb === undefined || variant.maxRssKb <= 200 * 1024);
+      }
+      table.push([
+        `7 days: ${variant.name}`,
+        seconds(variant.wallMs),
+        Math.round(rowsPerSecond).toLocaleString('en-US'),
+        mb(variant.maxRssKb),
+        fmtRatio(vsFloor),
+        fmtRatio(vsCurl),
+        target,
+        target ? pass(ok) : '',
+      ]);
+    }
+    log(`7 days: ${comparison.rows} rows per run (3 metrics), ${comparison.requests} requests, window ${comparison.window.from}..${comparison.window.to}`);
+  });
+}
+
+if (!flags['skip-memory']) {
+  await section('30 days', async () => {
+    const month = await thirtyDays({ log });
+    results.thirtyDays = month;
+    const weekRss = results.import?.variants.find((variant) => variant.key === 'csv')?.maxRssKb;
+    const growth = ratio(month.maxRssKb, weekRss);
+    table.push([
+      '30 days: area-metrics all --format csv',
+      seconds(month.wallMs),
+      Math.round(month.rows / (month.wallMs / 1000)).toLocaleString('en-US'),
+      mb(month.maxRssKb),
+      '',
+      '',
+      `RSS within 20% of 7 days (${growth === undefined ? 'n/a' : `${((growth - 1) * 100).toFixed(0)}%`})`,
+      pass(growth === undefined ? undefined : Math.abs(growth - 1) <= 0.2),
+    ]);
+  });
+  await section('big day', async () => {
+    const big = await bigDay({ log });
+    results.bigDay = big;
+    table.push([
+      'big day 20,000 x 30, --page-size 10000, csv',
+      seconds(big.wallMs),
+      Math.round(big.rows / (big.wallMs / 1000)).toLocaleString('en-US'),
+      mb(big.maxRssKb),
+      '',
+      '',
+      'RSS <=400 MB',
+      pass(big.maxRssKb === undefined ? undefined : big.maxRssKb <= 400 * 1024),
+    ]);
+  });
+}
+
+const brokerTable = [];
+if (!flags['skip-broker']) {
+  await section('broker', async () => {
+    const broker = await brokerBenchmark({ log });
+    results.broker = broker;
+    const bare = broker.load.bare;
+    const cached = broker.load.broker;
+    const share = cached.requestsPerSecond / bare.requestsPerSecond;
+    brokerTable.push(
+      ['bare node:http, 200-byte JSON', Math.round(bare.requestsPerSecond), bare.p50Ms, bare.p99Ms, `${bare.non2xx + bare.errors}`, '', ''],
+      [
+        'area-metrics broker, cached token',
+        Math.round(cached.requestsPerSecond),
+        cached.p50Ms,
+        cached.p99Ms,
+        `${cached.non2xx + cached.errors}`,
+        `>=70% of bare (${(share * 100).toFixed(0)}%), p99 <20 ms`,
+        pass(share >= 0.7 && cached.p99Ms < 20 && cached.non2xx + cached.errors === 0),
+      ],
+      [
+        `cold burst: ${broker.cold.burst} concurrent, empty cache`,
+        '',
+        '',
+        `${(broker.cold.wallMs / 1000).toFixed(2)} s total`,
+        `${broker.cold.burst - broker.cold.ok}`,
+        `exactly 1 auth call (${broker.cold.authCalls})`,
+        pass(broker.cold.authCalls === 1 && broker.cold.ok === broker.cold.burst && broker.cold.distinctTokens === 1),
+      ],
+    );
+  });
+}
+
+results.totalSeconds = (performance.now() - started) / 1000;
+const resultsDir = join(ROOT, 'bench', 'results');
+await mkdir(resultsDir, { recursive: true });
+const resultsPath = join(resultsDir, `${results.startedAt.replace(/[:.]/g, '-')}.json`);
+await writeFile(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
+
+const out = [];
+out.push('');
+out.push(`area-metrics benchmark: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGb} GB RAM, node ${machine.node}, commit ${machine.commit}`);
+if (table.length) {
+  out.push(`Import (median of ${rounds} interleaved runs; sandbox 2,000 stores x 20 zones in its own process, loopback)`);
+  out.push(formatTable(['run', 'wall s', 'rows/s', 'peak RSS MB', 'vs floor', 'vs curl+jq', 'target', 'met'], table));
+}
+if (brokerTable.length) {
+  const broker = results.broker;
+  out.push('');
+  out.push(`Broker (autocannon, ${broker.connections} connections, ${broker.durationSeconds} s each, after a warm-up; servers in their own processes)`);
+  out.push(formatTable(['run', 'req/s', 'p50 ms', 'p99 ms', 'failed', 'target', 'met'], brokerTable));
+}
+out.push(`total ${results.totalSeconds.toFixed(0)} s; raw numbers in ${resultsPath}`);
+process.stdout.write(`${out.join('\n')}\n`);
+if (failures) process.exitCode = 1;
