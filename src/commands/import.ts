@@ -128,7 +128,7 @@ async function runImport(metricNames: readonly MetricName[], raw: RawImportOptio
         }),
       onOutcome: async (outcome) => {
         if (!outcome.ok) {
-          logger.error(messageOf(outcome.error), { unit: unitLabel(outcome.unit), exit_code: exitCodeFor(outcome.error) });
+          logger.error(failureLine(outcome.unit, outcome.error), { unit: unitLabel(outcome.unit), exit_code: exitCodeFor(outcome.error) });
           await dayTracker.record(outcome);
           return;
         }
@@ -163,6 +163,16 @@ async function runImport(metricNames: readonly MetricName[], raw: RawImportOptio
   // The run's exit code is that of the first failed unit in (metric, day, store) order (SPEC 2.6).
   const first = failed[0];
   if (first && !first.ok) context.exitCode = exitCodeFor(first.error);
+}
+
+/**
+ * The one stderr line of a failed unit always names the unit (SPEC 2.6): errors raised per request (HTTP status,
+ * network, malformed body) only know the URL, and text logs do not print the `unit` field.
+ */
+function failureLine(unit: Unit, error: unknown): string {
+  const label = unitLabel(unit);
+  const message = messageOf(error);
+  return message.startsWith(`${label}:`) ? message : `${label}: ${message}`;
 }
 
 function catchUpDays(metricNames: readonly MetricName[], config: ImportConfig, state: ImportState | undefined, now: Date): string[] {
