@@ -1,0 +1,306 @@
+/**
+ * Issue 4, fetching: retries, Retry-After, final statuses, timeouts, refused connections and foreign `next` links,
+ * proven against the BUILT binary and a sandbox (or a scripted loopback server) started in the test.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type RecordedRequest, type Sandbox } from '../../src/sandbox/index.js';
+import { assertBuilt, runCli, stopAllClis, type CliResult } from '../helpers/cli.js';
+import { listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
+
+const SECRET = 'Retry-S3cret-7f3a9c';
+const DAY = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+
+interface Timed extends RecordedRequest {
+  readonly at: number;
+}
+
+let sandbox: Sandbox;
+/** Metric requests as answered, with the time the answer was sent. */
+const answered: Timed[] = [];
+const tempDir = useTempDirs('reliability-retries-');
+let reference: Map<string, Buffer>;
+
+function importArgs(out: string, ...extra: string[]): string[] {
+  return [
+    'unique-users',
+    '--base-url', sandbox.url,
+    '--client-id', sandbox.clientId,
+    '--client-secret', SECRET,
+    '--date', DAY,
+    '--page-size', '2',
+    '-o', out,
+    ...extra,
+  ];
+}
+
+function metricRequests(): Timed[] {
+  return answered.filter((request) => request.path.startsWith('/api/bi/area-metrics/'));
+}
+
+/** A port nothing listens on: bound by the OS, then released. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+interface ScriptedServer {
+  readonly url: string;
+  readonly calls: { path: string; authorization: string | undefined; at: number }[];
+  close(): Promise<void>;
+}
+
+/** A tiny loopback server whose Nth request (1-based) is answered by `answer`; it records every call. */
+async function startScripted(answer: (n: number, request: IncomingMessage, response: ServerResponse) => void): Promise<ScriptedServer> {
+  const calls: ScriptedServer['calls'] = [];
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((request, response) => {
+    calls.push({ path: request.url ?? '', authorization: request.headers.authorization, at: Date.now() });
+    answer(calls.length, request, response);
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    calls,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      }),
+  };
+}
+
+function envelopeFor(day: string): string {
+  const results = [
+    { store_code: 'S1', date: `${day}T00:00:00+02:00`, granularity: 'daily', values: [{ zone: 'A', unique_users: 3 }] },
+  ];
+  return JSON.stringify({ count: 1, next: null, previous: null, results });
+}
+
+const scripted: ScriptedServer[] = [];
+async function scriptedServer(answer: Parameters<typeof startScripted>[0]): Promise<ScriptedServer> {
+  const server = await startScripted(answer);
+  scripted.push(server);
+  return server;
+}
+
+function expectNoSecret(result: CliResult): void {
+  expect(result.stdout).not.toContain(SECRET);
+  expect(result.stderr).not.toContain(SECRET);
+}
+
+beforeAll(async () => {
+  assertBuilt();
+  sandbox = await startSandbox({
+    port: 0,
+    stores: 3,
+    zones: 3,
+    days: 5,
+    clientId: 'retry-client',
+    clientSecret: SECRET,
+    onRequest: (request) => answered.push({ ...request, at: Date.now() }),
+  });
+  const out = await tempDir();
+  const clean = await runCli(importArgs(out));
+  expect(clean.code, clean.stderr).toBe(0);
+  reference = await readTree(out);
+  // The reference really is the sandbox's data: one row per zone entry of each result.
+  const results = sandbox.results('unique-users', { gte: `${DAY}T00:00:00Z`, lte: `${DAY}T23:59:59Z` }) as { values: unknown[] }[];
+  const rows = results.reduce((total, result) => total + result.values.length, 0);
+  const csv = reference.get(`unique-users/${DAY}.csv`)?.toString('utf8') ?? '';
+  expect(csv.trimEnd().split('\n')).toHaveLength(rows + 1);
+  expect(results.length).toBeGreaterThan(2); // more than one page at --page-size 2
+  answered.length = 0;
+});
+
+afterEach(async () => {
+  sandbox.setFaults({});
+  answered.length = 0;
+  await stopAllClis();
+  await Promise.all(scripted.splice(0).map((server) => server.close()));
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+describe('transient failures are retried and leave no trace', () => {
+  it.each([500, 502, 503, 504])('HTTP %i twice, then success: exit 0 and files identical to a clean run', async (status) => {
+    const out = await tempDir();
+    sandbox.setFaults({ failNth: { n: 1, status, times: 2 } });
+    const result = await runCli(importArgs(out, '--retries', '3'));
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain(`HTTP ${status}`);
+    expect(result.stderr).toMatch(/retry 1\/3/);
+    expect(result.stderr).toMatch(/retry 2\/3/);
+    expect(await readTree(out)).toEqual(reference);
+    // 2 failures + 2 pages.
+    expect(metricRequests().map((request) => request.status)).toEqual([status, status, 200, 200]);
+    expectNoSecret(result);
+  });
+
+  it('a failure on a later page is retried too', async () => {
+    const out = await tempDir();
+    sandbox.setFaults({ failNth: { n: 2, status: 502 } });
+    const result = await runCli(importArgs(out, '--retries', '2'));
+    expect(result.code, result.stderr).toBe(0);
+    expect(metricRequests().map((request) => [request.query.page ?? '1', request.status])).toEqual([
+      ['1', 200],
+      ['2', 502],
+      ['2', 200],
+    ]);
+    expect(await readTree(out)).toEqual(reference);
+  });
+
+  it('429 with Retry-After in seconds: waits at least that long, then succeeds', async () => {
+    const out = await tempDir();
+    sandbox.setFaults({ rateLimitNth: { n: 1, retryAfterSeconds: 1 } });
+    const result = await runCli(importArgs(out, '--retries', '2'));
+    expect(result.code, result.stderr).toBe(0);
+    const requests = metricRequests();
+    expect(requests.map((request) => request.status)).toEqual([429, 200, 200]);
+    // The first backoff of full jitter is below 0.5 s, so a wait of ~1 s can only be the server's Retry-After.
+    const waited = requests[1]!.at - requests[0]!.at;
+    expect(waited).toBeGreaterThanOrEqual(900);
+    expect(result.stderr).toMatch(/HTTP 429.*retry 1\/2 in 1\.0 s/);
+    expect(await readTree(out)).toEqual(reference);
+  });
+
+  it('429 with Retry-After as an HTTP date is honoured', async () => {
+    const server = await scriptedServer((n, _request, response) => {
+      if (n === 1) {
+        // HTTP dates have whole seconds: 2 s ahead means a wait of 1 to 2 s.
+        response.writeHead(429, { 'Retry-After': new Date(Date.now() + 2000).toUTCString(), 'Content-Type': 'application/json' });
+        response.end('{"detail":"slow down"}');
+        return;
+      }
+      response.writeHead(200, { 'Content-Type': 'application/json' });
+      response.end(envelopeFor(DAY));
+    });
+    const out = await tempDir();
+    const result = await runCli(['unique-users', '--base-url', server.url, '--client-id', 'c', '--client-secret', SECRET, '--date', DAY, '-o', out, '--retries', '2']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(server.calls).toHaveLength(2);
+    expect(server.calls[1]!.at - server.calls[0]!.at).toBeGreaterThanOrEqual(900);
+    expect(await listFiles(out)).toContain(`unique-users/${DAY}.csv`);
+  });
+
+  it('a connection reset in the middle of a body is retried', async () => {
+    const body = envelopeFor(DAY);
+    const server = await scriptedServer((n, _request, response) => {
+      if (n === 1) {
+        response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(body.length) });
+        response.write(body.slice(0, 20));
+        setTimeout(() => response.socket?.destroy(), 20);
+        return;
+      }
+      response.writeHead(200, { 'Content-Type': 'application/json' });
+      response.end(body);
+    });
+    const out = await tempDir();
+    const result = await runCli(['unique-users', '--base-url', server.url, '--client-id', 'c', '--client-secret', SECRET, '--date', DAY, '-o', out, '--retries', '2']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/network error.*retry 1\/2/);
+    expect(server.calls).toHaveLength(2);
+    const csv = (await readTree(out)).get(`unique-users/${DAY}.csv`)?.toString('utf8');
+    expect(csv).toBe(`store_code,date,day,granularity,zone,unique_users\nS1,${DAY}T00:00:00+02:00,${DAY},daily,A,3\n`);
+  });
+});
+
+describe('failures that do not go away', () => {
+  it('--retries 1 with a permanent 503: exit 4, says how many attempts, no file', async () => {
+    const out = await tempDir();
+    sandbox.setFaults({ failNth: { n: 1, status: 503, times: 1000 } });
+    const result = await runCli(importArgs(out, '--retries', '1'));
+    expect(result.code).toBe(4);
+    expect(metricRequests()).toHaveLength(2);
+    // One line says what failed, for which unit, and how many attempts were made (SPEC 2.6).
+    const line = result.stderr.split('\n').find((text) => text.includes('after 2 attempts')) ?? '';
+    expect(line).toMatch(/HTTP 503/);
+    expect(line).toContain(`unique-users ${DAY}`);
+    expect(await listFiles(out)).toEqual([]);
+    expectNoSecret(result);
+  });
+
+  it('401 is not retried: exit 3, one request, no file', async () => {
+    const out = await tempDir();
+    const args = importArgs(out, '--retries', '3');
+    args[args.indexOf(SECRET)] = 'not-the-secret';
+    const result = await runCli(args);
+    expect(result.code).toBe(3);
+    expect(metricRequests()).toHaveLength(1);
+    expect(result.stderr).toMatch(/401/);
+    expect(result.stderr).toMatch(/credentials rejected/);
+    expect(result.stderr).not.toContain('not-the-secret');
+    expect(await listFiles(out)).toEqual([]);
+  });
+
+  it.each([
+    [400, 4],
+    [403, 3],
+    [404, 4],
+  ])('HTTP %i is not retried: exit %i after one request', async (status, code) => {
+    const out = await tempDir();
+    sandbox.setFaults({ failNth: { n: 1, status, times: 10 } });
+    const result = await runCli(importArgs(out, '--retries', '3'));
+    expect(result.code).toBe(code);
+    expect(metricRequests()).toHaveLength(1);
+    expect(result.stderr).toContain(`HTTP ${status}`);
+    expect(result.stderr).not.toMatch(/retry 1\//);
+    expect(await listFiles(out)).toEqual([]);
+  });
+
+  it('a server slower than --timeout: each attempt times out, exit 4', async () => {
+    const out = await tempDir();
+    const before = sandbox.requests.length;
+    sandbox.setFaults({ latencyMs: 1800 });
+    const result = await runCli(importArgs(out, '--timeout', '1', '--retries', '1'));
+    expect(result.code).toBe(4);
+    expect(result.stderr).toMatch(/time(d)? ?out/i);
+    expect(result.stderr).toMatch(/after 2 attempts/);
+    // Both attempts reached the server: the timeout was retried once.
+    const attempts = sandbox.requests.slice(before).filter((request) => request.path.includes('unique-users'));
+    expect(attempts).toHaveLength(2);
+    expect(await listFiles(out)).toEqual([]);
+  });
+
+  it('connection refused is retried, then exit 4 naming the error and the attempts', async () => {
+    const out = await tempDir();
+    const port = await closedPort();
+    const result = await runCli(['unique-users', '--base-url', `http://127.0.0.1:${port}`, '--client-id', 'c', '--client-secret', SECRET, '--date', DAY, '-o', out, '--retries', '2']);
+    expect(result.code).toBe(4);
+    expect(result.stderr).toContain('ECONNREFUSED');
+    expect(result.stderr).toMatch(/retry 2\/2/);
+    expect(result.stderr).toMatch(/after 3 attempts/);
+    expect(await listFiles(out)).toEqual([]);
+    expectNoSecret(result);
+  });
+});
+
+describe('next links on another origin', () => {
+  it('are rebased onto --base-url with a warning; the foreign host is never called', async () => {
+    const foreign = await scriptedServer((_n, _request, response) => {
+      response.writeHead(500);
+      response.end();
+    });
+    sandbox.setFaults({ foreignNextOrigin: foreign.url });
+    const out = await tempDir();
+    const result = await runCli(importArgs(out));
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/^warn: .*next link on http:\/\/127\.0\.0\.1:\d+ rebased onto http:\/\/127\.0\.0\.1:\d+/m);
+    expect(result.stderr).toContain(foreign.url);
+    expect(foreign.calls).toEqual([]);
+    // Page 2 was fetched from the sandbox itself.
+    expect(metricRequests().map((request) => request.query.page ?? '1')).toEqual(['1', '2']);
+    expect(await readTree(out)).toEqual(reference);
+  });
+});
