@@ -26,5 +26,6 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code === 'EPIPE') process.exit(interrupted?.exitCode ?? 0);
 });
 
-const code = await runCli(process.argv.slice(2), context);
-process.exitCode = interrupted ? interrupted.exitCode : code;
+// An interrupted import throws InterruptedError (130/143); a server (sandbox, broker) stopping on a signal is its
+// normal end and returns 0.
+process.exitCode = await runCli(process.argv.slice(2), context);

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { UsageError } from '../errors.js';
 import type { ClientCredentials } from '../fetch/basic-auth.js';
@@ -6,6 +5,7 @@ import { parseBaseUrl } from '../fetch/urls.js';
 import type { LogFormat, LogLevel } from '../log/logger.js';
 import type { OutputFormat, OutputShape } from '../output/format.js';
 import { parseDay, type WindowRequest } from '../window/days.js';
+import { envValue, resolveClientSecret } from './settings.js';
 
 /**
  * One table drives commander, `--help` and the environment fallbacks of the four import commands (SPEC 2.1).
@@ -88,9 +88,7 @@ function text(raw: RawImportOptions, key: string, env: NodeJS.ProcessEnv): strin
   const flag = raw[key];
   if (typeof flag === 'string') return flag;
   const spec = IMPORT_OPTIONS.find((option) => option.key === key);
-  const fromEnv = spec?.env ? env[spec.env] : undefined;
-  // An empty env var counts as unset (SPEC 2.1), so `FOO= area-metrics ...` never means "empty string".
-  return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
+  return spec?.env ? envValue(env, spec.env) : undefined;
 }
 
 function integer(value: string | undefined, flag: string, fallback: number, min: number, max: number): number {
@@ -109,18 +107,6 @@ function seconds(value: string | undefined, flag: string, fallback: number): num
     throw new UsageError(`${flag} ${JSON.stringify(value)} must be a number of seconds above 0 and at most 3600`);
   }
   return parsed;
-}
-
-export async function readSecretFile(path: string, flag: string): Promise<string> {
-  let content: string;
-  try {
-    content = await readFile(path, 'utf8');
-  } catch (error) {
-    throw new UsageError(`${flag} ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  const secret = content.replace(/\r?\n$/, '');
-  if (secret === '') throw new UsageError(`${flag} ${path} is empty`);
-  return secret;
 }
 
 /** Everything a run needs, checked before any request: a bad flag is exit 2 with one line naming the fix. */
@@ -204,20 +190,9 @@ export async function resolveImportConfig(
 async function resolveCredentials(raw: RawImportOptions, env: NodeJS.ProcessEnv): Promise<ClientCredentials> {
   const clientId = text(raw, 'clientId', env);
   if (clientId === undefined) throw new UsageError('missing --client-id (or AREA_METRICS_CLIENT_ID)');
-  // A flag of either kind beats both env vars, so a flag never silently collides with the environment.
-  const secretFlag = typeof raw.clientSecret === 'string' ? raw.clientSecret : undefined;
-  const fileFlag = typeof raw.clientSecretFile === 'string' ? raw.clientSecretFile : undefined;
-  if (secretFlag !== undefined && fileFlag !== undefined) {
-    throw new UsageError('--client-secret and --client-secret-file cannot be combined; use one');
-  }
-  if (secretFlag !== undefined) return { clientId, clientSecret: secretFlag };
-  if (fileFlag !== undefined) return { clientId, clientSecret: await readSecretFile(fileFlag, '--client-secret-file') };
-  const secretEnv = text({}, 'clientSecret', env);
-  const fileEnv = text({}, 'clientSecretFile', env);
-  if (secretEnv !== undefined && fileEnv !== undefined) {
-    throw new UsageError('AREA_METRICS_CLIENT_SECRET and AREA_METRICS_CLIENT_SECRET_FILE are both set; unset one');
-  }
-  if (secretEnv !== undefined) return { clientId, clientSecret: secretEnv };
-  if (fileEnv !== undefined) return { clientId, clientSecret: await readSecretFile(fileEnv, 'AREA_METRICS_CLIENT_SECRET_FILE') };
-  throw new UsageError('missing --client-secret or --client-secret-file (or AREA_METRICS_CLIENT_SECRET[_FILE])');
+  const { secret } = await resolveClientSecret(
+    { clientSecret: typeof raw.clientSecret === 'string' ? raw.clientSecret : undefined, clientSecretFile: typeof raw.clientSecretFile === 'string' ? raw.clientSecretFile : undefined },
+    env,
+  );
+  return { clientId, clientSecret: secret };
 }

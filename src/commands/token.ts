@@ -1,13 +1,13 @@
 import { Option, type Command } from 'commander';
 import { requestClientCredentialsToken, tokenEndpointUrl, type TokenResponse } from '../auth/client-credentials.js';
 import { brokerTokenUrl, requestBrokerToken } from '../auth/broker-client.js';
-import { readSecretFile } from '../auth/secret-file.js';
 import { describeToken, formatHuman, formatJson, formatRaw } from '../auth/token-report.js';
 import { UnavailableError, UsageError } from '../errors.js';
 import { createDispatcher } from '../fetch/dispatcher.js';
 import { DEFAULT_RETRY_POLICY, HttpClient } from '../fetch/http-client.js';
 import { createLogger, useColor, type Logger } from '../log/logger.js';
 import type { CommandContext } from './context.js';
+import { envValue, resolveClientSecret } from './settings.js';
 
 interface TokenOptions {
   authUrl?: string;
@@ -58,12 +58,6 @@ function parseRetries(value: string): number {
   return Number(value);
 }
 
-/** An empty env var counts as unset (SPEC 2.1). */
-function fromEnv(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const value = env[name];
-  return value === undefined || value === '' ? undefined : value;
-}
-
 async function resolveTarget(options: TokenOptions, env: NodeJS.ProcessEnv, logger: Logger): Promise<Target> {
   if (options.raw && options.json) throw new UsageError('--raw and --json cannot be used together');
   if (options.app !== undefined && options.broker === undefined) throw new UsageError('--app needs --broker');
@@ -84,37 +78,13 @@ async function resolveTarget(options: TokenOptions, env: NodeJS.ProcessEnv, logg
     return { kind: 'broker', brokerUrl: options.broker, applicationPackage: options.app };
   }
 
-  const authUrl = options.authUrl ?? fromEnv(env, 'AREA_METRICS_AUTH_URL');
+  const authUrl = options.authUrl ?? envValue(env, 'AREA_METRICS_AUTH_URL');
   if (authUrl === undefined) throw new UsageError('missing auth URL: pass --auth-url or set AREA_METRICS_AUTH_URL');
-  const clientId = options.clientId ?? fromEnv(env, 'AREA_METRICS_CLIENT_ID');
+  const clientId = options.clientId ?? envValue(env, 'AREA_METRICS_CLIENT_ID');
   if (clientId === undefined) throw new UsageError('missing client id: pass --client-id or set AREA_METRICS_CLIENT_ID');
 
-  if (options.clientSecret !== undefined && options.clientSecretFile !== undefined) {
-    throw new UsageError('--client-secret and --client-secret-file cannot be used together');
-  }
-  const envSecret = fromEnv(env, 'AREA_METRICS_CLIENT_SECRET');
-  const envSecretFile = fromEnv(env, 'AREA_METRICS_CLIENT_SECRET_FILE');
-  let clientSecret: string;
-  if (options.clientSecret !== undefined) {
-    clientSecret = options.clientSecret;
-    logger.debug('client secret from --client-secret');
-  } else if (options.clientSecretFile !== undefined) {
-    clientSecret = await readSecretFile(options.clientSecretFile, '--client-secret-file');
-    logger.debug(`client secret from the file ${options.clientSecretFile}`);
-  } else if (envSecret !== undefined && envSecretFile !== undefined) {
-    throw new UsageError('AREA_METRICS_CLIENT_SECRET and AREA_METRICS_CLIENT_SECRET_FILE are both set; unset one');
-  } else if (envSecret !== undefined) {
-    clientSecret = envSecret;
-    logger.debug('client secret from AREA_METRICS_CLIENT_SECRET');
-  } else if (envSecretFile !== undefined) {
-    clientSecret = await readSecretFile(envSecretFile, 'AREA_METRICS_CLIENT_SECRET_FILE');
-    logger.debug(`client secret from the file ${envSecretFile} (AREA_METRICS_CLIENT_SECRET_FILE)`);
-  } else {
-    throw new UsageError(
-      'missing client secret: pass --client-secret or --client-secret-file, or set AREA_METRICS_CLIENT_SECRET or AREA_METRICS_CLIENT_SECRET_FILE',
-    );
-  }
-  if (clientSecret === '') throw new UsageError('the client secret is empty');
+  const { secret: clientSecret, source } = await resolveClientSecret(options, env);
+  logger.debug(`client secret from ${source}`);
   return { kind: 'auth-server', authUrl, clientId, clientSecret, ...(options.scope ? { scope: options.scope } : {}) };
 }
 

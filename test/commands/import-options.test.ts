@@ -77,7 +77,7 @@ describe('resolveImportConfig', () => {
     [{ catchUp: true, date: '2026-11-01' }, /--catch-up cannot be combined/],
     [{ baseUrl: undefined }, /missing --base-url/],
     [{ clientId: undefined }, /missing --client-id/],
-    [{ clientSecret: undefined }, /missing --client-secret/],
+    [{ clientSecret: undefined }, /missing client secret: pass --client-secret or --client-secret-file/],
     [{ quiet: true, verbose: true }, /--quiet and --verbose/],
   ])('%j is a usage error', async (overrides, message) => {
     const raw = { ...required, ...overrides };
@@ -95,6 +95,6 @@ describe('resolveImportConfig', () => {
     const error = await resolveImportConfig({ baseUrl: required.baseUrl, clientId: 'id', clientSecretFile: join(dir, 'missing') }, {}, 1).catch(
       (e: unknown) => e,
     );
-    expect((error as Error).message).toMatch(/--client-secret-file .*missing cannot be read \(ENOENT\)/);
+    expect((error as Error).message).toMatch(/cannot read the client secret file .*missing \(--client-secret-file\): ENOENT/);
   });
 });

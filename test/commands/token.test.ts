@@ -203,7 +203,7 @@ describe('token against an auth server', () => {
   });
 
   it.each([
-    [['--client-secret', 'x', '--client-secret-file', '/tmp/x'], 'cannot be used together'],
+    [['--client-secret', 'x', '--client-secret-file', '/tmp/x'], 'cannot be combined'],
     [['--raw', '--json'], '--raw and --json'],
     [['--app', 'com.acme'], '--app needs --broker'],
     [['--timeout', 'soon'], '--timeout'],

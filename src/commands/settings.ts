@@ -1,0 +1,45 @@
+import { readSecretFile } from '../auth/secret-file.js';
+import { UsageError } from '../errors.js';
+
+/** An environment variable's value; an empty one counts as unset (SPEC 2.1), so `FOO=` never means "". */
+export function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+export interface SecretFlags {
+  readonly clientSecret?: string | undefined;
+  readonly clientSecretFile?: string | undefined;
+}
+
+/**
+ * The client secret from `--client-secret`, `--client-secret-file`, or their env vars, in that order: a flag of
+ * either kind beats both env vars, and two sources of the same rank are a usage error rather than a silent pick.
+ * Returns where it came from too (for --verbose), never the secret in any message.
+ */
+export async function resolveClientSecret(flags: SecretFlags, env: NodeJS.ProcessEnv): Promise<{ secret: string; source: string }> {
+  if (flags.clientSecret !== undefined && flags.clientSecretFile !== undefined) {
+    throw new UsageError('--client-secret and --client-secret-file cannot be combined; use one');
+  }
+  if (flags.clientSecret !== undefined) return checked(flags.clientSecret, '--client-secret');
+  if (flags.clientSecretFile !== undefined) {
+    return checked(await readSecretFile(flags.clientSecretFile, '--client-secret-file'), `the file ${flags.clientSecretFile}`);
+  }
+  const secret = envValue(env, 'AREA_METRICS_CLIENT_SECRET');
+  const file = envValue(env, 'AREA_METRICS_CLIENT_SECRET_FILE');
+  if (secret !== undefined && file !== undefined) {
+    throw new UsageError('AREA_METRICS_CLIENT_SECRET and AREA_METRICS_CLIENT_SECRET_FILE are both set; unset one');
+  }
+  if (secret !== undefined) return checked(secret, 'AREA_METRICS_CLIENT_SECRET');
+  if (file !== undefined) {
+    return checked(await readSecretFile(file, 'AREA_METRICS_CLIENT_SECRET_FILE'), `the file ${file} (AREA_METRICS_CLIENT_SECRET_FILE)`);
+  }
+  throw new UsageError(
+    'missing client secret: pass --client-secret or --client-secret-file, or set AREA_METRICS_CLIENT_SECRET or AREA_METRICS_CLIENT_SECRET_FILE',
+  );
+}
+
+function checked(secret: string, source: string): { secret: string; source: string } {
+  if (secret === '') throw new UsageError(`the client secret from ${source} is empty`);
+  return { secret, source };
+}
