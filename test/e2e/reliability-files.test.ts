@@ -1,0 +1,240 @@
+/**
+ * Issue 4, what lands on disk: completeness, atomic and idempotent files, interrupts, partial failure in a backfill,
+ * and `--catch-up` with its state file; the BUILT binary against a sandbox started in the test.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { assertBuilt, runCli, startCli, stopAllClis, waitUntil } from '../helpers/cli.js';
+import { listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
+
+const SECRET = 'Files-S3cret-41be07';
+const STATE = '.area-metrics-state.json';
+
+/** UTC day `n` days before today. */
+function daysAgo(n: number): string {
+  return new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+}
+
+let sandbox: Sandbox;
+const tempDir = useTempDirs('reliability-files-');
+
+function importArgs(metric: string, out: string, ...extra: string[]): string[] {
+  return [metric, '--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET, '-o', out, ...extra];
+}
+
+function metricRequestsSince(before: number): { path: string; query: Record<string, string>; status: number }[] {
+  return sandbox.requests.slice(before).filter((request) => request.path.startsWith('/api/bi/area-metrics/'));
+}
+
+async function readState(out: string): Promise<unknown> {
+  return JSON.parse(await readFile(join(out, STATE), 'utf8')) as unknown;
+}
+
+beforeAll(async () => {
+  assertBuilt();
+  sandbox = await startSandbox({ port: 0, stores: 3, zones: 3, days: 10, clientId: 'files-client', clientSecret: SECRET });
+});
+
+afterEach(async () => {
+  sandbox.setFaults({});
+  await stopAllClis();
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+describe('completeness', () => {
+  it('results that repeat across pages: the unit is fetched 3 times in all, then exit 6 naming unit, expected and received', async () => {
+    const out = await tempDir();
+    const day = daysAgo(2);
+    const before = sandbox.requests.length;
+    sandbox.setFaults({ repeatResult: true });
+    const result = await runCli(importArgs('traffic', out, '--date', day, '--page-size', '2'));
+    expect(result.code).toBe(6);
+    // 3 stores at 2 per page: 2 pages per fetch, 3 fetches.
+    const pages = metricRequestsSince(before).map((request) => request.query.page ?? '1');
+    expect(pages).toEqual(['1', '2', '1', '2', '1', '2']);
+    expect(result.stderr).toMatch(/fetching the unit again \(2\/3\)/);
+    expect(result.stderr).toMatch(/fetching the unit again \(3\/3\)/);
+    const line = result.stderr.split('\n').find((text) => text.includes('incomplete')) ?? '';
+    expect(line).toContain(`traffic ${day}`);
+    expect(line).toMatch(/expected 3 results, received 3, 1 repeated/);
+    expect(await listFiles(out)).toEqual([]);
+  });
+
+  it('a repeat that goes away on a refetch: exit 0 and the same file as a clean run', async () => {
+    const clean = await tempDir();
+    const day = daysAgo(2);
+    expect((await runCli(importArgs('traffic', clean, '--date', day, '--page-size', '2'))).code).toBe(0);
+    // Unstable ordering for the first fetch only: switched off as soon as the client says it fetches again.
+    const out = await tempDir();
+    sandbox.setFaults({ repeatResult: true, latencyMs: 300 });
+    const run = startCli(importArgs('traffic', out, '--date', day, '--page-size', '2'));
+    await waitUntil(() => run.stderr().includes('fetching the unit again'), 'the first refetch');
+    sandbox.setFaults({});
+    const result = await run.done;
+    expect(result.code, result.stderr).toBe(0);
+    expect(await readFile(join(out, 'traffic', `${day}.csv`))).toEqual(await readFile(join(clean, 'traffic', `${day}.csv`)));
+  });
+});
+
+describe('atomic and idempotent files', () => {
+  it('re-running the same window gives byte-identical files, whatever the page size and concurrency', async () => {
+    const out = await tempDir();
+    const args = importArgs('all', out, '--from', daysAgo(3), '--to', daysAgo(1));
+    const first = await runCli([...args, '--page-size', '2', '--concurrency', '1']);
+    expect(first.code, first.stderr).toBe(0);
+    const firstTree = await readTree(out);
+    expect([...firstTree.keys()].filter((path) => !path.startsWith('.'))).toHaveLength(9);
+    const second = await runCli([...args, '--concurrency', '8']);
+    expect(second.code, second.stderr).toBe(0);
+    expect(await readTree(out)).toEqual(firstTree);
+    const ndjson = await tempDir();
+    expect((await runCli(importArgs('all', ndjson, '--from', daysAgo(3), '--to', daysAgo(1), '-f', 'ndjson'))).code).toBe(0);
+    const again = await readTree(ndjson);
+    expect((await runCli(importArgs('all', ndjson, '--from', daysAgo(3), '--to', daysAgo(1), '-f', 'ndjson', '--page-size', '1'))).code).toBe(0);
+    expect(await readTree(ndjson)).toEqual(again);
+  });
+
+  it.each([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const)('%s mid-run: exit %i, complete units intact, no partial or temp file', async (signal, code) => {
+    const days = [6, 5, 4, 3, 2, 1].map(daysAgo);
+    const reference = await tempDir();
+    const clean = await runCli(importArgs('unique-users', reference, '--from', days[0]!, '--to', days.at(-1)!));
+    expect(clean.code, clean.stderr).toBe(0);
+    const referenceTree = await readTree(reference);
+
+    const out = await tempDir();
+    // Slow enough (2 pages of 250 ms per unit, one unit at a time) that the signal lands mid-run.
+    sandbox.setFaults({ latencyMs: 250 });
+    const run = startCli(importArgs('unique-users', out, '--from', days[0]!, '--to', days.at(-1)!, '--page-size', '2', '--concurrency', '1'));
+    await waitUntil(async () => (await listFiles(out)).includes(`unique-users/${days[0]}.csv`), 'the first file');
+    run.kill(signal);
+    const result = await run.done;
+    expect(result.code).toBe(code);
+    expect(result.stderr).toContain(`interrupted by ${signal}`);
+
+    const files = await listFiles(out);
+    expect(files.filter((path) => path.endsWith('.tmp'))).toEqual([]);
+    expect(files).toContain(`unique-users/${days[0]}.csv`);
+    expect(files.length).toBeLessThan(days.length + 1);
+    // Whatever is there is complete: every data file equals the clean run's.
+    const tree = await readTree(out);
+    for (const [path, bytes] of tree) {
+      if (path === STATE) continue;
+      expect(bytes, path).toEqual(referenceTree.get(path));
+    }
+    // The state names a day whose file is there, so --catch-up resumes right after it.
+    const state = (await readState(out)) as { lastCompleteDay: Record<string, string> };
+    const last = state.lastCompleteDay['unique-users'];
+    expect(files).toContain(`unique-users/${last}.csv`);
+  });
+});
+
+describe('partial failure in a backfill', () => {
+  const days = [5, 4, 3, 2, 1].map(daysAgo);
+
+  it('one day of five fails with a final status: the other four are written, the day is named, exit is its code', async () => {
+    const out = await tempDir();
+    // One request per unit, one unit at a time: request 3 is the third day.
+    sandbox.setFaults({ failNth: { n: 3, status: 404 } });
+    const result = await runCli(importArgs('avg-screen-time', out, '--from', days[0]!, '--to', days[4]!, '--concurrency', '1', '--retries', '1'));
+    expect(result.code).toBe(4);
+    expect(await listFiles(out)).toEqual([STATE, ...[0, 1, 3, 4].map((index) => `avg-screen-time/${days[index]}.csv`)]);
+    const line = result.stderr.split('\n').find((text) => text.startsWith('error:') && text.includes('HTTP 404')) ?? '';
+    expect(line).toContain(`avg-screen-time ${days[2]}`);
+    expect(result.stderr).toMatch(new RegExp(`imported 4 of 5 units.*1 failed, first: avg-screen-time ${days[2]}`));
+    // The state stops before the failed day, so --catch-up will try it again.
+    expect(await readState(out)).toEqual({ version: 1, lastCompleteDay: { 'avg-screen-time': days[1] } });
+  });
+
+  it('with two failed days the exit code is the earlier one\'s, in either order', async () => {
+    // Day 2 rejected credentials (3), day 4 a malformed body (5), and the other way round.
+    const outA = await tempDir();
+    sandbox.setFaults({ failNth: { n: 2, status: 401 }, truncateNth: { n: 4 } });
+    const a = await runCli(importArgs('traffic', outA, '--from', days[0]!, '--to', days[4]!, '--concurrency', '1', '--retries', '0'));
+    expect(a.code).toBe(3);
+    expect((await listFiles(outA)).filter((path) => path.startsWith('traffic/'))).toHaveLength(3);
+
+    const outB = await tempDir();
+    sandbox.setFaults({ truncateNth: { n: 2 }, failNth: { n: 4, status: 401 } });
+    const b = await runCli(importArgs('traffic', outB, '--from', days[0]!, '--to', days[4]!, '--concurrency', '1', '--retries', '0'));
+    expect(b.code).toBe(5);
+    expect((await listFiles(outB)).filter((path) => path.startsWith('traffic/'))).toHaveLength(3);
+  });
+});
+
+describe('--catch-up', () => {
+  it('state says 5 days ago: exactly the 4 days since are imported, and the state moves to yesterday', async () => {
+    const out = await tempDir();
+    await mkdir(out, { recursive: true });
+    await writeFile(join(out, STATE), JSON.stringify({ version: 1, lastCompleteDay: { traffic: daysAgo(5) } }));
+    const before = sandbox.requests.length;
+    const result = await runCli(importArgs('traffic', out, '--catch-up'));
+    expect(result.code, result.stderr).toBe(0);
+    const expected = [4, 3, 2, 1].map(daysAgo);
+    expect(await listFiles(out)).toEqual([STATE, ...expected.map((day) => `traffic/${day}.csv`)]);
+    expect(metricRequestsSince(before).map((request) => request.query.datetime_gte).sort()).toEqual(expected.map((day) => `${day}T00:00:00Z`));
+    expect(await readState(out)).toEqual({ version: 1, lastCompleteDay: { traffic: daysAgo(1) } });
+
+    // Nothing left: the next run makes no request and still exits 0.
+    const idle = sandbox.requests.length;
+    const again = await runCli(importArgs('traffic', out, '--catch-up'));
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toMatch(/nothing to import/);
+    expect(metricRequestsSince(idle)).toEqual([]);
+  });
+
+  it('a first run without state imports yesterday only', async () => {
+    const out = await tempDir();
+    const result = await runCli(importArgs('all', out, '--catch-up'));
+    expect(result.code, result.stderr).toBe(0);
+    const yesterday = daysAgo(1);
+    expect(await listFiles(out)).toEqual([
+      STATE,
+      `avg-screen-time/${yesterday}.csv`,
+      `traffic/${yesterday}.csv`,
+      `unique-users/${yesterday}.csv`,
+    ]);
+    expect(await readState(out)).toEqual({
+      version: 1,
+      lastCompleteDay: { 'unique-users': yesterday, 'avg-screen-time': yesterday, traffic: yesterday },
+    });
+  });
+
+  it('--max-days bounds a long catch-up, oldest days first; the next run continues', async () => {
+    const out = await tempDir();
+    await mkdir(out, { recursive: true });
+    await writeFile(join(out, STATE), JSON.stringify({ version: 1, lastCompleteDay: { 'unique-users': daysAgo(8) } }));
+    const first = await runCli(importArgs('unique-users', out, '--catch-up', '--max-days', '3'));
+    expect(first.code, first.stderr).toBe(0);
+    expect(await listFiles(out)).toEqual([STATE, ...[7, 6, 5].map((n) => `unique-users/${daysAgo(n)}.csv`)]);
+    expect(await readState(out)).toEqual({ version: 1, lastCompleteDay: { 'unique-users': daysAgo(5) } });
+    const second = await runCli(importArgs('unique-users', out, '--catch-up', '--max-days', '3'));
+    expect(second.code, second.stderr).toBe(0);
+    expect(await readState(out)).toEqual({ version: 1, lastCompleteDay: { 'unique-users': daysAgo(2) } });
+  });
+
+  it('a failed day stops the state there, and the next --catch-up fetches it again', async () => {
+    const out = await tempDir();
+    await mkdir(out, { recursive: true });
+    await writeFile(join(out, STATE), JSON.stringify({ version: 1, lastCompleteDay: { traffic: daysAgo(4) } }));
+    sandbox.setFaults({ failNth: { n: 2, status: 503, times: 100 } });
+    const failed = await runCli(importArgs('traffic', out, '--catch-up', '--concurrency', '1', '--retries', '0'));
+    expect(failed.code).toBe(4);
+    expect(await readState(out)).toEqual({ version: 1, lastCompleteDay: { traffic: daysAgo(3) } });
+    sandbox.setFaults({});
+    const before = sandbox.requests.length;
+    const retried = await runCli(importArgs('traffic', out, '--catch-up'));
+    expect(retried.code, retried.stderr).toBe(0);
+    expect(metricRequestsSince(before).map((request) => request.query.datetime_gte).sort()).toEqual(
+      [2, 1].map((n) => `${daysAgo(n)}T00:00:00Z`),
+    );
+    expect(await readState(out)).toEqual({ version: 1, lastCompleteDay: { traffic: daysAgo(1) } });
+  });
+});
