@@ -132,7 +132,9 @@ export function describeConfigIssues(error: z.ZodError): string {
       if (issue.code === 'unrecognized_keys') {
         return issue.keys.map((key) => `${fieldName([...issue.path, key])}: unknown key`).join('; ');
       }
-      return `${fieldName(issue.path)}: ${issue.message}`;
+      // zod's wording for an absent required field ("expected record, received undefined") reads badly in a CLI.
+      const message = issue.code === 'invalid_type' && issue.message.endsWith('received undefined') ? 'is required' : issue.message;
+      return `${fieldName(issue.path)}: ${message}`;
     })
     .join('; ');
 }

@@ -58,8 +58,10 @@ Config (secrets come from env vars or files, not from the config text):
    "applications": {"com.acme.shop": "android", "shop.acme.example": "web"},
    "cache": {"marginSeconds": 60}}
 
-Endpoints: GET /api/gatekeeper-token, GET /healthz, GET /readyz. Stops gracefully on SIGTERM/SIGINT.
-Exit codes: 2 invalid config or options (the message names the field), 0 after a signal-driven stop.`,
+Endpoints: GET /api/gatekeeper-token, GET /healthz, GET /readyz.
+SIGTERM/SIGINT: stop accepting connections, finish in-flight requests, then exit.
+Exit codes: 2 invalid config or options (the message names the field), or the port cannot be bound.
+Logs: one JSON object per line on stderr (request id, application, cache hit/miss, auth latency; no secrets).`,
     )
     .action(async (options: BrokerCommandOptions) => {
       const configPath = options.config ?? fromEnv(context.env, 'AREA_METRICS_BROKER_CONFIG');
