@@ -198,6 +198,15 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
   // CORS preflight; the headers themselves are added by onSend only for an allowed origin.
   app.options(TOKEN_PATH, async (_request, reply) => reply.code(204).send());
 
+  app.route({
+    method: ['POST', 'PUT', 'PATCH', 'DELETE'],
+    url: TOKEN_PATH,
+    handler: async (_request, reply) => {
+      reply.header('allow', 'GET, HEAD, OPTIONS');
+      return sendBrokerProblem(reply, new BrokerProblem('method-not-allowed', `use GET ${TOKEN_PATH}?application_package=...`));
+    },
+  });
+
   app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }));
 
   app.get('/readyz', async (_request, reply) => {

@@ -264,6 +264,10 @@ describe('service endpoints and logs', () => {
     const missing = await getToken(new URL('/nope', running.url).toString());
     expectProblem({ ...missing, body: { ...missing.body, type: 'urn:area-metrics:broker:problem:x' } }, 404, 'x');
 
+    const post = await getToken(tokenUrl(running, ANDROID_APP), { method: 'POST' });
+    expectProblem(post, 405, 'method-not-allowed');
+    expect(post.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+
     const traced = await fetch(tokenUrl(running, ANDROID_APP), { headers: { 'x-request-id': 'trace-1234' } });
     expect(traced.headers.get('x-request-id')).toBe('trace-1234');
     const forged = await fetch(tokenUrl(running, ANDROID_APP), { headers: { 'x-request-id': 'bad id\twith tab' } });
