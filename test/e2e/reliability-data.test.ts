@@ -1,0 +1,207 @@
+/**
+ * Issue 4, bad data: every way a body or a record can break the data contract (SPEC 2.5), with `--on-invalid fail`
+ * (exit 5, one line naming metric, day, store_code, field and value) and `skip` (exit 0, the record set aside in
+ * `_rejected/`). A tiny loopback server serves crafted envelopes; the BUILT binary is what runs.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { assertBuilt, runCli, stopAllClis } from '../helpers/cli.js';
+import { listFiles, useTempDirs } from '../helpers/tmp.js';
+
+const SECRET = 'Data-S3cret-c0ffee';
+const DAY = '2026-03-10';
+const DATE = `${DAY}T00:00:00+01:00`;
+
+type Metric = 'unique-users' | 'avg-screen-time' | 'traffic';
+type Entry = Record<string, unknown>;
+type Result = { store_code?: unknown; date?: unknown; granularity?: unknown; values?: unknown };
+
+const GOOD_VALUES: Record<Metric, Entry[]> = {
+  'unique-users': [{ zone: '[1] ENTRANCE', unique_users: 12 }, { zone: 'Till, "B"', unique_users: 0 }],
+  'avg-screen-time': [{ zone: '[1] ENTRANCE', avg_screen_time: '00:01:05' }, { zone: 'Till, "B"', avg_screen_time: '12:00:59' }],
+  traffic: [{ zone: '[1] ENTRANCE', traffic_pct: '0.40000' }, { zone: 'Till, "B"', traffic_pct: '0.60000' }],
+};
+
+function good(metric: Metric, storeCode: string): Result {
+  return { store_code: storeCode, date: DATE, granularity: 'daily', values: GOOD_VALUES[metric] };
+}
+
+function envelope(results: readonly Result[]): string {
+  return JSON.stringify({ count: results.length, next: null, previous: null, results });
+}
+
+/** Body served at `/<case>/api/bi/area-metrics/<metric>/`: S1 and S3 are good, S2 is the bad one. */
+function withBadS2(metric: Metric, bad: Partial<Result>): string {
+  return envelope([good(metric, 'S3'), { ...good(metric, 'S2'), ...bad }, good(metric, 'S1')]);
+}
+
+interface RecordCase {
+  readonly name: string;
+  readonly metric: Metric;
+  readonly bad: Partial<Result>;
+  readonly field: string;
+  /** The bad value as the error line shows it. */
+  readonly shown: string;
+}
+
+const RECORD_CASES: readonly RecordCase[] = [
+  { name: 'negative-users', metric: 'unique-users', bad: { values: [{ zone: 'A', unique_users: -1 }] }, field: 'values[0].unique_users', shown: '-1' },
+  { name: 'screen-time-75-minutes', metric: 'avg-screen-time', bad: { values: [{ zone: 'A', avg_screen_time: '1:75:00' }] }, field: 'values[0].avg_screen_time', shown: '"1:75:00"' },
+  { name: 'traffic-abc', metric: 'traffic', bad: { values: [{ zone: 'A', traffic_pct: '0.5' }, { zone: 'B', traffic_pct: 'abc' }] }, field: 'values[1].traffic_pct', shown: '"abc"' },
+  { name: 'missing-zone', metric: 'unique-users', bad: { values: [{ unique_users: 4 }] }, field: 'values[0].zone', shown: 'missing' },
+  { name: 'hourly', metric: 'traffic', bad: { granularity: 'hourly' }, field: 'granularity', shown: '"hourly"' },
+  { name: 'date-without-offset', metric: 'avg-screen-time', bad: { date: `${DAY}T00:00:00` }, field: 'date', shown: `"${DAY}T00:00:00"` },
+];
+
+const BODIES = new Map<string, string>([
+  ['malformed', '{"count": 3, "next": null, "results": [{"store_code": "S1"'],
+  ['no-results', JSON.stringify({ count: 3, next: null, previous: null })],
+  // 0.4 + 0.4 is 0.2 short of 1: worth a warning; 3 x 0.33333 is rounding: not.
+  [
+    'traffic-sum',
+    envelope([
+      { ...good('traffic', 'S1'), values: [{ zone: 'A', traffic_pct: '0.40000' }, { zone: 'B', traffic_pct: '0.40000' }] },
+      { ...good('traffic', 'S2'), values: [{ zone: 'A', traffic_pct: '0.33333' }, { zone: 'B', traffic_pct: '0.33333' }, { zone: 'C', traffic_pct: '0.33333' }] },
+    ]),
+  ],
+  ['clean-users', envelope([good('unique-users', 'S3'), good('unique-users', 'S1')])],
+  ...RECORD_CASES.map((c): [string, string] => [c.name, withBadS2(c.metric, c.bad)]),
+]);
+
+let server: Server;
+let baseUrl = '';
+const calls: string[] = [];
+const sockets = new Set<Socket>();
+const tempDir = useTempDirs('reliability-data-');
+
+function importArgs(metric: Metric, caseName: string, out: string, ...extra: string[]): string[] {
+  return [metric, '--base-url', `${baseUrl}/${caseName}`, '--client-id', 'data-client', '--client-secret', SECRET, '--date', DAY, '-o', out, '--retries', '1', ...extra];
+}
+
+function errorLines(stderr: string): string[] {
+  return stderr.split('\n').filter((line) => line.startsWith('error:'));
+}
+
+beforeAll(async () => {
+  assertBuilt();
+  server = createServer((request, response) => {
+    const caseName = new URL(request.url ?? '/', 'http://x').pathname.split('/')[1] ?? '';
+    calls.push(caseName);
+    const body = BODIES.get(caseName);
+    response.writeHead(body === undefined ? 404 : 200, { 'Content-Type': 'application/json' });
+    response.end(body ?? '{"detail":"Not found."}');
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterEach(async () => {
+  calls.length = 0;
+  await stopAllClis();
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => {
+    if (!server) return resolve();
+    server.close(() => resolve());
+    for (const socket of sockets) socket.destroy();
+  });
+});
+
+describe('a body that is not an envelope', () => {
+  it.each([
+    ['malformed', /not valid JSON/],
+    ['no-results', /not a paginated envelope: results/],
+  ] as const)('%s: retried, then exit 5 with one line naming the unit; no file, even with --on-invalid skip', async (caseName, reason) => {
+    for (const mode of ['fail', 'skip']) {
+      const out = await tempDir();
+      const result = await runCli(importArgs('unique-users', caseName, out, '--on-invalid', mode));
+      expect(result.code, result.stderr).toBe(5);
+      expect(calls.splice(0)).toEqual([caseName, caseName]);
+      const [line, summary, ...more] = errorLines(result.stderr);
+      expect(more).toEqual([]);
+      expect(line).toContain(`unique-users ${DAY}`);
+      expect(line).toMatch(reason);
+      expect(line).toMatch(/after 2 attempts/);
+      expect(summary).toMatch(/imported 0 of 1 units/);
+      expect(await listFiles(out)).toEqual([]);
+    }
+  });
+});
+
+describe('a record that breaks the data contract', () => {
+  it.each(RECORD_CASES)('$name: exit 5 and one line naming metric, day, store_code, field and value', async (bad) => {
+    const out = await tempDir();
+    const result = await runCli(importArgs(bad.metric, bad.name, out));
+    expect(result.code, result.stderr).toBe(5);
+    // Contract violations are not transient: one request, not retried.
+    expect(calls).toEqual([bad.name]);
+    const lines = errorLines(result.stderr).filter((line) => !line.includes('imported 0 of 1 units'));
+    expect(lines).toHaveLength(1);
+    const line = lines[0]!;
+    expect(line).toContain(`${bad.metric} ${DAY}`);
+    expect(line).toContain('store_code "S2"');
+    expect(line).toContain(`${bad.field} ${bad.shown}`);
+    expect(line).toMatch(/--on-invalid skip/);
+    expect(await listFiles(out)).toEqual([]);
+  });
+
+  it.each(RECORD_CASES)('$name with --on-invalid skip: exit 0, good rows written, the bad one in _rejected/ with its reason', async (bad) => {
+    const out = await tempDir();
+    const result = await runCli(importArgs(bad.metric, bad.name, out, '--on-invalid', 'skip'));
+    expect(result.code, result.stderr).toBe(0);
+    expect(await listFiles(out)).toEqual([
+      '.area-metrics-state.json',
+      `_rejected/${bad.metric}/${DAY}.ndjson`,
+      `${bad.metric}/${DAY}.csv`,
+    ]);
+    const csv = (await readFile(join(out, bad.metric, `${DAY}.csv`), 'utf8')).trimEnd().split('\n');
+    // Header + 2 zones for each of S1 and S3, sorted by store_code; nothing of S2.
+    expect(csv).toHaveLength(5);
+    expect(csv.slice(1).map((row) => row.split(',')[0])).toEqual(['S1', 'S1', 'S3', 'S3']);
+
+    const rejected = (await readFile(join(out, '_rejected', bad.metric, `${DAY}.ndjson`), 'utf8')).trimEnd().split('\n');
+    expect(rejected).toHaveLength(1);
+    const entry = JSON.parse(rejected[0]!) as { metric: string; day: string; field: string; reason: string; record: Result };
+    expect(entry).toMatchObject({ metric: bad.metric, day: DAY, field: bad.field });
+    expect(entry.reason.length).toBeGreaterThan(0);
+    expect(entry.record.store_code).toBe('S2');
+
+    expect(result.stderr).toMatch(new RegExp(`^warn: .*rejected record: ${bad.field.replace(/[[\]]/g, '\\$&')}`, 'm'));
+    expect(result.stderr).toMatch(/imported 1 of 1 units, 4 rows, 1 rejected records/);
+    expect(errorLines(result.stderr)).toEqual([]);
+  });
+
+  it('a clean re-run removes what an earlier run set aside, and writes the same rows', async () => {
+    const out = await tempDir();
+    expect((await runCli(importArgs('unique-users', 'negative-users', out, '--on-invalid', 'skip'))).code).toBe(0);
+    expect(await listFiles(out)).toContain(`_rejected/unique-users/${DAY}.ndjson`);
+    const skipped = await readFile(join(out, 'unique-users', `${DAY}.csv`));
+    const clean = await runCli(importArgs('unique-users', 'clean-users', out));
+    expect(clean.code, clean.stderr).toBe(0);
+    expect(await listFiles(out)).toEqual(['.area-metrics-state.json', `unique-users/${DAY}.csv`]);
+    expect(await readFile(join(out, 'unique-users', `${DAY}.csv`))).toEqual(skipped);
+  });
+});
+
+describe('traffic that does not sum to 1', () => {
+  it('is a warning, not a failure; rounding within 0.00001 per zone is not even that', async () => {
+    const out = await tempDir();
+    const result = await runCli(importArgs('traffic', 'traffic-sum', out));
+    expect(result.code, result.stderr).toBe(0);
+    const warnings = result.stderr.split('\n').filter((line) => line.startsWith('warn:'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(new RegExp(`traffic ${DAY}: store S1 .*sum to 0\\.80000`));
+    expect(result.stderr).toMatch(/imported 1 of 1 units, 5 rows, 1 warnings/);
+    const csv = (await readFile(join(out, 'traffic', `${DAY}.csv`), 'utf8')).trimEnd().split('\n');
+    expect(csv).toHaveLength(6);
+    expect(await listFiles(out)).not.toContain(`_rejected/traffic/${DAY}.ndjson`);
+  });
+});
