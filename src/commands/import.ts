@@ -5,7 +5,7 @@ import { basicAuthorization } from '../fetch/basic-auth.js';
 import { createDispatcher } from '../fetch/dispatcher.js';
 import { DEFAULT_RETRY_POLICY, HttpClient } from '../fetch/http-client.js';
 import { firstPageUrl } from '../fetch/urls.js';
-import { useColor } from '../log/logger.js';
+import { createLogger, useColor } from '../log/logger.js';
 import { createImportProgress } from '../log/progress.js';
 import { METRIC_NAMES, METRICS, type MetricName } from '../metrics/descriptors.js';
 import { runPipeline, type UnitOutcome } from '../metrics/pipeline.js';
@@ -56,6 +56,11 @@ function planUnits(metrics: readonly MetricName[], days: readonly string[], stor
 }
 
 async function runImport(metricNames: readonly MetricName[], raw: RawImportOptions, context: CommandContext): Promise<void> {
+  if (raw.logFormat === 'json') {
+    // A bad flag found while resolving the config is reported as JSON too (SPEC 2.7: every stderr line).
+    const early = createLogger({ stream: context.stderr, format: 'json', level: 'error' });
+    context.reportError = (message) => early.error(message);
+  }
   const config = await resolveImportConfig(raw, context.env, metricNames.length);
   const secrets = config.credentials ? [config.credentials.clientSecret] : [];
   const progress = createImportProgress(context.stderr, {
