@@ -120,6 +120,7 @@ export class HttpClient {
     const what = describeRequest(request);
     const attempts = this.retry.retries + 1;
     let last: Failure | undefined;
+    let made = 0;
     for (let attempt = 0; attempt < attempts; attempt++) {
       if (attempt > 0 && last) {
         const backoff = backoffDelay(attempt - 1, this.retry, this.random);
@@ -127,6 +128,7 @@ export class HttpClient {
         this.logger.warn(`${what}: ${last.reason}; retry ${attempt}/${this.retry.retries} in ${(delay / 1000).toFixed(1)} s`);
         await this.sleep(delay, this.options.signal).catch(() => this.throwIfInterrupted());
       }
+      made++;
       const outcome = await this.attempt(request, parse);
       if (outcome.ok) return outcome.value;
       last = outcome.failure;
@@ -134,12 +136,12 @@ export class HttpClient {
       if (!last.retryable) break;
     }
     const failure = last as Failure;
-    const tries = `${attempts} attempt${attempts === 1 ? '' : 's'}`;
+    const tries = `${made} attempt${made === 1 ? '' : 's'}`;
     if (failure.final) throw failure.final;
     if (failure.reason.startsWith('malformed body')) {
-      throw new ContractError(`${what}: ${failure.reason} (after ${tries})`);
+      throw new ContractError(`${what}: ${failure.reason} (after ${tries}); the server is not sending the API's JSON`);
     }
-    throw new UnavailableError(`${what}: ${failure.reason} (after ${tries})`);
+    throw new UnavailableError(`${what}: ${failure.reason} (after ${tries}); check the URL or try again later`);
   }
 
   private throwIfInterrupted(): never {

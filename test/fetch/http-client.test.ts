@@ -43,7 +43,7 @@ describe('HttpClient retries', () => {
     nock(ORIGIN).get('/thing').query(true).reply(status, { detail: 'Invalid page.' });
     const error = await client().send({ method: 'GET', url }, json).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnavailableError);
-    expect((error as Error).message).toBe(`GET https://api.example.test/thing: HTTP ${status} (Invalid page.) (after 4 attempts)`);
+    expect((error as Error).message).toBe(`GET https://api.example.test/thing: HTTP ${status} (Invalid page.) (after 1 attempt); check the URL or try again later`);
   });
 
   it.each([401, 403])('does not retry %i and raises an AuthError (exit 3)', async (status) => {
@@ -56,7 +56,7 @@ describe('HttpClient retries', () => {
     const sleeps: number[] = [];
     const error = await client(sleeps, 2).send({ method: 'GET', url }, json).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnavailableError);
-    expect((error as Error).message).toBe('GET https://api.example.test/thing: HTTP 503 (after 3 attempts)');
+    expect((error as Error).message).toBe('GET https://api.example.test/thing: HTTP 503 (after 3 attempts); check the URL or try again later');
     expect(sleeps).toHaveLength(2);
   });
 
