@@ -67,6 +67,7 @@ const BODIES = new Map<string, string>([
       { ...good('traffic', 'S2'), values: [{ zone: 'A', traffic_pct: '0.33333' }, { zone: 'B', traffic_pct: '0.33333' }, { zone: 'C', traffic_pct: '0.33333' }] },
     ]),
   ],
+  ['short-count', JSON.stringify({ count: 5, next: null, previous: null, results: [good('unique-users', 'S1'), good('unique-users', 'S2')] })],
   ['clean-users', envelope([good('unique-users', 'S3'), good('unique-users', 'S1')])],
   ...RECORD_CASES.map((c): [string, string] => [c.name, withBadS2(c.metric, c.bad)]),
 ]);
@@ -90,7 +91,12 @@ beforeAll(async () => {
   server = createServer((request, response) => {
     const caseName = new URL(request.url ?? '/', 'http://x').pathname.split('/')[1] ?? '';
     calls.push(caseName);
-    const body = BODIES.get(caseName);
+    // A `next` link that points back at the page itself: a pager that trusted it would never stop.
+    const self = `http://${request.headers.host}${request.url}`;
+    const body =
+      caseName === 'next-loop'
+        ? JSON.stringify({ count: 2, next: self, previous: null, results: [good('unique-users', 'S1')] })
+        : BODIES.get(caseName);
     response.writeHead(body === undefined ? 404 : 200, { 'Content-Type': 'application/json' });
     response.end(body ?? '{"detail":"Not found."}');
   });
@@ -188,6 +194,29 @@ describe('a record that breaks the data contract', () => {
     expect(clean.code, clean.stderr).toBe(0);
     expect(await listFiles(out)).toEqual(['.area-metrics-state.json', `unique-users/${DAY}.csv`]);
     expect(await readFile(join(out, 'unique-users', `${DAY}.csv`))).toEqual(skipped);
+  });
+});
+
+describe('paging that cannot be complete', () => {
+  it('fewer results than count: fetched 3 times, then exit 6 with expected and received', async () => {
+    const out = await tempDir();
+    const result = await runCli(importArgs('unique-users', 'short-count', out));
+    expect(result.code, result.stderr).toBe(6);
+    expect(calls).toEqual(['short-count', 'short-count', 'short-count']);
+    const line = errorLines(result.stderr).find((text) => text.includes('incomplete')) ?? '';
+    expect(line).toContain(`unique-users ${DAY}`);
+    expect(line).toMatch(/expected 5 results, received 2/);
+    expect(await listFiles(out)).toEqual([]);
+  });
+
+  it('a next link that loops is cut short, counted as incomplete (exit 6), never followed forever', async () => {
+    const out = await tempDir();
+    const result = await runCli(importArgs('unique-users', 'next-loop', out));
+    expect(result.code, result.stderr).toBe(6);
+    // Per fetch: page 1, then its own link again is refused without a request; 3 fetches.
+    expect(calls).toEqual(['next-loop', 'next-loop', 'next-loop']);
+    expect(errorLines(result.stderr).join('\n')).toMatch(new RegExp(`unique-users ${DAY}: incomplete`));
+    expect(await listFiles(out)).toEqual([]);
   });
 });
 

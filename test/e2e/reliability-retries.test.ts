@@ -254,6 +254,7 @@ describe('failures that do not go away', () => {
     expect(metricRequests()).toHaveLength(1);
     expect(result.stderr).toContain(`HTTP ${status}`);
     expect(result.stderr).not.toMatch(/retry 1\//);
+    if (code === 4) expect(result.stderr).toMatch(/after 1 attempt\b/);
     expect(await listFiles(out)).toEqual([]);
   });
 
