@@ -114,6 +114,8 @@ async function runImport(metricNames: readonly MetricName[], raw: RawImportOptio
   const dayTracker = new DayCompletion(units, config.storeCodes, state);
 
   const started = Date.now();
+  // Counted as units are committed: the pipeline releases each unit's rows once it is written.
+  let rows = 0;
   let outcomes: UnitOutcome[];
   try {
     outcomes = await runPipeline(units, {
@@ -138,6 +140,7 @@ async function runImport(metricNames: readonly MetricName[], raw: RawImportOptio
           return;
         }
         const { data } = outcome;
+        rows += data.rows.length;
         for (const warning of data.warnings) logger.warn(`${unitLabel(outcome.unit)}: ${warning}`);
         for (const rejected of data.rejected) {
           logger.warn(`${unitLabel(outcome.unit)}: rejected record: ${rejected.field} ${rejected.reason}`);
@@ -156,7 +159,6 @@ async function runImport(metricNames: readonly MetricName[], raw: RawImportOptio
 
   const failed = outcomes.filter((outcome) => !outcome.ok);
   const succeeded = outcomes.flatMap((outcome) => (outcome.ok ? [outcome.data] : []));
-  const rows = succeeded.reduce((total, data) => total + data.rows.length, 0);
   const rejected = succeeded.reduce((total, data) => total + data.rejected.length, 0);
   const warnings = succeeded.reduce((total, data) => total + data.warnings.length, 0);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);

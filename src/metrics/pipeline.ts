@@ -22,11 +22,14 @@ type Settled = { ok: true; data: UnitData } | { ok: false; error: unknown };
  * Fetches units concurrently and commits them strictly in plan order (metric, day, store): output and state are the
  * same whatever the timing, and at most 2 × concurrency fetched units wait in memory for their turn. A failed unit
  * does not stop the others; an interrupt stops everything and is rethrown.
+ *
+ * Memory stays flat over any range: once a unit is committed and reported to `onOutcome`, its rows and results are
+ * released, so the returned outcomes carry every count but empty `rows` and `results` (count rows in `onOutcome`).
  */
 export async function runPipeline(units: readonly Unit[], options: PipelineOptions): Promise<UnitOutcome[]> {
   const concurrency = Math.max(1, options.concurrency);
   const lookahead = concurrency * 2;
-  const settled: Promise<Settled>[] = [];
+  const settled: (Promise<Settled> | undefined)[] = [];
   let running = 0;
   let nextToStart = 0;
   let committed = 0;
@@ -70,8 +73,9 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
       throwIfInterrupted(options.signal);
       throw outcome.error;
     }
-    outcomes.push(outcome);
     await options.onOutcome?.(outcome);
+    settled[index] = undefined;
+    outcomes.push(outcome.ok ? { ...outcome, data: { ...outcome.data, rows: [], results: [] } } : outcome);
     committed = index + 1;
     startMore();
   }

@@ -16,11 +16,29 @@ const OFFSET_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-
 export const offsetDateTime = z
   .string()
   .regex(OFFSET_DATE_TIME, { error: 'must be an ISO 8601 date-time with an offset, e.g. 2026-11-20T00:00:00+02:00' })
-  .refine((value) => DateTime.fromISO(value, { setZone: true }).isValid, { error: 'is not a real date-time' });
+  .refine((value) => parsedDate(value).valid, { error: 'is not a real date-time' });
 
 /** The calendar date of `date` in its own offset (SPEC 2.2: no conversion to UTC). */
 export function localDay(date: string): string {
-  return DateTime.fromISO(date, { setZone: true }).toISODate() ?? date.slice(0, 10);
+  return parsedDate(date).day ?? date.slice(0, 10);
+}
+
+/**
+ * Luxon's ISO parse is the costliest step of validating a record, and a unit carries only a few distinct `date`
+ * strings (one per store offset), so each is parsed once. Bounded, so a hostile feed cannot grow it without limit.
+ */
+const DATE_CACHE_LIMIT = 4096;
+const dateCache = new Map<string, { readonly valid: boolean; readonly day: string | undefined }>();
+
+function parsedDate(value: string): { readonly valid: boolean; readonly day: string | undefined } {
+  let parsed = dateCache.get(value);
+  if (parsed === undefined) {
+    const dateTime = DateTime.fromISO(value, { setZone: true });
+    parsed = { valid: dateTime.isValid, day: dateTime.toISODate() ?? undefined };
+    if (dateCache.size >= DATE_CACHE_LIMIT) dateCache.clear();
+    dateCache.set(value, parsed);
+  }
+  return parsed;
 }
 
 export const uniqueUsersValue = z.int({ error: 'must be an integer' }).nonnegative({ error: 'must be >= 0' });
