@@ -59,8 +59,9 @@ Config (secrets come from env vars or files, not from the config text):
    "cache": {"marginSeconds": 60}}
 
 Endpoints: GET /api/gatekeeper-token, GET /healthz, GET /readyz.
-SIGTERM/SIGINT: stop accepting connections, finish in-flight requests, then exit.
-Exit codes: 2 invalid config or options (the message names the field), or the port cannot be bound.
+SIGTERM/SIGINT: stop accepting connections, finish in-flight requests, then exit 0.
+Exit codes: 0 stopped by a signal; 2 invalid config or options (the message names the field), or the port
+cannot be bound.
 Logs: one JSON object per line on stderr (request id, application, cache hit/miss, auth latency; no secrets).`,
     )
     .action(async (options: BrokerCommandOptions) => {
