@@ -125,6 +125,33 @@ describe.skipIf(missing)('broker instances sharing a real Redis', () => {
     }
   });
 
+  it('uses Redis again once it is back, and /readyz says so', async () => {
+    await startAuth();
+    const first = await startRedis();
+    let second: TestRedis | undefined;
+    try {
+      const a = await instance(first.url);
+      await first.stop();
+      await sleep(200);
+      expect((await fetch(new URL('/readyz', a.broker.url))).status).toBe(503);
+      second = await startRedis({ port: first.port });
+      // ioredis reconnects in the background (at most 2 s apart); wait for the broker to notice.
+      for (let waited = 0; waited < 5000 && (await fetch(new URL('/readyz', a.broker.url))).status !== 200; waited += 100) {
+        await sleep(100);
+      }
+      expect((await fetch(new URL('/readyz', a.broker.url))).status).toBe(200);
+      expect(a.logs.text()).toMatch(/Redis connected[^\n]*\n(.|\n)*Redis unavailable(.|\n)*Redis connected/);
+      const b = await instance(first.url);
+      const fromA = await getToken(tokenUrl(a.broker, ANDROID_APP));
+      const fromB = await getToken(tokenUrl(b.broker, ANDROID_APP));
+      expect(fromB.token).toBe(fromA.token);
+      expect(auth.tokenRequests()).toBe(1);
+    } finally {
+      await first.stop();
+      await second?.stop();
+    }
+  });
+
   it('starts and serves when Redis is unreachable at start', async () => {
     await startAuth();
     const gone = await startRedis();

@@ -61,11 +61,12 @@ function waitForExit(child: ChildProcess): Promise<void> {
 }
 
 /** A throwaway redis-server on a free loopback port, no persistence, in a temp dir. */
-export async function startRedis(): Promise<TestRedis> {
+export async function startRedis(options: { port?: number } = {}): Promise<TestRedis> {
   if (!redisServerBinary) throw new Error('redis-server is not installed');
   const dir = mkdtempSync(join(tmpdir(), 'area-metrics-redis-'));
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const port = await freePort();
+  // A given port (to restart a stopped server where its clients expect it) gets one try; a free one gets five.
+  for (let attempt = 0; attempt < (options.port ? 1 : 5); attempt++) {
+    const port = options.port ?? (await freePort());
     const child = spawn(
       redisServerBinary,
       ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'warning'],
