@@ -7,8 +7,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, runCli, stopAllClis } from '../helpers/cli.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertBuilt, runCli, stopAllClis, type CliResult } from '../helpers/cli.js';
 import { listFiles, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Data-S3cret-c0ffee';
@@ -72,6 +72,31 @@ const BODIES = new Map<string, string>([
   ...RECORD_CASES.map((c): [string, string] => [c.name, withBadS2(c.metric, c.bad)]),
 ]);
 
+/** `--on-invalid skip` on a case with one bad record (S2) and two good ones (S1, S3). */
+async function expectSkipped(bad: RecordCase, out: string, result: CliResult): Promise<void> {
+  expect(result.code, result.stderr).toBe(0);
+  expect(await listFiles(out)).toEqual([
+    '.area-metrics-state.json',
+    `_rejected/${bad.metric}/${DAY}.ndjson`,
+    `${bad.metric}/${DAY}.csv`,
+  ]);
+  const csv = (await readFile(join(out, bad.metric, `${DAY}.csv`), 'utf8')).trimEnd().split('\n');
+  // Header + 2 zones for each of S1 and S3, sorted by store_code; nothing of S2.
+  expect(csv).toHaveLength(5);
+  expect(csv.slice(1).map((row) => row.split(',')[0])).toEqual(['S1', 'S1', 'S3', 'S3']);
+
+  const rejected = (await readFile(join(out, '_rejected', bad.metric, `${DAY}.ndjson`), 'utf8')).trimEnd().split('\n');
+  expect(rejected).toHaveLength(1);
+  const entry = JSON.parse(rejected[0]!) as { metric: string; day: string; field: string; reason: string; record: Result };
+  expect(entry).toMatchObject({ metric: bad.metric, day: DAY, field: bad.field });
+  expect(entry.reason.length).toBeGreaterThan(0);
+  expect(entry.record.store_code).toBe('S2');
+
+  expect(result.stderr).toMatch(new RegExp(`^warn: .*rejected record: ${bad.field.replace(/[[\]]/g, '\\$&')}`, 'm'));
+  expect(result.stderr).toMatch(/imported 1 of 1 units, 4 rows, 1 rejected records/);
+  expect(errorLines(result.stderr)).toEqual([]);
+}
+
 let server: Server;
 let baseUrl = '';
 const calls: string[] = [];
@@ -80,6 +105,11 @@ const tempDir = useTempDirs('reliability-data-');
 
 function importArgs(metric: Metric, caseName: string, out: string, ...extra: string[]): string[] {
   return [metric, '--base-url', `${baseUrl}/${caseName}`, '--client-id', 'data-client', '--client-secret', SECRET, '--date', DAY, '-o', out, '--retries', '1', ...extra];
+}
+
+/** Requests the server received for one case (tests run concurrently, each on its own case). */
+function callsFor(caseName: string): number {
+  return calls.filter((name) => name === caseName).length;
 }
 
 function errorLines(stderr: string): string[] {
@@ -108,12 +138,8 @@ beforeAll(async () => {
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 
-afterEach(async () => {
-  calls.length = 0;
-  await stopAllClis();
-});
-
 afterAll(async () => {
+  await stopAllClis();
   await new Promise<void>((resolve) => {
     if (!server) return resolve();
     server.close(() => resolve());
@@ -121,16 +147,17 @@ afterAll(async () => {
   });
 });
 
-describe('a body that is not an envelope', () => {
-  it.each([
+describe.concurrent('a body that is not an envelope', () => {
+  it.for([
     ['malformed', /not valid JSON/],
     ['no-results', /not a paginated envelope: results/],
-  ] as const)('%s: retried, then exit 5 with one line naming the unit; no file, even with --on-invalid skip', async (caseName, reason) => {
+  ] as const)('%s: retried, then exit 5 with one line naming the unit; no file, even with --on-invalid skip', async ([caseName, reason], context) => {
     for (const mode of ['fail', 'skip']) {
-      const out = await tempDir();
+      const out = await tempDir(context);
+      const before = callsFor(caseName);
       const result = await runCli(importArgs('unique-users', caseName, out, '--on-invalid', mode));
       expect(result.code, result.stderr).toBe(5);
-      expect(calls.splice(0)).toEqual([caseName, caseName]);
+      expect(callsFor(caseName) - before).toBe(2);
       const [line, summary, ...more] = errorLines(result.stderr);
       expect(more).toEqual([]);
       expect(line).toContain(`unique-users ${DAY}`);
@@ -142,13 +169,13 @@ describe('a body that is not an envelope', () => {
   });
 });
 
-describe('a record that breaks the data contract', () => {
-  it.each(RECORD_CASES)('$name: exit 5 and one line naming metric, day, store_code, field and value', async (bad) => {
-    const out = await tempDir();
+describe.concurrent('a record that breaks the data contract', () => {
+  it.for(RECORD_CASES)('$name: exit 5 and one line naming metric, day, store_code, field and value; with --on-invalid skip exit 0 and the record in _rejected/', async (bad, context) => {
+    const out = await tempDir(context);
     const result = await runCli(importArgs(bad.metric, bad.name, out));
     expect(result.code, result.stderr).toBe(5);
     // Contract violations are not transient: one request, not retried.
-    expect(calls).toEqual([bad.name]);
+    expect(callsFor(bad.name)).toBe(1);
     const lines = errorLines(result.stderr).filter((line) => !line.includes('imported 0 of 1 units'));
     expect(lines).toHaveLength(1);
     const line = lines[0]!;
@@ -157,36 +184,13 @@ describe('a record that breaks the data contract', () => {
     expect(line).toContain(`${bad.field} ${bad.shown}`);
     expect(line).toMatch(/--on-invalid skip/);
     expect(await listFiles(out)).toEqual([]);
+
+    const skipped = await runCli(importArgs(bad.metric, bad.name, out, '--on-invalid', 'skip'));
+    await expectSkipped(bad, out, skipped);
   });
 
-  it.each(RECORD_CASES)('$name with --on-invalid skip: exit 0, good rows written, the bad one in _rejected/ with its reason', async (bad) => {
-    const out = await tempDir();
-    const result = await runCli(importArgs(bad.metric, bad.name, out, '--on-invalid', 'skip'));
-    expect(result.code, result.stderr).toBe(0);
-    expect(await listFiles(out)).toEqual([
-      '.area-metrics-state.json',
-      `_rejected/${bad.metric}/${DAY}.ndjson`,
-      `${bad.metric}/${DAY}.csv`,
-    ]);
-    const csv = (await readFile(join(out, bad.metric, `${DAY}.csv`), 'utf8')).trimEnd().split('\n');
-    // Header + 2 zones for each of S1 and S3, sorted by store_code; nothing of S2.
-    expect(csv).toHaveLength(5);
-    expect(csv.slice(1).map((row) => row.split(',')[0])).toEqual(['S1', 'S1', 'S3', 'S3']);
-
-    const rejected = (await readFile(join(out, '_rejected', bad.metric, `${DAY}.ndjson`), 'utf8')).trimEnd().split('\n');
-    expect(rejected).toHaveLength(1);
-    const entry = JSON.parse(rejected[0]!) as { metric: string; day: string; field: string; reason: string; record: Result };
-    expect(entry).toMatchObject({ metric: bad.metric, day: DAY, field: bad.field });
-    expect(entry.reason.length).toBeGreaterThan(0);
-    expect(entry.record.store_code).toBe('S2');
-
-    expect(result.stderr).toMatch(new RegExp(`^warn: .*rejected record: ${bad.field.replace(/[[\]]/g, '\\$&')}`, 'm'));
-    expect(result.stderr).toMatch(/imported 1 of 1 units, 4 rows, 1 rejected records/);
-    expect(errorLines(result.stderr)).toEqual([]);
-  });
-
-  it('a clean re-run removes what an earlier run set aside, and writes the same rows', async () => {
-    const out = await tempDir();
+  it('a clean re-run removes what an earlier run set aside, and writes the same rows', async (context) => {
+    const out = await tempDir(context);
     expect((await runCli(importArgs('unique-users', 'negative-users', out, '--on-invalid', 'skip'))).code).toBe(0);
     expect(await listFiles(out)).toContain(`_rejected/unique-users/${DAY}.ndjson`);
     const skipped = await readFile(join(out, 'unique-users', `${DAY}.csv`));
@@ -197,32 +201,32 @@ describe('a record that breaks the data contract', () => {
   });
 });
 
-describe('paging that cannot be complete', () => {
-  it('fewer results than count: fetched 3 times, then exit 6 with expected and received', async () => {
-    const out = await tempDir();
+describe.concurrent('paging that cannot be complete', () => {
+  it('fewer results than count: fetched 3 times, then exit 6 with expected and received', async (context) => {
+    const out = await tempDir(context);
     const result = await runCli(importArgs('unique-users', 'short-count', out));
     expect(result.code, result.stderr).toBe(6);
-    expect(calls).toEqual(['short-count', 'short-count', 'short-count']);
+    expect(callsFor('short-count')).toBe(3);
     const line = errorLines(result.stderr).find((text) => text.includes('incomplete')) ?? '';
     expect(line).toContain(`unique-users ${DAY}`);
     expect(line).toMatch(/expected 5 results, received 2/);
     expect(await listFiles(out)).toEqual([]);
   });
 
-  it('a next link that loops is cut short, counted as incomplete (exit 6), never followed forever', async () => {
-    const out = await tempDir();
+  it('a next link that loops is cut short, counted as incomplete (exit 6), never followed forever', async (context) => {
+    const out = await tempDir(context);
     const result = await runCli(importArgs('unique-users', 'next-loop', out));
     expect(result.code, result.stderr).toBe(6);
     // Per fetch: page 1, then its own link again is refused without a request; 3 fetches.
-    expect(calls).toEqual(['next-loop', 'next-loop', 'next-loop']);
+    expect(callsFor('next-loop')).toBe(3);
     expect(errorLines(result.stderr).join('\n')).toMatch(new RegExp(`unique-users ${DAY}: incomplete`));
     expect(await listFiles(out)).toEqual([]);
   });
 });
 
-describe('traffic that does not sum to 1', () => {
-  it('is a warning, not a failure; rounding within 0.00001 per zone is not even that', async () => {
-    const out = await tempDir();
+describe.concurrent('traffic that does not sum to 1', () => {
+  it('is a warning, not a failure; rounding within 0.00001 per zone is not even that', async (context) => {
+    const out = await tempDir(context);
     const result = await runCli(importArgs('traffic', 'traffic-sum', out));
     expect(result.code, result.stderr).toBe(0);
     const warnings = result.stderr.split('\n').filter((line) => line.startsWith('warn:'));

@@ -3,18 +3,25 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterEach } from 'vitest';
 
+/** What a test context offers for per-test cleanup (vitest's `TestContext`); needed by concurrent tests. */
+export interface CleanupContext {
+  onTestFinished(fn: () => unknown): void;
+}
+
 /**
- * Call at the top of a test file (or a describe block): returns a function that makes a fresh temp folder, and every
- * folder made is removed after each test.
+ * Call at the top of a test file (or a describe block): returns a function that makes a fresh temp folder. Folders
+ * are removed after each test (afterEach). Concurrent tests pass their test context, so each folder is removed when
+ * its own test finishes rather than when a neighbour does.
  */
-export function useTempDirs(prefix = 'area-metrics-test-'): () => Promise<string> {
+export function useTempDirs(prefix = 'area-metrics-test-'): (context?: CleanupContext) => Promise<string> {
   const made: string[] = [];
   afterEach(async () => {
     await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
   });
-  return async () => {
+  return async (context) => {
     const dir = await mkdtemp(join(tmpdir(), prefix));
-    made.push(dir);
+    if (context) context.onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    else made.push(dir);
     return dir;
   };
 }
