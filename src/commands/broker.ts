@@ -1,8 +1,8 @@
 import { Option, type Command } from 'commander';
-import { loadBrokerConfig } from '../broker/config.js';
-import { startBroker, type BrokerLogLevel } from '../broker/server.js';
+import type { BrokerLogLevel } from '../broker/server.js';
 import { UsageError } from '../errors.js';
 import type { CommandContext } from './context.js';
+import { envValue } from './settings.js';
 
 interface BrokerCommandOptions {
   config?: string;
@@ -10,12 +10,6 @@ interface BrokerCommandOptions {
   port?: string;
   redisUrl?: string;
   logLevel: BrokerLogLevel;
-}
-
-/** An env var's value, with an empty one counting as unset. */
-function fromEnv(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const value = env[name];
-  return value === undefined || value === '' ? undefined : value;
 }
 
 function parsePort(value: string, what: string): number {
@@ -65,16 +59,19 @@ cannot be bound.
 Logs: one JSON object per line on stderr (request id, application, cache hit/miss, auth latency; no secrets).`,
     )
     .action(async (options: BrokerCommandOptions) => {
-      const configPath = options.config ?? fromEnv(context.env, 'AREA_METRICS_BROKER_CONFIG');
+      const configPath = options.config ?? envValue(context.env, 'AREA_METRICS_BROKER_CONFIG');
       if (configPath === undefined) throw new UsageError('missing --config <file> (or AREA_METRICS_BROKER_CONFIG)');
-      const host = options.host ?? fromEnv(context.env, 'AREA_METRICS_BROKER_HOST') ?? '127.0.0.1';
-      const portText = options.port ?? fromEnv(context.env, 'AREA_METRICS_BROKER_PORT') ?? '8080';
+      const host = options.host ?? envValue(context.env, 'AREA_METRICS_BROKER_HOST') ?? '127.0.0.1';
+      const portText = options.port ?? envValue(context.env, 'AREA_METRICS_BROKER_PORT') ?? '8080';
       const port = parsePort(portText, options.port !== undefined ? '--port' : 'AREA_METRICS_BROKER_PORT');
-      const redisUrl = options.redisUrl ?? fromEnv(context.env, 'AREA_METRICS_REDIS_URL');
+      const redisUrl = options.redisUrl ?? envValue(context.env, 'AREA_METRICS_REDIS_URL');
       if (redisUrl !== undefined && !/^rediss?:\/\/./.test(redisUrl)) {
         throw new UsageError('--redis-url must be a redis:// or rediss:// URL');
       }
 
+      // Loaded on demand: fastify and ioredis are not needed by the import commands, which cron starts every night.
+      const { loadBrokerConfig } = await import('../broker/config.js');
+      const { startBroker } = await import('../broker/server.js');
       const config = loadBrokerConfig(configPath, { env: context.env });
       if (context.signal.aborted) return;
       const broker = await startBroker(config, {
