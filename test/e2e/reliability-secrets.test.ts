@@ -52,7 +52,7 @@ interface Scenario {
   readonly code: number;
 }
 
-/** Faults here are persistent (not "the Nth request"), so the text and JSON runs can share the sandbox at once. */
+/** Faults here are persistent (not "the Nth request"), so the text and JSON runs of a scenario can share its sandbox. */
 const SCENARIOS: readonly Scenario[] = [
   { name: 'success', args: ['--page-size', '2'], code: 0 },
   { name: 'success to stdout', args: ['-o', '-'], code: 0 },
@@ -89,12 +89,13 @@ beforeAll(async () => {
   badDataUrl = `http://127.0.0.1:${(badData.address() as AddressInfo).port}`;
 });
 
-afterEach(async () => {
+afterEach(() => {
   sandbox.setFaults({});
-  await stopAllClis();
 });
 
 afterAll(async () => {
+  // Not after each test: the scenarios run concurrently, and one finishing must not kill another's child.
+  await stopAllClis();
   await sandbox?.close();
   await new Promise<void>((resolve) => {
     if (!badData) return resolve();
@@ -103,15 +104,17 @@ afterAll(async () => {
   });
 });
 
-describe('the client secret never leaks', () => {
-  it.each(SCENARIOS)('$name: exit $code, in text and JSON logs with -v', async (scenario) => {
-    sandbox.setFaults(scenario.faults ?? {});
+describe.concurrent('the client secret never leaks on any path', () => {
+  it.for(SCENARIOS)('$name: exit $code, in text and JSON logs with -v', async (scenario, context) => {
+    // A sandbox of its own, so the scenarios can run at once.
+    const own = await startSandbox({ port: 0, stores: 3, zones: 2, days: 3, clientId: CLIENT_ID, clientSecret: SECRET, faults: scenario.faults ?? {} });
+    context.onTestFinished(() => own.close());
     const runs = await Promise.all(
       (['text', 'json'] as const).map(async (format) => {
-        const out = await tempDir();
+        const out = await tempDir(context);
         const args = [
           'unique-users',
-          '--base-url', scenario.base?.() ?? sandbox.url,
+          '--base-url', scenario.base?.() ?? own.url,
           '--client-id', CLIENT_ID,
           '--client-secret', SECRET,
           '--date', DAY,
@@ -133,7 +136,9 @@ describe('the client secret never leaks', () => {
       await expectNoLeak(result, out);
     }
   });
+});
 
+describe('the client secret never leaks', () => {
   it('401 with a wrong secret: neither the wrong nor the right secret is shown', async () => {
     const out = await tempDir();
     const result = await runCli(['all', '--base-url', sandbox.url, '--client-id', CLIENT_ID, '--client-secret', WRONG_SECRET, '--date', DAY, '-o', out, '-v']);
