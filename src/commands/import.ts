@@ -10,6 +10,7 @@ import { createImportProgress } from '../log/progress.js';
 import { METRIC_NAMES, METRICS, type MetricName } from '../metrics/descriptors.js';
 import { runPipeline, type UnitOutcome } from '../metrics/pipeline.js';
 import { fetchUnit, unitLabel, type Unit } from '../metrics/unit.js';
+import { describeValue } from '../metrics/validate.js';
 import { FileSink, StreamSink } from '../output/sinks.js';
 import { ImportState, STATE_FILE_NAME, stateKey } from '../output/state.js';
 import { resolveDays, utcDayBounds } from '../window/days.js';
@@ -143,7 +144,12 @@ async function runImport(metricNames: readonly MetricName[], raw: RawImportOptio
         rows += data.rows.length;
         for (const warning of data.warnings) logger.warn(`${unitLabel(outcome.unit)}: ${warning}`);
         for (const rejected of data.rejected) {
-          logger.warn(`${unitLabel(outcome.unit)}: rejected record: ${rejected.field} ${rejected.reason}`);
+          // Names the record and its value like the --on-invalid fail line: with -o - this line is all that is kept.
+          const { store_code: storeCode } = (rejected.record ?? {}) as { store_code?: unknown };
+          logger.warn(
+            `${unitLabel(outcome.unit)}: rejected record (store_code ${describeValue(storeCode)}): ` +
+              `${rejected.field} ${describeValue(rejected.value)} ${rejected.reason}`,
+          );
         }
         progress.unitDone(
           `${unitLabel(outcome.unit)}: ${data.rows.length} rows from ${data.count} results in ${data.pages} page(s)` +
