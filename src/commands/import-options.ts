@@ -43,7 +43,7 @@ export const IMPORT_OPTIONS: readonly ImportOptionSpec[] = [
   { flags: '--state <file>', key: 'state', description: 'state file for --catch-up', defaultText: '<output>/.area-metrics-state.json' },
   { flags: '--dry-run', key: 'dryRun', description: 'print the requests it would make (no credentials needed) and exit' },
   { flags: '-q, --quiet', key: 'quiet', description: 'print errors only' },
-  { flags: '-v, --verbose', key: 'verbose', description: 'print every request and retry' },
+  { flags: '-v, --verbose', key: 'verbose', description: 'also log every page fetched and every retry' },
   { flags: '--log-format <format>', key: 'logFormat', choices: ['text', 'json'], description: 'stderr as text lines or one JSON object per line', defaultText: 'text' },
 ];
 

@@ -232,7 +232,8 @@ function networkReason(error: unknown): string {
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
   if (cause instanceof Error) {
     const code = (cause as { code?: unknown }).code;
-    return typeof code === 'string' ? `${code} ${cause.message}`.trim() : cause.message;
+    // Node's messages usually carry the code already ("connect ECONNREFUSED 127.0.0.1:9").
+    return typeof code === 'string' && !cause.message.includes(code) ? `${code} ${cause.message}`.trim() : cause.message;
   }
   return String(cause);
 }
