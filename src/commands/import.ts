@@ -11,6 +11,7 @@ import { METRIC_NAMES, METRICS, type MetricName } from '../metrics/descriptors.j
 import { runPipeline, type UnitOutcome } from '../metrics/pipeline.js';
 import { fetchUnit, unitLabel, type Unit } from '../metrics/unit.js';
 import { describeValue } from '../metrics/validate.js';
+import { rowEncoder } from '../output/format.js';
 import { FileSink, StreamSink } from '../output/sinks.js';
 import { ImportState, STATE_FILE_NAME, stateKey } from '../output/state.js';
 import { resolveDays, utcDayBounds } from '../window/days.js';
@@ -131,6 +132,7 @@ async function runImport(metricNames: readonly MetricName[], raw: RawImportOptio
           pageSize: config.pageSize,
           onInvalid: config.onInvalid,
           keepResults: config.shape === 'results',
+          ...(config.shape === 'rows' ? { encodeRows: rowEncoder(config.format) } : {}),
           logger,
           onPage: (current, page, rows) => progress.page(unitLabel(current), page, rows),
         }),
@@ -141,7 +143,7 @@ async function runImport(metricNames: readonly MetricName[], raw: RawImportOptio
           return;
         }
         const { data } = outcome;
-        rows += data.rows.length;
+        rows += data.rowCount;
         for (const warning of data.warnings) logger.warn(`${unitLabel(outcome.unit)}: ${warning}`);
         for (const rejected of data.rejected) {
           // Names the record and its value like the --on-invalid fail line: with -o - this line is all that is kept.
@@ -152,9 +154,9 @@ async function runImport(metricNames: readonly MetricName[], raw: RawImportOptio
           );
         }
         progress.unitDone(
-          `${unitLabel(outcome.unit)}: ${data.rows.length} rows from ${data.count} results in ${data.pages} page(s)` +
+          `${unitLabel(outcome.unit)}: ${data.rowCount} rows from ${data.count} results in ${data.pages} page(s)` +
             `${data.rejected.length ? `, ${data.rejected.length} rejected` : ''} -> ${outcome.destination}`,
-          { unit: unitLabel(outcome.unit), rows: data.rows.length, results: data.count, pages: data.pages, rejected: data.rejected.length, warnings: data.warnings.length, destination: outcome.destination },
+          { unit: unitLabel(outcome.unit), rows: data.rowCount, results: data.count, pages: data.pages, rejected: data.rejected.length, warnings: data.warnings.length, destination: outcome.destination },
         );
         await dayTracker.record(outcome);
       },

@@ -75,7 +75,7 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
     }
     await options.onOutcome?.(outcome);
     settled[index] = undefined;
-    outcomes.push(outcome.ok ? { ...outcome, data: { ...outcome.data, rows: [], results: [] } } : outcome);
+    outcomes.push(outcome.ok ? { ...outcome, data: { ...outcome.data, rows: [], results: [], encoded: [] } } : outcome);
     committed = index + 1;
     startMore();
   }

@@ -53,8 +53,14 @@ export const trafficPctValue = z
   .refine((value) => Number(value) <= 1, { error: 'must be a decimal string in [0, 1]' });
 
 export function screenTimeSeconds(hhmmss: string): number {
-  const [hours = 0, minutes = 0, seconds = 0] = hhmmss.split(':').map(Number);
-  return hours * 3600 + minutes * 60 + seconds;
+  // Called once per row: slicing at the two colons avoids the arrays of split/map.
+  const first = hhmmss.indexOf(':');
+  const second = first < 0 ? -1 : hhmmss.indexOf(':', first + 1);
+  if (second < 0 || hhmmss.indexOf(':', second + 1) >= 0) {
+    const [hours = 0, minutes = 0, seconds = 0] = hhmmss.split(':').map(Number);
+    return hours * 3600 + minutes * 60 + seconds;
+  }
+  return Number(hhmmss.slice(0, first)) * 3600 + Number(hhmmss.slice(first + 1, second)) * 60 + Number(hhmmss.slice(second + 1));
 }
 
 /**

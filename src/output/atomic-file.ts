@@ -7,7 +7,7 @@ import { basename, dirname, join } from 'node:path';
  * filesystem, so the rename is atomic), fsync, rename over the target, fsync the folder. On any error or abort
  * the temp file is removed and the old file, if any, is left untouched.
  */
-export async function writeFileAtomic(path: string, chunks: Iterable<string>, signal?: AbortSignal): Promise<void> {
+export async function writeFileAtomic(path: string, chunks: Iterable<string | Uint8Array>, signal?: AbortSignal): Promise<void> {
   const folder = dirname(path);
   await mkdir(folder, { recursive: true });
   const temp = join(folder, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
@@ -16,7 +16,8 @@ export async function writeFileAtomic(path: string, chunks: Iterable<string>, si
   try {
     for (const chunk of chunks) {
       signal?.throwIfAborted();
-      await handle.write(chunk);
+      if (typeof chunk === 'string') await handle.write(chunk);
+      else await handle.write(chunk);
     }
     await handle.sync();
     await handle.close();

@@ -50,21 +50,26 @@ function csvField(text: string): string {
   return CSV_SPECIAL.test(text) ? csvQuoted.get(text) : text;
 }
 
-/** RFC 4180 CSV (quotes only where needed), LF line endings, the metric's exact column order. */
-export function* csvChunks(metric: MetricDescriptor, rows: readonly MetricRow[]): Generator<string> {
+/** RFC 4180 CSV text of rows (quotes only where needed), LF line endings, the metric's exact column order. */
+function csvRowsEncoder(metric: MetricDescriptor): (rows: readonly MetricRow[]) => string {
   const cells = [
     ...COMMON_COLUMNS.map((name) => (row: MetricRow) => String(row[name])),
     ...metric.columns.map((column) => column.csv ?? ((row: MetricRow) => String(row[column.name]))),
   ];
   const last = cells.length - 1;
-  yield* chunked(rows, (batch) => {
+  return (rows) => {
     let text = '';
-    for (const row of batch) {
+    for (const row of rows) {
       for (let index = 0; index < last; index++) text += `${csvField(cells[index]!(row))},`;
       text += `${csvField(cells[last]!(row))}\n`;
     }
     return text;
-  });
+  };
+}
+
+/** RFC 4180 CSV (quotes only where needed), LF line endings, the metric's exact column order. */
+export function* csvChunks(metric: MetricDescriptor, rows: readonly MetricRow[]): Generator<string> {
+  yield* chunked(rows, csvRowsEncoder(metric));
 }
 
 const jsonStrings = new EncodedValues((value) => JSON.stringify(value));
@@ -76,16 +81,16 @@ function jsonValue(value: string | number | undefined): string | undefined {
 }
 
 /**
- * One JSON object per line: `metric` first, then the columns in order, with their NDJSON types. The same text as
+ * NDJSON text of rows: `metric` first, then the columns in order, with their NDJSON types. The same text as
  * JSON.stringify of that object, assembled from memoised pieces.
  */
-export function* ndjsonRowChunks(metric: MetricDescriptor, rows: readonly MetricRow[]): Generator<string> {
+function ndjsonRowsEncoder(metric: MetricDescriptor): (rows: readonly MetricRow[]) => string {
   const names = columnNames(metric);
   const head = `{${JSON.stringify('metric')}:${JSON.stringify(metric.name)}`;
   const keys = names.map((name) => `,${JSON.stringify(name)}:`);
-  yield* chunked(rows, (batch) => {
+  return (rows) => {
     let text = '';
-    for (const row of batch) {
+    for (const row of rows) {
       text += head;
       for (let index = 0; index < names.length; index++) {
         const value = jsonValue(row[names[index]!]);
@@ -94,7 +99,28 @@ export function* ndjsonRowChunks(metric: MetricDescriptor, rows: readonly Metric
       text += '}\n';
     }
     return text;
-  });
+  };
+}
+
+/** One JSON object per line: `metric` first, then the columns in order, with their NDJSON types. */
+export function* ndjsonRowChunks(metric: MetricDescriptor, rows: readonly MetricRow[]): Generator<string> {
+  yield* chunked(rows, ndjsonRowsEncoder(metric));
+}
+
+/**
+ * The encoder `fetchUnit` applies to each result's rows as they arrive (`encodeRows`), for the `rows` shape; the
+ * `results` shape keeps the result objects instead. Same text as encoding the whole unit's rows at once.
+ */
+export function rowEncoder(format: OutputFormat): (metric: MetricDescriptor, rows: readonly MetricRow[]) => string {
+  const encoders = new Map<string, (rows: readonly MetricRow[]) => string>();
+  return (metric, rows) => {
+    let encode = encoders.get(metric.name);
+    if (encode === undefined) {
+      encode = format === 'csv' ? csvRowsEncoder(metric) : ndjsonRowsEncoder(metric);
+      encoders.set(metric.name, encode);
+    }
+    return encode(rows);
+  };
 }
 
 /** `--shape results`: one line per API result object as received, with `metric` first. */

@@ -17,9 +17,28 @@ export interface OutputEncoding {
   readonly shape: OutputShape;
 }
 
-function* encode(data: UnitData, encoding: OutputEncoding): Generator<string> {
+/** Already encoded pieces are handed to the writer in chunks of about this many bytes. */
+const ENCODED_CHUNK_BYTES = 256 * 1024;
+
+function* joined(pieces: readonly Buffer[]): Generator<Buffer> {
+  let chunk: Buffer[] = [];
+  let size = 0;
+  for (const piece of pieces) {
+    chunk.push(piece);
+    size += piece.length;
+    if (size >= ENCODED_CHUNK_BYTES) {
+      yield Buffer.concat(chunk, size);
+      chunk = [];
+      size = 0;
+    }
+  }
+  if (chunk.length > 0) yield Buffer.concat(chunk, size);
+}
+
+function* encode(data: UnitData, encoding: OutputEncoding): Generator<string | Buffer> {
   const { metric } = data.unit;
   if (encoding.shape === 'results') yield* ndjsonResultChunks(metric, data.results);
+  else if (data.encoded) yield* joined(data.encoded);
   else if (encoding.format === 'csv') yield* csvChunks(metric, data.rows);
   else yield* ndjsonRowChunks(metric, data.rows);
 }
@@ -89,7 +108,7 @@ export class StreamSink implements UnitSink {
     return 'stdout';
   }
 
-  private write(chunk: string): Promise<void> {
+  private write(chunk: string | Buffer): Promise<void> {
     // Honour backpressure: a slow reader (`| jq`) slows us down instead of growing memory.
     return new Promise((resolve, reject) => {
       this.stream.write(chunk, (error) => (error ? reject(error) : resolve()));
