@@ -3,7 +3,8 @@ import { UsageError } from '../errors.js';
 import type { SandboxFaults } from './types.js';
 
 const count = z.number().int().min(1);
-const status = z.number().int().min(100).max(599);
+// A failure is an error status: a 1xx leaves the client waiting and a 204/304 cannot carry the JSON error body.
+const status = z.number().int().min(400).max(599);
 
 /** Every way faults reach the sandbox (options, setFaults, CLI flags, the admin endpoint) goes through this. */
 export const sandboxFaultsSchema = z.strictObject({

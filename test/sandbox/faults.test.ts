@@ -99,6 +99,9 @@ describe('sandbox fault switches', () => {
 
   it('validates faults given to setFaults and startSandbox', async () => {
     expect(() => sandbox.setFaults({ failNth: { n: 0, status: 503 } })).toThrow(UsageError);
+    // A 1xx would leave the client hanging, a 204/304 drops the body: a failure is 400..599.
+    expect(() => sandbox.setFaults({ failNth: { n: 1, status: 101 } })).toThrow(/failNth\.status/);
+    expect(() => sandbox.setFaults({ tokenFailNth: { n: 1, status: 204 } })).toThrow(/tokenFailNth\.status/);
     expect(() => sandbox.setFaults({ foreignNextOrigin: 'ftp://x' })).toThrow(/foreignNextOrigin/);
     await expect(startSandbox({ faults: { latencyMs: -1 } })).rejects.toThrow(UsageError);
     await expect(startSandbox({ stores: 0 })).rejects.toThrow(/stores/);
