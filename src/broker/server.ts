@@ -220,12 +220,13 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
   });
 
   app.setNotFoundHandler(async (request, reply) =>
-    sendProblem(reply, {
-      type: 'urn:area-metrics:broker:problem:not-found',
-      title: 'Not found',
-      status: 404,
-      detail: `no such resource: ${request.method} ${request.url.split('?')[0] ?? ''}; the token is at GET ${TOKEN_PATH}?application_package=...`,
-    }),
+    sendBrokerProblem(
+      reply,
+      new BrokerProblem(
+        'not-found',
+        `no such resource: ${request.method} ${request.url.split('?')[0] ?? ''}; the token is at GET ${TOKEN_PATH}?application_package=...`,
+      ),
+    ),
   );
 
   app.setErrorHandler(async (error, request, reply) => {

@@ -262,7 +262,7 @@ describe('service endpoints and logs', () => {
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({ status: 'ready', cache: 'memory' });
     const missing = await getToken(new URL('/nope', running.url).toString());
-    expectProblem({ ...missing, body: { ...missing.body, type: 'urn:area-metrics:broker:problem:x' } }, 404, 'x');
+    expectProblem(missing, 404, 'not-found');
 
     const post = await getToken(tokenUrl(running, ANDROID_APP), { method: 'POST' });
     expectProblem(post, 405, 'method-not-allowed');
