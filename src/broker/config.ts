@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { parseHttpUrl } from '../auth/client-credentials.js';
+import { secretFromFileText } from '../auth/secret-file.js';
 import { UsageError, messageOf } from '../errors.js';
 
 /** SPEC 4 / seed 2.4: an application package is an Android package, an iOS bundle id or a web domain. */
@@ -34,7 +35,7 @@ const platformSchema = z.strictObject({
   clientId: nonEmpty.optional(),
   /** Name of the environment variable that holds the client secret (the recommended way). */
   clientSecretEnv: nonEmpty.optional(),
-  /** Path of a file that holds the client secret (e.g. a mounted secret); trailing newline trimmed. */
+  /** Path of a file that holds the client secret (e.g. a mounted secret); trailing newlines trimmed, as for the token command. */
   clientSecretFile: nonEmpty.optional(),
   /** The secret in the config text itself: allowed because operators insist, warned about at start. */
   clientSecret: nonEmpty.optional(),
@@ -165,7 +166,7 @@ export function resolveBrokerConfig(raw: unknown, options: ResolveOptions, sourc
       else clientSecret = value;
     } else if (platform.clientSecretFile !== undefined) {
       try {
-        const value = readFile(platform.clientSecretFile).replace(/\r?\n$/, '');
+        const value = secretFromFileText(readFile(platform.clientSecretFile));
         if (value === '') unusableReason = `secret file ${platform.clientSecretFile} is empty`;
         else clientSecret = value;
       } catch (error) {

@@ -49,6 +49,14 @@ describe('resolveBrokerConfig', () => {
     expect(config.applications.get('com.acme.ShopApp')).toBe('ios');
   });
 
+  it('trims a secret file like the token command does: every trailing LF or CRLF, nothing else', () => {
+    const secretIn = (text: string): string | undefined =>
+      resolveBrokerConfig(validRaw(), { env: { ANDROID_SECRET: SECRET, IOS_SECRET: 'i' }, readFile: () => text }).platforms.get('web')
+        ?.clientSecret;
+    expect(secretIn('web-secret\r\n\n')).toBe('web-secret');
+    expect(secretIn(' web secret \n')).toBe(' web secret ');
+  });
+
   it('defaults the margin to 60 s', () => {
     const raw = validRaw();
     delete raw.cache;
