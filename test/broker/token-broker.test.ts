@@ -36,6 +36,17 @@ class ScriptedSource implements TokenSource {
     return this.next(this.calls);
   }
   async close(): Promise<void> {}
+  /** Holds every answer until the returned function is called, so that concurrent requests pile up. */
+  hold(): () => void {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const plain = this.next;
+    this.next = async (call) => {
+      await gate;
+      return plain(call);
+    };
+    return release;
+  }
 }
 
 function problemOf(promise: Promise<unknown>): Promise<BrokerProblem> {
@@ -77,13 +88,7 @@ describe('TokenBroker (memory cache)', () => {
   it('makes one auth request for 200 concurrent misses', async () => {
     const clock = new Clock();
     const source = new ScriptedSource(clock);
-    let release: () => void = () => {};
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const plain = source.next;
-    source.next = async (call) => {
-      await gate;
-      return plain(call);
-    };
+    const release = source.hold();
     const broker = new TokenBroker({ config: config(), source, now: clock.now });
     const all = Promise.all(Array.from({ length: 200 }, () => broker.token(APP)));
     release();
@@ -233,13 +238,7 @@ describe('TokenBroker (shared cache)', () => {
   it('two instances share one auth request, the loser waiting for the winner\'s token', async () => {
     const clock = new Clock();
     const source = new ScriptedSource(clock);
-    let release: () => void = () => {};
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const plain = source.next;
-    source.next = async (call) => {
-      await gate;
-      return plain(call);
-    };
+    const release = source.hold();
     const shared = new FakeShared();
     const a = new TokenBroker({ config: config(), source, shared, now: clock.now, lockPollMs: 1 });
     const b = new TokenBroker({ config: config(), source, shared, now: clock.now, lockPollMs: 1 });
