@@ -352,20 +352,23 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     }
     const form = new URLSearchParams(text);
     const basic = parseBasic(request.headers.authorization);
-    const presented: [string, string] | undefined = basic
-      ? [formDecode(basic[0]), formDecode(basic[1])]
+    // Basic credentials count as sent raw (RFC 7617, what area-metrics and most clients do) or form-encoded first
+    // (RFC 6749 2.3.1): a secret with '+' or '%' must work either way.
+    const candidates: [string, string][] = basic
+      ? [basic, [formDecode(basic[0]), formDecode(basic[1])]]
       : form.has('client_id') && form.has('client_secret')
-        ? [form.get('client_id')!, form.get('client_secret')!]
-        : undefined;
+        ? [[form.get('client_id')!, form.get('client_secret')!]]
+        : [];
     const challenge = { 'WWW-Authenticate': 'Basic realm="area-metrics"', ...noStore };
-    if (!presented) {
+    if (candidates.length === 0) {
       throw new HttpAnswer(
         401,
         { error: 'invalid_client', error_description: 'Client authentication is required.' },
         challenge,
       );
     }
-    if (!safeEqual(presented[0], clientId) || !safeEqual(presented[1], clientSecret)) {
+    const matches = ([id, secret]: [string, string]): boolean => safeEqual(id, clientId) && safeEqual(secret, clientSecret);
+    if (!candidates.some(matches)) {
       throw new HttpAnswer(401, { error: 'invalid_client', error_description: 'Client authentication failed.' }, challenge);
     }
     record.authorized = true;

@@ -70,6 +70,26 @@ describe('sandbox token endpoint', () => {
     await response.arrayBuffer();
   });
 
+  it('accepts a secret with + and % in Basic auth whether sent raw or form-encoded first (RFC 6749 2.3.1)', async () => {
+    const special = await startSandbox({ clientId: 'id+1', clientSecret: 'a+b%41c d', stores: 1, days: 1 });
+    try {
+      const status = async (id: string, secret: string): Promise<number> => {
+        const response = await fetch(`${special.url}/oauth2/token`, {
+          method: 'POST',
+          headers: { 'content-type': FORM, authorization: basic(id, secret) },
+          body: 'grant_type=client_credentials',
+        });
+        await response.arrayBuffer();
+        return response.status;
+      };
+      expect(await status('id+1', 'a+b%41c d')).toBe(200);
+      expect(await status(encodeURIComponent('id+1'), encodeURIComponent('a+b%41c d'))).toBe(200);
+      expect(await status('id+1', 'a b%41c d')).toBe(401);
+    } finally {
+      await special.close();
+    }
+  });
+
   it('answers 401 invalid_client for missing or wrong credentials, without echoing them', async () => {
     const wrong = await tokenRequest('grant_type=client_credentials', { authorization: basic('tok-client', 'bad-secret-xyz') });
     expect(wrong.status).toBe(401);
