@@ -2,6 +2,8 @@ import type { BrokerConfig } from './config.js';
 
 /** Headers a browser may send on the token request (our request-id correlation header). */
 const ALLOWED_REQUEST_HEADERS = 'X-Request-Id';
+/** Response headers a page may read beyond the CORS-safelisted ones: a 503's Retry-After, and the request id. */
+const EXPOSED_RESPONSE_HEADERS = 'Retry-After, X-Request-Id';
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
 /**
@@ -25,6 +27,8 @@ export function corsHeaders(origin: string, preflight: boolean): Record<string, 
     headers['access-control-allow-methods'] = 'GET';
     headers['access-control-allow-headers'] = ALLOWED_REQUEST_HEADERS;
     headers['access-control-max-age'] = String(PREFLIGHT_MAX_AGE_SECONDS);
+  } else {
+    headers['access-control-expose-headers'] = EXPOSED_RESPONSE_HEADERS;
   }
   return headers;
 }

@@ -215,9 +215,13 @@ describe('CORS', () => {
     expect(ok.headers.get('access-control-allow-origin')).toBe(origin(WEB_APP));
     expect(ok.headers.get('vary')).toMatch(/Origin/);
 
+    // Retry-After is not CORS-safelisted: without Access-Control-Expose-Headers a page could not honour a 503's.
+    expect(ok.headers.get('access-control-expose-headers')).toBe('Retry-After, X-Request-Id');
+
     const unauthorized = await getToken(tokenUrl(running, BROKEN_WEB_APP), { headers: { origin: origin(BROKEN_WEB_APP) } });
     expect(unauthorized.status).toBe(401);
     expect(unauthorized.headers.get('access-control-allow-origin')).toBe(origin(BROKEN_WEB_APP));
+    expect(unauthorized.headers.get('access-control-expose-headers')).toBe('Retry-After, X-Request-Id');
 
     const preflight = await fetch(tokenUrl(running, WEB_APP), {
       method: 'OPTIONS',
