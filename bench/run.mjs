@@ -4,7 +4,7 @@
 // bench/results/<timestamp>.json. Options: --rounds N (default 3), --skip-import, --skip-broker, --skip-memory.
 import { execSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { brokerBenchmark } from './broker.mjs';
@@ -39,6 +39,7 @@ const machine = {
     }
   })(),
 };
+machine.loadAverageAtStart = loadavg()[0].toFixed(2);
 log(`machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGb} GB, node ${machine.node}, commit ${machine.commit}`);
 
 const tools = toolStatus();
@@ -164,6 +165,7 @@ if (!flags['skip-broker']) {
 }
 
 results.totalSeconds = (performance.now() - started) / 1000;
+machine.loadAverageAtEnd = loadavg()[0].toFixed(2);
 const resultsDir = join(ROOT, 'bench', 'results');
 await mkdir(resultsDir, { recursive: true });
 const resultsPath = join(resultsDir, `${results.startedAt.replace(/[:.]/g, '-')}.json`);
@@ -171,7 +173,10 @@ await writeFile(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
 
 const out = [];
 out.push('');
-out.push(`area-metrics benchmark: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGb} GB RAM, node ${machine.node}, commit ${machine.commit}`);
+out.push(
+  `area-metrics benchmark: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGb} GB RAM, node ${machine.node}, ` +
+    `commit ${machine.commit}; 1-minute load average ${machine.loadAverageAtStart} at start, ${machine.loadAverageAtEnd} at end`,
+);
 if (table.length) {
   out.push(`Import (median of ${rounds} interleaved runs; sandbox 2,000 stores x 20 zones in its own process, loopback)`);
   out.push(formatTable(['run', 'wall s', 'rows/s', 'peak RSS MB', 'vs floor', 'vs curl+jq', 'target', 'met'], table));
