@@ -75,14 +75,16 @@ if (!flags['skip-import']) {
       const vsFloor = ratio(variant.wallMs, floor?.wallMs);
       const vsCurl = ratio(variant.wallMs, curlJq?.wallMs);
       let target = '';
-      let ok;
+      let met = '';
       if (variant.key === 'csv' || variant.key === 'ndjson') {
-        target = '<=1.25x floor, <=0.5x curl+jq, RSS <=200 MB';
-        ok =
-          vsFloor !== undefined &&
-          vsFloor <= 1.25 &&
-          (vsCurl === undefined || vsCurl <= 0.5) &&
-          (variant.maxRssKb === undefined || variant.maxRssKb <= 200 * 1024);
+        // One verdict per target, so a near miss on one does not hide the others.
+        const checks = [
+          ['<=1.25x floor', vsFloor === undefined ? undefined : vsFloor <= 1.25],
+          ['<=0.5x curl+jq', vsCurl === undefined ? undefined : vsCurl <= 0.5],
+          ['RSS <=200 MB', variant.maxRssKb === undefined ? undefined : variant.maxRssKb <= 200 * 1024],
+        ];
+        target = checks.map(([name]) => name).join(', ');
+        met = checks.map(([, ok]) => pass(ok)).join(', ');
       }
       table.push([
         `7 days: ${variant.name}`,
@@ -92,7 +94,7 @@ if (!flags['skip-import']) {
         fmtRatio(vsFloor),
         fmtRatio(vsCurl),
         target,
-        target ? pass(ok) : '',
+        met,
       ]);
     }
     log(`7 days: ${comparison.rows} rows per run (3 metrics), ${comparison.requests} requests, window ${comparison.window.from}..${comparison.window.to}`);
@@ -148,8 +150,8 @@ if (!flags['skip-broker']) {
         cached.p50Ms,
         cached.p99Ms,
         `${cached.non2xx + cached.errors}`,
-        `>=70% of bare (${(share * 100).toFixed(0)}%), p99 <20 ms`,
-        pass(share >= 0.7 && cached.p99Ms < 20 && cached.non2xx + cached.errors === 0),
+        `>=70% of bare (${(share * 100).toFixed(0)}%), p99 <20 ms, no failures`,
+        [share >= 0.7, cached.p99Ms < 20, cached.non2xx + cached.errors === 0].map(pass).join(', '),
       ],
       [
         `cold burst: ${broker.cold.burst} concurrent, empty cache`,
