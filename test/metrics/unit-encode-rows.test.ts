@@ -1,0 +1,91 @@
+import nock from 'nock';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_RETRY_POLICY, HttpClient } from '../../src/fetch/http-client.js';
+import { METRICS, type MetricName } from '../../src/metrics/descriptors.js';
+import { fetchUnit, type UnitFetchOptions } from '../../src/metrics/unit.js';
+import { csvChunks, ndjsonRowChunks, rowEncoder, type OutputFormat } from '../../src/output/format.js';
+
+// fetchUnit's `encodeRows` (each result encoded as it arrives, results sorted at the end) must give exactly the
+// bytes of the plain path (every row kept, sorted, then encoded): the benchmark's speed-up may not change a file.
+const ORIGIN = 'https://vendor.example.test';
+const windowQuery = { datetime_gte: '2026-11-20T00:00:00Z', datetime_lte: '2026-11-20T23:59:59Z' };
+const ZONES = ['Zb', '[2] CHECKOUT, TILLS 1-6', 'Café "Central"', 'two\nlines', 'Za', '食品売り場', 'Za'];
+
+function value(metric: MetricName, index: number): Record<string, unknown> {
+  if (metric === 'unique-users') return { unique_users: index * 7 };
+  if (metric === 'avg-screen-time') return { avg_screen_time: `0${index % 10}:0${index % 6}:1${index % 10}` };
+  return { traffic_pct: index === 0 ? '1.00000' : '0.00000' };
+}
+
+function result(metric: MetricName, store: string, offset: string) {
+  return {
+    store_code: store,
+    date: `2026-11-20T00:00:00${offset}`,
+    granularity: 'daily',
+    values: ZONES.map((zone, index) => ({ zone, ...value(metric, index) })),
+  };
+}
+
+// Unsorted on purpose: stores out of order, one store twice with different offsets, and a store code that is a
+// prefix of another.
+const RESULTS: [string, string][] = [['S10', '+02:00'], ['S1', '-05:00'], ['S2', 'Z'], ['S1', '+05:30'], ['S02', '+00:00']];
+
+function serve(metric: MetricName): void {
+  const path = `/api/bi/area-metrics/${metric}/`;
+  const link = (page: number) => `${ORIGIN}${path}?${new URLSearchParams({ ...windowQuery, page: String(page), page_size: '3' })}`;
+  const all = RESULTS.map(([store, offset]) => result(metric, store, offset));
+  nock(ORIGIN)
+    .get(path).query({ ...windowQuery, page_size: '3' })
+    .reply(200, { count: all.length, next: link(2), previous: null, results: all.slice(0, 3) })
+    .get(path).query({ ...windowQuery, page: '2', page_size: '3' })
+    .reply(200, { count: all.length, next: null, previous: link(1), results: all.slice(3) });
+}
+
+function options(overrides: Partial<UnitFetchOptions> = {}): UnitFetchOptions {
+  return {
+    client: new HttpClient({ timeoutMs: 2000, retry: { ...DEFAULT_RETRY_POLICY, retries: 0 }, sleep: async () => {} }),
+    baseUrl: new URL(ORIGIN),
+    headers: {},
+    pageSize: 3,
+    onInvalid: 'fail',
+    keepResults: false,
+    ...overrides,
+  };
+}
+
+beforeAll(() => nock.disableNetConnect());
+afterEach(() => nock.cleanAll());
+
+describe('fetchUnit with encodeRows', () => {
+  for (const metric of ['unique-users', 'avg-screen-time', 'traffic'] as const) {
+    for (const format of ['csv', 'ndjson'] as const satisfies readonly OutputFormat[]) {
+      it(`${metric} ${format}: the same bytes as sorting every row, and the same counts`, async () => {
+        const unit = { metric: METRICS[metric], day: '2026-11-20' };
+        serve(metric);
+        const plain = await fetchUnit(unit, options());
+        serve(metric);
+        const encoded = await fetchUnit(unit, options({ encodeRows: rowEncoder(format) }));
+
+        const expected = [...(format === 'csv' ? csvChunks : ndjsonRowChunks)(METRICS[metric], plain.rows)].join('');
+        expect(Buffer.concat(encoded.encoded ?? []).toString('utf8')).toBe(expected);
+        expect(encoded.rows).toEqual([]);
+        expect(encoded.rowCount).toBe(plain.rows.length);
+        expect(encoded.rowCount).toBe(RESULTS.length * ZONES.length);
+        expect(encoded.count).toBe(plain.count);
+        expect(encoded.pages).toBe(2);
+        // The order really is store_code, date, zone (code-unit order): S02 < S1 < S10 < S2.
+        expect(plain.rows[0]?.store_code).toBe('S02');
+        expect(plain.rows.at(-1)?.store_code).toBe('S2');
+      });
+    }
+  }
+
+  it('still refetches an incomplete unit (a repeated result) before failing with exit 6', async () => {
+    const unit = { metric: METRICS['unique-users'], day: '2026-11-20' };
+    const path = '/api/bi/area-metrics/unique-users/';
+    const one = result('unique-users', 'S1', 'Z');
+    nock(ORIGIN).get(path).query(true).times(3).reply(200, { count: 2, next: null, previous: null, results: [one, one] });
+    await expect(fetchUnit(unit, options({ encodeRows: rowEncoder('csv') }))).rejects.toMatchObject({ name: 'IncompleteError' });
+    expect(nock.isDone()).toBe(true);
+  });
+});
