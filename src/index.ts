@@ -1,13 +1,19 @@
+import { rmSync } from 'node:fs';
 import { runCli } from './cli.js';
 import type { CommandContext } from './commands/context.js';
 import { InterruptedError } from './errors.js';
+import { tempFilesInProgress } from './output/atomic-file.js';
 
 // The only module that touches process-wide state: signals and the exit code.
 const controller = new AbortController();
 let interrupted: InterruptedError | undefined;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
-    if (interrupted) process.exit(interrupted.exitCode); // second signal: stop now
+    if (interrupted) {
+      // Second signal: stop now, but still leave no half-written file behind.
+      for (const temp of tempFilesInProgress) rmSync(temp, { force: true });
+      process.exit(interrupted.exitCode);
+    }
     interrupted = new InterruptedError(signal);
     controller.abort(interrupted);
   });

@@ -10,8 +10,8 @@ import { createImportProgress } from '../log/progress.js';
 import { METRIC_NAMES, METRICS, type MetricName } from '../metrics/descriptors.js';
 import { runPipeline, type UnitOutcome } from '../metrics/pipeline.js';
 import { fetchUnit, unitLabel, type Unit } from '../metrics/unit.js';
-import { describeValue } from '../metrics/validate.js';
-import { rowEncoder } from '../output/format.js';
+import { describeValue, describeViolation } from '../metrics/validate.js';
+import { resultEncoder } from '../output/format.js';
 import { FileSink, StreamSink } from '../output/sinks.js';
 import { ImportState, STATE_FILE_NAME, stateKey } from '../output/state.js';
 import { resolveDays, utcDayBounds } from '../window/days.js';
@@ -112,6 +112,7 @@ async function runImport(metricNames: readonly MetricName[], raw: RawImportOptio
   });
   const headers = { authorization: basicAuthorization(credentials), accept: 'application/json' };
   const encoding = { format: config.format, shape: config.shape };
+  const encode = resultEncoder(encoding);
   const sink = config.output.kind === 'stdout' ? new StreamSink(context.stdout, encoding) : new FileSink(config.output.dir, encoding);
   const dayTracker = new DayCompletion(units, config.storeCodes, state);
 
@@ -131,8 +132,7 @@ async function runImport(metricNames: readonly MetricName[], raw: RawImportOptio
           headers,
           pageSize: config.pageSize,
           onInvalid: config.onInvalid,
-          keepResults: config.shape === 'results',
-          ...(config.shape === 'rows' ? { encodeRows: rowEncoder(config.format) } : {}),
+          encode,
           logger,
           onPage: (current, page, rows) => progress.page(unitLabel(current), page, rows),
         }),
@@ -150,7 +150,7 @@ async function runImport(metricNames: readonly MetricName[], raw: RawImportOptio
           const { store_code: storeCode } = (rejected.record ?? {}) as { store_code?: unknown };
           logger.warn(
             `${unitLabel(outcome.unit)}: rejected record (store_code ${describeValue(storeCode)}): ` +
-              `${rejected.field} ${describeValue(rejected.value)} ${rejected.reason}`,
+              describeViolation(rejected),
           );
         }
         progress.unitDone(

@@ -101,6 +101,6 @@ export function compareRows(a: MetricRow, b: MetricRow): number {
   );
 }
 
-export function compareResults(a: MetricResult, b: MetricResult): number {
+export function compareResults(a: Pick<MetricResult, 'store_code' | 'date'>, b: Pick<MetricResult, 'store_code' | 'date'>): number {
   return compareCodePoints(a.store_code, b.store_code) || compareCodePoints(a.date, b.date);
 }

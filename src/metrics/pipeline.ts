@@ -24,7 +24,7 @@ type Settled = { ok: true; data: UnitData } | { ok: false; error: unknown };
  * does not stop the others; an interrupt stops everything and is rethrown.
  *
  * Memory stays flat over any range: once a unit is committed and reported to `onOutcome`, its rows and results are
- * released, so the returned outcomes carry every count but empty `rows` and `results` (count rows in `onOutcome`).
+ * released, so the returned outcomes carry every count but no `pieces`.
  */
 export async function runPipeline(units: readonly Unit[], options: PipelineOptions): Promise<UnitOutcome[]> {
   const concurrency = Math.max(1, options.concurrency);
@@ -75,7 +75,7 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
     }
     await options.onOutcome?.(outcome);
     settled[index] = undefined;
-    outcomes.push(outcome.ok ? { ...outcome, data: { ...outcome.data, rows: [], results: [], encoded: [] } } : outcome);
+    outcomes.push(outcome.ok ? { ...outcome, data: { ...outcome.data, pieces: [] } } : outcome);
     committed = index + 1;
     startMore();
   }

@@ -4,8 +4,9 @@ import { followPages, PagingAnomaly } from '../fetch/pager.js';
 import { firstPageUrl } from '../fetch/urls.js';
 import { silentLogger, type Logger } from '../log/logger.js';
 import { utcDayBounds, type UtcDay } from '../window/days.js';
-import { compareRows, rowsOf, type MetricDescriptor, type MetricRow } from './descriptors.js';
-import { describeValue, resultKey, trafficSumWarning, validateResult, type Violation } from './validate.js';
+import type { ResultEncoder } from '../output/format.js';
+import { compareResults, compareRows, rowsOf, type MetricDescriptor } from './descriptors.js';
+import { describeValue, describeViolation, resultKey, trafficSumWarning, validateResult, type Violation } from './validate.js';
 
 /** The smallest piece of work that is fetched, checked and written on its own: metric × UTC day × store. */
 export interface Unit {
@@ -26,18 +27,13 @@ export interface UnitData {
   readonly unit: Unit;
   readonly count: number;
   readonly pages: number;
-  /** Sorted by store_code, date, zone; empty when the rows were encoded as they arrived (`encodeRows`). */
-  readonly rows: MetricRow[];
-  /** Rows in the unit, whether kept in `rows` or already encoded into `encoded`. */
   readonly rowCount: number;
   /**
-   * With `encodeRows`: the unit's output as UTF-8 bytes, in output order (store_code, date, zone), one piece per
-   * result. Bytes outside the JS heap instead of row objects keep a waiting unit small and out of the garbage
-   * collector's way, and they are what gets written anyway.
+   * The unit's output as UTF-8 bytes, one piece per valid result, in output order (store_code, date; rows within a
+   * result by zone). Bytes outside the JS heap instead of row objects keep a waiting unit small and out of the
+   * garbage collector's way, and they are what gets written anyway.
    */
-  readonly encoded?: Buffer[];
-  /** The valid result objects as received, sorted by store_code, date; only kept for `--shape results`. */
-  readonly results: unknown[];
+  readonly pieces: Buffer[];
   readonly rejected: RejectedRecord[];
   readonly warnings: string[];
   /** Fetches of the whole unit it took (1 unless it came back incomplete). */
@@ -50,12 +46,8 @@ export interface UnitFetchOptions {
   readonly headers: Readonly<Record<string, string>>;
   readonly pageSize: number;
   readonly onInvalid: 'fail' | 'skip';
-  readonly keepResults: boolean;
-  /**
-   * Encodes each valid result's rows (sorted by zone) right away instead of keeping row objects; the unit is then
-   * ordered by sorting one small text per (store_code, date). Same output, a fraction of the memory and sort work.
-   */
-  readonly encodeRows?: (metric: MetricDescriptor, rows: readonly MetricRow[]) => string;
+  /** Turns each valid result into its output text as it arrives (from `src/output/format.ts`). */
+  readonly encode: ResultEncoder;
   /** Whole-unit fetches before giving up with exit 6 (SPEC 2.3: the first and up to 2 more). */
   readonly maxAttempts?: number;
   readonly logger?: Logger;
@@ -87,10 +79,8 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number)
     pageSize: options.pageSize,
     ...(unit.storeCode === undefined ? {} : { storeCode: unit.storeCode }),
   });
-  const rows: MetricRow[] = [];
-  const blocks: { storeCode: string; date: string; bytes: Buffer }[] = [];
+  const pieces: { store_code: string; date: string; bytes: Buffer }[] = [];
   let rowCount = 0;
-  const kept: { key: string; record: unknown }[] = [];
   const rejected: RejectedRecord[] = [];
   const warnings: string[] = [];
   const seen = new Set<string>();
@@ -125,17 +115,12 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number)
           rejected.push({ ...violation, record });
           continue;
         }
-        const resultRows = rowsOf(metric, validation.result);
-        rowCount += resultRows.length;
-        if (options.encodeRows) {
-          // One result = one (store_code, date): its rows differ by zone only, so sorting them by zone here and the
-          // results by key at the end is the same order as sorting every row.
-          resultRows.sort(compareRows);
-          blocks.push({ storeCode: validation.result.store_code, date: validation.result.date, bytes: Buffer.from(options.encodeRows(metric, resultRows), 'utf8') });
-        } else {
-          for (const row of resultRows) rows.push(row);
-        }
-        if (options.keepResults) kept.push({ key, record });
+        // One result is one (store_code, date): its rows differ by zone only, so sorting them by zone here and the
+        // results by (store_code, date) at the end is the same order as sorting every row of the unit.
+        const rows = rowsOf(metric, validation.result).sort(compareRows);
+        rowCount += rows.length;
+        const { store_code, date } = validation.result;
+        pieces.push({ store_code, date, bytes: Buffer.from(options.encode(metric, rows, record), 'utf8') });
         if (metric.name === 'traffic') {
           const warning = trafficSumWarning(validation.result);
           if (warning) warnings.push(`store ${validation.result.store_code} ${validation.result.date}: ${warning}`);
@@ -151,36 +136,18 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number)
     const repeats = repeated > 0 ? `, ${repeated} repeated (store_code, date)` : '';
     return { complete: false, reason: `expected ${count} results, received ${received}${repeats}` };
   }
-  rows.sort(compareRows);
-  kept.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  blocks.sort((a, b) => compareCodeUnits(a.storeCode, b.storeCode) || compareCodeUnits(a.date, b.date));
+  pieces.sort(compareResults);
   return {
     complete: true,
-    data: {
-      unit,
-      count,
-      pages,
-      rows,
-      rowCount,
-      ...(options.encodeRows ? { encoded: blocks.map((block) => block.bytes) } : {}),
-      results: kept.map((entry) => entry.record),
-      rejected,
-      warnings,
-      attempts: attempt,
-    },
+    data: { unit, count, pages, rowCount, pieces: pieces.map((piece) => piece.bytes), rejected, warnings, attempts: attempt },
   };
-}
-
-/** The order compareRows uses for store_code and date. */
-function compareCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function invalidRecordMessage(unit: Unit, record: unknown, violation: Violation): string {
   const { store_code: storeCode, date } = (record ?? {}) as { store_code?: unknown; date?: unknown };
   const where = `store_code ${describeValue(storeCode)}${typeof date === 'string' ? ` date ${date}` : ''}`;
   return (
-    `${unitLabel(unit)}: invalid record (${where}): ${violation.field} ${describeValue(violation.value)} ${violation.reason}; ` +
+    `${unitLabel(unit)}: invalid record (${where}): ${describeViolation(violation)}; ` +
     'rerun with --on-invalid skip to import the valid records and set this one aside'
   );
 }

@@ -47,6 +47,14 @@ export function resultKey(record: unknown): string {
   return `${String(storeCode)}\u0000${String(date)}`;
 }
 
+/** `values[3].traffic_pct "abc" must be ...`, or `values[0].zone is missing ...` when there is no value to show. */
+export function describeViolation(violation: Violation): string {
+  if (violation.value !== undefined) return `${violation.field} ${describeValue(violation.value)} ${violation.reason}`;
+  return violation.reason.startsWith('is missing')
+    ? `${violation.field} ${violation.reason}`
+    : `${violation.field} is missing (${violation.reason})`;
+}
+
 export function describeValue(value: unknown): string {
   if (value === undefined) return 'missing';
   const text = JSON.stringify(value);

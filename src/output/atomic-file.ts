@@ -2,6 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
+/** Temp files being written right now, so the process edge can remove them when it must exit at once. */
+export const tempFilesInProgress = new Set<string>();
+
 /**
  * Writes a file so that no reader and no crash ever sees half of it: a temp file in the same folder (same
  * filesystem, so the rename is atomic), fsync, rename over the target, fsync the folder. On any error or abort
@@ -12,12 +15,12 @@ export async function writeFileAtomic(path: string, chunks: Iterable<string | Ui
   await mkdir(folder, { recursive: true });
   const temp = join(folder, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const handle = await open(temp, 'wx', 0o644);
+  tempFilesInProgress.add(temp);
   let renamed = false;
   try {
     for (const chunk of chunks) {
       signal?.throwIfAborted();
-      if (typeof chunk === 'string') await handle.write(chunk);
-      else await handle.write(chunk);
+      await handle.write(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
     }
     await handle.sync();
     await handle.close();
@@ -26,6 +29,7 @@ export async function writeFileAtomic(path: string, chunks: Iterable<string | Ui
     renamed = true;
     await syncFolder(folder);
   } finally {
+    tempFilesInProgress.delete(temp);
     if (!renamed) {
       await handle.close().catch(() => {});
       await rm(temp, { force: true });

@@ -4,11 +4,9 @@ import { COMMON_COLUMNS, columnNames, type MetricDescriptor, type MetricRow } fr
 export type OutputFormat = 'csv' | 'ndjson';
 export type OutputShape = 'rows' | 'results';
 
-/** Rows per chunk handed to a writer: big enough to keep syscalls few, small enough to keep memory flat. */
-const CHUNK_ROWS = 4096;
-
-function* chunked<T>(items: readonly T[], render: (batch: readonly T[]) => string): Generator<string> {
-  for (let start = 0; start < items.length; start += CHUNK_ROWS) yield render(items.slice(start, start + CHUNK_ROWS));
+export interface OutputEncoding {
+  readonly format: OutputFormat;
+  readonly shape: OutputShape;
 }
 
 export function csvHeader(metric: MetricDescriptor): string {
@@ -67,11 +65,6 @@ function csvRowsEncoder(metric: MetricDescriptor): (rows: readonly MetricRow[]) 
   };
 }
 
-/** RFC 4180 CSV (quotes only where needed), LF line endings, the metric's exact column order. */
-export function* csvChunks(metric: MetricDescriptor, rows: readonly MetricRow[]): Generator<string> {
-  yield* chunked(rows, csvRowsEncoder(metric));
-}
-
 const jsonStrings = new EncodedValues((value) => JSON.stringify(value));
 
 /** A value as JSON.stringify writes it inside an object (undefined: the key is left out, as JSON.stringify does). */
@@ -102,30 +95,29 @@ function ndjsonRowsEncoder(metric: MetricDescriptor): (rows: readonly MetricRow[
   };
 }
 
-/** One JSON object per line: `metric` first, then the columns in order, with their NDJSON types. */
-export function* ndjsonRowChunks(metric: MetricDescriptor, rows: readonly MetricRow[]): Generator<string> {
-  yield* chunked(rows, ndjsonRowsEncoder(metric));
-}
-
 /**
- * The encoder `fetchUnit` applies to each result's rows as they arrive (`encodeRows`), for the `rows` shape; the
- * `results` shape keeps the result objects instead. Same text as encoding the whole unit's rows at once.
+ * The text of one validated result, as it will be written: its rows (already sorted by zone) as CSV or NDJSON lines,
+ * or for `--shape results` the result object itself as one NDJSON line with `metric` first. A unit is the
+ * concatenation of its results' texts in (store_code, date) order.
  */
-export function rowEncoder(format: OutputFormat): (metric: MetricDescriptor, rows: readonly MetricRow[]) => string {
+export type ResultEncoder = (metric: MetricDescriptor, rows: readonly MetricRow[], record: unknown) => string;
+
+export function resultEncoder(encoding: OutputEncoding): ResultEncoder {
+  if (encoding.shape === 'results') {
+    return (metric, _rows, record) => `${JSON.stringify({ metric: metric.name, ...(record as object) })}\n`;
+  }
   const encoders = new Map<string, (rows: readonly MetricRow[]) => string>();
   return (metric, rows) => {
     let encode = encoders.get(metric.name);
     if (encode === undefined) {
-      encode = format === 'csv' ? csvRowsEncoder(metric) : ndjsonRowsEncoder(metric);
+      encode = encoding.format === 'csv' ? csvRowsEncoder(metric) : ndjsonRowsEncoder(metric);
       encoders.set(metric.name, encode);
     }
     return encode(rows);
   };
 }
 
-/** `--shape results`: one line per API result object as received, with `metric` first. */
-export function* ndjsonResultChunks(metric: MetricDescriptor, results: readonly unknown[]): Generator<string> {
-  yield* chunked(results, (batch) =>
-    batch.map((result) => `${JSON.stringify({ metric: metric.name, ...(result as object) })}\n`).join(''),
-  );
+/** The CSV header row, for the `rows` shape in CSV; nothing otherwise. */
+export function headerOf(metric: MetricDescriptor, encoding: OutputEncoding): string | undefined {
+  return encoding.shape === 'rows' && encoding.format === 'csv' ? csvHeader(metric) : undefined;
 }

@@ -3,18 +3,13 @@ import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { UnitData } from '../metrics/unit.js';
 import { writeFileAtomic } from './atomic-file.js';
-import { csvChunks, csvHeader, ndjsonResultChunks, ndjsonRowChunks, type OutputFormat, type OutputShape } from './format.js';
+import { headerOf, type OutputEncoding } from './format.js';
 
 /** Where a complete unit goes. `commit` is called once per unit, in plan order, only for complete units. */
 export interface UnitSink {
   commit(data: UnitData, signal?: AbortSignal): Promise<void>;
   /** Human description of where the unit went, for the log. */
   describe(data: UnitData): string;
-}
-
-export interface OutputEncoding {
-  readonly format: OutputFormat;
-  readonly shape: OutputShape;
 }
 
 /** Already encoded pieces are handed to the writer in chunks of about this many bytes. */
@@ -35,12 +30,11 @@ function* joined(pieces: readonly Buffer[]): Generator<Buffer> {
   if (chunk.length > 0) yield Buffer.concat(chunk, size);
 }
 
-function* encode(data: UnitData, encoding: OutputEncoding): Generator<string | Buffer> {
-  const { metric } = data.unit;
-  if (encoding.shape === 'results') yield* ndjsonResultChunks(metric, data.results);
-  else if (data.encoded) yield* joined(data.encoded);
-  else if (encoding.format === 'csv') yield* csvChunks(metric, data.rows);
-  else yield* ndjsonRowChunks(metric, data.rows);
+/** A unit's bytes: the CSV header when `withHeader`, then its results' pieces in order, in writer-sized chunks. */
+function* unitChunks(data: UnitData, encoding: OutputEncoding, withHeader: boolean): Generator<string | Buffer> {
+  const header = withHeader ? headerOf(data.unit.metric, encoding) : undefined;
+  if (header !== undefined) yield header;
+  yield* joined(data.pieces);
 }
 
 /** `<day>.csv`, or `<day>.store-<S>.csv` for a `--store` unit (the code URL-encoded, so it is always a file name). */
@@ -67,8 +61,7 @@ export class FileSink implements UnitSink {
 
   async commit(data: UnitData, signal?: AbortSignal): Promise<void> {
     const { metric } = data.unit;
-    const header = this.encoding.shape === 'rows' && this.encoding.format === 'csv' ? [csvHeader(metric)] : [];
-    await writeFileAtomic(this.pathOf(data), [...header, ...encode(data, this.encoding)], signal);
+    await writeFileAtomic(this.pathOf(data), unitChunks(data, this.encoding, true), signal);
     const rejectedPath = this.rejectedPathOf(data);
     if (data.rejected.length === 0) {
       // A re-run that finds the data clean removes what an earlier run set aside, so the folder tells the truth.
@@ -97,11 +90,8 @@ export class StreamSink implements UnitSink {
   ) {}
 
   async commit(data: UnitData): Promise<void> {
-    if (this.encoding.format === 'csv' && this.encoding.shape === 'rows' && !this.headerWritten) {
-      this.headerWritten = true;
-      await this.write(csvHeader(data.unit.metric));
-    }
-    for (const chunk of encode(data, this.encoding)) await this.write(chunk);
+    for (const chunk of unitChunks(data, this.encoding, !this.headerWritten)) await this.write(chunk);
+    this.headerWritten = true;
   }
 
   describe(): string {

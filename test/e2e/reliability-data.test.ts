@@ -51,7 +51,7 @@ const RECORD_CASES: readonly RecordCase[] = [
   { name: 'negative-users', metric: 'unique-users', bad: { values: [{ zone: 'A', unique_users: -1 }] }, field: 'values[0].unique_users', shown: '-1' },
   { name: 'screen-time-75-minutes', metric: 'avg-screen-time', bad: { values: [{ zone: 'A', avg_screen_time: '1:75:00' }] }, field: 'values[0].avg_screen_time', shown: '"1:75:00"' },
   { name: 'traffic-abc', metric: 'traffic', bad: { values: [{ zone: 'A', traffic_pct: '0.5' }, { zone: 'B', traffic_pct: 'abc' }] }, field: 'values[1].traffic_pct', shown: '"abc"' },
-  { name: 'missing-zone', metric: 'unique-users', bad: { values: [{ unique_users: 4 }] }, field: 'values[0].zone', shown: 'missing' },
+  { name: 'missing-zone', metric: 'unique-users', bad: { values: [{ unique_users: 4 }] }, field: 'values[0].zone', shown: 'is missing' },
   { name: 'hourly', metric: 'traffic', bad: { granularity: 'hourly' }, field: 'granularity', shown: '"hourly"' },
   { name: 'date-without-offset', metric: 'avg-screen-time', bad: { date: `${DAY}T00:00:00` }, field: 'date', shown: `"${DAY}T00:00:00"` },
 ];

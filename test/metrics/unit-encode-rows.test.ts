@@ -1,12 +1,12 @@
 import nock from 'nock';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY, HttpClient } from '../../src/fetch/http-client.js';
-import { METRICS, type MetricName } from '../../src/metrics/descriptors.js';
+import { compareRows, METRICS, rowsOf, type MetricName, type MetricResult } from '../../src/metrics/descriptors.js';
 import { fetchUnit, type UnitFetchOptions } from '../../src/metrics/unit.js';
-import { csvChunks, ndjsonRowChunks, rowEncoder, type OutputFormat } from '../../src/output/format.js';
+import { resultEncoder, type OutputFormat } from '../../src/output/format.js';
 
-// fetchUnit's `encodeRows` (each result encoded as it arrives, results sorted at the end) must give exactly the
-// bytes of the plain path (every row kept, sorted, then encoded): the benchmark's speed-up may not change a file.
+// fetchUnit encodes each result as it arrives and sorts the results at the end; that must give exactly the bytes of
+// keeping every row of the unit, sorting them all by (store_code, date, zone) and encoding them at once.
 const ORIGIN = 'https://vendor.example.test';
 const windowQuery = { datetime_gte: '2026-11-20T00:00:00Z', datetime_lte: '2026-11-20T23:59:59Z' };
 const ZONES = ['Zb', '[2] CHECKOUT, TILLS 1-6', 'Café "Central"', 'two\nlines', 'Za', '食品売り場', 'Za'];
@@ -48,7 +48,7 @@ function options(overrides: Partial<UnitFetchOptions> = {}): UnitFetchOptions {
     headers: {},
     pageSize: 3,
     onInvalid: 'fail',
-    keepResults: false,
+    encode: resultEncoder({ format: 'csv', shape: 'rows' }),
     ...overrides,
   };
 }
@@ -56,26 +56,26 @@ function options(overrides: Partial<UnitFetchOptions> = {}): UnitFetchOptions {
 beforeAll(() => nock.disableNetConnect());
 afterEach(() => nock.cleanAll());
 
-describe('fetchUnit with encodeRows', () => {
+describe('fetchUnit encodes results as they arrive', () => {
   for (const metric of ['unique-users', 'avg-screen-time', 'traffic'] as const) {
     for (const format of ['csv', 'ndjson'] as const satisfies readonly OutputFormat[]) {
       it(`${metric} ${format}: the same bytes as sorting every row, and the same counts`, async () => {
         const unit = { metric: METRICS[metric], day: '2026-11-20' };
         serve(metric);
-        const plain = await fetchUnit(unit, options());
-        serve(metric);
-        const encoded = await fetchUnit(unit, options({ encodeRows: rowEncoder(format) }));
+        const encoding = { format, shape: 'rows' } as const;
+        const data = await fetchUnit(unit, options({ encode: resultEncoder(encoding) }));
 
-        const expected = [...(format === 'csv' ? csvChunks : ndjsonRowChunks)(METRICS[metric], plain.rows)].join('');
-        expect(Buffer.concat(encoded.encoded ?? []).toString('utf8')).toBe(expected);
-        expect(encoded.rows).toEqual([]);
-        expect(encoded.rowCount).toBe(plain.rows.length);
-        expect(encoded.rowCount).toBe(RESULTS.length * ZONES.length);
-        expect(encoded.count).toBe(plain.count);
-        expect(encoded.pages).toBe(2);
+        const allRows = RESULTS.map(([store, offset]) => result(metric, store, offset) as MetricResult)
+          .flatMap((record) => rowsOf(METRICS[metric], record))
+          .sort(compareRows);
+        const expected = resultEncoder(encoding)(METRICS[metric], allRows, undefined);
+        expect(Buffer.concat(data.pieces).toString('utf8')).toBe(expected);
+        expect(data.rowCount).toBe(RESULTS.length * ZONES.length);
+        expect(data.count).toBe(RESULTS.length);
+        expect(data.pages).toBe(2);
         // The order really is store_code, date, zone (code-unit order): S02 < S1 < S10 < S2.
-        expect(plain.rows[0]?.store_code).toBe('S02');
-        expect(plain.rows.at(-1)?.store_code).toBe('S2');
+        expect(allRows[0]?.store_code).toBe('S02');
+        expect(allRows.at(-1)?.store_code).toBe('S2');
       });
     }
   }
@@ -85,7 +85,7 @@ describe('fetchUnit with encodeRows', () => {
     const path = '/api/bi/area-metrics/unique-users/';
     const one = result('unique-users', 'S1', 'Z');
     nock(ORIGIN).get(path).query(true).times(3).reply(200, { count: 2, next: null, previous: null, results: [one, one] });
-    await expect(fetchUnit(unit, options({ encodeRows: rowEncoder('csv') }))).rejects.toMatchObject({ name: 'IncompleteError' });
+    await expect(fetchUnit(unit, options())).rejects.toMatchObject({ name: 'IncompleteError' });
     expect(nock.isDone()).toBe(true);
   });
 });

@@ -4,7 +4,8 @@ import { AuthError, ContractError, IncompleteError, UnavailableError } from '../
 import { basicAuthorization } from '../../src/fetch/basic-auth.js';
 import { DEFAULT_RETRY_POLICY, HttpClient } from '../../src/fetch/http-client.js';
 import { METRICS } from '../../src/metrics/descriptors.js';
-import { fetchUnit, type UnitFetchOptions } from '../../src/metrics/unit.js';
+import { fetchUnit, type UnitData, type UnitFetchOptions } from '../../src/metrics/unit.js';
+import { resultEncoder } from '../../src/output/format.js';
 
 const ORIGIN = 'https://vendor.example.test';
 const PATH = '/api/bi/area-metrics/unique-users/';
@@ -37,9 +38,14 @@ function options(overrides: Partial<UnitFetchOptions> = {}): UnitFetchOptions {
     headers: { authorization: basicAuthorization(credentials) },
     pageSize: 2,
     onInvalid: 'fail',
-    keepResults: false,
+    encode: resultEncoder({ format: 'ndjson', shape: 'rows' }),
     ...overrides,
   };
+}
+
+/** The unit's output rows, decoded back from its NDJSON pieces. */
+function rowsWritten(data: UnitData): { store_code: string; zone: string }[] {
+  return Buffer.concat(data.pieces).toString('utf8').trimEnd().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { store_code: string; zone: string });
 }
 
 beforeAll(() => nock.disableNetConnect());
@@ -56,7 +62,7 @@ describe('fetchUnit paging', () => {
     const data = await fetchUnit(unit, options());
     expect(data.pages).toBe(3);
     expect(data.count).toBe(5);
-    expect(data.rows.map((row) => `${row.store_code}/${row.zone}`)).toEqual([
+    expect(rowsWritten(data).map((row) => `${row.store_code}/${row.zone}`)).toEqual([
       'S1/Za', 'S1/Zb', 'S2/Za', 'S2/Zb', 'S3/Za', 'S3/Zb', 'S4/Za', 'S4/Zb', 'S5/Za', 'S5/Zb',
     ]);
     expect(nock.isDone()).toBe(true);
@@ -105,7 +111,7 @@ describe('fetchUnit completeness', () => {
       .get(PATH).query({ ...windowQuery, page: '2', page_size: '2' }).reply(200, envelope(3, [result('S3')], null));
     const data = await fetchUnit(unit, options());
     expect(data.attempts).toBe(2);
-    expect(data.rows).toHaveLength(6);
+    expect(rowsWritten(data)).toHaveLength(6);
   });
 
   it('fails with exit 6 after 3 incomplete fetches, naming expected and received', async () => {
@@ -167,7 +173,7 @@ describe('fetchUnit failures', () => {
     const bad = { ...result('S9'), granularity: 'hourly' };
     nock(ORIGIN).get(PATH).query(true).reply(200, envelope(2, [result('S1'), bad], null));
     const data = await fetchUnit(unit, options({ onInvalid: 'skip' }));
-    expect(data.rows).toHaveLength(2);
+    expect(rowsWritten(data)).toHaveLength(2);
     expect(data.rejected).toEqual([expect.objectContaining({ field: 'granularity', value: 'hourly', record: bad })]);
   });
 });

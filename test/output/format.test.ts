@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { METRICS, rowsOf } from '../../src/metrics/descriptors.js';
-import { csvChunks, csvHeader, ndjsonResultChunks, ndjsonRowChunks } from '../../src/output/format.js';
+import { csvHeader, headerOf, resultEncoder } from '../../src/output/format.js';
+
+const csv = resultEncoder({ format: 'csv', shape: 'rows' });
+const ndjson = resultEncoder({ format: 'ndjson', shape: 'rows' });
+const results = resultEncoder({ format: 'ndjson', shape: 'results' });
 
 const zones = ['plain', 'a,b', 'say "hi"', 'two\nlines', 'cr\rhere', 'Café Ünïcödé 東京', ' padded '];
 const rows = rowsOf(METRICS.traffic, {
@@ -16,7 +20,7 @@ describe('CSV', () => {
   });
 
   it('quotes per RFC 4180 only where needed, with LF line endings, keeping traffic_pct as sent', () => {
-    const text = [...csvChunks(METRICS.traffic, rows)].join('');
+    const text = csv(METRICS.traffic, rows, undefined);
     expect(text).toBe(
       [
         'S1,2026-11-20T00:00:00+02:00,2026-11-20,daily,plain,0.10000',
@@ -31,17 +35,23 @@ describe('CSV', () => {
     );
   });
 
-  it('writes large inputs in several chunks without losing a row', () => {
-    const many = Array.from({ length: 10_000 }, (_, index) => ({ ...rows[0]!, zone: `z${index}` }));
-    const chunks = [...csvChunks(METRICS.traffic, many)];
-    expect(chunks.length).toBeGreaterThan(1);
-    expect(chunks.join('').split('\n').length - 1).toBe(10_000);
+  it('gives the same text for a field alone or among many rows (values are memoised)', () => {
+    const many = Array.from({ length: 5000 }, (_, index) => ({ ...rows[index % rows.length]! }));
+    const text = csv(METRICS.traffic, many, undefined);
+    expect(text.split('\n').length - 1).toBe(5000 + many.filter((row) => String(row.zone).includes('\n')).length);
+    expect(text.startsWith(csv(METRICS.traffic, rows.slice(0, 1), undefined))).toBe(true);
+  });
+
+  it('has a header only for rows in CSV', () => {
+    expect(headerOf(METRICS.traffic, { format: 'csv', shape: 'rows' })).toBe(csvHeader(METRICS.traffic));
+    expect(headerOf(METRICS.traffic, { format: 'ndjson', shape: 'rows' })).toBeUndefined();
+    expect(headerOf(METRICS.traffic, { format: 'ndjson', shape: 'results' })).toBeUndefined();
   });
 });
 
 describe('NDJSON', () => {
   it('puts metric first, then the columns, with numbers as numbers and no helper fields', () => {
-    const [first] = [...ndjsonRowChunks(METRICS.traffic, rows.slice(0, 1))];
+    const first = ndjson(METRICS.traffic, rows.slice(0, 1), undefined);
     expect(first).toBe(
       '{"metric":"traffic","store_code":"S1","date":"2026-11-20T00:00:00+02:00","day":"2026-11-20","granularity":"daily","zone":"plain","traffic_pct":0.1}\n',
     );
@@ -51,7 +61,7 @@ describe('NDJSON', () => {
       granularity: 'daily',
       values: [{ zone: 'x', avg_screen_time: '00:01:01' }],
     });
-    expect(JSON.parse([...ndjsonRowChunks(METRICS['avg-screen-time'], screen)].join(''))).toEqual({
+    expect(JSON.parse(ndjson(METRICS['avg-screen-time'], screen, undefined))).toEqual({
       metric: 'avg-screen-time',
       store_code: 'S1',
       date: '2026-11-20T00:00:00Z',
@@ -63,10 +73,7 @@ describe('NDJSON', () => {
     });
   });
 
-  it('writes one line per result object for --shape results', () => {
-    const results = [{ store_code: 'S1', extra: true }, { store_code: 'S2' }];
-    expect([...ndjsonResultChunks(METRICS.traffic, results)].join('')).toBe(
-      '{"metric":"traffic","store_code":"S1","extra":true}\n{"metric":"traffic","store_code":"S2"}\n',
-    );
+  it('writes one line per result object, as received, for --shape results', () => {
+    expect(results(METRICS.traffic, rows, { store_code: 'S1', extra: true })).toBe('{"metric":"traffic","store_code":"S1","extra":true}\n');
   });
 });
