@@ -65,7 +65,7 @@ async function runImport(metricNames: readonly MetricName[], raw: RawImportOptio
   }
   const config = await resolveImportConfig(raw, context.env, metricNames.length);
   const secrets = config.credentials ? [config.credentials.clientSecret] : [];
-  const progress = createImportProgress(context.stderr, {
+  const progress = await createImportProgress(context.stderr, {
     format: config.logFormat,
     level: config.logLevel,
     secrets,

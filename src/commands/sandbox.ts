@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { createLogger, useColor } from '../log/logger.js';
-import { DEFAULT_SANDBOX, startSandbox, type Sandbox, type SandboxFaults } from '../sandbox/index.js';
+import { DEFAULT_SANDBOX, type Sandbox, type SandboxFaults } from '../sandbox/types.js';
 import type { CommandContext } from './context.js';
 
 /** The CLI's default port: stable for people following the README; `--port 0` picks a free one. */
@@ -115,6 +115,8 @@ async function runSandbox(options: SandboxCommandOptions, context: CommandContex
   });
   let sandbox: Sandbox;
   try {
+    // Loaded on demand, so the import commands that cron starts every night do not pay for the emulator.
+    const { startSandbox } = await import('../sandbox/server.js');
     sandbox = await startSandbox({
       host: options.host,
       port: options.port,

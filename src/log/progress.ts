@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import ora, { type Ora } from 'ora';
+import type { Ora } from 'ora';
 import { createLogger, type Logger, type LoggerOptions } from './logger.js';
 
 /** What the import reports while it runs; the command picks the terminal or the cron flavour. */
@@ -14,8 +14,13 @@ export interface ImportProgress {
  * On a terminal (text logs, not quiet): an ora spinner with the metric, day, page and rows; log lines are printed
  * above it without tearing it. Elsewhere (cron, pipes, JSON logs): one line per finished unit and a summary line.
  */
-export function createImportProgress(stream: Writable & { isTTY?: boolean }, options: Omit<LoggerOptions, 'stream'>): ImportProgress {
-  const interactive = Boolean(stream.isTTY) && options.format === 'text' && options.level !== 'error';
+export async function createImportProgress(
+  stream: Writable & { isTTY?: boolean; columns?: number },
+  options: Omit<LoggerOptions, 'stream'>,
+): Promise<ImportProgress> {
+  // A terminal that reports no width (a bare pty) would make ora clear an endless number of lines.
+  const interactive =
+    Boolean(stream.isTTY) && (stream.columns ?? 0) > 0 && options.format === 'text' && options.level !== 'error';
   if (!interactive) {
     const logger = createLogger({ ...options, stream });
     return {
@@ -25,7 +30,8 @@ export function createImportProgress(stream: Writable & { isTTY?: boolean }, opt
       finish: (summary, fields, ok) => (ok ? logger.info(summary, fields) : logger.error(summary, fields)),
     };
   }
-  // ora's colours follow NO_COLOR and FORCE_COLOR by themselves.
+  // Loaded only on a terminal: cron never pays for it. ora's colours follow NO_COLOR and FORCE_COLOR by themselves.
+  const { default: ora } = await import('ora');
   const spinner: Ora = ora({ stream, isEnabled: true });
   let done = 0;
   // Log lines go above the spinner: clear it, write, draw it again.

@@ -7,6 +7,6 @@ export type {
   SandboxFaults,
   SandboxOptions,
 } from './types.js';
-export { METRIC_NAMES } from './types.js';
-export { DEFAULT_PAGE_SIZE, DEFAULT_SANDBOX, MAX_PAGE_SIZE, startSandbox } from './server.js';
+export { DEFAULT_PAGE_SIZE, DEFAULT_SANDBOX, MAX_PAGE_SIZE, METRIC_NAMES } from './types.js';
+export { startSandbox } from './server.js';
 export { parseFaults, sandboxFaultsSchema } from './faults.js';

@@ -6,6 +6,9 @@ import { Dataset, parseInstant } from './data.js';
 import { hits, parseFaults } from './faults.js';
 import { signHs256 } from './jwt.js';
 import {
+  DEFAULT_PAGE_SIZE,
+  DEFAULT_SANDBOX,
+  MAX_PAGE_SIZE,
   METRIC_NAMES,
   type MetricName,
   type RecordedRequest,
@@ -15,20 +18,6 @@ import {
   type SandboxOptions,
 } from './types.js';
 
-export const DEFAULT_SANDBOX = {
-  host: '127.0.0.1',
-  port: 0,
-  stores: 12,
-  zones: 6,
-  days: 14,
-  seed: 1,
-  clientId: 'demo-client',
-  clientSecret: 'demo-secret',
-  tokenTtlSeconds: 3600,
-} as const;
-
-export const DEFAULT_PAGE_SIZE = 1000;
-export const MAX_PAGE_SIZE = 10_000;
 const METRIC_PATH = /^\/api\/bi\/area-metrics\/(unique-users|avg-screen-time|traffic)\/?$/;
 const TOKEN_PATH = /^\/oauth2\/token\/?$/;
 const MAX_BODY_BYTES = 64 * 1024;

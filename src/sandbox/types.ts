@@ -2,6 +2,22 @@ export type MetricName = 'unique-users' | 'avg-screen-time' | 'traffic';
 
 export const METRIC_NAMES: readonly MetricName[] = ['unique-users', 'avg-screen-time', 'traffic'];
 
+export const DEFAULT_SANDBOX = {
+  host: '127.0.0.1',
+  port: 0,
+  stores: 12,
+  zones: 6,
+  days: 14,
+  seed: 1,
+  clientId: 'demo-client',
+  clientSecret: 'demo-secret',
+  tokenTtlSeconds: 3600,
+} as const;
+
+export const DEFAULT_PAGE_SIZE = 1000;
+export const MAX_PAGE_SIZE = 10_000;
+
+
 /** Switches that make the sandbox misbehave on purpose, to test a client's retries and completeness checks. */
 export interface SandboxFaults {
   /** Added to every API request (metric requests only; see `tokenLatencyMs`). */
