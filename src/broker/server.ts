@@ -283,8 +283,9 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
         await app.close();
         await shared?.close();
         await source.close();
+        // Pending asynchronous log writes keep the process alive until they are done; flushSync here could
+        // overtake a write in flight and reorder the last lines.
         app.log.info('broker stopped');
-        logDestination?.flushSync();
       })();
       return closed;
     },
