@@ -19,6 +19,15 @@ export function unitLabel(unit: Unit): string {
   return `${unit.metric.name} ${unit.day}${unit.storeCode === undefined ? '' : ` store ${unit.storeCode}`}`;
 }
 
+/** The first page of a unit: the UTC day's bounds, the store filter when there is one, the page size. */
+export function unitFirstPageUrl(unit: Unit, baseUrl: URL, pageSize: number): URL {
+  return firstPageUrl(baseUrl, unit.metric.resource, {
+    ...utcDayBounds(unit.day),
+    pageSize,
+    ...(unit.storeCode === undefined ? {} : { storeCode: unit.storeCode }),
+  });
+}
+
 export interface RejectedRecord extends Violation {
   readonly record: unknown;
 }
@@ -74,11 +83,7 @@ export async function fetchUnit(unit: Unit, options: UnitFetchOptions): Promise<
 async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number): Promise<Attempt> {
   const { metric } = unit;
   const logger = options.logger ?? silentLogger;
-  const url = firstPageUrl(options.baseUrl, metric.resource, {
-    ...utcDayBounds(unit.day),
-    pageSize: options.pageSize,
-    ...(unit.storeCode === undefined ? {} : { storeCode: unit.storeCode }),
-  });
+  const url = unitFirstPageUrl(unit, options.baseUrl, options.pageSize);
   const pieces: { store_code: string; date: string; bytes: Buffer }[] = [];
   let rowCount = 0;
   const rejected: RejectedRecord[] = [];
