@@ -152,36 +152,25 @@ async function runSandbox(options: SandboxCommandOptions, context: CommandContex
   logger.info(`sandbox stopped after ${sandbox.requests.length} requests`);
 }
 
+/** The whole-number options of the data set and the listener: one row each drives commander and the help. */
+const INTEGER_OPTIONS: readonly { flags: string; description: string; fallback: number; min: number; max: number }[] = [
+  { flags: '--port <port>', description: 'port to listen on (0 = any free port, printed on start)', fallback: SANDBOX_CLI_DEFAULT_PORT, min: 0, max: 65_535 },
+  { flags: '--stores <n>', description: 'number of stores (S001, S002, ...)', fallback: DEFAULT_SANDBOX.stores, min: 1, max: 1_000_000 },
+  { flags: '--zones <n>', description: 'most zones per store (each store has between half of it and it)', fallback: DEFAULT_SANDBOX.zones, min: 1, max: 1000 },
+  { flags: '--days <n>', description: 'UTC days with data, ending yesterday (UTC)', fallback: DEFAULT_SANDBOX.days, min: 1, max: 3660 },
+  { flags: '--seed <n>', description: 'seed of the synthetic data (same seed, same data)', fallback: DEFAULT_SANDBOX.seed, min: 0, max: 2 ** 31 - 1 },
+];
+
 export function registerSandboxCommand(program: Command, context: CommandContext): void {
-  program
+  const command = program
     .command('sandbox')
     .description('run a local emulator of the metrics API and its auth server, with deterministic synthetic data')
-    .option('--host <host>', 'interface to listen on', DEFAULT_SANDBOX.host)
-    .addOption(
-      new Option('--port <port>', 'port to listen on (0 = any free port, printed on start)')
-        .default(SANDBOX_CLI_DEFAULT_PORT)
-        .argParser(integerParser('--port', 0, 65_535)),
-    )
-    .addOption(
-      new Option('--stores <n>', 'number of stores (S001, S002, ...)')
-        .default(DEFAULT_SANDBOX.stores)
-        .argParser(integerParser('--stores', 1, 1_000_000)),
-    )
-    .addOption(
-      new Option('--zones <n>', 'most zones per store (each store has between half of it and it)')
-        .default(DEFAULT_SANDBOX.zones)
-        .argParser(integerParser('--zones', 1, 1000)),
-    )
-    .addOption(
-      new Option('--days <n>', 'UTC days with data, ending yesterday (UTC)')
-        .default(DEFAULT_SANDBOX.days)
-        .argParser(integerParser('--days', 1, 3660)),
-    )
-    .addOption(
-      new Option('--seed <n>', 'seed of the synthetic data (same seed, same data)')
-        .default(DEFAULT_SANDBOX.seed)
-        .argParser(integerParser('--seed', 0, 2 ** 31 - 1)),
-    )
+    .option('--host <host>', 'interface to listen on', DEFAULT_SANDBOX.host);
+  for (const spec of INTEGER_OPTIONS) {
+    const name = spec.flags.split(' ')[0] as string;
+    command.addOption(new Option(spec.flags, spec.description).default(spec.fallback).argParser(integerParser(name, spec.min, spec.max)));
+  }
+  command
     .option('--client-id <id>', 'accepted client id (Basic auth user and OAuth client)', DEFAULT_SANDBOX.clientId)
     .option('--client-secret <secret>', 'accepted client secret', DEFAULT_SANDBOX.clientSecret)
     .addOption(
