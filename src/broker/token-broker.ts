@@ -42,6 +42,9 @@ export interface TokenBrokerOptions {
   readonly lockPollMs?: number;
 }
 
+/** How long a stale token is served after an auth-server failure before the auth server is tried again. */
+export const STALE_RETRY_AFTER_MS = 5000;
+
 interface Flight {
   readonly promise: Promise<BrokerToken>;
 }
@@ -66,6 +69,8 @@ export function parseApplicationPackage(value: unknown): string {
 export class TokenBroker {
   private readonly memory = new MemoryTokenCache();
   private readonly flights = new Map<string, Flight>();
+  /** After an auth-server outage, until when a stale token is served without asking the auth server again. */
+  private readonly staleUntil = new Map<string, number>();
   private readonly now: () => number;
   private readonly marginMs: number;
   private readonly lockTtlMs: number;
@@ -99,8 +104,11 @@ export class TokenBroker {
   /** A token for the application; throws BrokerProblem for every answer other than 200. */
   async token(application: string): Promise<BrokerToken> {
     const platform = this.platformOf(application);
-    const cached = this.memory.get(application, this.now());
-    if (cached && this.now() < cached.refreshAt) return { ...cached, cache: 'hit' };
+    const now = this.now();
+    const cached = this.memory.get(application, now);
+    if (cached && now < cached.refreshAt) return { ...cached, cache: 'hit' };
+    // A failing auth server is not asked again by every request: each would wait for its timeout first.
+    if (cached && now < (this.staleUntil.get(application) ?? 0)) return { ...cached, cache: 'stale' };
     const inFlight = this.flights.get(application);
     if (inFlight) {
       const token = await inFlight.promise;
@@ -211,6 +219,7 @@ export class TokenBroker {
           reason: failure.message,
           expiresInSeconds: Math.floor((fallback.expiresAt - this.now()) / 1000),
         });
+        this.staleUntil.set(application, this.now() + STALE_RETRY_AFTER_MS);
         return { ...fallback, cache: 'stale', authLatencyMs, staleReason: failure.message };
       }
       throw problemFor(failure, platform);
@@ -233,6 +242,7 @@ export class TokenBroker {
       });
     }
     this.memory.set(application, entry);
+    this.staleUntil.delete(application);
     if (shared) await shared.set(key, entry, this.now()).catch(() => undefined);
     return { ...entry, cache: 'miss', authLatencyMs };
   }

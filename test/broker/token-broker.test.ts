@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { CachedToken, SharedTokenCache } from '../../src/broker/cache.js';
 import { resolveBrokerConfig, type BrokerConfig, type PlatformCredentials } from '../../src/broker/config.js';
 import { BrokerProblem } from '../../src/broker/problem.js';
-import { TokenBroker, parseApplicationPackage } from '../../src/broker/token-broker.js';
+import { STALE_RETRY_AFTER_MS, TokenBroker, parseApplicationPackage } from '../../src/broker/token-broker.js';
 import { AuthServerFailure, type FetchedToken, type TokenSource } from '../../src/broker/token-source.js';
 
 const APP = 'com.acme.shop';
@@ -153,6 +153,12 @@ describe('TokenBroker (memory cache)', () => {
     clock.ms += 90_000; // in the margin: 30 s of validity left
     const stale = await broker.token(APP);
     expect(stale).toMatchObject({ accessToken: 'token-1', cache: 'stale', expiresAt: first.expiresAt, staleReason: 'timed out' });
+    // For a few seconds the failing auth server is not asked again: requests get the stale token at once.
+    const callsAfterFailure = source.calls;
+    clock.ms += STALE_RETRY_AFTER_MS - 1;
+    expect(await broker.token(APP)).toMatchObject({ accessToken: 'token-1', cache: 'stale' });
+    expect(source.calls).toBe(callsAfterFailure);
+    clock.ms += 1;
     source.next = () => {
       throw new AuthServerFailure('rejected', 'invalid_client');
     };
