@@ -89,18 +89,10 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
       base: { service: 'area-metrics-broker' },
       timestamp: () => `,"time":"${new Date().toISOString()}"`,
       formatters: { level: (label: string) => ({ level: label }) },
-      // Belt and braces: nothing logs these, and if a future line did, pino would censor them.
+      // Belt and braces: nothing logs these, and if a future line did, pino would censor them. Exact paths only:
+      // wildcard paths made redaction the costliest step of a cached answer (about 40% of the throughput).
       redact: {
-        paths: [
-          'access_token',
-          '*.access_token',
-          'accessToken',
-          '*.accessToken',
-          'clientSecret',
-          '*.clientSecret',
-          'req.headers.authorization',
-          'req.headers.cookie',
-        ],
+        paths: ['access_token', 'accessToken', 'clientSecret', 'token', 'req.headers.authorization', 'req.headers.cookie'],
         censor: '***',
       },
     },
