@@ -1,42 +1,12 @@
-import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { assertBuilt, runCli } from '../helpers/cli.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const BIN = join(ROOT, 'bin/area-metrics.js');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The child's env: ours without AREA_METRICS_* or proxy settings that would change what is being tested. */
-function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith('AREA_METRICS_') && !/_proxy$/i.test(key)) env[key] = value;
-  }
-  return { ...env, NO_COLOR: '1', ...extra };
-}
-
-function runBinary(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [BIN, 'token', ...args], { env: childEnv(extraEnv), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
-  });
-}
+const runBinary = (args: string[], env: Record<string, string> = {}) => runCli(['token', ...args], { env });
 
 /** Proves the token really is the sandbox's: its HS256 signature checks out with the sandbox's key. */
 function hs256Valid(token: string, key: string): boolean {
@@ -49,9 +19,7 @@ let sandbox: Sandbox;
 let tempDir: string;
 
 beforeAll(async () => {
-  if (!existsSync(join(ROOT, 'dist/commands/token.js'))) {
-    throw new Error('dist/ is missing: build first (npm run build, or npx tsc -p tsconfig.build.json)');
-  }
+  assertBuilt();
   tempDir = await mkdtemp(join(tmpdir(), 'token-e2e-'));
   sandbox = await startSandbox({ clientId: 'e2e-client', clientSecret: 'e2e-Secret-1234', tokenTtlSeconds: 900 });
 });
