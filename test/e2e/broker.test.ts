@@ -1,49 +1,24 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { firstLine, startCli, stopAllClis, type RunningCli } from '../helpers/cli.js';
 import { redisServerBinary, startRedis, warnIfRedisMissing, type TestRedis } from '../helpers/redis.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLIENT_ID = 'e2e-broker-client';
 const CLIENT_SECRET = 'e2e-broker-secret-5d2b90';
 const dir = mkdtempSync(join(tmpdir(), 'broker-e2e-'));
-const children: ChildProcess[] = [];
 
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-});
+afterEach(stopAllClis);
 
-interface Cli {
-  child: ChildProcess;
-  firstLine: Promise<string>;
-  exit: Promise<number | null>;
-  stderr: () => string;
+/** The broker as a user runs it, with only PATH and the given variables in its environment. */
+function runBroker(args: string[], env: Record<string, string> = {}): RunningCli {
+  const only: Record<string, string | undefined> = Object.fromEntries(Object.keys(process.env).map((key) => [key, undefined]));
+  return startCli(['broker', ...args], { env: { ...only, PATH: process.env.PATH ?? '', ...env }, timeoutMs: 60_000 });
 }
 
-function runBroker(args: string[], env: Record<string, string> = {}): Cli {
-  const child = spawn(process.execPath, ['bin/area-metrics.js', 'broker', ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH ?? '', ...env },
-  });
-  children.push(child);
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exit = once(child, 'exit').then(([code]) => code as number | null);
-  const lines = createInterface({ input: child.stdout! });
-  const firstLine = new Promise<string>((resolve, reject) => {
-    lines.once('line', resolve);
-    void exit.then((code) => reject(new Error(`broker exited with ${code} before printing: ${stderr}`)));
-  });
-  firstLine.catch(() => {});
-  return { child, firstLine, exit, stderr: () => stderr };
-}
+const exitCode = async (cli: RunningCli) => (await cli.done).code;
 
 function writeConfig(name: string, config: unknown): string {
   const path = join(dir, name);
@@ -64,8 +39,8 @@ function goodConfig(authUrl: string): Record<string, unknown> {
   };
 }
 
-async function listening(cli: Cli): Promise<string> {
-  const match = /^broker listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(await cli.firstLine);
+async function listening(cli: RunningCli): Promise<string> {
+  const match = /^broker listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(await firstLine(cli));
   expect(match).not.toBeNull();
   return match![1]!;
 }
@@ -89,7 +64,7 @@ describe('e2e: area-metrics broker, configuration errors', () => {
     ];
     // Spawned together: each is a process start, and they are independent.
     const runs = cases.map(([args]) => runBroker([...args, ...(args.includes('--port') ? [] : ['--port', '0'])]));
-    const codes = await Promise.all(runs.map((run) => run.exit));
+    const codes = await Promise.all(runs.map(exitCode));
     cases.forEach(([args, message], index) => {
       expect(codes[index], args.join(' ')).toBe(2);
       expect(runs[index]!.stderr()).toMatch(message);
@@ -131,8 +106,8 @@ describe('e2e: area-metrics broker against the sandbox', () => {
     expect(ios.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
 
-    cli.child.kill('SIGTERM');
-    const code = await cli.exit;
+    cli.kill('SIGTERM');
+    const code = await exitCode(cli);
     // A signal is the broker's normal way to stop: it drains, then exits 0.
     expect(code).toBe(0);
 
@@ -177,9 +152,9 @@ describe.skipIf(redisMissing)('e2e: two broker processes sharing Redis', () => {
     expect(auth.tokenRequests()).toBe(1);
     const ready = (await (await fetch(`${baseB}/readyz`)).json()) as { redis: string };
     expect(ready.redis).toBe('up');
-    a.child.kill('SIGTERM');
-    b.child.kill('SIGTERM');
-    expect(await Promise.all([a.exit, b.exit])).toEqual([0, 0]);
+    a.kill('SIGTERM');
+    b.kill('SIGTERM');
+    expect(await Promise.all([exitCode(a), exitCode(b)])).toEqual([0, 0]);
     expect(a.stderr()).not.toContain(CLIENT_SECRET);
   });
 });

@@ -136,3 +136,18 @@ export async function waitUntil(condition: () => boolean | Promise<boolean>, wha
     await new Promise((resolvePromise) => setTimeout(resolvePromise, 20));
   }
 }
+
+/**
+ * The first line a long-running command prints on stdout (`sandbox listening on ...`, `broker listening on ...`);
+ * rejects with its stderr if it exits first.
+ */
+export async function firstLine(cli: RunningCli, timeoutMs = 10_000): Promise<string> {
+  let exited: CliResult | undefined;
+  void cli.done.then(
+    (result) => (exited = result),
+    () => undefined,
+  );
+  await waitUntil(() => cli.stdout().includes('\n') || exited !== undefined, 'the first line on stdout', timeoutMs);
+  if (!cli.stdout().includes('\n')) throw new Error(`exited with ${exited?.code} before printing a line: ${cli.stderr()}`);
+  return cli.stdout().split('\n')[0] as string;
+}
