@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RecordedRequest, type Sandbox } from '../../src/sandbox/index.js';
-import { assertBuilt, runCli, stopAllClis, type CliResult } from '../helpers/cli.js';
+import { assertBuilt, runCli, stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
 import { listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Retry-S3cret-7f3a9c';
@@ -124,6 +124,9 @@ beforeAll(async () => {
 
 afterEach(async () => {
   sandbox.setFaults({});
+  // A request the client gave up on (timeout test) is still answered later, after its latency: let it land here, not
+  // in the next test's record.
+  await waitUntil(() => sandbox.requests.every((request) => request.status !== 0), 'the sandbox to answer every request');
   answered.length = 0;
   await stopAllClis();
   await Promise.all(scripted.splice(0).map((server) => server.close()));
