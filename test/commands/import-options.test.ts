@@ -1,17 +1,15 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { resolveImportConfig } from '../../src/commands/import-options.js';
 import { UsageError } from '../../src/errors.js';
+import { useTempDirs } from '../helpers/tmp.js';
 
 const required = { baseUrl: 'https://api.example.test', clientId: 'id', clientSecret: 'secret' };
+const tempDir = useTempDirs('options-');
 let dir: string;
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'options-'));
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
+beforeEach(async () => {
+  dir = await tempDir();
 });
 
 describe('resolveImportConfig', () => {

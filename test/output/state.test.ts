@@ -1,16 +1,14 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { ImportState, stateKey } from '../../src/output/state.js';
+import { useTempDirs } from '../helpers/tmp.js';
 
+const tempDir = useTempDirs('state-');
 let dir: string;
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'state-'));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
+  dir = await tempDir();
 });
 
 describe('ImportState', () => {
