@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon';
 import { z } from 'zod';
+import { boundedMemo } from '../memo.js';
 
 /** The paginated envelope of every metric resource (seed 2.1). Results are validated one by one afterwards. */
 export const envelopeSchema = z.object({
@@ -12,6 +13,15 @@ export type Envelope = z.infer<typeof envelopeSchema>;
 
 const OFFSET_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
 
+/**
+ * Luxon's ISO parse is the costliest step of validating a record, and a unit carries only a few distinct `date`
+ * strings (one per store offset), so each is parsed once.
+ */
+const parsedDate = boundedMemo((value): { readonly valid: boolean; readonly day: string | undefined } => {
+  const dateTime = DateTime.fromISO(value, { setZone: true });
+  return { valid: dateTime.isValid, day: dateTime.toISODate() ?? undefined };
+}, 4096);
+
 /** ISO 8601 date-time that carries its offset (`Z` counts); the calendar must be real (no 2026-02-30). */
 export const offsetDateTime = z
   .string()
@@ -21,24 +31,6 @@ export const offsetDateTime = z
 /** The calendar date of `date` in its own offset (SPEC 2.2: no conversion to UTC). */
 export function localDay(date: string): string {
   return parsedDate(date).day ?? date.slice(0, 10);
-}
-
-/**
- * Luxon's ISO parse is the costliest step of validating a record, and a unit carries only a few distinct `date`
- * strings (one per store offset), so each is parsed once. Bounded, so a hostile feed cannot grow it without limit.
- */
-const DATE_CACHE_LIMIT = 4096;
-const dateCache = new Map<string, { readonly valid: boolean; readonly day: string | undefined }>();
-
-function parsedDate(value: string): { readonly valid: boolean; readonly day: string | undefined } {
-  let parsed = dateCache.get(value);
-  if (parsed === undefined) {
-    const dateTime = DateTime.fromISO(value, { setZone: true });
-    parsed = { valid: dateTime.isValid, day: dateTime.toISODate() ?? undefined };
-    if (dateCache.size >= DATE_CACHE_LIMIT) dateCache.clear();
-    dateCache.set(value, parsed);
-  }
-  return parsed;
 }
 
 export const uniqueUsersValue = z.int({ error: 'must be an integer' }).nonnegative({ error: 'must be >= 0' });

@@ -1,4 +1,5 @@
 import { stringify } from 'csv-stringify/sync';
+import { boundedMemo } from '../memo.js';
 import { COMMON_COLUMNS, columnNames, type MetricDescriptor, type MetricRow } from '../metrics/descriptors.js';
 
 export type OutputFormat = 'csv' | 'ndjson';
@@ -14,38 +15,20 @@ export function csvHeader(metric: MetricDescriptor): string {
 }
 
 /**
- * Memoised text of repeated values: store codes, dates, days and zone names recur on nearly every row, and encoding
- * them once per distinct value instead of once per row is most of the cost of writing a unit. Bounded, so a feed of
- * all-distinct values cannot grow it without limit.
+ * Store codes, dates, days and zone names recur on nearly every row: encoding each distinct value once instead of
+ * once per row is most of the cost of writing a unit.
  */
-class EncodedValues {
-  private readonly cache = new Map<string, string>();
-
-  constructor(
-    private readonly encode: (value: string) => string,
-    private readonly limit = 65_536,
-  ) {}
-
-  get(value: string): string {
-    let encoded = this.cache.get(value);
-    if (encoded === undefined) {
-      encoded = this.encode(value);
-      if (this.cache.size >= this.limit) this.cache.clear();
-      this.cache.set(value, encoded);
-    }
-    return encoded;
-  }
-}
+const ENCODED_VALUES_LIMIT = 65_536;
 
 const CSV_OPTIONS = { eof: false, record_delimiter: 'unix', quoted_match: /\r/ } as const;
 /** The only characters that make csv-stringify quote or escape a field with CSV_OPTIONS (delimiter, quote, CR, LF). */
 const CSV_SPECIAL = /[",\r\n]/;
 // csv-stringify quotes each field on its own, so one field's text is the same alone or within a record.
-const csvQuoted = new EncodedValues((value) => stringify([[value]], CSV_OPTIONS));
+const csvQuoted = boundedMemo((value) => stringify([[value]], CSV_OPTIONS), ENCODED_VALUES_LIMIT);
 
 /** One CSV field exactly as csv-stringify writes it with CSV_OPTIONS; plain values (nearly all) pass through as is. */
 function csvField(text: string): string {
-  return CSV_SPECIAL.test(text) ? csvQuoted.get(text) : text;
+  return CSV_SPECIAL.test(text) ? csvQuoted(text) : text;
 }
 
 /** RFC 4180 CSV text of rows (quotes only where needed), LF line endings, the metric's exact column order. */
@@ -65,11 +48,11 @@ function csvRowsEncoder(metric: MetricDescriptor): (rows: readonly MetricRow[]) 
   };
 }
 
-const jsonStrings = new EncodedValues((value) => JSON.stringify(value));
+const jsonString = boundedMemo((value) => JSON.stringify(value), ENCODED_VALUES_LIMIT);
 
 /** A value as JSON.stringify writes it inside an object (undefined: the key is left out, as JSON.stringify does). */
 function jsonValue(value: string | number | undefined): string | undefined {
-  if (typeof value === 'string') return jsonStrings.get(value);
+  if (typeof value === 'string') return jsonString(value);
   return value === undefined ? undefined : JSON.stringify(value);
 }
 
