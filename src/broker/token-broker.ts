@@ -101,14 +101,26 @@ export class TokenBroker {
     return platform;
   }
 
-  /** A token for the application; throws BrokerProblem for every answer other than 200. */
-  async token(application: string): Promise<BrokerToken> {
-    const platform = this.platformOf(application);
+  /**
+   * The answer when it needs no I/O: a fresh token in this instance's memory, or a stale one while the auth server
+   * is failing. Synchronous, so the server answers a cache hit without a promise. Throws the 400/401 problems.
+   */
+  cachedToken(application: string): BrokerToken | undefined {
+    this.platformOf(application);
     const now = this.now();
     const cached = this.memory.get(application, now);
-    if (cached && now < cached.refreshAt) return { ...cached, cache: 'hit' };
+    if (cached === undefined) return undefined;
+    if (now < cached.refreshAt) return { accessToken: cached.accessToken, expiresAt: cached.expiresAt, cache: 'hit' };
     // A failing auth server is not asked again by every request: each would wait for its timeout first.
-    if (cached && now < (this.staleUntil.get(application) ?? 0)) return { ...cached, cache: 'stale' };
+    if (now < (this.staleUntil.get(application) ?? 0)) return { accessToken: cached.accessToken, expiresAt: cached.expiresAt, cache: 'stale' };
+    return undefined;
+  }
+
+  /** A token for the application; throws BrokerProblem for every answer other than 200. */
+  async token(application: string): Promise<BrokerToken> {
+    const ready = this.cachedToken(application);
+    if (ready !== undefined) return ready;
+    const platform = this.platformOf(application);
     const inFlight = this.flights.get(application);
     if (inFlight) {
       const token = await inFlight.promise;

@@ -73,6 +73,21 @@ describe('TokenBroker (memory cache)', () => {
     expect(source.calls).toBe(1);
   });
 
+  it('answers a fresh memory hit synchronously (cachedToken), and nothing that needs the auth server', async () => {
+    const clock = new Clock();
+    const source = new ScriptedSource(clock, 120);
+    const broker = new TokenBroker({ config: config(60), source, now: clock.now });
+    expect(broker.cachedToken(APP)).toBeUndefined();
+    expect(source.calls).toBe(0); // the synchronous path never fetches
+    const first = await broker.token(APP);
+    expect(broker.cachedToken(APP)).toEqual({ accessToken: 'token-1', expiresAt: first.expiresAt, cache: 'hit' });
+    clock.ms += 60_000; // past the refresh point: the caller must take the asynchronous path
+    expect(broker.cachedToken(APP)).toBeUndefined();
+    expect(() => broker.cachedToken('com.unknown.app')).toThrow(BrokerProblem);
+    expect(() => broker.cachedToken('com.acme.ShopApp')).toThrow(/no usable credentials/);
+    expect(source.calls).toBe(1);
+  });
+
   it('refetches once the lifetime minus the margin has passed', async () => {
     const clock = new Clock();
     const source = new ScriptedSource(clock, 120);
