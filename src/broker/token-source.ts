@@ -44,7 +44,7 @@ class AuthServerStatusError extends Error {
  * refused" (502) from "the auth server is down" (503) without parsing messages.
  */
 class StatusAwareHttpClient extends HttpClient {
-  override send<T>(request: HttpRequest, parse: (response: HttpResponse) => T): Promise<T> {
+  override send<T>(request: HttpRequest, parse: (response: HttpResponse) => T | Promise<T>): Promise<T> {
     const callerAccepts = request.acceptStatus;
     const isClientError = (status: number): boolean => status >= 400 && status < 500;
     return super.send(

@@ -6,7 +6,6 @@ import { createImportProgress } from '../log/progress.js';
 import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
 import { catchUpFrom, planUnits, runImport } from '../metrics/run-import.js';
 import { unitFirstPageUrl, unitLabel } from '../metrics/unit.js';
-import { resultEncoder } from '../output/format.js';
 import { FileSink, StreamSink } from '../output/sinks.js';
 import { ImportState, STATE_FILE_NAME } from '../output/state.js';
 import { resolveDays } from '../window/days.js';
@@ -80,7 +79,7 @@ async function runImportCommand(metricNames: readonly MetricName[], raw: RawImpo
   const encoding = { format: config.format, shape: config.shape };
   const summary = await runImport(units, { ...config, credentials: config.credentials }, {
     sink: config.output.kind === 'stdout' ? new StreamSink(context.stdout, encoding) : new FileSink(config.output.dir, encoding),
-    encode: resultEncoder(encoding),
+    encoding,
     progress,
     ...(state ? { state } : {}),
     signal: context.signal,

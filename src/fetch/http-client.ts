@@ -47,7 +47,25 @@ export interface HttpRequest {
 export interface HttpResponse {
   readonly status: number;
   readonly headers: Headers;
+  /** The body as received. A page body goes to its parser as bytes (possibly on a worker thread), undecoded. */
+  readonly body: Uint8Array;
+  /** The body decoded as UTF-8, on first use. */
   readonly text: string;
+}
+
+class BufferedResponse implements HttpResponse {
+  private decoded: string | undefined;
+
+  constructor(
+    readonly status: number,
+    readonly headers: Headers,
+    readonly body: Uint8Array,
+  ) {}
+
+  get text(): string {
+    this.decoded ??= new TextDecoder().decode(this.body);
+    return this.decoded;
+  }
 }
 
 /** A body that could not be read as what the caller expects; retried like a network failure. */
@@ -113,10 +131,10 @@ export class HttpClient {
   }
 
   /**
-   * Sends the request until it succeeds or retries run out. `parse` turns a 2xx body into T; throwing
-   * MalformedBodyError from it makes the attempt count as transient (SPEC 2.3: invalid JSON is retried).
+   * Sends the request until it succeeds or retries run out. `parse` turns a 2xx body into T; throwing (or rejecting
+   * with) MalformedBodyError from it makes the attempt count as transient (SPEC 2.3: invalid JSON is retried).
    */
-  async send<T>(request: HttpRequest, parse: (response: HttpResponse) => T): Promise<T> {
+  async send<T>(request: HttpRequest, parse: (response: HttpResponse) => T | Promise<T>): Promise<T> {
     const what = describeRequest(request);
     const attempts = this.retry.retries + 1;
     let last: Failure | undefined;
@@ -152,7 +170,7 @@ export class HttpClient {
 
   private async attempt<T>(
     request: HttpRequest,
-    parse: (response: HttpResponse) => T,
+    parse: (response: HttpResponse) => T | Promise<T>,
   ): Promise<{ ok: true; value: T } | { ok: false; failure: Failure }> {
     const what = describeRequest(request);
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
@@ -168,7 +186,7 @@ export class HttpClient {
         // `dispatcher` is undici's extension to fetch's init; Node's fetch honours it.
         ...(this.options.dispatcher ? { dispatcher: this.options.dispatcher } : {}),
       } as RequestInit);
-      response = { status: res.status, headers: res.headers, text: await res.text() };
+      response = new BufferedResponse(res.status, res.headers, new Uint8Array(await res.arrayBuffer()));
     } catch (error) {
       if (this.options.signal?.aborted) this.throwIfInterrupted();
       if (timeout.aborted) {
@@ -180,7 +198,7 @@ export class HttpClient {
     const { status } = response;
     if ((status >= 200 && status < 300) || request.acceptStatus?.(status)) {
       try {
-        return { ok: true, value: parse(response) };
+        return { ok: true, value: await parse(response) };
       } catch (error) {
         if (error instanceof MalformedBodyError) {
           return { ok: false, failure: { reason: `malformed body: ${error.message}`, retryable: true } };

@@ -3,11 +3,12 @@ import { basicAuthorization, type ClientCredentials } from '../fetch/basic-auth.
 import { createDispatcher } from '../fetch/dispatcher.js';
 import { DEFAULT_RETRY_POLICY, HttpClient } from '../fetch/http-client.js';
 import type { ImportProgress } from '../log/progress.js';
-import type { ResultEncoder } from '../output/format.js';
+import type { OutputEncoding } from '../output/format.js';
 import type { UnitSink } from '../output/sinks.js';
 import { stateKey, type ImportState } from '../output/state.js';
 import type { UtcDay } from '../window/days.js';
 import { METRICS, type MetricName } from './descriptors.js';
+import { inlineDecoder, workerDecoder } from './page-decoder.js';
 import { runPipeline, type UnitOutcome } from './pipeline.js';
 import { fetchUnit, unitLabel, type Unit } from './unit.js';
 import { describeValue, describeViolation } from './validate.js';
@@ -37,11 +38,13 @@ export interface ImportSettings {
   readonly retries: number;
   readonly timeoutMs: number;
   readonly onInvalid: 'fail' | 'skip';
+  /** Worker threads that parse, check and encode pages; 0 does it on the main thread. */
+  readonly threads: number;
 }
 
 export interface ImportIo {
   readonly sink: UnitSink;
-  readonly encode: ResultEncoder;
+  readonly encoding: OutputEncoding;
   readonly progress: ImportProgress;
   readonly state?: ImportState;
   readonly signal?: AbortSignal;
@@ -73,6 +76,7 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
     ...(io.signal ? { signal: io.signal } : {}),
   });
   const headers = { authorization: basicAuthorization(settings.credentials), accept: 'application/json' };
+  const decoder = settings.threads > 0 ? workerDecoder({ threads: settings.threads }) : inlineDecoder;
   const days = new DayCompletion(units, settings.storeCodes, io.state);
   const started = Date.now();
   let rows = 0;
@@ -91,7 +95,8 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
           headers,
           pageSize: settings.pageSize,
           onInvalid: settings.onInvalid,
-          encode: io.encode,
+          encoding: io.encoding,
+          decoder,
           logger,
           onPage: (current, page, rowsSoFar) => io.progress.page(unitLabel(current), page, rowsSoFar),
         }),
@@ -120,7 +125,7 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
       },
     });
   } finally {
-    await dispatcher.close();
+    await Promise.all([dispatcher.close(), decoder.close()]);
   }
   const failures = outcomes.flatMap((outcome) => (outcome.ok ? [] : [{ unit: outcome.unit, error: outcome.error }]));
   return {

@@ -3,10 +3,14 @@ import type { HttpClient } from '../fetch/http-client.js';
 import { followPages, PagingAnomaly } from '../fetch/pager.js';
 import { firstPageUrl } from '../fetch/urls.js';
 import { silentLogger, type Logger } from '../log/logger.js';
+import type { OutputEncoding } from '../output/format.js';
 import { utcDayBounds, type UtcDay } from '../window/days.js';
-import type { ResultEncoder } from '../output/format.js';
-import { compareResults, compareRows, rowsOf, type MetricDescriptor } from './descriptors.js';
-import { describeValue, describeViolation, resultKey, trafficSumWarning, validateResult, type Violation } from './validate.js';
+import { compareResults, type MetricDescriptor } from './descriptors.js';
+import type { PageJob, RejectedRecord } from './page.js';
+import { inlineDecoder, type PageDecoder } from './page-decoder.js';
+import { describeValue, describeViolation } from './validate.js';
+
+export type { RejectedRecord } from './page.js';
 
 /** The smallest piece of work that is fetched, checked and written on its own: metric × UTC day × store. */
 export interface Unit {
@@ -28,10 +32,6 @@ export function unitFirstPageUrl(unit: Unit, baseUrl: URL, pageSize: number): UR
   });
 }
 
-export interface RejectedRecord extends Violation {
-  readonly record: unknown;
-}
-
 export interface UnitData {
   readonly unit: Unit;
   readonly count: number;
@@ -42,7 +42,7 @@ export interface UnitData {
    * result by zone). Bytes outside the JS heap instead of row objects keep a waiting unit small and out of the
    * garbage collector's way, and they are what gets written anyway.
    */
-  readonly pieces: Buffer[];
+  readonly pieces: Uint8Array[];
   readonly rejected: RejectedRecord[];
   readonly warnings: string[];
   /** Fetches of the whole unit it took (1 unless it came back incomplete). */
@@ -55,8 +55,9 @@ export interface UnitFetchOptions {
   readonly headers: Readonly<Record<string, string>>;
   readonly pageSize: number;
   readonly onInvalid: 'fail' | 'skip';
-  /** Turns each valid result into its output text as it arrives (from `src/output/format.ts`). */
-  readonly encode: ResultEncoder;
+  readonly encoding: OutputEncoding;
+  /** Parses, checks and encodes each page (`inlineDecoder` unless worker threads do it). */
+  readonly decoder?: PageDecoder;
   /** Whole-unit fetches before giving up with exit 6 (SPEC 2.3: the first and up to 2 more). */
   readonly maxAttempts?: number;
   readonly logger?: Logger;
@@ -81,57 +82,50 @@ export async function fetchUnit(unit: Unit, options: UnitFetchOptions): Promise<
 }
 
 async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number): Promise<Attempt> {
-  const { metric } = unit;
   const logger = options.logger ?? silentLogger;
-  const url = unitFirstPageUrl(unit, options.baseUrl, options.pageSize);
-  const pieces: { store_code: string; date: string; bytes: Buffer }[] = [];
-  let rowCount = 0;
+  const decoder = options.decoder ?? inlineDecoder;
+  const job: PageJob = { metric: unit.metric.name, encoding: options.encoding };
+  const pieces: { store_code: string; date: string; bytes: Uint8Array }[] = [];
   const rejected: RejectedRecord[] = [];
   const warnings: string[] = [];
   const seen = new Set<string>();
+  let rowCount = 0;
   let repeated = 0;
   let received = 0;
   let count = 0;
   let pages = 0;
   let rebaseWarned = false;
   try {
-    const pager = followPages(url, {
+    const pager = followPages(unitFirstPageUrl(unit, options.baseUrl, options.pageSize), {
       client: options.client,
       baseUrl: options.baseUrl,
       headers: options.headers,
+      parse: (response) => decoder.decode(response.body, job),
       onRebase: (from, to) => {
         if (rebaseWarned) return;
         rebaseWarned = true;
         logger.warn(`${unitLabel(unit)}: next link on ${new URL(from).origin} rebased onto ${to.origin} (--base-url)`);
       },
     });
-    for await (const page of pager) {
-      pages = page.number;
-      if (page.number === 1) count = page.envelope.count;
-      for (const record of page.envelope.results) {
-        received++;
-        const key = resultKey(record);
+    for await (const { number, content: page } of pager) {
+      pages = number;
+      if (number === 1) count = page.count;
+      received += page.size;
+      for (const key of page.keys) {
         if (seen.has(key)) repeated++;
         else seen.add(key);
-        const validation = validateResult(metric, record);
-        if (!validation.ok) {
-          const { violation } = validation;
-          if (options.onInvalid === 'fail') throw new ContractError(invalidRecordMessage(unit, record, violation));
-          rejected.push({ ...violation, record });
-          continue;
-        }
-        // One result is one (store_code, date): its rows differ by zone only, so sorting them by zone here and the
-        // results by (store_code, date) at the end is the same order as sorting every row of the unit.
-        const rows = rowsOf(metric, validation.result).sort(compareRows);
-        rowCount += rows.length;
-        const { store_code, date } = validation.result;
-        pieces.push({ store_code, date, bytes: Buffer.from(options.encode(metric, rows, record), 'utf8') });
-        if (metric.name === 'traffic') {
-          const warning = trafficSumWarning(validation.result);
-          if (warning) warnings.push(`store ${validation.result.store_code} ${validation.result.date}: ${warning}`);
-        }
       }
-      options.onPage?.(unit, page.number, rowCount);
+      const firstRejected = page.rejected[0];
+      if (firstRejected && options.onInvalid === 'fail') throw new ContractError(invalidRecordMessage(unit, firstRejected));
+      rejected.push(...page.rejected);
+      warnings.push(...page.warnings);
+      let start = 0;
+      page.pieceEnds.forEach((end, index) => {
+        pieces.push({ store_code: page.pieceStoreCodes[index]!, date: page.pieceDates[index]!, bytes: page.output.subarray(start, end) });
+        start = end;
+      });
+      rowCount += page.rowCount;
+      options.onPage?.(unit, number, rowCount);
     }
   } catch (error) {
     if (error instanceof PagingAnomaly) return { complete: false, reason: error.message };
@@ -148,11 +142,11 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number)
   };
 }
 
-function invalidRecordMessage(unit: Unit, record: unknown, violation: Violation): string {
-  const { store_code: storeCode, date } = (record ?? {}) as { store_code?: unknown; date?: unknown };
+function invalidRecordMessage(unit: Unit, rejected: RejectedRecord): string {
+  const { store_code: storeCode, date } = (rejected.record ?? {}) as { store_code?: unknown; date?: unknown };
   const where = `store_code ${describeValue(storeCode)}${typeof date === 'string' ? ` date ${date}` : ''}`;
   return (
-    `${unitLabel(unit)}: invalid record (${where}): ${describeViolation(violation)}; ` +
+    `${unitLabel(unit)}: invalid record (${where}): ${describeViolation(rejected)}; ` +
     'rerun with --on-invalid skip to import the valid records and set this one aside'
   );
 }

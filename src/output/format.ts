@@ -1,6 +1,7 @@
 import { stringify } from 'csv-stringify/sync';
 import { boundedMemo } from '../memo.js';
-import { COMMON_COLUMNS, columnNames, type MetricDescriptor, type MetricRow } from '../metrics/descriptors.js';
+import { columnNames, compareText, zoneOf, type MetricDescriptor, type MetricResult } from '../metrics/descriptors.js';
+import { localDay } from '../metrics/schema.js';
 
 export type OutputFormat = 'csv' | 'ndjson';
 export type OutputShape = 'rows' | 'results';
@@ -14,10 +15,7 @@ export function csvHeader(metric: MetricDescriptor): string {
   return stringify([columnNames(metric)], { eof: true, record_delimiter: 'unix' });
 }
 
-/**
- * Store codes, dates, days and zone names recur on nearly every row: encoding each distinct value once instead of
- * once per row is most of the cost of writing a unit.
- */
+/** Zone names recur on every result of a unit: each distinct one is quoted or escaped once. */
 const ENCODED_VALUES_LIMIT = 65_536;
 
 const CSV_OPTIONS = { eof: false, record_delimiter: 'unix', quoted_match: /\r/ } as const;
@@ -26,52 +24,63 @@ const CSV_SPECIAL = /[",\r\n]/;
 // csv-stringify quotes each field on its own, so one field's text is the same alone or within a record.
 const csvQuoted = boundedMemo((value) => stringify([[value]], CSV_OPTIONS), ENCODED_VALUES_LIMIT);
 
-/** One CSV field exactly as csv-stringify writes it with CSV_OPTIONS; plain values (nearly all) pass through as is. */
+/** One RFC 4180 field exactly as csv-stringify writes it with CSV_OPTIONS; plain values (nearly all) pass as is. */
 function csvField(text: string): string {
   return CSV_SPECIAL.test(text) ? csvQuoted(text) : text;
 }
 
-/** RFC 4180 CSV text of rows (quotes only where needed), LF line endings, the metric's exact column order. */
-function csvRowsEncoder(metric: MetricDescriptor): (rows: readonly MetricRow[]) => string {
-  const cells = [
-    ...COMMON_COLUMNS.map((name) => (row: MetricRow) => String(row[name])),
-    ...metric.columns.map((column) => column.csv ?? ((row: MetricRow) => String(row[column.name]))),
-  ];
-  const last = cells.length - 1;
-  return (rows) => {
+const jsonString = boundedMemo((value) => JSON.stringify(value), ENCODED_VALUES_LIMIT);
+
+/** The result's zone entries in zone order (SPEC 2.4); the API usually sends them sorted, so that is checked first. */
+function entriesByZone(values: MetricResult['values']): readonly Readonly<Record<string, unknown>>[] {
+  let previous = '';
+  for (const entry of values) {
+    const zone = zoneOf(entry);
+    if (zone < previous) {
+      const keyed = values.map((candidate) => ({ entry: candidate, zone: zoneOf(candidate) }));
+      return keyed.sort((a, b) => compareText(a.zone, b.zone)).map(({ entry: sorted }) => sorted);
+    }
+    previous = zone;
+  }
+  return values;
+}
+
+/**
+ * One result's rows differ only by zone and value: the common columns are encoded once per result as a prefix, and
+ * each row is that prefix, its zone and its value columns. Output is what csv-stringify / JSON.stringify would
+ * write for the same rows (the tests hold it to that).
+ */
+type RowsEncoder = (result: MetricResult) => string;
+
+function csvRowsEncoder(metric: MetricDescriptor): RowsEncoder {
+  const { columns, valueKey } = metric;
+  return (result) => {
+    const prefix = `${csvField(result.store_code)},${csvField(result.date)},${localDay(result.date)},${result.granularity},`;
     let text = '';
-    for (const row of rows) {
-      for (let index = 0; index < last; index++) text += `${csvField(cells[index]!(row))},`;
-      text += `${csvField(cells[last]!(row))}\n`;
+    for (const entry of entriesByZone(result.values)) {
+      const raw = entry[valueKey];
+      text += prefix + csvField(zoneOf(entry));
+      for (const column of columns) text += `,${column.csv(raw)}`;
+      text += '\n';
     }
     return text;
   };
 }
 
-const jsonString = boundedMemo((value) => JSON.stringify(value), ENCODED_VALUES_LIMIT);
-
-/** A value as JSON.stringify writes it inside an object (undefined: the key is left out, as JSON.stringify does). */
-function jsonValue(value: string | number | undefined): string | undefined {
-  if (typeof value === 'string') return jsonString(value);
-  return value === undefined ? undefined : JSON.stringify(value);
-}
-
-/**
- * NDJSON text of rows: `metric` first, then the columns in order, with their NDJSON types. The same text as
- * JSON.stringify of that object, assembled from memoised pieces.
- */
-function ndjsonRowsEncoder(metric: MetricDescriptor): (rows: readonly MetricRow[]) => string {
-  const names = columnNames(metric);
-  const head = `{${JSON.stringify('metric')}:${JSON.stringify(metric.name)}`;
-  const keys = names.map((name) => `,${JSON.stringify(name)}:`);
-  return (rows) => {
+/** NDJSON rows: `metric` first, then the columns in order, with their NDJSON types. */
+function ndjsonRowsEncoder(metric: MetricDescriptor): RowsEncoder {
+  const { columns, valueKey } = metric;
+  const keys = columns.map((column) => `,${JSON.stringify(column.name)}:`);
+  const head = `{"metric":${JSON.stringify(metric.name)},"store_code":`;
+  return (result) => {
+    const prefix =
+      `${head}${jsonString(result.store_code)},"date":${jsonString(result.date)},"day":"${localDay(result.date)}",` +
+      `"granularity":${JSON.stringify(result.granularity)},"zone":`;
     let text = '';
-    for (const row of rows) {
-      text += head;
-      for (let index = 0; index < names.length; index++) {
-        const value = jsonValue(row[names[index]!]);
-        if (value !== undefined) text += keys[index]! + value;
-      }
+    for (const entry of entriesByZone(result.values)) {
+      const raw = entry[valueKey];
+      text += prefix + jsonString(zoneOf(entry));
+      for (let index = 0; index < columns.length; index++) text += keys[index]! + columns[index]!.json(raw);
       text += '}\n';
     }
     return text;
@@ -79,24 +88,24 @@ function ndjsonRowsEncoder(metric: MetricDescriptor): (rows: readonly MetricRow[
 }
 
 /**
- * The text of one validated result, as it will be written: its rows (already sorted by zone) as CSV or NDJSON lines,
- * or for `--shape results` the result object itself as one NDJSON line with `metric` first. A unit is the
- * concatenation of its results' texts in (store_code, date) order.
+ * The text of one validated result, as it will be written: its rows (sorted by zone) as CSV or NDJSON lines, or for
+ * `--shape results` the record as received, as one NDJSON line with `metric` first. A unit is the concatenation of
+ * its results' texts in (store_code, date) order.
  */
-export type ResultEncoder = (metric: MetricDescriptor, rows: readonly MetricRow[], record: unknown) => string;
+export type ResultEncoder = (metric: MetricDescriptor, result: MetricResult, record: unknown) => string;
 
 export function resultEncoder(encoding: OutputEncoding): ResultEncoder {
   if (encoding.shape === 'results') {
-    return (metric, _rows, record) => `${JSON.stringify({ metric: metric.name, ...(record as object) })}\n`;
+    return (metric, _result, record) => `${JSON.stringify({ metric: metric.name, ...(record as object) })}\n`;
   }
-  const encoders = new Map<string, (rows: readonly MetricRow[]) => string>();
-  return (metric, rows) => {
+  const encoders = new Map<string, RowsEncoder>();
+  return (metric, result) => {
     let encode = encoders.get(metric.name);
     if (encode === undefined) {
       encode = encoding.format === 'csv' ? csvRowsEncoder(metric) : ndjsonRowsEncoder(metric);
       encoders.set(metric.name, encode);
     }
-    return encode(rows);
+    return encode(result);
   };
 }
 

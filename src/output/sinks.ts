@@ -15,8 +15,8 @@ export interface UnitSink {
 /** Already encoded pieces are handed to the writer in chunks of about this many bytes. */
 const ENCODED_CHUNK_BYTES = 256 * 1024;
 
-function* joined(pieces: readonly Buffer[]): Generator<Buffer> {
-  let chunk: Buffer[] = [];
+function* joined(pieces: readonly Uint8Array[]): Generator<Buffer> {
+  let chunk: Uint8Array[] = [];
   let size = 0;
   for (const piece of pieces) {
     chunk.push(piece);

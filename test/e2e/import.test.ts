@@ -3,9 +3,10 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { compareRows, METRICS, rowsOf, type MetricName, type MetricResult } from '../../src/metrics/descriptors.js';
+import { METRICS, type MetricName } from '../../src/metrics/descriptors.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, runCli } from '../helpers/cli.js';
+import { referenceCsv, referenceNdjson, referenceRows, type ReferenceResult } from '../helpers/reference-rows.js';
 
 const run = (args: string[], env: Record<string, string> = {}) => runCli(args, { env, cwd: workDir });
 
@@ -17,8 +18,8 @@ const utcDay = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400
 
 /** What the sandbox itself holds for a UTC day, as the rows our files must contain, in our sort order. */
 function expectedRows(metric: MetricName, day: string) {
-  const results = sandbox.results(metric, { gte: `${day}T00:00:00Z`, lte: `${day}T23:59:59Z` }) as MetricResult[];
-  return results.flatMap((result) => rowsOf(METRICS[metric], result)).sort(compareRows);
+  const results = sandbox.results(metric, { gte: `${day}T00:00:00Z`, lte: `${day}T23:59:59Z` }) as ReferenceResult[];
+  return referenceRows(metric, results);
 }
 
 beforeAll(async () => {
@@ -52,6 +53,8 @@ describe('import commands against the sandbox', () => {
     const lines = csv.trimEnd().split('\n');
     expect(lines[0]).toBe(['store_code', 'date', 'day', 'granularity', 'zone', ...METRICS[metric].columns.map((c) => c.name)].join(','));
     expect(lines.length - 1).toBe(expectedRows(metric, day).length);
+    // Byte for byte what csv-stringify writes for the plainly built rows (zone names with commas, quotes, non-ASCII).
+    expect(csv).toBe(`${lines[0]}\n${referenceCsv(expectedRows(metric, day))}`);
   });
 
   it('all: a 3-day backfill in pages of 7 matches the sandbox record for record', async () => {
@@ -61,12 +64,11 @@ describe('import commands against the sandbox', () => {
     expect(result.stderr).toMatch(/imported 9 of 9 units/);
     for (const metric of ['unique-users', 'avg-screen-time', 'traffic'] as const) {
       for (const day of days) {
-        const lines = (await readFile(join(workDir, 'out', metric, `${day}.ndjson`), 'utf8')).trimEnd().split('\n');
+        const text = await readFile(join(workDir, 'out', metric, `${day}.ndjson`), 'utf8');
+        expect(text).toBe(referenceNdjson(expectedRows(metric, day)));
+        const lines = text.trimEnd().split('\n');
         const rows = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-        const expected = expectedRows(metric, day).map((row) => {
-          const { traffic_pct_text: _text, ...rest } = row;
-          return { metric, ...rest };
-        });
+        const expected = expectedRows(metric, day).map((row) => row.json);
         expect(rows).toEqual(expected);
         expect(expected.length).toBeGreaterThan(9);
       }
@@ -100,6 +102,20 @@ describe('import commands against the sandbox', () => {
     expect(second.equals(first)).toBe(true);
     const leftovers = (await readdir(join(workDir, 'again', 'traffic'))).filter((name) => name.endsWith('.tmp'));
     expect(leftovers).toEqual([]);
+  });
+
+  it('writes the same bytes whether pages are decoded on the main thread or on 1 or 3 worker threads', async () => {
+    const files = async (threads: string) => {
+      const out = `threads-${threads}`;
+      const result = await run(['all', ...auth(), '--from', utcDay(-3), '--to', utcDay(-2), '--page-size', '3', '-f', 'ndjson', '--threads', threads, '-o', out]);
+      expect(result.code, result.stderr).toBe(0);
+      const metrics = ['unique-users', 'avg-screen-time', 'traffic'];
+      return Promise.all(metrics.flatMap((metric) => [utcDay(-3), utcDay(-2)].map((day) => readFile(join(workDir, out, metric, `${day}.ndjson`), 'utf8'))));
+    };
+    const inline = await files('0');
+    expect(inline.every((text) => text.length > 0)).toBe(true);
+    expect(await files('1')).toEqual(inline);
+    expect(await files('3')).toEqual(inline);
   });
 
   it('--store writes one file per store with only that store', async () => {

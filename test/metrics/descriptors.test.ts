@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { columnNames, compareRows, METRICS, rowsOf, type MetricResult } from '../../src/metrics/descriptors.js';
+import { columnNames, compareResults, METRICS, zoneOf } from '../../src/metrics/descriptors.js';
 
 describe('metric descriptors', () => {
   it('give the exact column order of SPEC 2.4', () => {
@@ -9,58 +9,45 @@ describe('metric descriptors', () => {
     );
     expect(columnNames(METRICS.traffic).join(',')).toBe('store_code,date,day,granularity,zone,traffic_pct');
   });
-});
 
-describe('rowsOf', () => {
-  it('derives day from the date in its own offset, not in UTC', () => {
-    const result: MetricResult = {
-      store_code: 'S1',
-      date: '2026-11-20T00:00:00+05:30',
-      granularity: 'daily',
-      values: [{ zone: 'A', unique_users: 4 }],
-    };
-    // In UTC this instant is 2026-11-19T18:30Z; the store's own calendar day is the 20th.
-    expect(rowsOf(METRICS['unique-users'], result)).toEqual([
-      { store_code: 'S1', date: '2026-11-20T00:00:00+05:30', day: '2026-11-20', granularity: 'daily', zone: 'A', unique_users: 4 },
+  it('turn a raw value into CSV text and NDJSON value per column', () => {
+    const cells = (name: keyof typeof METRICS, raw: unknown) => METRICS[name].columns.map((column) => [column.csv(raw), column.json(raw)]);
+    expect(cells('unique-users', 42)).toEqual([['42', '42']]);
+    expect(cells('avg-screen-time', '01:02:03')).toEqual([
+      ['01:02:03', '"01:02:03"'],
+      ['3723', '3723'],
     ]);
+    // CSV keeps the API's exact text; NDJSON carries the number.
+    expect(cells('traffic', '0.10000')).toEqual([['0.10000', '0.1']]);
   });
 
-  it('converts screen time to seconds and keeps traffic text beside its number', () => {
-    const screen = rowsOf(METRICS['avg-screen-time'], {
-      store_code: 'S1',
-      date: '2026-11-20T00:00:00-05:00',
-      granularity: 'daily',
-      values: [{ zone_name: 'B', avg_screen_time: '01:02:03' }],
-    });
-    expect(screen[0]).toMatchObject({ zone: 'B', avg_screen_time: '01:02:03', avg_screen_time_seconds: 3723, day: '2026-11-20' });
-    const traffic = rowsOf(METRICS.traffic, {
+  it('warn about traffic that does not sum to 1, and only about traffic', () => {
+    const result = (pcts: string[]) => ({
       store_code: 'S1',
       date: '2026-11-20T00:00:00Z',
-      granularity: 'daily',
-      values: [{ zone: 'C', traffic_pct: '0.10000' }],
+      granularity: 'daily' as const,
+      values: pcts.map((traffic_pct, index) => ({ zone: `Z${index}`, traffic_pct })),
     });
-    expect(traffic[0]).toMatchObject({ traffic_pct: 0.1, traffic_pct_text: '0.10000' });
+    expect(METRICS.traffic.warningOf?.(result(['0.50000', '0.50000']))).toBeUndefined();
+    expect(METRICS.traffic.warningOf?.(result(['0.50000', '0.40000']))).toMatch(/sum to 0.90000, not 1/);
+    expect(METRICS['unique-users'].warningOf).toBeUndefined();
   });
 });
 
-describe('compareRows', () => {
-  it('sorts by store_code, date, zone in code-point order', () => {
-    const row = (store_code: string, date: string, zone: string) => ({ store_code, date, zone });
-    const rows = [
-      row('b', '2026-11-20T00:00:00Z', 'a'),
-      row('a', '2026-11-21T00:00:00Z', 'a'),
-      row('a', '2026-11-20T00:00:00Z', 'É'),
-      row('a', '2026-11-20T00:00:00Z', 'Z'),
-      row('a', '2026-11-20T00:00:00Z', '[2] B'),
-      row('B', '2026-11-20T00:00:00Z', 'a'),
+describe('zoneOf and compareResults', () => {
+  it('read zone, or zone_name when zone is absent', () => {
+    expect(zoneOf({ zone: 'A', zone_name: 'B' })).toBe('A');
+    expect(zoneOf({ zone_name: 'B' })).toBe('B');
+  });
+
+  it('order results by store_code, then date, in code-unit order (not locale order)', () => {
+    const results = [
+      { store_code: 'b', date: '2026-11-20T00:00:00Z' },
+      { store_code: 'a', date: '2026-11-21T00:00:00Z' },
+      { store_code: 'a', date: '2026-11-20T00:00:00Z' },
+      { store_code: 'B', date: '2026-11-20T00:00:00Z' },
+      { store_code: 'É', date: '2026-11-20T00:00:00Z' },
     ];
-    expect(rows.sort(compareRows).map((r) => `${r.store_code}|${r.date.slice(8, 10)}|${r.zone}`)).toEqual([
-      'B|20|a',
-      'a|20|Z',
-      'a|20|[2] B',
-      'a|20|É',
-      'a|21|a',
-      'b|20|a',
-    ]);
+    expect(results.sort(compareResults).map((r) => `${r.store_code}|${r.date.slice(8, 10)}`)).toEqual(['B|20', 'a|20', 'a|21', 'b|20', 'É|20']);
   });
 });

@@ -1,12 +1,13 @@
 import nock from 'nock';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY, HttpClient } from '../../src/fetch/http-client.js';
-import { compareRows, METRICS, rowsOf, type MetricName, type MetricResult } from '../../src/metrics/descriptors.js';
+import { METRICS, type MetricName } from '../../src/metrics/descriptors.js';
 import { fetchUnit, type UnitFetchOptions } from '../../src/metrics/unit.js';
-import { resultEncoder, type OutputFormat } from '../../src/output/format.js';
+import type { OutputFormat } from '../../src/output/format.js';
+import { referenceCsv, referenceNdjson, referenceRows } from '../helpers/reference-rows.js';
 
-// fetchUnit encodes each result as it arrives and sorts the results at the end; that must give exactly the bytes of
-// keeping every row of the unit, sorting them all by (store_code, date, zone) and encoding them at once.
+// fetchUnit encodes each result as its page arrives and sorts the results at the end; that must give exactly the bytes
+// of keeping every row of the unit, sorting them all by (store_code, date, zone) and encoding them at once.
 const ORIGIN = 'https://vendor.example.test';
 const windowQuery = { datetime_gte: '2026-11-20T00:00:00Z', datetime_lte: '2026-11-20T23:59:59Z' };
 const ZONES = ['Zb', '[2] CHECKOUT, TILLS 1-6', 'Café "Central"', 'two\nlines', 'Za', '食品売り場', 'Za'];
@@ -48,7 +49,7 @@ function options(overrides: Partial<UnitFetchOptions> = {}): UnitFetchOptions {
     headers: {},
     pageSize: 3,
     onInvalid: 'fail',
-    encode: resultEncoder({ format: 'csv', shape: 'rows' }),
+    encoding: { format: 'csv', shape: 'rows' },
     ...overrides,
   };
 }
@@ -63,19 +64,17 @@ describe('fetchUnit encodes results as they arrive', () => {
         const unit = { metric: METRICS[metric], day: '2026-11-20' };
         serve(metric);
         const encoding = { format, shape: 'rows' } as const;
-        const data = await fetchUnit(unit, options({ encode: resultEncoder(encoding) }));
+        const data = await fetchUnit(unit, options({ encoding }));
 
-        const allRows = RESULTS.map(([store, offset]) => result(metric, store, offset) as MetricResult)
-          .flatMap((record) => rowsOf(METRICS[metric], record))
-          .sort(compareRows);
-        const expected = resultEncoder(encoding)(METRICS[metric], allRows, undefined);
+        const allRows = referenceRows(metric, RESULTS.map(([store, offset]) => result(metric, store, offset)));
+        const expected = format === 'csv' ? referenceCsv(allRows) : referenceNdjson(allRows);
         expect(Buffer.concat(data.pieces).toString('utf8')).toBe(expected);
         expect(data.rowCount).toBe(RESULTS.length * ZONES.length);
         expect(data.count).toBe(RESULTS.length);
         expect(data.pages).toBe(2);
         // The order really is store_code, date, zone (code-unit order): S02 < S1 < S10 < S2.
-        expect(allRows[0]?.store_code).toBe('S02');
-        expect(allRows.at(-1)?.store_code).toBe('S2');
+        expect(allRows[0]?.sortKey[0]).toBe('S02');
+        expect(allRows.at(-1)?.sortKey[0]).toBe('S2');
       });
     }
   }

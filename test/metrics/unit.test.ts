@@ -5,7 +5,6 @@ import { basicAuthorization } from '../../src/fetch/basic-auth.js';
 import { DEFAULT_RETRY_POLICY, HttpClient } from '../../src/fetch/http-client.js';
 import { METRICS } from '../../src/metrics/descriptors.js';
 import { fetchUnit, type UnitData, type UnitFetchOptions } from '../../src/metrics/unit.js';
-import { resultEncoder } from '../../src/output/format.js';
 
 const ORIGIN = 'https://vendor.example.test';
 const PATH = '/api/bi/area-metrics/unique-users/';
@@ -38,7 +37,7 @@ function options(overrides: Partial<UnitFetchOptions> = {}): UnitFetchOptions {
     headers: { authorization: basicAuthorization(credentials) },
     pageSize: 2,
     onInvalid: 'fail',
-    encode: resultEncoder({ format: 'ndjson', shape: 'rows' }),
+    encoding: { format: 'ndjson', shape: 'rows' },
     ...overrides,
   };
 }
