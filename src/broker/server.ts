@@ -4,7 +4,9 @@ import type { Writable } from 'node:stream';
 import { fastify, LogController, type FastifyReply, type onSendHookHandler } from 'fastify';
 import { pino } from 'pino';
 import { UsageError, messageOf } from '../errors.js';
+import { boundedMemo } from '../memo.js';
 import { RedisTokenCache, type SharedTokenCache } from './cache.js';
+import { HitSummary } from './hit-summary.js';
 import type { BrokerConfig } from './config.js';
 import { allowedOrigin, corsHeaders } from './cors.js';
 import { BrokerProblem, PROBLEM_CONTENT_TYPE, RETRY_AFTER_SECONDS, type ProblemDetails } from './problem.js';
@@ -12,6 +14,8 @@ import { TokenBroker, parseApplicationPackage, type BrokerToken, type CacheOutco
 import { AuthServerTokenSource, type TokenSource } from './token-source.js';
 
 export const TOKEN_PATH = '/api/gatekeeper-token';
+
+export const DEFAULT_HIT_SUMMARY_INTERVAL_MS = 60_000;
 
 export type BrokerLogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
@@ -30,6 +34,8 @@ export interface StartBrokerOptions {
   readonly logLevel?: BrokerLogLevel;
   /** Replaces the auth-server client (tests). */
   readonly tokenSource?: TokenSource;
+  /** How often the `cache hits` summary line is logged (when there were hits); default 60 s. */
+  readonly hitSummaryIntervalMs?: number;
   /** Cross-instance lock tuning (tests); defaults derive from the auth timeout. */
   readonly lockWaitMs?: number;
   readonly lockPollMs?: number;
@@ -74,11 +80,13 @@ function isoTimestamp(): () => string {
   };
 }
 
+// A cached token is served many times: its JSON-escaped start of the body is built once.
+const tokenBodyStart = boundedMemo((accessToken) => `{"access_token":${JSON.stringify(accessToken)}`, 64);
+
 /** The 200 body; `expires_in` is the token's true remaining validity, so it is recomputed for every answer. */
 function tokenBody(accessToken: string, expiresAt: number | undefined): string {
-  const token = JSON.stringify(accessToken);
-  if (expiresAt === undefined) return `{"access_token":${token}}`;
-  return `{"access_token":${token},"expires_in":${Math.max(0, Math.floor((expiresAt - Date.now()) / 1000))}}`;
+  if (expiresAt === undefined) return `${tokenBodyStart(accessToken)}}`;
+  return `${tokenBodyStart(accessToken)},"expires_in":${Math.max(0, Math.floor((expiresAt - Date.now()) / 1000))}}`;
 }
 
 // Request ids from a load balancer are reused when they look like ids; anything else is replaced (log injection).
@@ -167,6 +175,13 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
   });
 
   let closing = false;
+  const hits = new HitSummary();
+  const logHits = (): void => {
+    const summary = hits.take();
+    if (summary !== undefined) app.log.info(summary, 'cache hits');
+  };
+  const hitSummaryTimer = setInterval(logHits, options.hitSummaryIntervalMs ?? DEFAULT_HIT_SUMMARY_INTERVAL_MS);
+  hitSummaryTimer.unref();
   app.decorateRequest('tokenLog', null);
   app.decorateRequest('probe', false);
 
@@ -208,8 +223,15 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
       problem: tokenLog?.problem,
       reason: tokenLog?.reason,
     };
-    if (request.probe) request.log.debug(fields, 'request completed');
-    else request.log.info(fields, 'request completed');
+    if (request.probe) {
+      request.log.debug(fields, 'request completed');
+    } else if (fields.cache === 'hit' && fields.status === 200 && fields.application !== undefined) {
+      // The common case, answered from memory: debug, and counted in the periodic `cache hits` info line.
+      hits.record(fields.application, fields.responseTimeMs);
+      request.log.debug(fields, 'request completed');
+    } else {
+      request.log.info(fields, 'request completed');
+    }
     done();
   });
 
@@ -314,6 +336,7 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
   try {
     url = await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });
   } catch (error) {
+    clearInterval(hitSummaryTimer);
     await shared?.close();
     await source.close();
     const code = (error as { code?: unknown }).code;
@@ -340,6 +363,8 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
         closing = true;
         app.log.info('broker stopping: finishing in-flight requests');
         await app.close();
+        clearInterval(hitSummaryTimer);
+        logHits();
         await shared?.close();
         await source.close();
         // Pending asynchronous log writes keep the process alive until they are done; flushSync here could

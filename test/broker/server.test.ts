@@ -86,10 +86,48 @@ describe('GET /api/gatekeeper-token against the sandbox auth server', () => {
     expect(web.body.access_token).not.toBe(first.body.access_token);
     expect(auth.tokenRequests()).toBe(2);
 
+    // At the default level a cache hit has no line of its own: it is counted in the `cache hits` summary.
     const completed = logs.entries().filter((entry) => entry.msg === 'request completed');
-    expect(completed.map((entry) => entry.cache)).toEqual(['miss', 'hit', 'miss']);
+    expect(completed.map((entry) => [entry.level, entry.cache])).toEqual([['info', 'miss'], ['info', 'miss']]);
     expect(completed[0]).toMatchObject({ application: ANDROID_APP, status: 200, authLatencyMs: expect.any(Number), reqId: expect.any(String) });
-    expect(completed[1]).not.toHaveProperty('authLatencyMs');
+    await running.close();
+    expect(logs.entries().filter((entry) => entry.msg === 'cache hits')).toEqual([
+      expect.objectContaining({ level: 'info', cacheHits: 1, applications: { [ANDROID_APP]: 1 }, maxResponseTimeMs: expect.any(Number) }),
+    ]);
+  });
+
+  it('logs each cache hit at debug with its request id, and sums them up at info every interval', async () => {
+    const auth = await sandbox(3600);
+    const { broker: running, logs } = await startTestBroker(
+      { authUrl: auth.url, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
+      { logLevel: 'debug', hitSummaryIntervalMs: 50 },
+    );
+    cleanups.push(() => running.close());
+    allLogs.push(logs);
+    await getToken(tokenUrl(running, ANDROID_APP));
+    await getToken(tokenUrl(running, ANDROID_APP), { headers: { 'x-request-id': 'hit-1' } });
+    await getToken(tokenUrl(running, WEB_APP));
+    await getToken(tokenUrl(running, WEB_APP));
+    await getToken(tokenUrl(running, ANDROID_APP), { method: 'HEAD' });
+    const completed = logs.entries().filter((entry) => entry.msg === 'request completed');
+    expect(completed.map((entry) => [entry.level, entry.cache])).toEqual([
+      ['info', 'miss'],
+      ['debug', 'hit'],
+      ['info', 'miss'],
+      ['debug', 'hit'],
+      ['debug', 'hit'],
+    ]);
+    expect(completed[1]).toMatchObject({ reqId: 'hit-1', application: ANDROID_APP, status: 200, path: '/api/gatekeeper-token' });
+    await sleep(120);
+    const summaries = logs.entries().filter((entry) => entry.msg === 'cache hits');
+    expect(summaries).toHaveLength(1); // later windows without hits log nothing
+    expect(summaries[0]).toMatchObject({
+      level: 'info',
+      cacheHits: 3,
+      applications: { [ANDROID_APP]: 2, [WEB_APP]: 1 },
+      windowSeconds: expect.any(Number),
+      meanResponseTimeMs: expect.any(Number),
+    });
   });
 
   it('answers 400 problems for a missing, empty, too long, control-character, repeated or unknown application_package', async () => {

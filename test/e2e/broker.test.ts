@@ -114,9 +114,12 @@ describe('e2e: area-metrics broker against the sandbox', () => {
     const lines = cli.stderr().trim().split('\n');
     const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>); // every line is JSON
     expect(entries.some((entry) => entry.level === 'warn' && /E2E_IOS_SECRET_NOT_SET is not set/.test(String(entry.msg)))).toBe(true);
+    // Default level: one line per request that did more than answer from memory; the cache hit is in the summary.
     expect(entries.filter((entry) => entry.msg === 'request completed').map((entry) => entry.cache)).toEqual(
-      expect.arrayContaining(['miss', 'hit']),
+      expect.arrayContaining(['miss', 'miss']),
     );
+    expect(entries.filter((entry) => entry.msg === 'request completed' && entry.cache === 'hit')).toEqual([]);
+    expect(entries.find((entry) => entry.msg === 'cache hits')).toMatchObject({ level: 'info', cacheHits: 1, applications: { 'com.acme.shop': 1 } });
     expect(entries.at(-1)?.msg).toBe('broker stopped');
     for (const secret of [CLIENT_SECRET, body.access_token, webToken]) expect(cli.stderr()).not.toContain(secret);
   });
