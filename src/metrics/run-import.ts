@@ -76,7 +76,9 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
     ...(io.signal ? { signal: io.signal } : {}),
   });
   const headers = { authorization: basicAuthorization(settings.credentials), accept: 'application/json' };
-  const decoder = settings.threads > 0 ? workerDecoder({ threads: settings.threads }) : inlineDecoder;
+  // No more threads than units: a daily run of one metric starts one.
+  const threads = Math.min(settings.threads, units.length);
+  const decoder = threads > 0 ? workerDecoder({ threads }) : inlineDecoder;
   const days = new DayCompletion(units, settings.storeCodes, io.state);
   const started = Date.now();
   let rows = 0;
