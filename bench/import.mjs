@@ -7,9 +7,9 @@ import { BIN, ROOT, measure, median, startSandboxProcess, tempDir, utcDay } from
 const CREDENTIALS = { AREA_METRICS_CLIENT_ID: 'demo-client', AREA_METRICS_CLIENT_SECRET: 'demo-secret' };
 const SUMMARY = /imported (\d+) of (\d+) units, (\d+) rows/;
 
-function importerRun(format) {
+function importerRun(format, extraArgs = []) {
   return async ({ baseUrl, from, to, out, pageSize }) => {
-    const args = [BIN, 'all', '--base-url', baseUrl, '--from', from, '--to', to, '--format', format, '-o', out];
+    const args = [BIN, 'all', '--base-url', baseUrl, '--from', from, '--to', to, '--format', format, '-o', out, ...extraArgs];
     if (pageSize) args.push('--page-size', String(pageSize));
     const run = await measure(process.execPath, args, { env: { ...process.env, ...CREDENTIALS } });
     const summary = SUMMARY.exec(run.stderr);
@@ -55,6 +55,8 @@ export async function importComparison({ rounds, tools, log }) {
   const variants = [
     { name: 'area-metrics all --format csv', key: 'csv', run: importerRun('csv') },
     { name: 'area-metrics all --format ndjson', key: 'ndjson', run: importerRun('ndjson') },
+    // The same import with every page decoded on the main thread: what the decoder threads buy, and cost.
+    { name: 'area-metrics all --format csv --threads 0', key: 'csv-inline', run: importerRun('csv', ['--threads', '0']) },
     { name: 'floor: bare fetch, bodies discarded', key: 'floor', run: floorRun },
   ];
   if (tools.curl && tools.jq) variants.push({ name: 'baseline: curl + jq (xargs -P 4)', key: 'curljq', run: curlJqRun });
@@ -84,7 +86,7 @@ export async function importComparison({ rounds, tools, log }) {
     await sandbox.stop();
   }
   const rows = samples.csv[0].rows;
-  for (const key of ['ndjson', 'curljq']) {
+  for (const key of ['ndjson', 'csv-inline', 'curljq']) {
     for (const sample of samples[key] ?? []) {
       if (sample.rows !== rows) throw new Error(`${key} produced ${sample.rows} rows, the CSV import ${rows}: not the same work`);
     }
