@@ -119,15 +119,22 @@ describe('GET /api/gatekeeper-token against the sandbox auth server', () => {
     ]);
     expect(completed[1]).toMatchObject({ reqId: 'hit-1', application: ANDROID_APP, status: 200, path: '/api/gatekeeper-token' });
     await sleep(120);
+    // The hits may fall into two 50 ms windows: together they count each hit once.
     const summaries = logs.entries().filter((entry) => entry.msg === 'cache hits');
-    expect(summaries).toHaveLength(1); // later windows without hits log nothing
-    expect(summaries[0]).toMatchObject({
-      level: 'info',
-      cacheHits: 3,
-      applications: { [ANDROID_APP]: 2, [WEB_APP]: 1 },
-      windowSeconds: expect.any(Number),
-      meanResponseTimeMs: expect.any(Number),
-    });
+    expect(summaries.length).toBeGreaterThanOrEqual(1);
+    for (const summary of summaries) {
+      expect(summary).toMatchObject({ level: 'info', windowSeconds: expect.any(Number), meanResponseTimeMs: expect.any(Number) });
+    }
+    const perApplication: Record<string, number> = {};
+    for (const summary of summaries) {
+      for (const [application, count] of Object.entries(summary.applications as Record<string, number>)) {
+        perApplication[application] = (perApplication[application] ?? 0) + count;
+      }
+    }
+    expect(summaries.reduce((sum, summary) => sum + (summary.cacheHits as number), 0)).toBe(3);
+    expect(perApplication).toEqual({ [ANDROID_APP]: 2, [WEB_APP]: 1 });
+    await sleep(120);
+    expect(logs.entries().filter((entry) => entry.msg === 'cache hits')).toHaveLength(summaries.length); // no hits, no line
   });
 
   it('answers 400 problems for a missing, empty, too long, control-character, repeated or unknown application_package', async () => {
