@@ -1,20 +1,33 @@
 #!/usr/bin/env node
-// The reference for the broker benchmark: a bare node:http server answering a constant 200-byte JSON body, the
-// most a Node process can serve on this machine. Prints `bare listening on http://...` first, like the broker.
+// The references for the broker benchmark: a bare node:http server answering a constant 200-byte JSON body, the
+// most a Node process can serve on this machine, or with --fastify a minimal fastify route (no logger, no hooks)
+// answering the same body, the most a fastify-based server can. Prints `bare listening on http://...` first, like
+// the broker.
 import { createServer } from 'node:http';
 
 const token = 'x'.repeat(200 - '{"access_token":"","expires_in":3540}'.length);
 const body = Buffer.from(JSON.stringify({ access_token: token, expires_in: 3540 }));
 if (body.length !== 200) throw new Error(`body is ${body.length} bytes, not 200`);
 
-const server = createServer((request, response) => {
-  response.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length, 'cache-control': 'no-store' });
-  response.end(body);
-});
-server.keepAliveTimeout = 5_000;
-server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(`bare listening on http://127.0.0.1:${server.address().port}\n`);
-});
-const stop = () => server.close(() => process.exit(0));
+const announce = (port) => process.stdout.write(`bare listening on http://127.0.0.1:${port}\n`);
+let stop;
+if (process.argv.includes('--fastify')) {
+  const { fastify } = await import('fastify'); // only here: the bare server loads nothing but node:http
+  const app = fastify({ logger: false });
+  app.get('/', (_request, reply) => {
+    reply.header('content-type', 'application/json').header('cache-control', 'no-store').send(body);
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  announce(app.server.address().port);
+  stop = () => app.close().then(() => process.exit(0));
+} else {
+  const server = createServer((request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length, 'cache-control': 'no-store' });
+    response.end(body);
+  });
+  server.keepAliveTimeout = 5_000;
+  server.listen(0, '127.0.0.1', () => announce(server.address().port));
+  stop = () => server.close(() => process.exit(0));
+}
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);

@@ -1,7 +1,8 @@
 // Broker benchmark (issue 6): a cold burst on an empty cache (exactly one auth-server call), then autocannon with
-// a cached token against `area-metrics broker`, side by side with a bare node:http server, each in its own process.
+// a cached token against `area-metrics broker`, side by side with a bare node:http server and a minimal fastify route
+// answering the same constant body, each in its own process, in interleaved rounds.
 import { spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -12,14 +13,18 @@ import { BIN, ROOT, startSandboxProcess, stopChild, tempDir } from './lib.mjs';
 const APPLICATION = 'com.acme.shop';
 const SECRET_ENV = 'BENCH_ANDROID_SECRET';
 
-/** Starts a server process whose first stdout line is `<what> listening on http://...`. */
+/**
+ * Starts a server process whose first stdout line is `<what> listening on http://...`. Its stderr (the broker's log)
+ * goes straight to a file: relayed through a pipe, every log line would cost the benchmark process, which is also
+ * the load generator, CPU that the bare server's run does not.
+ */
 function startListening(what, file, args, { env = process.env, stderrPath } = {}) {
-  const stderr = stderrPath ? 'pipe' : 'inherit';
-  const child = spawn(process.execPath, [file, ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', stderr] });
-  let logFile;
-  if (stderrPath) {
-    logFile = createWriteStream(stderrPath);
-    child.stderr.pipe(logFile);
+  const stderr = stderrPath ? openSync(stderrPath, 'w') : 'inherit';
+  let child;
+  try {
+    child = spawn(process.execPath, [file, ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', stderr] });
+  } finally {
+    if (typeof stderr === 'number') closeSync(stderr); // the child holds its own copy
   }
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout });
@@ -81,7 +86,34 @@ function loadResult(result) {
   };
 }
 
-export async function brokerBenchmark({ log, connections = 100, durationSeconds = 10, warmupSeconds = 2, burst = 1000 }) {
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+/** The median of each measure over the rounds (each measure on its own), and every round's numbers. */
+function medianResult(rounds) {
+  const pick = (key) => median(rounds.map((round) => round[key]));
+  return {
+    requestsPerSecond: pick('requestsPerSecond'),
+    p50Ms: pick('p50Ms'),
+    p99Ms: pick('p99Ms'),
+    total: rounds.reduce((sum, round) => sum + round.total, 0),
+    non2xx: rounds.reduce((sum, round) => sum + round.non2xx, 0),
+    errors: rounds.reduce((sum, round) => sum + round.errors, 0),
+    timeouts: rounds.reduce((sum, round) => sum + round.timeouts, 0),
+    rounds,
+  };
+}
+
+/**
+ * autocannon runs in this process (one thread): on 2 cores a second load-generator thread or process only takes CPU
+ * from the server under test. Every target is measured the same way, in interleaved rounds (bare, fastify, broker,
+ * bare, ...) so that a burst of load from something else on the machine does not land on one target only; the
+ * table shows each measure's median over the rounds.
+ */
+export async function brokerBenchmark({ log, connections = 100, durationSeconds = 10, warmupSeconds = 2, burst = 1000, rounds = 3 }) {
   const dir = await tempDir('broker');
   // The auth server is the sandbox's /oauth2/token, with a realistic 50 ms of latency so the burst's misses overlap.
   const sandbox = await startSandboxProcess(['--stores', '1', '--zones', '1', '--days', '1', '--token-latency-ms', '50']);
@@ -97,7 +129,7 @@ export async function brokerBenchmark({ log, connections = 100, durationSeconds 
   );
   const servers = [];
   try {
-    // Default log level (info: one JSON line per request), written to a file as a deployment would.
+    // Default log level (info: a line per miss or error, cache hits summed up every 60 s), written to a file.
     const broker = await startListening('broker', BIN, ['broker', '--config', configPath, '--port', '0'], {
       env: { ...process.env, [SECRET_ENV]: 'demo-secret' },
       stderrPath: join(dir, 'broker.log'),
@@ -105,6 +137,8 @@ export async function brokerBenchmark({ log, connections = 100, durationSeconds 
     servers.push(broker);
     const bare = await startListening('bare', join(ROOT, 'bench', 'bare-server.mjs'), []);
     servers.push(bare);
+    const minimalFastify = await startListening('bare', join(ROOT, 'bench', 'bare-server.mjs'), ['--fastify']);
+    servers.push(minimalFastify);
 
     const before = await tokenCalls(sandbox.url);
     const cold = await coldBurst(broker.url, burst);
@@ -117,20 +151,31 @@ export async function brokerBenchmark({ log, connections = 100, durationSeconds 
     const brokerUrl = `${broker.url}/api/gatekeeper-token?application_package=${encodeURIComponent(APPLICATION)}`;
     const targets = [
       { key: 'bare', name: 'bare node:http, constant 200-byte JSON', url: `${bare.url}/` },
+      { key: 'fastify', name: 'minimal fastify route, same constant body', url: `${minimalFastify.url}/` },
       { key: 'broker', name: 'area-metrics broker, cached token', url: brokerUrl },
     ];
-    const load = {};
+    const samples = Object.fromEntries(targets.map((target) => [target.key, []]));
+    for (const target of targets) await cannon(target.url, { connections, durationSeconds: warmupSeconds }); // JIT and connection warm-up
+    for (let round = 1; round <= rounds; round++) {
+      for (const target of targets) {
+        const result = loadResult(await cannon(target.url, { connections, durationSeconds }));
+        samples[target.key].push(result);
+        log(
+          `round ${round}/${rounds} ${target.name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms} ms, ` +
+            `p99 ${result.p99Ms} ms, non-2xx ${result.non2xx}, errors ${result.errors}`,
+        );
+      }
+    }
+    const load = Object.fromEntries(targets.map((target) => [target.key, medianResult(samples[target.key])]));
     for (const target of targets) {
-      await cannon(target.url, { connections, durationSeconds: warmupSeconds }); // JIT and connection warm-up
-      load[target.key] = loadResult(await cannon(target.url, { connections, durationSeconds }));
       const result = load[target.key];
       log(
-        `${target.name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms` +
-          `, non-2xx ${result.non2xx}, errors ${result.errors}`,
+        `${target.name} (median of ${rounds}): ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms} ms, ` +
+          `p99 ${result.p99Ms} ms, ${((result.requestsPerSecond / load.bare.requestsPerSecond) * 100).toFixed(0)}% of bare`,
       );
     }
     const authCallsAfterLoad = (await tokenCalls(sandbox.url)) - before;
-    return { connections, durationSeconds, cold: { ...cold, authCalls }, authCallsAfterLoad, load, targets };
+    return { connections, durationSeconds, rounds, cold: { ...cold, authCalls }, authCallsAfterLoad, load, targets };
   } finally {
     for (const server of servers) await server.stop();
     await sandbox.stop();
