@@ -137,13 +137,23 @@ if (!flags['skip-memory']) {
 const brokerTable = [];
 if (!flags['skip-broker']) {
   await section('broker', async () => {
-    const broker = await brokerBenchmark({ log });
+    const broker = await brokerBenchmark({ log, rounds });
     results.broker = broker;
     const bare = broker.load.bare;
     const cached = broker.load.broker;
+    const minimal = broker.load.fastify;
     const share = cached.requestsPerSecond / bare.requestsPerSecond;
     brokerTable.push(
       ['bare node:http, 200-byte JSON', Math.round(bare.requestsPerSecond), bare.p50Ms, bare.p99Ms, `${bare.non2xx + bare.errors}`, '', ''],
+      [
+        'minimal fastify route, same 200-byte JSON',
+        Math.round(minimal.requestsPerSecond),
+        minimal.p50Ms,
+        minimal.p99Ms,
+        `${minimal.non2xx + minimal.errors}`,
+        `reference (${((minimal.requestsPerSecond / bare.requestsPerSecond) * 100).toFixed(0)}% of bare)`,
+        '',
+      ],
       [
         'area-metrics broker, cached token',
         Math.round(cached.requestsPerSecond),
@@ -186,7 +196,10 @@ if (table.length) {
 if (brokerTable.length) {
   const broker = results.broker;
   out.push('');
-  out.push(`Broker (autocannon, ${broker.connections} connections, ${broker.durationSeconds} s each, after a warm-up; servers in their own processes)`);
+  out.push(
+    `Broker (autocannon in the benchmark process, ${broker.connections} connections, median of ${broker.rounds} interleaved ` +
+      `${broker.durationSeconds} s rounds after a warm-up; servers in their own processes, broker log to a file)`,
+  );
   out.push(formatTable(['run', 'req/s', 'p50 ms', 'p99 ms', 'failed', 'target', 'met'], brokerTable));
 }
 out.push(`total ${results.totalSeconds.toFixed(0)} s; raw numbers in ${resultsPath}`);
