@@ -72,10 +72,20 @@ export interface WorkerDecoderOptions {
   readonly workerUrl?: URL;
 }
 
+/**
+ * A decoder thread's young generation. Nearly everything a page allocates dies with the page, so a large nursery
+ * only holds more garbage: 12 MB instead of V8's default (up to 48 MB) took 40 to 50 MB off the peak RSS of a 7-day
+ * NDJSON import, at no measurable cost in time (docs/bench.md).
+ */
+const YOUNG_GENERATION_MB = 12;
+
 /** A fixed pool of decoder threads; each page goes to the thread with the fewest pages waiting. */
 export function workerDecoder(options: WorkerDecoderOptions): PageDecoder {
   const url = options.workerUrl ?? new URL('./page-worker.js', import.meta.url);
-  const threads = Array.from({ length: Math.max(1, options.threads) }, () => new DecoderThread(new Worker(url)));
+  const threads = Array.from(
+    { length: Math.max(1, options.threads) },
+    () => new DecoderThread(new Worker(url, { resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } })),
+  );
   let nextId = 0;
   return {
     decode(body, job) {
