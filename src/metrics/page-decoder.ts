@@ -4,8 +4,8 @@ import { decodePage, type DecodedPage, type PageJob } from './page.js';
 
 /**
  * Turns page bodies into decoded pages. Parsing, checking and encoding are most of an import's CPU time, so they
- * run on worker threads while the main thread keeps requests in flight and writes files; `inline` does the same
- * work on the calling thread (`--threads 0`, and the unit tests).
+ * run on worker threads while the main thread keeps requests in flight and writes files; `inlineDecoder` does the
+ * same work on the calling thread (`--threads 0`, and the unit tests).
  */
 export interface PageDecoder {
   decode(body: Uint8Array, job: PageJob): Promise<DecodedPage>;
