@@ -17,6 +17,7 @@ export type ProblemKind =
   | 'auth-server-rejected'
   | 'auth-server-invalid-response'
   | 'auth-server-unavailable'
+  | 'malformed-url'
   | 'not-found'
   | 'method-not-allowed'
   | 'internal-error';
@@ -29,6 +30,7 @@ const PROBLEMS: Record<ProblemKind, { status: number; title: string }> = {
   'auth-server-rejected': { status: 502, title: 'The auth server rejected the token request' },
   'auth-server-invalid-response': { status: 502, title: 'The auth server answered with something that is not a token' },
   'auth-server-unavailable': { status: 503, title: 'The auth server is unavailable' },
+  'malformed-url': { status: 400, title: 'The URL is malformed' },
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
   'internal-error': { status: 500, title: 'Internal error' },

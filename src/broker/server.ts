@@ -142,6 +142,13 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
     },
     routerOptions: { ignoreTrailingSlash: true },
     forceCloseConnections: 'idle',
+    // A URL fastify cannot decode (`/%E0%A4%A`) is answered before any hook runs: give it the broker's problem+json,
+    // request id and log line instead of fastify's own JSON.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id);
+      request.log.info({ method: request.method, status: 400, problem: 'malformed-url', reason: error.code }, 'request completed');
+      sendBrokerProblem(reply, new BrokerProblem('malformed-url', 'the URL is not valid (bad percent-encoding?)'));
+    },
   });
 
   for (const warning of config.warnings) app.log.warn({ config: true }, warning);
