@@ -89,6 +89,12 @@ function tokenBody(accessToken: string, expiresAt: number | undefined): string {
   return `${tokenBodyStart(accessToken)},"expires_in":${Math.max(0, Math.floor((expiresAt - Date.now()) / 1000))}}`;
 }
 
+/** A request URL without its query string (the query can be long, and only the path identifies the resource). */
+function pathOf(url: string): string {
+  const queryAt = url.indexOf('?');
+  return queryAt === -1 ? url : url.slice(0, queryAt);
+}
+
 // Request ids from a load balancer are reused when they look like ids; anything else is replaced (log injection).
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:@-]{1,128}$/;
 
@@ -146,7 +152,8 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
     // request id and log line instead of fastify's own JSON.
     frameworkErrors: (error, request, reply) => {
       reply.header('x-request-id', request.id);
-      request.log.info({ method: request.method, status: 400, problem: 'malformed-url', reason: error.code }, 'request completed');
+      const fields = { method: request.method, path: pathOf(request.url), status: 400, problem: 'malformed-url', reason: error.code };
+      request.log.info(fields, 'request completed');
       sendBrokerProblem(reply, new BrokerProblem('malformed-url', 'the URL is not valid (bad percent-encoding?)'));
     },
   });
@@ -215,13 +222,11 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
   };
 
   app.addHook('onResponse', (request, reply, done) => {
-    const url = request.url;
-    const queryAt = url.indexOf('?');
     const tokenLog = request.tokenLog;
     // One shape for every line (pino leaves out undefined fields), so building it stays monomorphic.
     const fields = {
       method: request.method,
-      path: queryAt === -1 ? url : url.slice(0, queryAt),
+      path: pathOf(request.url),
       status: reply.statusCode,
       responseTimeMs: Math.round(reply.elapsedTime * 10) / 10,
       application: tokenLog?.application,
@@ -320,7 +325,7 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
       reply,
       new BrokerProblem(
         'not-found',
-        `no such resource: ${request.method} ${request.url.split('?')[0] ?? ''}; the token is at GET ${TOKEN_PATH}?application_package=...`,
+        `no such resource: ${request.method} ${pathOf(request.url)}; the token is at GET ${TOKEN_PATH}?application_package=...`,
       ),
     ),
   );

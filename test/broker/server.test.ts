@@ -320,7 +320,7 @@ describe('service endpoints and logs', () => {
     const malformed = await getToken(new URL('/api/%E0%A4%A', running.url).toString(), { headers: { 'x-request-id': 'bad-url-1' } });
     expectProblem(malformed, 400, 'malformed-url');
     expect(malformed.headers.get('x-request-id')).toBe('bad-url-1');
-    expect(logs.entries().find((entry) => entry.reqId === 'bad-url-1')).toMatchObject({ status: 400, problem: 'malformed-url' });
+    expect(logs.entries().find((entry) => entry.reqId === 'bad-url-1')).toMatchObject({ path: '/api/%E0%A4%A', status: 400, problem: 'malformed-url' });
 
     const traced = await fetch(tokenUrl(running, ANDROID_APP), { headers: { 'x-request-id': 'trace-1234' } });
     expect(traced.headers.get('x-request-id')).toBe('trace-1234');
