@@ -1,4 +1,4 @@
-// Import benchmark (issue 6): the importer (CSV, NDJSON) side by side with the physical floor and curl+jq,
+// Import benchmark: the importer (CSV, NDJSON) side by side with the lean reference, the physical floor and curl+jq,
 // interleaved, median of N rounds; then peak RSS for 30 days and for one big day.
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -20,11 +20,39 @@ function importerRun(format, extraArgs = []) {
   };
 }
 
+async function leanRun({ baseUrl, from, to, out }) {
+  const args = [join(ROOT, 'bench', 'lean.mjs'), '--base-url', baseUrl, '--from', from, '--to', to, '--out', out];
+  const run = await measure(process.execPath, args, { env: { ...process.env, ...CREDENTIALS } });
+  if (run.code !== 0) throw new Error(`lean reference failed with exit ${run.code}:\n${run.stderr.slice(-2000)}`);
+  return { ...run, rows: JSON.parse(run.stdout).rows };
+}
+
 async function floorRun({ baseUrl, from, to }) {
   const args = [join(ROOT, 'bench', 'floor.mjs'), '--base-url', baseUrl, '--from', from, '--to', to];
   const run = await measure(process.execPath, args, { env: { ...process.env, ...CREDENTIALS } });
   if (run.code !== 0) throw new Error(`floor client failed with exit ${run.code}:\n${run.stderr.slice(-2000)}`);
   return { ...run, requests: JSON.parse(run.stdout).requests };
+}
+
+async function csvFiles(folder) {
+  const files = new Map();
+  for (const entry of await readdir(folder, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile() && entry.name.endsWith('.csv')) {
+      const path = join(entry.parentPath ?? entry.path, entry.name);
+      files.set(path.slice(folder.length), await readFile(path));
+    }
+  }
+  return files;
+}
+
+/** The importer's and the lean reference's CSV files must be byte-identical, or the two did not do the same work. */
+async function compareOutputs({ csv, lean }, log) {
+  if (!csv || !lean) return;
+  const [ours, theirs] = await Promise.all([csvFiles(csv), csvFiles(lean)]);
+  const names = [...new Set([...ours.keys(), ...theirs.keys()])];
+  const different = names.filter((name) => !ours.get(name)?.equals(theirs.get(name) ?? Buffer.alloc(0)));
+  if (different.length > 0) throw new Error(`the importer and the lean reference wrote different files: ${different.join(', ')}`);
+  log(`importer and lean reference wrote the same ${names.length} CSV files, byte for byte`);
 }
 
 async function countLines(folder) {
@@ -55,13 +83,15 @@ export async function importComparison({ rounds, tools, log }) {
   const variants = [
     { name: 'area-metrics all --format csv', key: 'csv', run: importerRun('csv') },
     { name: 'area-metrics all --format ndjson', key: 'ndjson', run: importerRun('ndjson') },
-    // The same import with every page decoded on the main thread: what the decoder threads buy, and cost.
-    { name: 'area-metrics all --format csv --threads 0', key: 'csv-inline', run: importerRun('csv', ['--threads', '0']) },
+    // The measuring stick: a lean hand-written importer doing the same job without the guarantees (bench/lean.mjs).
+    { name: 'lean reference (bench/lean.mjs), CSV', key: 'lean', run: leanRun },
     { name: 'floor: bare fetch, bodies discarded', key: 'floor', run: floorRun },
   ];
   if (tools.curl && tools.jq) variants.push({ name: 'baseline: curl + jq (xargs -P 4)', key: 'curljq', run: curlJqRun });
   else log('curl or jq is missing (apt-get install -y curl jq): the curl+jq baseline is skipped');
   const samples = Object.fromEntries(variants.map((variant) => [variant.key, []]));
+  // The first round's CSV files of the importer and of the lean reference, compared byte for byte: the same work.
+  const firstOutputs = {};
   try {
     // One unmeasured warm-up: the sandbox builds its query cache and the page cache holds the node binary.
     log(`warm-up: ${window.from}..${window.to} against ${sandbox.url}`);
@@ -78,15 +108,18 @@ export async function importComparison({ rounds, tools, log }) {
               (result.rows !== undefined ? `, ${result.rows} rows` : ''),
           );
         } finally {
-          await rm(out, { recursive: true, force: true });
+          if (round === 1 && (variant.key === 'csv' || variant.key === 'lean')) firstOutputs[variant.key] = out;
+          else await rm(out, { recursive: true, force: true });
         }
       }
+      if (round === 1) await compareOutputs(firstOutputs, log);
     }
   } finally {
     await sandbox.stop();
+    for (const out of Object.values(firstOutputs)) await rm(out, { recursive: true, force: true });
   }
   const rows = samples.csv[0].rows;
-  for (const key of ['ndjson', 'csv-inline', 'curljq']) {
+  for (const key of ['ndjson', 'lean', 'curljq']) {
     for (const sample of samples[key] ?? []) {
       if (sample.rows !== rows) throw new Error(`${key} produced ${sample.rows} rows, the CSV import ${rows}: not the same work`);
     }

@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import { Option, type Command } from 'commander';
 import { UsageError } from '../errors.js';
 import type { ClientCredentials } from '../fetch/basic-auth.js';
@@ -38,7 +37,6 @@ export const IMPORT_OPTIONS: readonly ImportOptionSpec[] = [
   { flags: '--shape <shape>', key: 'shape', choices: ['rows', 'results'], description: 'rows: one record per store, day and zone; results: one NDJSON line per API result', defaultText: 'rows' },
   { flags: '--page-size <n>', key: 'pageSize', description: 'results per page, 1..10000', defaultText: '1000' },
   { flags: '--concurrency <n>', key: 'concurrency', description: 'units (metric x day x store) fetched at once', defaultText: '4' },
-  { flags: '--threads <n>', key: 'threads', description: 'worker threads that parse, check and encode pages; 0 = on the main thread', defaultText: 'CPUs - 1, at least 1, at most --concurrency' },
   { flags: '--retries <n>', key: 'retries', description: 'retries per request on network errors, timeouts, 429 and 5xx', defaultText: '5' },
   { flags: '--timeout <seconds>', key: 'timeout', description: 'per-request timeout', defaultText: '60' },
   { flags: '--on-invalid <mode>', key: 'onInvalid', choices: ['fail', 'skip'], description: 'a record that breaks the data contract fails the unit, or is set aside in _rejected/', defaultText: 'fail' },
@@ -77,7 +75,6 @@ export interface ImportConfig {
   readonly shape: OutputShape;
   readonly pageSize: number;
   readonly concurrency: number;
-  readonly threads: number;
   readonly retries: number;
   readonly timeoutMs: number;
   readonly onInvalid: 'fail' | 'skip';
@@ -165,8 +162,6 @@ export async function resolveImportConfig(
   if (raw.quiet === true && raw.verbose === true) throw new UsageError('--quiet and --verbose contradict each other; pick one');
   const pageSize = integer(text(raw, 'pageSize', env), '--page-size', 1000, 1, 10_000);
   const concurrency = integer(text(raw, 'concurrency', env), '--concurrency', 4, 1, 64);
-  // One core stays for the main thread's requests and writes; more threads than units in flight would idle.
-  const threads = integer(text(raw, 'threads', env), '--threads', Math.min(concurrency, Math.max(1, availableParallelism() - 1)), 0, 64);
   const retries = integer(text(raw, 'retries', env), '--retries', 5, 0, 20);
   const timeoutMs = seconds(text(raw, 'timeout', env), '--timeout', 60) * 1000;
   // Credentials last: every other mistake is reported first, and --dry-run needs none.
@@ -182,7 +177,6 @@ export async function resolveImportConfig(
     shape,
     pageSize,
     concurrency,
-    threads,
     retries,
     timeoutMs,
     onInvalid: (text(raw, 'onInvalid', env) ?? 'fail') as 'fail' | 'skip',

@@ -78,7 +78,7 @@ async function runImportCommand(metricNames: readonly MetricName[], raw: RawImpo
 
   const encoding = { format: config.format, shape: config.shape };
   const summary = await runImport(units, { ...config, credentials: config.credentials }, {
-    sink: config.output.kind === 'stdout' ? new StreamSink(context.stdout, encoding) : new FileSink(config.output.dir, encoding),
+    sink: config.output.kind === 'stdout' ? new StreamSink(context.stdout) : new FileSink(config.output.dir, encoding),
     encoding,
     progress,
     ...(state ? { state } : {}),

@@ -1,20 +1,19 @@
-import { avgScreenTimeValue, resultSchema, screenTimeSeconds, trafficPctValue, uniqueUsersValue } from './schema.js';
-import { trafficSumWarning } from './validate.js';
+import { avgScreenTimeValue, resultSchema, SCREEN_TIME, screenTimeSeconds, TRAFFIC_PCT, trafficPctValue, uniqueUsersValue } from './schema.js';
 
 export const METRIC_NAMES = ['unique-users', 'avg-screen-time', 'traffic'] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 
-/** A validated result object, whatever the metric: entries carry `zone` or `zone_name` and the metric's raw value. */
+/** A valid result object, whatever the metric: entries carry `zone` or `zone_name` and the metric's raw value. */
 export interface MetricResult {
   readonly store_code: string;
   readonly date: string;
   readonly granularity: 'daily';
-  readonly values: readonly Record<string, unknown>[];
+  readonly values: readonly Readonly<Record<string, unknown>>[];
 }
 
 /**
- * One of the metric's own output columns, computed from the zone entry's validated raw value. The value schemas
- * admit only digits, `.` and `:`, so neither text ever needs CSV quoting or JSON escaping.
+ * One of the metric's own output columns, computed from the zone entry's valid raw value. The value schemas admit
+ * only digits, `.` and `:`, so neither text ever needs CSV quoting or JSON escaping.
  */
 export interface ValueColumn {
   readonly name: string;
@@ -25,17 +24,20 @@ export interface ValueColumn {
 }
 
 /**
- * Everything that differs between the three metrics is data in this table: the resource, the value's schema, how
- * a zone entry's value becomes the metric's columns, and the metric's own sanity warning. One pipeline drives them.
+ * Everything that differs between the three metrics is data in this table: the resource, the value's schema (and
+ * the same rule as a plain predicate for the fast path), how a zone entry's value becomes the metric's columns, and
+ * the metric's own sanity warning. One pipeline drives them.
  */
 export interface MetricDescriptor {
   readonly name: MetricName;
   readonly resource: string;
   readonly valueKey: string;
   readonly schema: ReturnType<typeof resultSchema>;
+  /** Exactly the value schema's rule, without zod's cost; a test holds the two to each other. */
+  readonly isValue: (raw: unknown) => boolean;
   /** The metric's own columns, after the common ones. */
   readonly columns: readonly ValueColumn[];
-  /** A warning about a valid result that still looks wrong (never a failure: SPEC 2.5). */
+  /** A warning about a valid result that still looks wrong (never a failure). */
   readonly warningOf?: (result: MetricResult) => string | undefined;
 }
 
@@ -50,6 +52,7 @@ export const METRICS: Readonly<Record<MetricName, MetricDescriptor>> = {
     resource: 'unique-users',
     valueKey: 'unique_users',
     schema: resultSchema('unique_users', uniqueUsersValue),
+    isValue: (raw) => Number.isSafeInteger(raw) && (raw as number) >= 0,
     columns: [{ name: 'unique_users', csv: integerText, json: integerText }],
   },
   'avg-screen-time': {
@@ -57,6 +60,7 @@ export const METRICS: Readonly<Record<MetricName, MetricDescriptor>> = {
     resource: 'avg-screen-time',
     valueKey: 'avg_screen_time',
     schema: resultSchema('avg_screen_time', avgScreenTimeValue),
+    isValue: (raw) => typeof raw === 'string' && SCREEN_TIME.test(raw),
     columns: [
       { name: 'avg_screen_time', csv: (raw) => raw as string, json: (raw) => `"${raw as string}"` },
       { name: 'avg_screen_time_seconds', csv: screenSeconds, json: screenSeconds },
@@ -67,19 +71,27 @@ export const METRICS: Readonly<Record<MetricName, MetricDescriptor>> = {
     resource: 'traffic',
     valueKey: 'traffic_pct',
     schema: resultSchema('traffic_pct', trafficPctValue),
+    isValue: (raw) => typeof raw === 'string' && TRAFFIC_PCT.test(raw),
     // CSV keeps the API's exact text (e.g. "0.10000"); NDJSON carries the number (0.1).
     columns: [{ name: 'traffic_pct', csv: (raw) => raw as string, json: (raw) => String(Number(raw)) }],
     warningOf: trafficSumWarning,
   },
 };
 
-export function columnNames(metric: MetricDescriptor): string[] {
-  return [...COMMON_COLUMNS, ...metric.columns.map((column) => column.name)];
+/**
+ * A traffic result's zones should sum to 1; each value is rounded to 5 decimals, so a sum off by up to 0.00001 per
+ * zone is rounding, anything more is worth a warning (never a failure).
+ */
+export function trafficSumWarning(result: MetricResult): string | undefined {
+  if (result.values.length === 0) return undefined;
+  let sum = 0;
+  for (const entry of result.values) sum += Number(entry.traffic_pct);
+  const tolerance = 0.00001 * result.values.length + 1e-9;
+  return Math.abs(sum - 1) > tolerance ? `traffic_pct values sum to ${sum.toFixed(5)}, not 1` : undefined;
 }
 
-/** The zone name of an entry: `zone` (what the payloads carry) or `zone_name` (what the document names). */
-export function zoneOf(entry: Readonly<Record<string, unknown>>): string {
-  return String(entry.zone ?? entry.zone_name);
+export function columnNames(metric: MetricDescriptor): string[] {
+  return [...COMMON_COLUMNS, ...metric.columns.map((column) => column.name)];
 }
 
 /** Code-unit order (not locale order), so files are identical on every machine. */
@@ -87,6 +99,7 @@ export function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-export function compareResults(a: Pick<MetricResult, 'store_code' | 'date'>, b: Pick<MetricResult, 'store_code' | 'date'>): number {
-  return compareText(a.store_code, b.store_code) || compareText(a.date, b.date);
+/** Output order of a unit's results: store_code, then date as sent. */
+export function compareResults(a: { readonly storeCode: string; readonly date: string }, b: { readonly storeCode: string; readonly date: string }): number {
+  return compareText(a.storeCode, b.storeCode) || compareText(a.date, b.date);
 }

@@ -1,88 +1,56 @@
 import { MalformedBodyError } from '../fetch/http-client.js';
-import { resultEncoder, type OutputEncoding, type ResultEncoder } from '../output/format.js';
-import { METRICS, type MetricName } from './descriptors.js';
-import { envelopeSchema } from './schema.js';
-import { resultKey, validateResult, type Violation } from './validate.js';
-
-/** What a page decoder needs to know besides the body: plain data, so that it can cross to a worker thread. */
-export interface PageJob {
-  readonly metric: MetricName;
-  readonly encoding: OutputEncoding;
-}
+import type { MetricDescriptor } from './descriptors.js';
+import { checkResult, type RequestScope, type Violation } from './check.js';
+import type { ResultEncoder } from './encode.js';
+import { envelopeSchema, type Envelope } from './schema.js';
 
 export interface RejectedRecord extends Violation {
   readonly record: unknown;
 }
 
-/**
- * One page, checked and encoded: the paging fields, the identity of every result (for the unit's duplicate check),
- * and the valid results' output text as UTF-8 bytes back to back, with each piece's end offset and sort key.
- * Plain data and one byte array, so that a worker thread can hand it over without copying the bytes.
- */
+/** One valid result's output text and its sort key. */
+export interface EncodedResult {
+  readonly storeCode: string;
+  readonly date: string;
+  readonly text: string;
+}
+
+/** One page, checked and encoded. */
 export interface DecodedPage {
   readonly count: number;
   readonly next: string | null;
   /** Results on the page, valid or not. */
   readonly size: number;
-  /** `resultKey` of every result on the page, rejected ones too. */
+  /** (store_code, instant) of every valid result, for the unit's repeat check; records set aside are not in it. */
   readonly keys: string[];
-  readonly output: Uint8Array;
-  /** Piece i of `output` is [pieceEnds[i - 1] ?? 0, pieceEnds[i]): the rows of one valid result. */
-  readonly pieceEnds: number[];
-  readonly pieceStoreCodes: string[];
-  readonly pieceDates: string[];
+  readonly results: EncodedResult[];
   readonly rowCount: number;
   readonly rejected: RejectedRecord[];
   /** The metric's warnings about valid results (e.g. traffic not summing to 1), naming the store and date. */
   readonly warnings: string[];
 }
 
-const encoders = new Map<string, ResultEncoder>();
-
-function encoderFor(encoding: OutputEncoding): ResultEncoder {
-  const key = `${encoding.format}/${encoding.shape}`;
-  let encoder = encoders.get(key);
-  if (encoder === undefined) {
-    encoder = resultEncoder(encoding);
-    encoders.set(key, encoder);
-  }
-  return encoder;
+/** What decoding a page of one unit needs besides the body. */
+export interface PageContext {
+  readonly metric: MetricDescriptor;
+  readonly scope: RequestScope;
+  readonly encode: ResultEncoder;
 }
 
-/**
- * UTF-8 output of one page. Texts are written into one scratch buffer that this thread keeps for the next page
- * (growing it by doubling when a page needs more), and `take` copies out exactly what was written: big temporary
- * ArrayBuffers per page would pile up as external memory until the garbage collector gets to them.
- */
-let scratch = Buffer.allocUnsafeSlow(1 << 20);
-
-class ByteWriter {
-  length = 0;
-
-  write(text: string): void {
-    // byteLength first: it also flattens the concatenated text, after which write() copies it in one pass.
-    const size = Buffer.byteLength(text);
-    if (scratch.length - this.length < size) {
-      const grown = Buffer.allocUnsafeSlow(Math.max(scratch.length * 2, this.length + size));
-      scratch.copy(grown, 0, 0, this.length);
-      scratch = grown;
-    }
-    this.length += scratch.write(text, this.length, size);
-  }
-
-  /** Exactly the bytes written, in an ArrayBuffer of their own (so it can be transferred whole). */
-  take(): Uint8Array {
-    const exact = new Uint8Array(this.length);
-    exact.set(scratch.subarray(0, this.length));
-    return exact;
-  }
-}
+/** A body that is not UTF-8 is not the API's: decoding stops at the first bad byte rather than guessing (U+FFFD). */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Reads a 2xx body as an envelope; anything else is a malformed body (retried, then exit 5). */
-function parseEnvelope(body: Uint8Array) {
+function parseEnvelope(body: Uint8Array): Envelope {
+  let text: string;
+  try {
+    text = utf8.decode(body);
+  } catch {
+    throw new MalformedBodyError(`not UTF-8 text (${body.length} bytes)`);
+  }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(new TextDecoder().decode(body));
+    parsed = JSON.parse(text);
   } catch {
     throw new MalformedBodyError(`not valid JSON (${body.length} bytes)`);
   }
@@ -95,48 +63,32 @@ function parseEnvelope(body: Uint8Array) {
 }
 
 /**
- * Parses one page body, checks the envelope and every result against the metric's contract (SPEC 2.5), and encodes
- * each valid result's rows. Pure and synchronous: it runs on the main thread or in a worker thread alike.
+ * Parses one page body, checks the envelope and every result against the metric's contract and the request, and
+ * encodes each valid result's rows. Synchronous and bounded by the body: JSON.parse does not recurse, and nothing
+ * below walks a record deeper than its known fields, except JSON.stringify, which is guarded.
  */
-export function decodePage(body: Uint8Array, job: PageJob): DecodedPage {
-  const metric = METRICS[job.metric];
-  const encode = encoderFor(job.encoding);
+export function decodePage(body: Uint8Array, context: PageContext): DecodedPage {
+  const { metric, scope, encode } = context;
   const envelope = parseEnvelope(body);
-  const writer = new ByteWriter();
   const keys: string[] = [];
-  const pieceEnds: number[] = [];
-  const pieceStoreCodes: string[] = [];
-  const pieceDates: string[] = [];
+  const results: EncodedResult[] = [];
   const rejected: RejectedRecord[] = [];
   const warnings: string[] = [];
   let rowCount = 0;
   for (const record of envelope.results) {
-    keys.push(resultKey(record));
-    const validation = validateResult(metric, record);
-    if (!validation.ok) {
-      rejected.push({ ...validation.violation, record });
+    const check = checkResult(metric, record, scope);
+    if (!check.ok) {
+      rejected.push({ ...check.violation, record });
       continue;
     }
-    const { result } = validation;
-    writer.write(encode(metric, result, record));
-    pieceEnds.push(writer.length);
-    pieceStoreCodes.push(result.store_code);
-    pieceDates.push(result.date);
+    const { result, instant } = check;
+    const text = encode(result);
+    if (text === undefined) throw new MalformedBodyError(`a result of store ${result.store_code} is nested too deeply to write`);
+    keys.push(`${result.store_code}\u0000${instant}`);
+    results.push({ storeCode: result.store_code, date: result.date, text });
     rowCount += result.values.length;
     const warning = metric.warningOf?.(result);
     if (warning) warnings.push(`store ${result.store_code} ${result.date}: ${warning}`);
   }
-  return {
-    count: envelope.count,
-    next: envelope.next,
-    size: envelope.results.length,
-    keys,
-    output: writer.take(),
-    pieceEnds,
-    pieceStoreCodes,
-    pieceDates,
-    rowCount,
-    rejected,
-    warnings,
-  };
+  return { count: envelope.count, next: envelope.next, size: envelope.results.length, keys, results, rowCount, rejected, warnings };
 }

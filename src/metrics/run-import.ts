@@ -8,10 +8,9 @@ import type { UnitSink } from '../output/sinks.js';
 import { stateKey, type ImportState } from '../output/state.js';
 import type { UtcDay } from '../window/days.js';
 import { METRICS, type MetricName } from './descriptors.js';
-import { inlineDecoder, workerDecoder } from './page-decoder.js';
 import { runPipeline, type UnitOutcome } from './pipeline.js';
 import { fetchUnit, unitLabel, type Unit } from './unit.js';
-import { describeValue, describeViolation } from './validate.js';
+import { describeValue, describeViolation } from './check.js';
 
 /** Units in (metric, day, store) order: the order they are committed in and the exit code is chosen by. */
 export function planUnits(metrics: readonly MetricName[], days: readonly UtcDay[], storeCodes: readonly string[]): Unit[] {
@@ -38,8 +37,6 @@ export interface ImportSettings {
   readonly retries: number;
   readonly timeoutMs: number;
   readonly onInvalid: 'fail' | 'skip';
-  /** Worker threads that parse, check and encode pages; 0 does it on the main thread. */
-  readonly threads: number;
 }
 
 export interface ImportIo {
@@ -76,9 +73,6 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
     ...(io.signal ? { signal: io.signal } : {}),
   });
   const headers = { authorization: basicAuthorization(settings.credentials), accept: 'application/json' };
-  // No more threads than units: a daily run of one metric starts one.
-  const threads = Math.min(settings.threads, units.length);
-  const decoder = threads > 0 ? workerDecoder({ threads }) : inlineDecoder;
   const days = new DayCompletion(units, settings.storeCodes, io.state);
   const started = Date.now();
   let rows = 0;
@@ -98,7 +92,6 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
           pageSize: settings.pageSize,
           onInvalid: settings.onInvalid,
           encoding: io.encoding,
-          decoder,
           logger,
           onPage: (current, page, rowsSoFar) => io.progress.page(unitLabel(current), page, rowsSoFar),
         }),
@@ -127,7 +120,7 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
       },
     });
   } finally {
-    await Promise.all([dispatcher.close(), decoder.close()]);
+    await dispatcher.close();
   }
   const failures = outcomes.flatMap((outcome) => (outcome.ok ? [] : [{ unit: outcome.unit, error: outcome.error }]));
   return {

@@ -5,10 +5,10 @@ import { firstPageUrl } from '../fetch/urls.js';
 import { silentLogger, type Logger } from '../log/logger.js';
 import type { OutputEncoding } from '../output/format.js';
 import { utcDayBounds, type UtcDay } from '../window/days.js';
+import { describeValue, describeViolation, type RequestScope } from './check.js';
 import { compareResults, type MetricDescriptor } from './descriptors.js';
-import type { PageJob, RejectedRecord } from './page.js';
-import { inlineDecoder, type PageDecoder } from './page-decoder.js';
-import { describeValue, describeViolation } from './validate.js';
+import { headerOf, resultEncoder } from './encode.js';
+import { decodePage, type EncodedResult, type PageContext, type RejectedRecord } from './page.js';
 
 export type { RejectedRecord } from './page.js';
 
@@ -37,12 +37,10 @@ export interface UnitData {
   readonly count: number;
   readonly pages: number;
   readonly rowCount: number;
-  /**
-   * The unit's output as UTF-8 bytes, one piece per valid result, in output order (store_code, date; rows within a
-   * result by zone). Bytes outside the JS heap instead of row objects keep a waiting unit small and out of the
-   * garbage collector's way, and they are what gets written anyway.
-   */
-  readonly pieces: Uint8Array[];
+  /** The CSV header, for the `rows` shape in CSV. */
+  readonly header: string | undefined;
+  /** The unit's output text, one piece per valid result, in output order (store_code, date; rows by zone). */
+  readonly pieces: string[];
   readonly rejected: RejectedRecord[];
   readonly warnings: string[];
   /** Fetches of the whole unit it took (1 unless it came back incomplete). */
@@ -56,9 +54,7 @@ export interface UnitFetchOptions {
   readonly pageSize: number;
   readonly onInvalid: 'fail' | 'skip';
   readonly encoding: OutputEncoding;
-  /** Parses, checks and encodes each page (`inlineDecoder` unless worker threads do it). */
-  readonly decoder?: PageDecoder;
-  /** Whole-unit fetches before giving up with exit 6 (SPEC 2.3: the first and up to 2 more). */
+  /** Whole-unit fetches before giving up with exit 6: the first and up to 2 more. */
   readonly maxAttempts?: number;
   readonly logger?: Logger;
   readonly onPage?: (unit: Unit, page: number, rowsSoFar: number) => void;
@@ -83,9 +79,8 @@ export async function fetchUnit(unit: Unit, options: UnitFetchOptions): Promise<
 
 async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number): Promise<Attempt> {
   const logger = options.logger ?? silentLogger;
-  const decoder = options.decoder ?? inlineDecoder;
-  const job: PageJob = { metric: unit.metric.name, encoding: options.encoding };
-  const pieces: { store_code: string; date: string; bytes: Uint8Array }[] = [];
+  const context: PageContext = { metric: unit.metric, scope: requestScope(unit), encode: resultEncoder(unit.metric, options.encoding) };
+  const results: EncodedResult[] = [];
   const rejected: RejectedRecord[] = [];
   const warnings: string[] = [];
   const seen = new Set<string>();
@@ -100,7 +95,7 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number)
       client: options.client,
       baseUrl: options.baseUrl,
       headers: options.headers,
-      parse: (response) => decoder.decode(response.body, job),
+      parse: (response) => decodePage(response.body, context),
       onRebase: (from, to) => {
         if (rebaseWarned) return;
         rebaseWarned = true;
@@ -119,11 +114,7 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number)
       if (firstRejected && options.onInvalid === 'fail') throw new ContractError(invalidRecordMessage(unit, firstRejected));
       rejected.push(...page.rejected);
       warnings.push(...page.warnings);
-      let start = 0;
-      page.pieceEnds.forEach((end, index) => {
-        pieces.push({ store_code: page.pieceStoreCodes[index]!, date: page.pieceDates[index]!, bytes: page.output.subarray(start, end) });
-        start = end;
-      });
+      for (const result of page.results) results.push(result);
       rowCount += page.rowCount;
       options.onPage?.(unit, number, rowCount);
     }
@@ -135,10 +126,22 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number)
     const repeats = repeated > 0 ? `, ${repeated} repeated (store_code, date)` : '';
     return { complete: false, reason: `expected ${count} results, received ${received}${repeats}` };
   }
-  pieces.sort(compareResults);
+  results.sort(compareResults);
+  const header = headerOf(unit.metric, options.encoding);
   return {
     complete: true,
-    data: { unit, count, pages, rowCount, pieces: pieces.map((piece) => piece.bytes), rejected, warnings, attempts: attempt },
+    data: { unit, count, pages, rowCount, header, pieces: results.map((result) => result.text), rejected, warnings, attempts: attempt },
+  };
+}
+
+/** The instants a unit's results must lie in (its UTC day, both ends included) and its store, if one was asked for. */
+export function requestScope(unit: Unit): RequestScope {
+  const { gte, lte } = utcDayBounds(unit.day);
+  return {
+    fromMs: Date.parse(gte),
+    toMs: Date.parse(lte),
+    label: `${gte}..${lte}`,
+    ...(unit.storeCode === undefined ? {} : { storeCode: unit.storeCode }),
   };
 }
 

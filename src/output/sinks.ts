@@ -1,9 +1,25 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import type { UnitData } from '../metrics/unit.js';
 import { writeFileAtomic } from './atomic-file.js';
-import { headerOf, type OutputEncoding } from './format.js';
+import { extensionOf, jsonOrUndefined, type OutputEncoding } from './format.js';
+
+/** A record set aside by `--on-invalid skip`, with where and why it broke the data contract. */
+export interface SetAsideRecord {
+  readonly field: string;
+  readonly value: unknown;
+  readonly reason: string;
+  readonly record: unknown;
+}
+
+/** What a sink needs of a complete unit: where it belongs, its encoded text, and the records set aside. */
+export interface UnitData {
+  readonly unit: { readonly metric: { readonly name: string }; readonly day: string; readonly storeCode?: string };
+  /** Written once at the top of a file, and once for a whole stream. */
+  readonly header: string | undefined;
+  readonly pieces: readonly string[];
+  readonly rejected: readonly SetAsideRecord[];
+}
 
 /** Where a complete unit goes. `commit` is called once per unit, in plan order, only for complete units. */
 export interface UnitSink {
@@ -12,29 +28,23 @@ export interface UnitSink {
   describe(data: UnitData): string;
 }
 
-/** Already encoded pieces are handed to the writer in chunks of about this many bytes. */
-const ENCODED_CHUNK_BYTES = 256 * 1024;
+/** Encoded pieces are handed to the writer in chunks of about this many characters. */
+const CHUNK_CHARACTERS = 256 * 1024;
 
-function* joined(pieces: readonly Uint8Array[]): Generator<Buffer> {
-  let chunk: Uint8Array[] = [];
+/** A unit's text: the header when `withHeader`, then its results' pieces in order, in writer-sized chunks. */
+function* unitChunks(data: UnitData, withHeader: boolean): Generator<string> {
+  let chunk: string[] = withHeader && data.header !== undefined ? [data.header] : [];
   let size = 0;
-  for (const piece of pieces) {
+  for (const piece of data.pieces) {
     chunk.push(piece);
     size += piece.length;
-    if (size >= ENCODED_CHUNK_BYTES) {
-      yield Buffer.concat(chunk, size);
+    if (size >= CHUNK_CHARACTERS) {
+      yield chunk.join('');
       chunk = [];
       size = 0;
     }
   }
-  if (chunk.length > 0) yield Buffer.concat(chunk, size);
-}
-
-/** A unit's bytes: the CSV header when `withHeader`, then its results' pieces in order, in writer-sized chunks. */
-function* unitChunks(data: UnitData, encoding: OutputEncoding, withHeader: boolean): Generator<string | Buffer> {
-  const header = withHeader ? headerOf(data.unit.metric, encoding) : undefined;
-  if (header !== undefined) yield header;
-  yield* joined(data.pieces);
+  if (chunk.length > 0) yield chunk.join('');
 }
 
 /** `<day>.csv`, or `<day>.store-<S>.csv` for a `--store` unit (the code URL-encoded, so it is always a file name). */
@@ -51,8 +61,7 @@ export class FileSink implements UnitSink {
   ) {}
 
   pathOf(data: Pick<UnitData, 'unit'>): string {
-    const extension = this.encoding.shape === 'results' ? 'ndjson' : this.encoding.format;
-    return join(this.outputDir, data.unit.metric.name, unitFileName(data, extension));
+    return join(this.outputDir, data.unit.metric.name, unitFileName(data, extensionOf(this.encoding)));
   }
 
   rejectedPathOf(data: Pick<UnitData, 'unit'>): string {
@@ -61,17 +70,18 @@ export class FileSink implements UnitSink {
 
   async commit(data: UnitData, signal?: AbortSignal): Promise<void> {
     const { metric } = data.unit;
-    await writeFileAtomic(this.pathOf(data), unitChunks(data, this.encoding, true), signal);
+    await writeFileAtomic(this.pathOf(data), unitChunks(data, true), signal);
     const rejectedPath = this.rejectedPathOf(data);
     if (data.rejected.length === 0) {
       // A re-run that finds the data clean removes what an earlier run set aside, so the folder tells the truth.
       await rm(rejectedPath, { force: true });
       return;
     }
-    const lines = data.rejected.map(
-      (rejected) =>
-        `${JSON.stringify({ metric: metric.name, day: data.unit.day, field: rejected.field, value: rejected.value ?? null, reason: rejected.reason, record: rejected.record })}\n`,
-    );
+    const lines = data.rejected.map((rejected) => {
+      const line = { metric: metric.name, day: data.unit.day, field: rejected.field, value: rejected.value ?? null, reason: rejected.reason, record: rejected.record };
+      // A record nested deeper than JSON.stringify can go is kept as a note rather than failing the unit.
+      return `${jsonOrUndefined(line) ?? JSON.stringify({ ...line, value: null, record: '(nested too deeply to keep)' })}\n`;
+    });
     await writeFileAtomic(rejectedPath, lines, signal);
   }
 
@@ -84,13 +94,10 @@ export class FileSink implements UnitSink {
 export class StreamSink implements UnitSink {
   private headerWritten = false;
 
-  constructor(
-    private readonly stream: Writable,
-    private readonly encoding: OutputEncoding,
-  ) {}
+  constructor(private readonly stream: Writable) {}
 
   async commit(data: UnitData): Promise<void> {
-    for (const chunk of unitChunks(data, this.encoding, !this.headerWritten)) await this.write(chunk);
+    for (const chunk of unitChunks(data, !this.headerWritten)) await this.write(chunk);
     this.headerWritten = true;
   }
 

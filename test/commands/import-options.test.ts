@@ -1,5 +1,4 @@
 import { writeFile } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { resolveImportConfig } from '../../src/commands/import-options.js';
@@ -69,7 +68,6 @@ describe('resolveImportConfig', () => {
     [{ pageSize: '20000' }, /--page-size "20000" must be a whole number from 1 to 10000/],
     [{ pageSize: '0' }, /--page-size/],
     [{ concurrency: 'four' }, /--concurrency/],
-    [{ threads: '-1' }, /--threads "-1" must be a whole number from 0 to 64/],
     [{ timeout: '-1' }, /--timeout/],
     [{ clientSecretFile: '/nonexistent/secret' }, /--client-secret-file and|cannot be combined/],
     [{ shape: 'results', format: 'csv' }, /--shape results is NDJSON only/],
@@ -86,13 +84,6 @@ describe('resolveImportConfig', () => {
     expect((error as Error).message).toMatch(message);
   });
 
-  it('defaults --threads to the CPUs but one, at least 1 and at most --concurrency; 0 is allowed', async () => {
-    const spare = Math.max(1, availableParallelism() - 1);
-    expect((await resolveImportConfig(required, {}, 1)).threads).toBe(Math.min(4, spare));
-    expect((await resolveImportConfig({ ...required, concurrency: '1' }, {}, 1)).threads).toBe(1);
-    expect((await resolveImportConfig({ ...required, threads: '0' }, {}, 1)).threads).toBe(0);
-    expect((await resolveImportConfig({ ...required, threads: '3' }, {}, 1)).threads).toBe(3);
-  });
 
   it('refuses CSV on stdout for several metrics', async () => {
     await expect(resolveImportConfig({ ...required, output: '-', format: 'csv' }, {}, 3)).rejects.toThrow(/single metric/);

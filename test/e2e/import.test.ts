@@ -104,18 +104,21 @@ describe('import commands against the sandbox', () => {
     expect(leftovers).toEqual([]);
   });
 
-  it('writes the same bytes whether pages are decoded on the main thread or on 1 or 3 worker threads', async () => {
-    const files = async (threads: string) => {
-      const out = `threads-${threads}`;
-      const result = await run(['all', ...auth(), '--from', utcDay(-3), '--to', utcDay(-2), '--page-size', '3', '-f', 'ndjson', '--threads', threads, '-o', out]);
+  it('writes exactly the rows built the plain way from the sandbox data, in CSV and NDJSON, for every metric and day', async () => {
+    const days = [utcDay(-3), utcDay(-2)];
+    for (const format of ['csv', 'ndjson'] as const) {
+      const result = await run(['all', ...auth(), '--from', days[0]!, '--to', days[1]!, '--page-size', '3', '-f', format, '-o', format]);
       expect(result.code, result.stderr).toBe(0);
-      const metrics = ['unique-users', 'avg-screen-time', 'traffic'];
-      return Promise.all(metrics.flatMap((metric) => [utcDay(-3), utcDay(-2)].map((day) => readFile(join(workDir, out, metric, `${day}.ndjson`), 'utf8'))));
-    };
-    const inline = await files('0');
-    expect(inline.every((text) => text.length > 0)).toBe(true);
-    expect(await files('1')).toEqual(inline);
-    expect(await files('3')).toEqual(inline);
+      for (const metric of ['unique-users', 'avg-screen-time', 'traffic'] as const) {
+        for (const day of days) {
+          const rows = expectedRows(metric, day);
+          expect(rows.length).toBeGreaterThan(0);
+          const written = await readFile(join(workDir, format, metric, `${day}.${format}`), 'utf8');
+          const header = `${['store_code', 'date', 'day', 'granularity', 'zone', ...METRICS[metric].columns.map((column) => column.name)].join(',')}\n`;
+          expect(written).toBe(format === 'csv' ? header + referenceCsv(rows) : referenceNdjson(rows));
+        }
+      }
+    }
   });
 
   it('--store writes one file per store with only that store', async () => {

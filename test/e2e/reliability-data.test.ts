@@ -13,7 +13,7 @@ import { listFiles, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Data-S3cret-c0ffee';
 const DAY = '2026-03-10';
-const DATE = `${DAY}T00:00:00+01:00`;
+const DATE = `${DAY}T00:00:00-01:00`;
 
 type Metric = 'unique-users' | 'avg-screen-time' | 'traffic';
 type Entry = Record<string, unknown>;

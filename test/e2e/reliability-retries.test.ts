@@ -81,7 +81,7 @@ async function startScripted(answer: (n: number, request: IncomingMessage, respo
 
 function envelopeFor(day: string): string {
   const results = [
-    { store_code: 'S1', date: `${day}T00:00:00+02:00`, granularity: 'daily', values: [{ zone: 'A', unique_users: 3 }] },
+    { store_code: 'S1', date: `${day}T00:00:00-02:00`, granularity: 'daily', values: [{ zone: 'A', unique_users: 3 }] },
   ];
   return JSON.stringify({ count: 1, next: null, previous: null, results });
 }
@@ -213,7 +213,7 @@ describe('transient failures are retried and leave no trace', () => {
     expect(result.stderr).toMatch(/network error.*retry 1\/2/);
     expect(server.calls).toHaveLength(2);
     const csv = (await readTree(out)).get(`unique-users/${DAY}.csv`)?.toString('utf8');
-    expect(csv).toBe(`store_code,date,day,granularity,zone,unique_users\nS1,${DAY}T00:00:00+02:00,${DAY},daily,A,3\n`);
+    expect(csv).toBe(`store_code,date,day,granularity,zone,unique_users\nS1,${DAY}T00:00:00-02:00,${DAY},daily,A,3\n`);
   });
 });
 

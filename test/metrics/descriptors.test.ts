@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { columnNames, compareResults, METRICS, zoneOf } from '../../src/metrics/descriptors.js';
+import { columnNames, compareResults, METRICS } from '../../src/metrics/descriptors.js';
+import { zoneOf } from '../../src/metrics/schema.js';
 
 describe('metric descriptors', () => {
   it('give the exact column order of SPEC 2.4', () => {
@@ -42,12 +43,12 @@ describe('zoneOf and compareResults', () => {
 
   it('order results by store_code, then date, in code-unit order (not locale order)', () => {
     const results = [
-      { store_code: 'b', date: '2026-11-20T00:00:00Z' },
-      { store_code: 'a', date: '2026-11-21T00:00:00Z' },
-      { store_code: 'a', date: '2026-11-20T00:00:00Z' },
-      { store_code: 'B', date: '2026-11-20T00:00:00Z' },
-      { store_code: 'É', date: '2026-11-20T00:00:00Z' },
+      { storeCode: 'b', date: '2026-11-20T00:00:00Z' },
+      { storeCode: 'a', date: '2026-11-21T00:00:00Z' },
+      { storeCode: 'a', date: '2026-11-20T00:00:00Z' },
+      { storeCode: 'B', date: '2026-11-20T00:00:00Z' },
+      { storeCode: 'É', date: '2026-11-20T00:00:00Z' },
     ];
-    expect(results.sort(compareResults).map((r) => `${r.store_code}|${r.date.slice(8, 10)}`)).toEqual(['B|20', 'a|20', 'a|21', 'b|20', 'É|20']);
+    expect(results.sort(compareResults).map((r) => `${r.storeCode}|${r.date.slice(8, 10)}`)).toEqual(['B|20', 'a|20', 'a|21', 'b|20', 'É|20']);
   });
 });

@@ -1,10 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { MalformedBodyError } from '../../src/fetch/http-client.js';
-import { decodePage, type DecodedPage } from '../../src/metrics/page.js';
+import { METRICS, type MetricName } from '../../src/metrics/descriptors.js';
+import { resultEncoder } from '../../src/metrics/encode.js';
+import { decodePage, type PageContext } from '../../src/metrics/page.js';
+import { requestScope } from '../../src/metrics/unit.js';
+import type { OutputFormat } from '../../src/output/format.js';
 import { referenceCsv, referenceNdjson, referenceRows } from '../helpers/reference-rows.js';
 
-const bytes = (value: unknown) => new TextEncoder().encode(typeof value === 'string' ? value : JSON.stringify(value));
-const csvJob = { metric: 'unique-users', encoding: { format: 'csv', shape: 'rows' } } as const;
+const bytes = (value: unknown) =>
+  value instanceof Uint8Array ? value : new TextEncoder().encode(typeof value === 'string' ? value : JSON.stringify(value));
+
+function contextOf(name: MetricName, format: OutputFormat, storeCode?: string): PageContext {
+  const metric = METRICS[name];
+  const unit = { metric, day: '2026-11-19', ...(storeCode === undefined ? {} : { storeCode }) };
+  return { metric, scope: requestScope(unit), encode: resultEncoder(metric, { format, shape: 'rows' }) };
+}
+const csvJob = contextOf('unique-users', 'csv');
 
 function result(store: string, zones: string[], value: (index: number) => unknown = (index) => index) {
   return { store_code: store, date: '2026-11-20T00:00:00+01:00', granularity: 'daily', values: zones.map((zone, index) => ({ zone, unique_users: value(index) })) };
@@ -14,31 +25,25 @@ function envelope(results: unknown[], next: string | null = null) {
   return { count: results.length, next, previous: null, results };
 }
 
-/** Piece i of the page's output, as text. */
-function piece(page: DecodedPage, index: number): string {
-  return Buffer.from(page.output.subarray(page.pieceEnds[index - 1] ?? 0, page.pieceEnds[index])).toString('utf8');
-}
-
 describe('decodePage', () => {
   it('encodes each valid result as one piece, with its sort key, in page order', () => {
     const results = [result('S2', ['b', 'a']), result('Ś1', ['東京', 'Zürich'])];
     const page = decodePage(bytes(envelope(results, 'https://api.example.test/next')), csvJob);
     expect(page).toMatchObject({ count: 2, next: 'https://api.example.test/next', size: 2, rowCount: 4, rejected: [], warnings: [] });
-    expect(page.pieceStoreCodes).toEqual(['S2', 'Ś1']);
-    expect(page.pieceDates).toEqual(['2026-11-20T00:00:00+01:00', '2026-11-20T00:00:00+01:00']);
-    // Byte offsets, not character offsets: the second piece is all multi-byte zone names.
-    expect(piece(page, 0)).toBe(referenceCsv(referenceRows('unique-users', [results[0]!])));
-    expect(piece(page, 1)).toBe(referenceCsv(referenceRows('unique-users', [results[1]!])));
-    expect(page.pieceEnds.at(-1)).toBe(page.output.byteLength);
+    expect(page.results.map((one) => one.storeCode)).toEqual(['S2', 'Ś1']);
+    expect(page.results.map((one) => one.date)).toEqual(['2026-11-20T00:00:00+01:00', '2026-11-20T00:00:00+01:00']);
+    expect(page.results[0]?.text).toBe(referenceCsv(referenceRows('unique-users', [results[0]!])));
+    expect(page.results[1]?.text).toBe(referenceCsv(referenceRows('unique-users', [results[1]!])));
+    expect(page.keys).toEqual([`S2\u0000${Date.parse('2026-11-19T23:00:00Z')}`, `Ś1\u0000${Date.parse('2026-11-19T23:00:00Z')}`]);
   });
 
-  it('sets invalid records aside with the field, the value and the reason, and still counts them', () => {
+  it('sets invalid records aside with the field, the value and the reason, and still counts them (not as repeats)', () => {
     const bad = result('S3', ['a'], () => -1);
-    const page = decodePage(bytes(envelope([result('S1', ['a']), bad, { nonsense: true }])), csvJob);
-    expect(page.size).toBe(3);
-    expect(page.keys).toEqual(['S1\u00002026-11-20T00:00:00+01:00', 'S3\u00002026-11-20T00:00:00+01:00', 'undefined\u0000undefined']);
-    expect(page.pieceStoreCodes).toEqual(['S1']);
-    expect(page.rejected).toHaveLength(2);
+    const page = decodePage(bytes(envelope([result('S1', ['a']), bad, { nonsense: true }, { store_code: null }, { store_code: null }])), csvJob);
+    expect(page.size).toBe(5);
+    expect(page.keys).toEqual([`S1\u0000${Date.parse('2026-11-19T23:00:00Z')}`]);
+    expect(page.results.map((one) => one.storeCode)).toEqual(['S1']);
+    expect(page.rejected).toHaveLength(4);
     expect(page.rejected[0]).toMatchObject({ field: 'values[0].unique_users', value: -1, reason: 'must be >= 0', record: bad });
   });
 
@@ -49,24 +54,25 @@ describe('decodePage', () => {
   });
 
   it('carries the metric warnings (traffic not summing to 1)', () => {
-    const traffic = { store_code: 'S1', date: '2026-11-20T00:00:00Z', granularity: 'daily', values: [{ zone: 'a', traffic_pct: '0.50000' }] };
-    const page = decodePage(bytes(envelope([traffic])), { metric: 'traffic', encoding: { format: 'ndjson', shape: 'rows' } });
-    expect(page.warnings).toEqual(['store S1 2026-11-20T00:00:00Z: traffic_pct values sum to 0.50000, not 1']);
-    expect(piece(page, 0)).toBe(referenceNdjson(referenceRows('traffic', [traffic])));
+    const traffic = { store_code: 'S1', date: '2026-11-19T00:00:00Z', granularity: 'daily', values: [{ zone: 'a', traffic_pct: '0.50000' }] };
+    const page = decodePage(bytes(envelope([traffic])), contextOf('traffic', 'ndjson'));
+    expect(page.warnings).toEqual(['store S1 2026-11-19T00:00:00Z: traffic_pct values sum to 0.50000, not 1']);
+    expect(page.results[0]?.text).toBe(referenceNdjson(referenceRows('traffic', [traffic])));
   });
 
-  it('grows its output past the first megabyte and keeps every byte', () => {
-    const zones = Array.from({ length: 200 }, (_, index) => `zone ${String(index).padStart(3, '0')} — ünïcödé`);
-    const results = Array.from({ length: 100 }, (_, index) => result(`S${index}`, zones));
-    const page = decodePage(bytes(envelope(results)), { metric: 'unique-users', encoding: { format: 'ndjson', shape: 'rows' } });
-    expect(page.output.byteLength).toBeGreaterThan(2 ** 20);
-    expect(Buffer.from(page.output).toString('utf8')).toBe(referenceNdjson(results.flatMap((one) => referenceRows('unique-users', [one]))));
+  it('sets aside a result outside the requested day, or of another store than the one asked for', () => {
+    const late = { ...result('S1', ['a']), date: '2026-11-24T00:00:00+01:00' };
+    const page = decodePage(bytes(envelope([late, result('S2', ['a'])])), contextOf('unique-users', 'csv', 'S2'));
+    expect(page.rejected.map((one) => one.field)).toEqual(['date']);
+    const other = decodePage(bytes(envelope([result('S1', ['a'])])), contextOf('unique-users', 'csv', 'S2'));
+    expect(other.rejected[0]).toMatchObject({ field: 'store_code', value: 'S1' });
   });
 
   it.each([
     ['not JSON', '{"count": 1, "results": [', /not valid JSON \(25 bytes\)/],
     ['not an envelope', { results: [] }, /not a paginated envelope: count/],
     ['a non-URL next link', { count: 0, next: 'page 2', previous: null, results: [] }, /not a paginated envelope: next/],
+    ['a Latin-1 body', Buffer.from('{"count":0,"next":null,"previous":null,"results":[],"x":"Caf\xe9"}', 'latin1'), /not UTF-8 text/],
   ])('throws MalformedBodyError for %s (retried like a transient failure)', (_name, body, message) => {
     let error: unknown;
     try {

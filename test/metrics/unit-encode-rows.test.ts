@@ -10,7 +10,7 @@ import { referenceCsv, referenceNdjson, referenceRows } from '../helpers/referen
 // of keeping every row of the unit, sorting them all by (store_code, date, zone) and encoding them at once.
 const ORIGIN = 'https://vendor.example.test';
 const windowQuery = { datetime_gte: '2026-11-20T00:00:00Z', datetime_lte: '2026-11-20T23:59:59Z' };
-const ZONES = ['Zb', '[2] CHECKOUT, TILLS 1-6', 'Café "Central"', 'two\nlines', 'Za', '食品売り場', 'Za'];
+const ZONES = ['Zb', '[2] CHECKOUT, TILLS 1-6', 'Café "Central"', 'two\nlines', 'Za', '食品売り場', 'Z a'];
 
 function value(metric: MetricName, index: number): Record<string, unknown> {
   if (metric === 'unique-users') return { unique_users: index * 7 };
@@ -21,7 +21,7 @@ function value(metric: MetricName, index: number): Record<string, unknown> {
 function result(metric: MetricName, store: string, offset: string) {
   return {
     store_code: store,
-    date: `2026-11-20T00:00:00${offset}`,
+    date: `2026-11-20T12:00:00${offset}`,
     granularity: 'daily',
     values: ZONES.map((zone, index) => ({ zone, ...value(metric, index) })),
   };
@@ -68,7 +68,7 @@ describe('fetchUnit encodes results as they arrive', () => {
 
         const allRows = referenceRows(metric, RESULTS.map(([store, offset]) => result(metric, store, offset)));
         const expected = format === 'csv' ? referenceCsv(allRows) : referenceNdjson(allRows);
-        expect(Buffer.concat(data.pieces).toString('utf8')).toBe(expected);
+        expect(data.pieces.join('')).toBe(expected);
         expect(data.rowCount).toBe(RESULTS.length * ZONES.length);
         expect(data.count).toBe(RESULTS.length);
         expect(data.pages).toBe(2);

@@ -15,7 +15,7 @@ const windowQuery = { datetime_gte: '2026-11-20T00:00:00Z', datetime_lte: '2026-
 function result(store: string, hour = '00', users = 1) {
   return {
     store_code: store,
-    date: `2026-11-20T${hour}:00:00+02:00`,
+    date: `2026-11-20T${hour}:00:00-02:00`,
     granularity: 'daily',
     values: [
       { zone: 'Zb', unique_users: users },
@@ -44,7 +44,7 @@ function options(overrides: Partial<UnitFetchOptions> = {}): UnitFetchOptions {
 
 /** The unit's output rows, decoded back from its NDJSON pieces. */
 function rowsWritten(data: UnitData): { store_code: string; zone: string }[] {
-  return Buffer.concat(data.pieces).toString('utf8').trimEnd().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { store_code: string; zone: string });
+  return data.pieces.join('').trimEnd().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { store_code: string; zone: string });
 }
 
 beforeAll(() => nock.disableNetConnect());
@@ -122,6 +122,21 @@ describe('fetchUnit completeness', () => {
     );
   });
 
+  it('sees one store and instant spelled twice as a repeat (instants are compared, not their text)', async () => {
+    const utc = { ...result('S1', '02'), date: '2026-11-20T04:00:00Z' };
+    const offset = { ...result('S1', '02'), date: '2026-11-20T04:00:00+00:00' };
+    nock(ORIGIN).get(PATH).query(true).times(3).reply(200, envelope(2, [utc, offset], null));
+    await expect(fetchUnit(unit, options())).rejects.toThrow(/expected 2 results, received 2, 1 repeated/);
+  });
+
+  it('does not count records set aside as repeats: two broken records with one date leave the valid one written', async () => {
+    const broken = { ...result('S1'), store_code: null };
+    nock(ORIGIN).get(PATH).query(true).reply(200, envelope(3, [broken, broken, result('S2')], null));
+    const data = await fetchUnit(unit, options({ onInvalid: 'skip' }));
+    expect(rowsWritten(data).map((row) => row.store_code)).toEqual(['S2', 'S2']);
+    expect(data.rejected).toHaveLength(2);
+  });
+
   it('treats a next link that loops back as incomplete instead of looping', async () => {
     nock(ORIGIN)
       .get(PATH).query({ ...windowQuery, page_size: '2' }).times(3).reply(200, envelope(4, [result('S1'), result('S2')], link(2)))
@@ -164,7 +179,7 @@ describe('fetchUnit failures', () => {
     const bad = { ...result('S9'), values: [{ zone: 'Za', unique_users: -1 }] };
     nock(ORIGIN).get(PATH).query(true).reply(200, envelope(2, [result('S1'), bad], null));
     await expect(fetchUnit(unit, options())).rejects.toThrow(
-      'unique-users 2026-11-20: invalid record (store_code "S9" date 2026-11-20T00:00:00+02:00): values[0].unique_users -1 must be >= 0',
+      'unique-users 2026-11-20: invalid record (store_code "S9" date 2026-11-20T00:00:00-02:00): values[0].unique_users -1 must be >= 0',
     );
   });
 
