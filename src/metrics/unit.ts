@@ -39,8 +39,8 @@ export interface UnitData {
   readonly rowCount: number;
   /** The CSV header, for the `rows` shape in CSV. */
   readonly header: string | undefined;
-  /** The unit's output text, one piece per valid result, in output order (store_code, date; rows by zone). */
-  readonly pieces: string[];
+  /** The unit's output as UTF-8, one piece per valid result, in output order (store_code, date; rows by zone). */
+  readonly pieces: Uint8Array[];
   readonly rejected: RejectedRecord[];
   readonly warnings: string[];
   /** Fetches of the whole unit it took (1 unless it came back incomplete). */
@@ -130,7 +130,7 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number)
   const header = headerOf(unit.metric, options.encoding);
   return {
     complete: true,
-    data: { unit, count, pages, rowCount, header, pieces: results.map((result) => result.text), rejected, warnings, attempts: attempt },
+    data: { unit, count, pages, rowCount, header, pieces: results.map((result) => result.bytes), rejected, warnings, attempts: attempt },
   };
 }
 

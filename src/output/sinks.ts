@@ -17,7 +17,8 @@ export interface UnitData {
   readonly unit: { readonly metric: { readonly name: string }; readonly day: string; readonly storeCode?: string };
   /** Written once at the top of a file, and once for a whole stream. */
   readonly header: string | undefined;
-  readonly pieces: readonly string[];
+  /** UTF-8 bytes, in output order. */
+  readonly pieces: readonly Uint8Array[];
   readonly rejected: readonly SetAsideRecord[];
 }
 
@@ -28,23 +29,24 @@ export interface UnitSink {
   describe(data: UnitData): string;
 }
 
-/** Encoded pieces are handed to the writer in chunks of about this many characters. */
-const CHUNK_CHARACTERS = 256 * 1024;
+/** Encoded pieces are handed to the writer in chunks of about this many bytes. */
+const CHUNK_BYTES = 256 * 1024;
 
-/** A unit's text: the header when `withHeader`, then its results' pieces in order, in writer-sized chunks. */
-function* unitChunks(data: UnitData, withHeader: boolean): Generator<string> {
-  let chunk: string[] = withHeader && data.header !== undefined ? [data.header] : [];
+/** A unit's bytes: the header when `withHeader`, then its results' pieces in order, in writer-sized chunks. */
+function* unitChunks(data: UnitData, withHeader: boolean): Generator<string | Buffer> {
+  if (withHeader && data.header !== undefined) yield data.header;
+  let chunk: Uint8Array[] = [];
   let size = 0;
   for (const piece of data.pieces) {
     chunk.push(piece);
     size += piece.length;
-    if (size >= CHUNK_CHARACTERS) {
-      yield chunk.join('');
+    if (size >= CHUNK_BYTES) {
+      yield Buffer.concat(chunk, size);
       chunk = [];
       size = 0;
     }
   }
-  if (chunk.length > 0) yield chunk.join('');
+  if (chunk.length > 0) yield Buffer.concat(chunk, size);
 }
 
 /** `<day>.csv`, or `<day>.store-<S>.csv` for a `--store` unit (the code URL-encoded, so it is always a file name). */

@@ -32,8 +32,8 @@ describe('decodePage', () => {
     expect(page).toMatchObject({ count: 2, next: 'https://api.example.test/next', size: 2, rowCount: 4, rejected: [], warnings: [] });
     expect(page.results.map((one) => one.storeCode)).toEqual(['S2', 'Ś1']);
     expect(page.results.map((one) => one.date)).toEqual(['2026-11-20T00:00:00+01:00', '2026-11-20T00:00:00+01:00']);
-    expect(page.results[0]?.text).toBe(referenceCsv(referenceRows('unique-users', [results[0]!])));
-    expect(page.results[1]?.text).toBe(referenceCsv(referenceRows('unique-users', [results[1]!])));
+    expect(Buffer.from(page.results[0]!.bytes).toString('utf8')).toBe(referenceCsv(referenceRows('unique-users', [results[0]!])));
+    expect(Buffer.from(page.results[1]!.bytes).toString('utf8')).toBe(referenceCsv(referenceRows('unique-users', [results[1]!])));
     expect(page.keys).toEqual([`S2\u0000${Date.parse('2026-11-19T23:00:00Z')}`, `Ś1\u0000${Date.parse('2026-11-19T23:00:00Z')}`]);
   });
 
@@ -57,7 +57,7 @@ describe('decodePage', () => {
     const traffic = { store_code: 'S1', date: '2026-11-19T00:00:00Z', granularity: 'daily', values: [{ zone: 'a', traffic_pct: '0.50000' }] };
     const page = decodePage(bytes(envelope([traffic])), contextOf('traffic', 'ndjson'));
     expect(page.warnings).toEqual(['store S1 2026-11-19T00:00:00Z: traffic_pct values sum to 0.50000, not 1']);
-    expect(page.results[0]?.text).toBe(referenceNdjson(referenceRows('traffic', [traffic])));
+    expect(Buffer.from(page.results[0]!.bytes).toString('utf8')).toBe(referenceNdjson(referenceRows('traffic', [traffic])));
   });
 
   it('sets aside a result outside the requested day, or of another store than the one asked for', () => {

@@ -68,7 +68,7 @@ describe('fetchUnit encodes results as they arrive', () => {
 
         const allRows = referenceRows(metric, RESULTS.map(([store, offset]) => result(metric, store, offset)));
         const expected = format === 'csv' ? referenceCsv(allRows) : referenceNdjson(allRows);
-        expect(data.pieces.join('')).toBe(expected);
+        expect(Buffer.concat(data.pieces).toString('utf8')).toBe(expected);
         expect(data.rowCount).toBe(RESULTS.length * ZONES.length);
         expect(data.count).toBe(RESULTS.length);
         expect(data.pages).toBe(2);

@@ -44,7 +44,7 @@ function options(overrides: Partial<UnitFetchOptions> = {}): UnitFetchOptions {
 
 /** The unit's output rows, decoded back from its NDJSON pieces. */
 function rowsWritten(data: UnitData): { store_code: string; zone: string }[] {
-  return data.pieces.join('').trimEnd().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { store_code: string; zone: string });
+  return Buffer.concat(data.pieces).toString('utf8').trimEnd().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { store_code: string; zone: string });
 }
 
 beforeAll(() => nock.disableNetConnect());
