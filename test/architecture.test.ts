@@ -1,0 +1,62 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from './helpers/cli.js';
+
+/**
+ * Imports between the rooms of `src/` run one way, from the process edge down to the shared base, so each room can
+ * be read without the ones above it. A room may import only rooms of a lower layer (and itself).
+ */
+const LAYERS: Readonly<Record<string, number>> = {
+  edge: 0, // src/index.ts and src/cli.ts
+  commands: 1,
+  broker: 2,
+  sandbox: 2,
+  metrics: 2,
+  auth: 3,
+  output: 4,
+  fetch: 4,
+  window: 5,
+  log: 5,
+  base: 6, // the other files directly in src/: errors, redact, memo, version
+  types: 6,
+};
+
+const SRC = join(ROOT, 'src');
+
+function roomOf(file: string): string {
+  const path = relative(SRC, file);
+  const [first] = path.split('/');
+  if (path === first) return first === 'index.ts' || first === 'cli.ts' ? 'edge' : 'base';
+  return first ?? 'base';
+}
+
+function sourceFiles(folder: string): string[] {
+  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(folder, entry.name);
+    return entry.isDirectory() ? sourceFiles(path) : entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s+'(\.{1,2}\/[^']+)'/g;
+
+describe('the rooms of src/', () => {
+  const files = sourceFiles(SRC);
+
+  it('are all placed in a layer', () => {
+    const rooms = [...new Set(files.map(roomOf))];
+    expect(rooms.filter((room) => LAYERS[room] === undefined)).toEqual([]);
+  });
+
+  it('import only rooms below them', () => {
+    const upward: string[] = [];
+    for (const file of files) {
+      const from = roomOf(file);
+      for (const match of readFileSync(file, 'utf8').matchAll(IMPORT)) {
+        const to = roomOf(resolve(dirname(file), match[1]!));
+        if (to !== from && (LAYERS[to] ?? -1) <= (LAYERS[from] ?? -1)) upward.push(`${relative(SRC, file)} imports ${match[1]} (${from} -> ${to})`);
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+});
