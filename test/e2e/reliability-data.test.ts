@@ -54,9 +54,29 @@ const RECORD_CASES: readonly RecordCase[] = [
   { name: 'missing-zone', metric: 'unique-users', bad: { values: [{ unique_users: 4 }] }, field: 'values[0].zone', shown: 'is missing' },
   { name: 'hourly', metric: 'traffic', bad: { granularity: 'hourly' }, field: 'granularity', shown: '"hourly"' },
   { name: 'date-without-offset', metric: 'avg-screen-time', bad: { date: `${DAY}T00:00:00` }, field: 'date', shown: `"${DAY}T00:00:00"` },
+  // Checked against the request: the day asked for is DAY, this result is five days later.
+  { name: 'outside-window', metric: 'unique-users', bad: { date: '2026-03-15T00:00:00-01:00' }, field: 'date', shown: '"2026-03-15T00:00:00-01:00"' },
+  { name: 'zone-twice', metric: 'unique-users', bad: { values: [{ zone: 'A', unique_users: 1 }, { zone: 'A', unique_users: 9 }] }, field: 'values[1].zone', shown: '"A"' },
+  { name: 'lone-surrogate', metric: 'unique-users', bad: { values: [{ zone: '\ud800', unique_users: 1 }] }, field: 'values[0].zone', shown: '"\\ud800"' },
+  { name: 'offset-99', metric: 'traffic', bad: { date: `${DAY}T00:00:00+99:00` }, field: 'date', shown: `"${DAY}T00:00:00+99:00"` },
+  { name: 'offset-23-59', metric: 'traffic', bad: { date: `${DAY}T00:00:00+23:59` }, field: 'date', shown: `"${DAY}T00:00:00+23:59"` },
+  { name: 'hour-24', metric: 'traffic', bad: { date: `${DAY}T24:00:00Z` }, field: 'date', shown: `"${DAY}T24:00:00Z"` },
+  { name: 'screen-time-huge', metric: 'avg-screen-time', bad: { values: [{ zone: 'A', avg_screen_time: '99999999999999999999:00:00' }] }, field: 'values[0].avg_screen_time', shown: '"99999999999999999999:00:00"' },
 ];
 
-const BODIES = new Map<string, string>([
+/** A value nested 5,000 arrays deep: more than JSON.stringify's stack allows. */
+const DEEP = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+const deepRecord = (key: string) => `{"store_code":"S1","date":"${DATE}","granularity":"daily","values":[{"zone":"A","unique_users":${key === 'value' ? DEEP : '1'}}]${key === 'extra' ? `,"extra":${DEEP}` : ''}}`;
+
+const BODIES = new Map<string, string | Buffer>([
+  // Café in Latin-1 (0xE9 alone is not UTF-8): not the API's text, whatever a lenient decoder would make of it.
+  ['latin1', Buffer.from(envelope([{ ...good('unique-users', 'S1'), values: [{ zone: 'Café', unique_users: 1 }] }]), 'latin1')],
+  ['deep-value', `{"count":1,"next":null,"previous":null,"results":[${deepRecord('value')}]}`],
+  ['deep-extra', `{"count":1,"next":null,"previous":null,"results":[${deepRecord('extra')}]}`],
+  // One store and instant, spelled two ways (DATE is 01:00 UTC).
+  ['same-instant', envelope([good('unique-users', 'S1'), { ...good('unique-users', 'S1'), date: `${DAY}T01:00:00Z` }])],
+  // Two broken records alike (store_code null, one date) and a good one.
+  ['null-stores', envelope([{ ...good('unique-users', 'S1'), store_code: null }, { ...good('unique-users', 'S1'), store_code: null }, good('unique-users', 'S2')])],
   ['malformed', '{"count": 3, "next": null, "results": [{"store_code": "S1"'],
   ['no-results', JSON.stringify({ count: 3, next: null, previous: null })],
   // 0.4 + 0.4 is 0.2 short of 1: worth a warning; 3 x 0.33333 is rounding: not.
@@ -170,6 +190,54 @@ describe.concurrent('a body that is not an envelope', () => {
       expect(summary).toMatch(/imported 0 of 1 units/);
       expect(await listFiles(out)).toEqual([]);
     }
+  });
+});
+
+describe.concurrent('a body that is not text, or too deep to handle', () => {
+  it('a Latin-1 body is malformed: retried, then exit 5, and nothing written (no U+FFFD in a file)', async (context) => {
+    const out = await tempDir(context);
+    const result = await runCli(importArgs('unique-users', 'latin1', out));
+    expect(result.code, result.stderr).toBe(5);
+    expect(callsFor('latin1')).toBe(2);
+    expect(errorLines(result.stderr)[0]).toMatch(/not UTF-8 text/);
+    expect(await listFiles(out)).toEqual([]);
+  });
+
+  it('a value nested 5,000 deep ends the unit with exit 5 in time, fail or skip', async (context) => {
+    const out = await tempDir(context);
+    const result = await runCli(importArgs('unique-users', 'deep-value', out, '--timeout', '10'), { timeoutMs: 15_000 });
+    expect(result.code, result.stderr).toBe(5);
+    expect(errorLines(result.stderr)[0]).toContain('values[0].unique_users (a value nested too deeply to show)');
+    const skipped = await runCli(importArgs('unique-users', 'deep-value', out, '--on-invalid', 'skip'), { timeoutMs: 15_000 });
+    expect(skipped.code, skipped.stderr).toBe(0);
+    expect(await readFile(join(out, '_rejected', 'unique-users', `${DAY}.ndjson`), 'utf8')).toContain('nested too deeply');
+  });
+
+  it('a valid record with a field nested too deep to write, with --shape results: exit 5, not a crash', async (context) => {
+    const out = await tempDir(context);
+    const result = await runCli(importArgs('unique-users', 'deep-extra', out, '--shape', 'results'), { timeoutMs: 15_000 });
+    expect(result.code, result.stderr).toBe(5);
+    expect(errorLines(result.stderr)[0]).toMatch(/nested too deeply to write/);
+    expect(result.stderr).not.toMatch(/RangeError|call stack/);
+  });
+});
+
+describe.concurrent('repeats', () => {
+  it('one store and instant spelled twice is a repeat: fetched 3 times, then exit 6', async (context) => {
+    const out = await tempDir(context);
+    const result = await runCli(importArgs('unique-users', 'same-instant', out));
+    expect(result.code, result.stderr).toBe(6);
+    expect(callsFor('same-instant')).toBe(3);
+    expect(errorLines(result.stderr)[0]).toMatch(/1 repeated/);
+  });
+
+  it('records set aside are not repeats: two alike broken records and a good one give exit 0 and the good one written', async (context) => {
+    const out = await tempDir(context);
+    const result = await runCli(importArgs('unique-users', 'null-stores', out, '--on-invalid', 'skip'));
+    expect(result.code, result.stderr).toBe(0);
+    const csv = (await readFile(join(out, 'unique-users', `${DAY}.csv`), 'utf8')).trimEnd().split('\n');
+    expect(csv.slice(1).map((row) => row.split(',')[0])).toEqual(['S2', 'S2']);
+    expect((await readFile(join(out, '_rejected', 'unique-users', `${DAY}.ndjson`), 'utf8')).trimEnd().split('\n')).toHaveLength(2);
   });
 });
 
