@@ -5,6 +5,7 @@ import { registerImportCommands } from './commands/import.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
 import { registerTokenCommand } from './commands/token.js';
 import { exitCodeFor, messageOf, UsageError } from './errors.js';
+import { createLogger } from './log/logger.js';
 import { VERSION } from './version.js';
 
 export function buildProgram(context: CommandContext): Command {
@@ -26,6 +27,34 @@ export function buildProgram(context: CommandContext): Command {
   return program;
 }
 
+/** An option as typed (`--name=value`, `-xvalue`) shown by its name only: the value may be a secret. */
+function optionName(typed: string): string {
+  return typed.startsWith('--') ? (typed.split('=')[0] as string) : typed.slice(0, 2);
+}
+
+/** Commander's message as one line: no value of an unknown option, and its "Did you mean" on the same line. */
+function usageLine(error: CommanderError): string {
+  let message = error.message.replace(/^error: /, '');
+  if (error.code === 'commander.unknownOption') {
+    message = message.replace(/^unknown option '(.*)'(?=\n|$)/, (_match, typed: string) => `unknown option '${optionName(typed)}'`);
+  }
+  return message.replace(/\n\(Did you mean (.+)\?\)/, '; did you mean $1?').replace(/\s*\n\s*/g, ' ');
+}
+
+/**
+ * `--log-format` as the command line asks for it (the last one wins, as in commander), for errors found before a
+ * command has parsed its options.
+ */
+function requestedLogFormat(args: readonly string[]): string | undefined {
+  let format: string | undefined;
+  for (let index = 0; index < args.length && args[index] !== '--'; index++) {
+    const arg = args[index] as string;
+    if (arg === '--log-format') format = args[index + 1];
+    else if (arg.startsWith('--log-format=')) format = arg.slice('--log-format='.length);
+  }
+  return format;
+}
+
 /** Runs one command line and returns the exit code; never exits the process itself. */
 export async function runCli(args: readonly string[], context: CommandContext): Promise<number> {
   const program = buildProgram(context);
@@ -37,13 +66,18 @@ export async function runCli(args: readonly string[], context: CommandContext): 
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {
         return 0;
       }
-      const usage = new UsageError(`${error.message.replace(/^error: /, '')} (see --help)`);
-      context.reportError(usage.message);
+      const usage = new UsageError(`${usageLine(error)} (see --help)`);
+      if (requestedLogFormat(args) === 'json') {
+        createLogger({ stream: context.stderr, format: 'json', level: 'error' }).error(usage.message);
+      } else {
+        context.reportError(usage.message);
+      }
       return usage.exitCode;
     }
-    context.reportError(messageOf(error));
+    const redact = context.redact ?? ((text: string) => text);
+    context.reportError(redact(messageOf(error)));
     if (exitCodeFor(error) === 1 && error instanceof Error && error.stack) {
-      context.stderr.write(`internal error, please report it with this trace:\n${error.stack}\n`);
+      context.reportError(`internal error, please report it with this trace:\n${redact(error.stack)}`);
     }
     return exitCodeFor(error);
   }

@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import type { Redactor } from '../redact.js';
 
 /** What a command may touch of the outside world; `src/index.ts` passes the real process, tests may pass fakes. */
 export interface CommandContext {
@@ -12,6 +13,11 @@ export interface CommandContext {
    * so the one line a failure prints has the same format as the rest of the run.
    */
   reportError: (message: string) => void;
+  /**
+   * Applied to the final error line (and an internal error's trace) before it is printed; a command that holds
+   * credentials sets it, so an error text that echoes them (a gateway quoting the request) is masked too.
+   */
+  redact?: Redactor;
   /** Set by a command that finished without throwing but must not exit 0 (e.g. some units failed). */
   exitCode?: number;
 }

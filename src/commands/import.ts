@@ -8,6 +8,7 @@ import { catchUpFrom, planUnits, runImport } from '../metrics/run-import.js';
 import { unitFirstPageUrl, unitLabel } from '../metrics/unit.js';
 import { FileSink, StreamSink } from '../output/sinks.js';
 import { ImportState, STATE_FILE_NAME } from '../output/state.js';
+import { createRedactor } from '../redact.js';
 import { resolveDays } from '../window/days.js';
 import type { CommandContext } from './context.js';
 import { addImportOptions, resolveImportConfig, type RawImportOptions } from './import-options.js';
@@ -49,12 +50,14 @@ async function runImportCommand(metricNames: readonly MetricName[], raw: RawImpo
     context.reportError = (message) => early.error(message);
   }
   const config = await resolveImportConfig(raw, context.env, metricNames.length);
+  const credentials = config.credentials ? [{ clientId: config.credentials.clientId, secret: config.credentials.clientSecret }] : [];
   const progress = await createImportProgress(context.stderr, {
     format: config.logFormat,
     level: config.logLevel,
-    secrets: config.credentials ? [config.credentials.clientSecret] : [],
+    credentials,
     color: useColor(context.stderr, context.env),
   });
+  context.redact = createRedactor(credentials);
   context.reportError = (message) => progress.logger.error(message);
 
   const statePath =

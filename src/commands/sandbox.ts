@@ -110,7 +110,7 @@ async function runSandbox(options: SandboxCommandOptions, context: CommandContex
     stream: context.stderr,
     format: 'text',
     level: options.verbose ? 'debug' : 'info',
-    secrets: [options.clientSecret],
+    credentials: [{ clientId: options.clientId, secret: options.clientSecret }],
     color: useColor(context.stderr, context.env),
   });
   let sandbox: Sandbox;

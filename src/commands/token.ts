@@ -5,7 +5,8 @@ import { describeToken, formatHuman, formatJson, formatRaw } from '../auth/token
 import { UnavailableError, UsageError } from '../errors.js';
 import { createDispatcher } from '../fetch/dispatcher.js';
 import { DEFAULT_RETRY_POLICY, HttpClient } from '../fetch/http-client.js';
-import { createLogger, useColor, type Logger } from '../log/logger.js';
+import { createLogger, useColor } from '../log/logger.js';
+import { createRedactor } from '../redact.js';
 import type { CommandContext } from './context.js';
 import { envValue, resolveClientSecret } from './settings.js';
 
@@ -58,7 +59,7 @@ function parseRetries(value: string): number {
   return Number(value);
 }
 
-async function resolveTarget(options: TokenOptions, env: NodeJS.ProcessEnv, logger: Logger): Promise<Target> {
+async function resolveTarget(options: TokenOptions, env: NodeJS.ProcessEnv): Promise<{ target: Target; secretSource?: string }> {
   if (options.raw && options.json) throw new UsageError('--raw and --json cannot be used together');
   if (options.app !== undefined && options.broker === undefined) throw new UsageError('--app needs --broker');
 
@@ -75,7 +76,7 @@ async function resolveTarget(options: TokenOptions, env: NodeJS.ProcessEnv, logg
     if (options.app === undefined || options.app.trim() === '') {
       throw new UsageError('--broker needs --app <application_package>');
     }
-    return { kind: 'broker', brokerUrl: options.broker, applicationPackage: options.app };
+    return { target: { kind: 'broker', brokerUrl: options.broker, applicationPackage: options.app } };
   }
 
   const authUrl = options.authUrl ?? envValue(env, 'AREA_METRICS_AUTH_URL');
@@ -84,22 +85,25 @@ async function resolveTarget(options: TokenOptions, env: NodeJS.ProcessEnv, logg
   if (clientId === undefined) throw new UsageError('missing client id: pass --client-id or set AREA_METRICS_CLIENT_ID');
 
   const { secret: clientSecret, source } = await resolveClientSecret(options, env);
-  logger.debug(`client secret from ${source}`);
-  return { kind: 'auth-server', authUrl, clientId, clientSecret, ...(options.scope ? { scope: options.scope } : {}) };
+  return {
+    target: { kind: 'auth-server', authUrl, clientId, clientSecret, ...(options.scope ? { scope: options.scope } : {}) },
+    secretSource: source,
+  };
 }
 
 async function runToken(options: TokenOptions, context: CommandContext): Promise<void> {
-  const secrets: string[] = [];
+  const { target, secretSource } = await resolveTarget(options, context.env);
+  const credentials = target.kind === 'auth-server' ? [{ clientId: target.clientId, secret: target.clientSecret }] : [];
+  // Every line from here on, the final error line included, is redacted: a server may echo what it was sent.
+  context.redact = createRedactor(credentials);
   const logger = createLogger({
     stream: context.stderr,
     format: 'text',
     level: options.verbose ? 'debug' : 'info',
-    // Read at every write, so the secret resolved below is redacted from every line, --verbose included.
-    secrets,
+    credentials,
     color: useColor(context.stderr, context.env),
   });
-  const target = await resolveTarget(options, context.env, logger);
-  if (target.kind === 'auth-server') secrets.push(target.clientSecret);
+  if (secretSource !== undefined) logger.debug(`client secret from ${secretSource}`);
 
   const timeoutMs = Math.round(options.timeout * 1000);
   const dispatcher = createDispatcher({ timeoutMs, connections: 1 });

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { createRedactor, type Credential, type Redactor } from '../redact.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFormat = 'text' | 'json';
@@ -20,8 +21,8 @@ export interface LoggerOptions {
   readonly format: LogFormat;
   /** Lowest level written: `-q` → error, default → info, `-v` → debug. */
   readonly level: LogLevel;
-  /** Strings that must never be written (client secrets, tokens); replaced by `***`. */
-  readonly secrets?: readonly string[];
+  /** Credentials whose every spelling (raw, JSON-escaped, URL-encoded, Basic) is replaced by `***` in every line. */
+  readonly credentials?: readonly Credential[];
   readonly color?: boolean;
   readonly now?: () => Date;
 }
@@ -30,29 +31,33 @@ const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 
 const COLOR: Record<LogLevel, string> = { debug: '\x1b[2m', info: '', warn: '\x1b[33m', error: '\x1b[31m' };
 const RESET = '\x1b[0m';
 
-export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    // Very short "secrets" would shred ordinary words; they are still never logged on purpose.
-    if (secret.length >= 4) out = out.split(secret).join('***');
+/** Every string in a field value, however deep, through the redactor; other values as they are. */
+function redactValue(value: unknown, redact: Redactor): unknown {
+  if (typeof value === 'string') return redact(value);
+  if (Array.isArray(value)) return value.map((item: unknown) => redactValue(item, redact));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redactValue(item, redact)]));
   }
-  return out;
+  return value;
 }
 
 export function createLogger(options: LoggerOptions): Logger {
-  const secrets = options.secrets ?? [];
+  const redact = createRedactor(options.credentials ?? []);
   const now = options.now ?? (() => new Date());
-  const write = (level: LogLevel, message: string, fields: LogFields = {}): void => {
+  const write = (level: LogLevel, rawMessage: string, rawFields: LogFields = {}): void => {
     if (ORDER[level] < ORDER[options.level]) return;
+    // Redacted before formatting: inside a JSON string a secret with `"` or `\` is spelled differently, and masking
+    // the formatted line could cut an escape sequence in half.
+    const message = redact(rawMessage);
     let line: string;
     if (options.format === 'json') {
-      line = JSON.stringify({ time: now().toISOString(), level, msg: message, ...fields });
+      line = JSON.stringify({ time: now().toISOString(), level, msg: message, ...(redactValue(rawFields, redact) as LogFields) });
     } else {
       const prefix = level === 'info' ? '' : `${level}: `;
       const text = `${prefix}${message}`;
       line = options.color && COLOR[level] ? `${COLOR[level]}${text}${RESET}` : text;
     }
-    options.stream.write(`${redact(line, secrets)}\n`);
+    options.stream.write(`${line}\n`);
   };
   return {
     debug: (m, f) => write('debug', m, f),
