@@ -27,9 +27,10 @@ const context: CommandContext = {
   reportError: (message) => process.stderr.write(`area-metrics: ${message}\n`),
 };
 
-// A closed stdout (`| head`) is not an error worth a stack trace.
+// A closed stdout (`| head`) is not an error worth a stack trace; it ends the run, but a failure already reported
+// keeps its exit code (cron must not read "0" after an error line).
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code === 'EPIPE') process.exit(interrupted?.exitCode ?? 0);
+  if (error.code === 'EPIPE') process.exit(interrupted?.exitCode ?? context.exitCode ?? 0);
 });
 
 // An interrupted import throws InterruptedError (130/143); a server (sandbox, broker) stopping on a signal is its

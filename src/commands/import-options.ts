@@ -100,13 +100,14 @@ function integer(value: string | undefined, flag: string, fallback: number, min:
   return parsed;
 }
 
-function seconds(value: string | undefined, flag: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const parsed = Number(value);
-  if (!Number.isFinite(parsed) || parsed <= 0 || parsed > 3600) {
-    throw new UsageError(`${flag} ${JSON.stringify(value)} must be a number of seconds above 0 and at most 3600`);
+/** Seconds as a decimal (`30`, `2.5`), returned as whole milliseconds: timers take integers. */
+function milliseconds(value: string | undefined, flag: string, fallbackSeconds: number): number {
+  if (value === undefined) return fallbackSeconds * 1000;
+  const ms = /^\d+(\.\d+)?$/.test(value.trim()) ? Math.round(Number(value.trim()) * 1000) : Number.NaN;
+  if (!(ms >= 1 && ms <= 3_600_000)) {
+    throw new UsageError(`${flag} ${JSON.stringify(value)} must be a number of seconds from 0.001 to 3600`);
   }
-  return parsed;
+  return ms;
 }
 
 /** Everything a run needs, checked before any request: a bad flag is exit 2 with one line naming the fix. */
@@ -144,6 +145,8 @@ export async function resolveImportConfig(
   const baseUrl = parseBaseUrl(baseUrlText);
 
   const outputText = text(raw, 'output', env) ?? './area-metrics-data';
+  // An empty path would quietly mean the current folder.
+  if (outputText.trim() === '') throw new UsageError('-o/--output needs a folder, or - for stdout');
   const output: OutputTarget = outputText === '-' ? { kind: 'stdout' } : { kind: 'files', dir: outputText };
   const shape = (text(raw, 'shape', env) ?? 'rows') as OutputShape;
   const format = (text(raw, 'format', env) ?? (output.kind === 'stdout' || shape === 'results' ? 'ndjson' : 'csv')) as OutputFormat;
@@ -152,6 +155,7 @@ export async function resolveImportConfig(
     throw new UsageError('CSV on stdout needs a single metric (their columns differ); use --format ndjson or -o <dir>');
   }
   const statePath = text(raw, 'state', env);
+  if (statePath !== undefined && statePath.trim() === '') throw new UsageError('--state needs a file path');
   if (catchUp && output.kind === 'stdout' && statePath === undefined) {
     throw new UsageError('--catch-up with -o - needs --state <file> to remember the last complete day');
   }
@@ -163,7 +167,7 @@ export async function resolveImportConfig(
   const pageSize = integer(text(raw, 'pageSize', env), '--page-size', 1000, 1, 10_000);
   const concurrency = integer(text(raw, 'concurrency', env), '--concurrency', 4, 1, 64);
   const retries = integer(text(raw, 'retries', env), '--retries', 5, 0, 20);
-  const timeoutMs = seconds(text(raw, 'timeout', env), '--timeout', 60) * 1000;
+  const timeoutMs = milliseconds(text(raw, 'timeout', env), '--timeout', 60);
   // Credentials last: every other mistake is reported first, and --dry-run needs none.
   const credentials = dryRun ? undefined : await resolveCredentials(raw, env);
 

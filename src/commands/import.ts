@@ -86,6 +86,10 @@ async function runImportCommand(metricNames: readonly MetricName[], raw: RawImpo
     progress,
     ...(state ? { state } : {}),
     signal: context.signal,
+    // Known at once, so a closed stdout (`| head`) that ends the process early still exits with it.
+    onFailure: (_unit, error) => {
+      context.exitCode ??= exitCodeFor(error);
+    },
   });
 
   const first = summary.failures[0];

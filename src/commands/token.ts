@@ -106,7 +106,7 @@ async function runToken(options: TokenOptions, context: CommandContext): Promise
   if (secretSource !== undefined) logger.debug(`client secret from ${secretSource}`);
 
   const timeoutMs = Math.round(options.timeout * 1000);
-  const dispatcher = createDispatcher({ timeoutMs, connections: 1 });
+  const dispatcher = createDispatcher({ timeoutMs, connections: 1, env: context.env });
   const http = new HttpClient({
     dispatcher,
     timeoutMs,

@@ -76,11 +76,18 @@ export function describeRequest(request: Pick<HttpRequest, 'method' | 'url'>): s
   return `${request.method} ${request.url.origin}${request.url.pathname}`;
 }
 
-/** Retry-After as seconds or an HTTP date (RFC 9110 10.2.3); undefined when absent or unreadable. */
+/** An HTTP date starts with the day's name (`Sun, 06 Nov 1994 08:49:37 GMT` and its two obsolete forms). */
+const HTTP_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? /i;
+
+/**
+ * Retry-After as whole seconds or an HTTP date (RFC 9110 10.2.3); undefined when absent or unreadable, so the caller
+ * falls back to its backoff. `-1` or `1.5` are not "retry now": Date.parse would read them as dates long past.
+ */
 export function parseRetryAfter(value: string | null, now: number = Date.now()): number | undefined {
   if (value === null || value.trim() === '') return undefined;
   const trimmed = value.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  if (!HTTP_DATE.test(trimmed)) return undefined;
   const date = Date.parse(trimmed);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
@@ -192,7 +199,14 @@ export class HttpClient {
       if (timeout.aborted) {
         return { ok: false, failure: { reason: `timed out after ${this.options.timeoutMs / 1000} s`, retryable: true } };
       }
-      return { ok: false, failure: { reason: `network error: ${networkReason(error)}`, retryable: true } };
+      const proxyStatus = proxyStatusOf(error);
+      if (proxyStatus === 407) {
+        // The same credentials will be refused again: retrying only delays the message.
+        const message = `${what}: proxy authentication required (HTTP 407 from the proxy); check the user and password in the proxy variable (HTTP_PROXY/HTTPS_PROXY)`;
+        return { ok: false, failure: { reason: 'HTTP 407 from the proxy', retryable: false, final: new UnavailableError(message) } };
+      }
+      const reason = proxyStatus === undefined ? `network error: ${networkReason(error)}` : `the proxy answered HTTP ${proxyStatus}`;
+      return { ok: false, failure: { reason, retryable: true } };
     }
 
     const { status } = response;
@@ -242,6 +256,18 @@ function errorDetail(text: string): string | undefined {
     }
   } catch {
     // Not JSON: no detail worth repeating.
+  }
+  return undefined;
+}
+
+/**
+ * The status a proxy refused the request with, if that is why it failed. undici says so only in its message, deep in
+ * the cause chain ("Proxy response (407) !== 200 when HTTP Tunneling", "Proxy Authentication Required (407)").
+ */
+function proxyStatusOf(error: unknown): number | undefined {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    const match = /^Proxy (?:response \((\d{3})\)|Authentication Required \((407)\))/.exec(cause.message);
+    if (match) return Number(match[1] ?? match[2]);
   }
   return undefined;
 }

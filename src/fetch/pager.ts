@@ -1,7 +1,7 @@
 import type { HttpClient, HttpResponse } from './http-client.js';
 import { rebaseOntoOrigin } from './urls.js';
 
-/** Paging went wrong in a way a fresh fetch of the unit may fix (loop, too many pages): SPEC 2.3. */
+/** Paging went wrong in a way a fresh fetch of the unit may fix (loop, too many pages, a page gone). */
 export class PagingAnomaly extends Error {}
 
 /** What paging needs from a parsed page of the envelope (seed 2.1). */
@@ -40,7 +40,15 @@ export async function* followPages<P extends PageLinks>(firstUrl: URL, options: 
     if (followed.has(url.href)) throw new PagingAnomaly(`page ${number} repeats a link already followed`);
     if (number > maxPages) throw new PagingAnomaly(`more pages than ${maxPages} for the first page's count`);
     followed.add(url.href);
-    const content = await options.client.send({ method: 'GET', url, headers: options.headers }, options.parse);
+    const content = await options.client.send(
+      // A 404 after the first page is the result set shrinking while we page (DRF: "Invalid page."): a fresh fetch
+      // of the unit sees the new set, where the first page's 404 means a wrong URL.
+      { method: 'GET', url, headers: options.headers, ...(number > 1 ? { acceptStatus: (status) => status === 404 } : {}) },
+      (response) => {
+        if (response.status === 404) throw new PagingAnomaly(`page ${number} is gone (HTTP 404): the results changed while paging`);
+        return options.parse(response);
+      },
+    );
     if (number === 1) maxPages = content.size === 0 ? 1 : Math.max(1, Math.ceil(content.count / content.size));
     yield { number, url, content };
     if (content.next === null) return;

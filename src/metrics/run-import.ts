@@ -45,6 +45,8 @@ export interface ImportIo {
   readonly progress: ImportProgress;
   readonly state?: ImportState;
   readonly signal?: AbortSignal;
+  /** Told of each failed unit as soon as it is reported, in plan order (the run's exit code may be needed early). */
+  readonly onFailure?: (unit: Unit, error: unknown) => void;
 }
 
 export interface ImportSummary {
@@ -99,6 +101,7 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
         const label = unitLabel(outcome.unit);
         if (!outcome.ok) {
           logger.error(failureLine(label, outcome.error), { unit: label, exit_code: exitCodeFor(outcome.error) });
+          io.onFailure?.(outcome.unit, outcome.error);
         } else {
           const { data } = outcome;
           rows += data.rowCount;

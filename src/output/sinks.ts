@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -49,10 +50,17 @@ function* unitChunks(data: UnitData, withHeader: boolean): Generator<string | Bu
   if (chunk.length > 0) yield Buffer.concat(chunk, size);
 }
 
-/** `<day>.csv`, or `<day>.store-<S>.csv` for a `--store` unit (the code URL-encoded, so it is always a file name). */
+/**
+ * `<day>.csv`, or `<day>.store-<S>.csv` for a `--store` unit (the code URL-encoded, so it is always a file name). A
+ * code too long for a file name (at most 255 bytes, temp file's extras included) is named by its SHA-256 instead:
+ * `<day>.store-sha256-<hex>.csv`.
+ */
 export function unitFileName(data: Pick<UnitData, 'unit'>, extension: string): string {
   const { day, storeCode } = data.unit;
-  return storeCode === undefined ? `${day}.${extension}` : `${day}.store-${encodeURIComponent(storeCode)}.${extension}`;
+  if (storeCode === undefined) return `${day}.${extension}`;
+  const encoded = encodeURIComponent(storeCode);
+  const name = encoded.length <= 180 ? encoded : `sha256-${createHash('sha256').update(storeCode).digest('hex')}`;
+  return `${day}.store-${name}.${extension}`;
 }
 
 /** `<output>/<metric>/<day>.<ext>`, written atomically; rejected records to `<output>/_rejected/<metric>/<day>.ndjson`. */
