@@ -77,6 +77,13 @@ describe('resolveImportConfig', () => {
     [{ clientId: undefined }, /missing --client-id/],
     [{ clientSecret: undefined }, /missing client secret: pass --client-secret or --client-secret-file/],
     [{ quiet: true, verbose: true }, /--quiet and --verbose/],
+    [{ output: '' }, /-o\/--output needs a folder, or - for stdout/],
+    [{ output: '  ' }, /-o\/--output needs a folder/],
+    [{ state: '' }, /--state needs a file path/],
+    [{ timeout: '0.0001' }, /--timeout "0.0001" must be a number of seconds from 0.001 to 3600/],
+    [{ timeout: '1e3' }, /--timeout/],
+    [{ timeout: '0x10' }, /--timeout/],
+    [{ timeout: '3600.001' }, /--timeout/],
   ])('%j is a usage error', async (overrides, message) => {
     const raw = { ...required, ...overrides };
     const error = await resolveImportConfig(raw, {}, 1).catch((e: unknown) => e);
@@ -84,6 +91,15 @@ describe('resolveImportConfig', () => {
     expect((error as Error).message).toMatch(message);
   });
 
+
+  it.each([
+    ['1.0005', 1001],
+    ['2.5', 2500],
+    ['0.001', 1],
+    ['3600', 3_600_000],
+  ])('takes --timeout %s as %i whole milliseconds (timers refuse fractions)', async (timeout, timeoutMs) => {
+    expect((await resolveImportConfig({ ...required, timeout }, {}, 1)).timeoutMs).toBe(timeoutMs);
+  });
 
   it('refuses CSV on stdout for several metrics', async () => {
     await expect(resolveImportConfig({ ...required, output: '-', format: 'csv' }, {}, 3)).rejects.toThrow(/single metric/);

@@ -70,6 +70,17 @@ describe('HttpClient retries', () => {
     expect(sleeps).toEqual([7000, DEFAULT_RETRY_POLICY.maxRetryAfterMs]);
   });
 
+  it.each(['-1', '1.5'])('takes Retry-After %s as unreadable: the backoff decides the wait, not "now"', async (value) => {
+    nock(ORIGIN)
+      .get('/thing').query(true).reply(503, '', { 'Retry-After': value })
+      .get('/thing').query(true).reply(200, { ok: 1 });
+    const sleeps: number[] = [];
+    await client(sleeps).send({ method: 'GET', url }, json);
+    // random() is 0.5 in these tests: half the first backoff window.
+    expect(sleeps).toEqual([backoffDelay(0, DEFAULT_RETRY_POLICY, () => 0.5)]);
+    expect(sleeps[0]).toBeGreaterThan(0);
+  });
+
   it('retries network errors', async () => {
     nock(ORIGIN).get('/thing').query(true).replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
     nock(ORIGIN).get('/thing').query(true).reply(200, { ok: 2 });
@@ -98,6 +109,11 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter('Fri, 20 Nov 2026 10:00:05 GMT', now)).toBe(5000);
     expect(parseRetryAfter('Fri, 20 Nov 2026 09:00:00 GMT', now)).toBe(0);
     expect(parseRetryAfter('soon', now)).toBeUndefined();
+    // Date.parse reads these as years long past; they are no HTTP date.
+    expect(parseRetryAfter('-1', now)).toBeUndefined();
+    expect(parseRetryAfter('1.5', now)).toBeUndefined();
+    expect(parseRetryAfter('2026-11-20T10:00:05Z', now)).toBeUndefined();
+    expect(parseRetryAfter('Friday, 20-Nov-26 10:00:05 GMT', now)).toBe(5000);
     expect(parseRetryAfter(null, now)).toBeUndefined();
   });
 });

@@ -1,0 +1,52 @@
+import nock from 'nock';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { UnavailableError } from '../../src/errors.js';
+import { DEFAULT_RETRY_POLICY, HttpClient, type HttpResponse } from '../../src/fetch/http-client.js';
+import { followPages, PagingAnomaly, type PageLinks } from '../../src/fetch/pager.js';
+
+const ORIGIN = 'https://api.example.test';
+const baseUrl = new URL(ORIGIN);
+
+const parse = (response: HttpResponse): PageLinks => {
+  const body = JSON.parse(response.text) as { count: number; next: string | null; results: unknown[] };
+  return { count: body.count, next: body.next, size: body.results.length };
+};
+
+async function pages(): Promise<number[]> {
+  const client = new HttpClient({ timeoutMs: 2000, retry: { ...DEFAULT_RETRY_POLICY, retries: 3 }, sleep: async () => {} });
+  const seen: number[] = [];
+  for await (const page of followPages(new URL(`${ORIGIN}/m/?page=1`), { client, baseUrl, headers: {}, parse })) seen.push(page.number);
+  return seen;
+}
+
+beforeAll(() => nock.disableNetConnect());
+afterEach(() => {
+  expect(nock.isDone()).toBe(true);
+  nock.cleanAll();
+});
+
+describe('followPages and a 404', () => {
+  it('takes a 404 after the first page as a paging anomaly (the set shrank), asked once, not retried', async () => {
+    nock(ORIGIN)
+      .get('/m/').query({ page: '1' }).reply(200, { count: 4, next: `${ORIGIN}/m/?page=2`, results: [1, 2] })
+      .get('/m/').query({ page: '2' }).reply(404, { detail: 'Invalid page.' });
+    const error = await pages().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(PagingAnomaly);
+    expect((error as Error).message).toBe('page 2 is gone (HTTP 404): the results changed while paging');
+  });
+
+  it('keeps a 404 on the first page a wrong URL (exit 4)', async () => {
+    nock(ORIGIN).get('/m/').query({ page: '1' }).reply(404, { detail: 'Not found.' });
+    const error = await pages().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(UnavailableError);
+    expect((error as Error).message).toMatch(/HTTP 404 \(Not found\.\) \(after 1 attempt\); check the URL/);
+  });
+
+  it('still retries a 503 on a later page', async () => {
+    nock(ORIGIN)
+      .get('/m/').query({ page: '1' }).reply(200, { count: 3, next: `${ORIGIN}/m/?page=2`, results: [1, 2] })
+      .get('/m/').query({ page: '2' }).reply(503)
+      .get('/m/').query({ page: '2' }).reply(200, { count: 3, next: null, results: [3] });
+    expect(await pages()).toEqual([1, 2]);
+  });
+});
