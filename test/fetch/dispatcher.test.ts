@@ -31,8 +31,8 @@ describe('proxySettings', () => {
     expect((error as Error).message).not.toContain(value);
   });
 
-  it('makes a dispatcher from a scheme-less proxy variable instead of throwing "Invalid URL"', async () => {
-    const dispatcher = createDispatcher({ timeoutMs: 1000, env: { HTTP_PROXY: '127.0.0.1:3128' } });
-    await dispatcher.close();
+  it('is what createDispatcher reads: a broken variable fails before any request, a scheme-less one does not', async () => {
+    expect(() => createDispatcher({ timeoutMs: 1000, env: { http_proxy: 'http://:1' } })).toThrow(/http_proxy is not a proxy URL/);
+    await createDispatcher({ timeoutMs: 1000, env: { HTTP_PROXY: '127.0.0.1:3128' } }).close();
   });
 });
