@@ -63,7 +63,7 @@ describe.concurrent('nothing secret out', () => {
     }
   });
 
-  it.each(['text', 'json'] as const)(
+  it.for(['text', 'json'] as const)(
     'a gateway that echoes the Basic header and the secret in a 400: masked in every %s line (exit 4)',
     async (format, context) => {
       const base = server.route(`echo-${format}`, (request, response) =>
@@ -111,10 +111,10 @@ describe.concurrent('exit codes that tell the truth', () => {
     expect(code, stderr).toBe(4);
   });
 
-  it.each([
+  it.for([
     ['always', 6],
     ['once', 0],
-  ] as const)('a 404 on page 2 (the set shrank) %s: the unit is fetched again (exit %i)', async (when, exitCode, context) => {
+  ] as const)('a 404 on page 2 (the set shrank) %s: the unit is fetched again (exit %i)', async ([when, exitCode], context) => {
     const name = `page-gone-${when}`;
     let gone = 0;
     const base = server.route(name, (request, response) => {
