@@ -43,7 +43,7 @@ export interface MetricDescriptor {
 
 export const COMMON_COLUMNS = ['store_code', 'date', 'day', 'granularity', 'zone'] as const;
 
-const integerText = (raw: unknown): string => String(raw as number);
+const integerText = (raw: unknown): string => String(raw);
 const screenSeconds = (raw: unknown): string => String(screenTimeSeconds(raw as string));
 
 export const METRICS: Readonly<Record<MetricName, MetricDescriptor>> = {

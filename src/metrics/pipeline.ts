@@ -69,7 +69,7 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
       outcome = { unit, ok: false, error: result.error };
     }
     if (!outcome.ok && (outcome.error instanceof InterruptedError || options.signal?.aborted)) {
-      await Promise.allSettled(settled);
+      await Promise.allSettled(settled.filter((promise) => promise !== undefined));
       throwIfInterrupted(options.signal);
       throw outcome.error;
     }

@@ -12,7 +12,7 @@ describe('e2e: area-metrics sandbox', () => {
     const day = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
     const query = new URLSearchParams({ datetime_gte: `${day}T00:00:00Z`, datetime_lte: `${day}T23:59:59Z`, page_size: '2' });
     const auth = `Basic ${Buffer.from('demo-client:demo-secret').toString('base64')}`;
-    const response = await fetch(`${base}/api/bi/area-metrics/unique-users/?${query}`, { headers: { authorization: auth } });
+    const response = await fetch(`${base}/api/bi/area-metrics/unique-users/?${query.toString()}`, { headers: { authorization: auth } });
     expect(response.status).toBe(200);
     const envelope = (await response.json()) as { count: number; next: string | null };
     expect(envelope.count).toBe(5);

@@ -33,7 +33,7 @@ const RESULTS: [string, string][] = [['S10', '+02:00'], ['S1', '-05:00'], ['S2',
 
 function serve(metric: MetricName): void {
   const path = `/api/bi/area-metrics/${metric}/`;
-  const link = (page: number) => `${ORIGIN}${path}?${new URLSearchParams({ ...windowQuery, page: String(page), page_size: '3' })}`;
+  const link = (page: number) => `${ORIGIN}${path}?${new URLSearchParams({ ...windowQuery, page: String(page), page_size: '3' }).toString()}`;
   const all = RESULTS.map(([store, offset]) => result(metric, store, offset));
   nock(ORIGIN)
     .get(path).query({ ...windowQuery, page_size: '3' })

@@ -28,7 +28,7 @@ function envelope(count: number, results: unknown[], next: string | null, previo
   return { count, next, previous, results };
 }
 
-const link = (page: number, size = 2) => `${ORIGIN}${PATH}?${new URLSearchParams({ ...windowQuery, page: String(page), page_size: String(size) })}`;
+const link = (page: number, size = 2) => `${ORIGIN}${PATH}?${new URLSearchParams({ ...windowQuery, page: String(page), page_size: String(size) }).toString()}`;
 
 function options(overrides: Partial<UnitFetchOptions> = {}): UnitFetchOptions {
   return {

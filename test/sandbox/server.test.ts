@@ -127,7 +127,7 @@ describe('sandbox metrics API: filters and envelope', () => {
 
   it('builds links from the Host the client used', async () => {
     const port = new URL(sandbox.url).port;
-    const { body } = await getJson(sandbox, `http://localhost:${port}/api/bi/area-metrics/traffic?${new URLSearchParams(dayParams(YESTERDAY, { page_size: '4' }))}`);
+    const { body } = await getJson(sandbox, `http://localhost:${port}/api/bi/area-metrics/traffic?${new URLSearchParams(dayParams(YESTERDAY, { page_size: '4' })).toString()}`);
     expect((body as Envelope).next).toMatch(new RegExp(`^http://localhost:${port}/api/bi/area-metrics/traffic\\?`));
   });
 
