@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import { AuthError, ContractError, InterruptedError, UnavailableError } from '../errors.js';
 import { silentLogger, type Logger } from '../log/logger.js';
@@ -98,19 +99,9 @@ export function backoffDelay(attempt: number, policy: RetryPolicy, random: () =>
   return Math.floor(random() * ceiling);
 }
 
-function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+/** Rejects at once when the signal aborts (the caller only needs to know that it did). */
+async function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  await delay(ms, undefined, signal ? { signal } : {});
 }
 
 interface Failure {

@@ -1,4 +1,4 @@
-import { Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
 import { createRedactor, type Credential, type Redactor } from '../redact.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
