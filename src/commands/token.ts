@@ -46,8 +46,9 @@ The JWT signature is never verified: this command is for looking, not for trusti
 
 function parseSeconds(value: string): number {
   const seconds = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !(seconds > 0) || seconds > 3600) {
-    throw new UsageError(`--timeout must be a number of seconds between 0 and 3600 (got ${JSON.stringify(value)})`);
+  // Counted in whole milliseconds (timers take no fractions): below 0.0005 s it would be no timeout at all.
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !(Math.round(seconds * 1000) >= 1) || seconds > 3600) {
+    throw new UsageError(`--timeout must be a number of seconds from 0.001 to 3600 (got ${JSON.stringify(value)})`);
   }
   return seconds;
 }
