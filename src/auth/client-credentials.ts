@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { AuthError, ContractError, UsageError } from '../errors.js';
 import { basicAuthorization, type ClientCredentials } from '../fetch/basic-auth.js';
 import { describeRequest, type HttpClient, type HttpResponse } from '../fetch/http-client.js';
+import { createRedactor, type Redactor } from '../redact.js';
 import { decodeJwt, numericDateClaim } from './jwt.js';
 
 /**
@@ -79,10 +80,9 @@ export function tokenEndpointUrl(authUrl: string): URL {
   return url;
 }
 
-/** One line, bounded, and without the secret even if a server echoes it back. */
-function sanitize(text: string, secret: string): string {
-  const single = text.replace(/\s+/g, ' ').trim().slice(0, 300);
-  return secret.length > 0 ? single.split(secret).join('***') : single;
+/** One line, bounded, and without the secret in any spelling (e.g. the Basic header) even if a server echoes it back. */
+function sanitize(text: string, redact: Redactor): string {
+  return redact(text.replace(/\s+/g, ' ').trim()).slice(0, 300);
 }
 
 function parseJsonBody(response: HttpResponse): unknown {
@@ -132,7 +132,7 @@ export async function requestClientCredentialsToken(
   const form = new URLSearchParams({ grant_type: 'client_credentials' });
   if (request.scope !== undefined && request.scope !== '') form.set('scope', request.scope);
   const where = describeRequest({ method: 'POST', url });
-  const secret = request.credentials.clientSecret;
+  const redact = createRedactor([{ clientId: request.credentials.clientId, secret: request.credentials.clientSecret }]);
 
   const outcome = await http.send<Outcome>(
     {
@@ -148,7 +148,7 @@ export async function requestClientCredentialsToken(
     },
     (response) => {
       if (REJECTION_STATUSES.has(response.status)) {
-        return { kind: 'rejected', error: rejection(response, where, secret) };
+        return { kind: 'rejected', error: rejection(response, where, redact) };
       }
       return { kind: 'token', token: parseTokenBody(response, where) };
     },
@@ -157,11 +157,11 @@ export async function requestClientCredentialsToken(
   return outcome.token;
 }
 
-function rejection(response: HttpResponse, where: string, secret: string): TokenRequestRejectedError {
+function rejection(response: HttpResponse, where: string, redact: Redactor): TokenRequestRejectedError {
   const parsed = oauthErrorSchema.safeParse(parseJsonBody(response));
-  const code = parsed.success && parsed.data.error ? sanitize(parsed.data.error, secret) : undefined;
+  const code = parsed.success && parsed.data.error ? sanitize(parsed.data.error, redact) : undefined;
   const description =
-    parsed.success && parsed.data.error_description ? sanitize(parsed.data.error_description, secret) : undefined;
+    parsed.success && parsed.data.error_description ? sanitize(parsed.data.error_description, redact) : undefined;
   const reason = code
     ? `${code}${description ? ` (${description})` : ''}`
     : `HTTP ${response.status} without an OAuth error body`;

@@ -1,29 +1,31 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
+import type { CachePlan } from './expiry.js';
 
-/** A cached token. Times are epoch milliseconds. */
-export interface CachedToken {
+/** A cached token and the points of its life (see `planCache`). Times are epoch milliseconds. */
+export interface CachedToken extends CachePlan {
   readonly accessToken: string;
-  /** When the token stops being valid (the earlier of expires_in and exp). */
-  readonly expiresAt: number;
-  /** expiresAt minus the margin: after this the token is refetched, and served only if the auth server fails. */
-  readonly refreshAt: number;
+  /** When the token stops being valid (the earlier of expires_in and exp); absent when it carries neither. */
+  readonly expiresAt?: number;
 }
 
 const cachedTokenSchema = z.strictObject({
   accessToken: z.string().min(1),
-  expiresAt: z.number().int(),
+  expiresAt: z.number().int().optional(),
+  refreshAheadAt: z.number().int(),
   refreshAt: z.number().int(),
+  discardAt: z.number().int(),
+  short: z.boolean(),
 });
 
-/** One entry per key; an entry past its `expiresAt` is dropped when read (seed section 5: expired → discarded). */
+/** One entry per key; an entry past its `discardAt` is dropped when read (an expired token is never served). */
 export class MemoryTokenCache {
   private readonly entries = new Map<string, CachedToken>();
 
   get(key: string, now: number): CachedToken | undefined {
     const entry = this.entries.get(key);
-    if (entry && entry.expiresAt <= now) {
+    if (entry && entry.discardAt <= now) {
       this.entries.delete(key);
       return undefined;
     }
@@ -32,6 +34,12 @@ export class MemoryTokenCache {
 
   set(key: string, entry: CachedToken): void {
     this.entries.set(key, entry);
+  }
+
+  /** Keeps the entry only if it lasts longer than the one held (a token read from Redis may be older). */
+  offer(key: string, entry: CachedToken, now: number): void {
+    const held = this.get(key, now);
+    if (held === undefined || entry.discardAt > held.discardAt) this.entries.set(key, entry);
   }
 
   get size(): number {
@@ -45,7 +53,7 @@ export type SharedCacheStatus = 'up' | 'down';
 export interface SharedTokenCache {
   status(): SharedCacheStatus;
   get(key: string): Promise<CachedToken | undefined>;
-  /** Stores until the token's true expiry, so a stale token stays available for stale-while-failing. */
+  /** Stores until the token's discard point, so a stale token stays available for stale-while-failing. */
   set(key: string, entry: CachedToken, now: number): Promise<void>;
   /** Takes the key's refresh lock for ttlMs; returns the lock's owner token, or undefined when someone holds it. */
   tryLock(key: string, ttlMs: number): Promise<string | undefined>;
@@ -71,6 +79,8 @@ export class RedisTokenCache implements SharedTokenCache {
   private readonly redis: Redis;
   // 'connecting' until the first outcome, so a Redis that is down at start is reported too.
   private current: SharedCacheStatus | 'connecting' = 'connecting';
+  /** Set by close(): the connection ending then is not an outage, and is not reported as one. */
+  private closing = false;
 
   constructor(private readonly options: RedisTokenCacheOptions) {
     this.redis = new Redis(options.url, {
@@ -97,7 +107,7 @@ export class RedisTokenCache implements SharedTokenCache {
   }
 
   private transition(status: SharedCacheStatus, reason?: string): void {
-    if (status === this.current) return;
+    if (this.closing || status === this.current) return;
     this.current = status;
     this.options.onStatusChange?.(status, reason);
   }
@@ -106,12 +116,13 @@ export class RedisTokenCache implements SharedTokenCache {
     return this.current === 'up' ? 'up' : 'down';
   }
 
-  private key(kind: 'token' | 'lock', key: string): string {
+  // `token2`: the entry's shape changed (refresh-ahead and discard points); older instances keep their own keys.
+  private key(kind: 'token2' | 'lock', key: string): string {
     return `${this.options.keyPrefix}${kind}:${key}`;
   }
 
   async get(key: string): Promise<CachedToken | undefined> {
-    const text = await this.redis.get(this.key('token', key));
+    const text = await this.redis.get(this.key('token2', key));
     if (text === null) return undefined;
     let json: unknown;
     try {
@@ -124,9 +135,9 @@ export class RedisTokenCache implements SharedTokenCache {
   }
 
   async set(key: string, entry: CachedToken, now: number): Promise<void> {
-    const ttlMs = entry.expiresAt - now;
+    const ttlMs = entry.discardAt - now;
     if (ttlMs <= 0) return;
-    await this.redis.set(this.key('token', key), JSON.stringify(entry), 'PX', ttlMs);
+    await this.redis.set(this.key('token2', key), JSON.stringify(entry), 'PX', ttlMs);
   }
 
   async tryLock(key: string, ttlMs: number): Promise<string | undefined> {
@@ -148,6 +159,7 @@ export class RedisTokenCache implements SharedTokenCache {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     try {
       await this.redis.quit();
     } catch {

@@ -44,10 +44,25 @@ const platformSchema = z.strictObject({
   browser: z.boolean().optional(),
 });
 
+/** Why a value cannot be a Redis URL, or undefined when it can. Never repeats the value (it may hold a password). */
+export function redisUrlProblem(value: string): string | undefined {
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  if (url === undefined) return 'is not a valid redis:// URL (a port above 65535?)';
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') return 'must be a redis:// or rediss:// URL';
+  if (url.hostname === '') return 'names no host';
+  if (!/^\/?(\d+)?$/.test(url.pathname)) return 'may only name a database number after the host (e.g. /0)';
+  return undefined;
+}
+
 const cacheSchema = z.strictObject({
   marginSeconds: z.number().int().min(0).max(3600).default(60),
+  /** How long a token with neither expires_in nor exp is treated as valid. */
+  noExpirySeconds: z.number().int().min(1).max(3600).default(60),
   redisUrl: nonEmpty
-    .refine((value) => /^rediss?:\/\//.test(value), { message: 'must be a redis:// or rediss:// URL' })
+    .superRefine((value, ctx) => {
+      const problem = redisUrlProblem(value);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+    })
     .optional(),
   redisKeyPrefix: nonEmpty.default('area-metrics:broker:'),
 });
@@ -57,7 +72,7 @@ export const brokerConfigSchema = z
     authUrl: httpUrl.optional(),
     platforms: z.record(nonEmpty, platformSchema),
     applications: z.record(z.string(), nonEmpty),
-    cache: cacheSchema.default({ marginSeconds: 60, redisKeyPrefix: 'area-metrics:broker:' }),
+    cache: cacheSchema.default({ marginSeconds: 60, noExpirySeconds: 60, redisKeyPrefix: 'area-metrics:broker:' }),
     /** How long one auth-server request may take before the broker answers 503. */
     authTimeoutSeconds: z.number().positive().max(120).default(10),
   })
@@ -115,6 +130,8 @@ export interface BrokerConfig {
   /** application package → platform name */
   readonly applications: ReadonlyMap<string, string>;
   readonly marginSeconds: number;
+  /** How long a token with neither expires_in nor exp is treated as valid. */
+  readonly noExpiryMs: number;
   readonly redisUrl?: string;
   readonly redisKeyPrefix: string;
   readonly authTimeoutMs: number;
@@ -140,6 +157,23 @@ export function describeConfigIssues(error: z.ZodError): string {
     .join('; ');
 }
 
+const ENV_VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+// Absolute or explicitly relative, of the characters paths are made of: a secret pasted there does not look like this.
+const PATH_LIKE = /^(?:\/|\.{1,2}\/)[A-Za-z0-9._@+\/-]*$/;
+
+/**
+ * How a warning names the env var: by its name when it is one, else by the config field only. An operator who
+ * pastes the secret itself where its variable's name belongs must not find it in the logs.
+ */
+function envVarLabel(value: string, field: string): string {
+  return ENV_VAR_NAME.test(value) ? `environment variable ${value}` : `the environment variable named in ${field} (not a valid name, so not shown)`;
+}
+
+/** The same for a secret file's path. */
+function pathLabel(value: string, field: string): string {
+  return PATH_LIKE.test(value) ? `secret file ${value}` : `the secret file named in ${field} (not shown: it does not look like a path)`;
+}
+
 export interface ResolveOptions {
   readonly env: NodeJS.ProcessEnv;
   readonly readFile?: (path: string) => string;
@@ -162,16 +196,19 @@ export function resolveBrokerConfig(raw: unknown, options: ResolveOptions, sourc
     let unusableReason: string | undefined;
     if (platform.clientSecretEnv !== undefined) {
       const value = options.env[platform.clientSecretEnv];
-      if (value === undefined || value === '') unusableReason = `environment variable ${platform.clientSecretEnv} is not set`;
+      const variable = envVarLabel(platform.clientSecretEnv, `platforms.${name}.clientSecretEnv`);
+      if (value === undefined || value === '') unusableReason = `${variable} is not set`;
       else clientSecret = value;
     } else if (platform.clientSecretFile !== undefined) {
+      const file = pathLabel(platform.clientSecretFile, `platforms.${name}.clientSecretFile`);
       try {
         const value = secretFromFileText(readFile(platform.clientSecretFile));
-        if (value === '') unusableReason = `secret file ${platform.clientSecretFile} is empty`;
+        if (value === '') unusableReason = `${file} is empty`;
         else clientSecret = value;
       } catch (error) {
         const code = (error as { code?: unknown }).code;
-        unusableReason = `secret file ${platform.clientSecretFile} is not readable (${typeof code === 'string' ? code : messageOf(error)})`;
+        // The error's own message repeats the path; only its code is kept.
+        unusableReason = `${file} is not readable (${typeof code === 'string' ? code : 'unknown error'})`;
       }
     } else if (platform.clientSecret !== undefined) {
       clientSecret = platform.clientSecret;
@@ -200,6 +237,7 @@ export function resolveBrokerConfig(raw: unknown, options: ResolveOptions, sourc
     platforms,
     applications: new Map(Object.entries(file.applications)),
     marginSeconds: file.cache.marginSeconds,
+    noExpiryMs: file.cache.noExpirySeconds * 1000,
     ...(file.cache.redisUrl !== undefined ? { redisUrl: file.cache.redisUrl } : {}),
     redisKeyPrefix: file.cache.redisKeyPrefix,
     authTimeoutMs: Math.round(file.authTimeoutSeconds * 1000),

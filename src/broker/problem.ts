@@ -36,7 +36,7 @@ const PROBLEMS: Record<ProblemKind, { status: number; title: string }> = {
   'internal-error': { status: 500, title: 'Internal error' },
 };
 
-/** Seconds a client should wait after a 503 before asking again. */
+/** Seconds a client should wait after a 503 before asking again, when nothing better is known. */
 export const RETRY_AFTER_SECONDS = 5;
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -48,11 +48,13 @@ export class BrokerProblem extends Error {
   /**
    * @param detail shown to the client app: never the auth URL, client id or secret (seed 5 keeps them server-side)
    * @param internalReason logged only: e.g. the auth server's own error, which names its URL
+   * @param retryAfterSeconds a 503's Retry-After; default RETRY_AFTER_SECONDS
    */
   constructor(
     readonly kind: ProblemKind,
     readonly detail: string,
     readonly internalReason?: string,
+    readonly retryAfterSeconds?: number,
   ) {
     super(detail);
     this.name = 'BrokerProblem';

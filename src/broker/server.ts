@@ -5,10 +5,13 @@ import { fastify, LogController, type FastifyReply, type onSendHookHandler } fro
 import { pino } from 'pino';
 import { UsageError, messageOf } from '../errors.js';
 import { boundedMemo } from '../memo.js';
+import { createRedactor, type Credential, type Redactor } from '../redact.js';
 import { RedisTokenCache, type SharedTokenCache } from './cache.js';
 import { HitSummary } from './hit-summary.js';
 import type { BrokerConfig } from './config.js';
 import { allowedOrigin, corsHeaders } from './cors.js';
+import { servedExpiresIn } from './expiry.js';
+import { BrokerMetrics } from './metrics.js';
 import { BrokerProblem, PROBLEM_CONTENT_TYPE, RETRY_AFTER_SECONDS, type ProblemDetails } from './problem.js';
 import { TokenBroker, parseApplicationPackage, type BrokerToken, type CacheOutcome } from './token-broker.js';
 import { AuthServerTokenSource, type TokenSource } from './token-source.js';
@@ -36,8 +39,7 @@ export interface StartBrokerOptions {
   readonly tokenSource?: TokenSource;
   /** How often the `cache hits` summary line is logged (when there were hits); default 60 s. */
   readonly hitSummaryIntervalMs?: number;
-  /** Cross-instance lock tuning (tests); defaults derive from the auth timeout. */
-  readonly lockWaitMs?: number;
+  /** How often an instance that lost the cross-instance refresh lock looks for the winner's token (tests). */
   readonly lockPollMs?: number;
 }
 
@@ -46,6 +48,8 @@ export interface RunningBroker {
   readonly url: string;
   /** Stops accepting connections, lets in-flight requests finish, then closes Redis and the auth-server pool. */
   close(): Promise<void>;
+  /** Logs a library's own console output as a JSON line (redacted like every line), so stderr stays JSON. */
+  logExternal(level: 'warn' | 'error', message: string): void;
 }
 
 /** What the token route adds to its `request completed` line. */
@@ -86,7 +90,39 @@ const tokenBodyStart = boundedMemo((accessToken) => `{"access_token":${JSON.stri
 /** The 200 body; `expires_in` is the token's true remaining validity, so it is recomputed for every answer. */
 function tokenBody(accessToken: string, expiresAt: number | undefined): string {
   if (expiresAt === undefined) return `${tokenBodyStart(accessToken)}}`;
-  return `${tokenBodyStart(accessToken)},"expires_in":${Math.max(0, Math.floor((expiresAt - Date.now()) / 1000))}}`;
+  return `${tokenBodyStart(accessToken)},"expires_in":${servedExpiresIn(expiresAt, Date.now())}}`;
+}
+
+/** Whether a request is for the token resource (with or without a trailing slash, whatever the query). */
+function isTokenPath(url: string): boolean {
+  const path = pathOf(url);
+  return path === TOKEN_PATH || path === `${TOKEN_PATH}/`;
+}
+
+// JSON allows U+2028 and U+2029 raw inside strings, but many line readers split on them: a log line stays one line.
+const LINE_SEPARATORS = /[\u2028\u2029]/g;
+
+/**
+ * The last step before a log line is written: every spelling of every configured secret is replaced, whatever level
+ * or path produced the line, and the line separators are escaped.
+ */
+function logLineFilter(redact: Redactor): (line: string) => string {
+  return (line) => {
+    const clean = redact(line);
+    return clean.includes('\u2028') || clean.includes('\u2029')
+      ? clean.replace(LINE_SEPARATORS, (separator) => (separator === '\u2028' ? '\\u2028' : '\\u2029'))
+      : clean;
+  };
+}
+
+function credentialsOf(config: BrokerConfig): Credential[] {
+  const credentials: Credential[] = [];
+  for (const platform of config.platforms.values()) {
+    if (platform.clientSecret !== undefined) {
+      credentials.push({ ...(platform.clientId !== undefined ? { clientId: platform.clientId } : {}), secret: platform.clientSecret });
+    }
+  }
+  return credentials;
 }
 
 /** A request URL without its query string (the query can be long, and only the path identifies the resource). */
@@ -107,21 +143,20 @@ function redisLocation(url: string): string {
   }
 }
 
-function sendProblem(reply: FastifyReply, problem: ProblemDetails, retryAfterSeconds?: number): FastifyReply {
-  reply.code(problem.status).header('content-type', PROBLEM_CONTENT_TYPE).header('cache-control', 'no-store');
-  if (retryAfterSeconds !== undefined) reply.header('retry-after', String(retryAfterSeconds));
-  return reply.send(JSON.stringify(problem));
-}
-
-function sendBrokerProblem(reply: FastifyReply, problem: BrokerProblem): FastifyReply {
-  return sendProblem(reply, problem.toJSON(), problem.status === 503 ? RETRY_AFTER_SECONDS : undefined);
-}
 
 /**
  * Starts the token broker (SPEC 4) on host:port. Fastify gives routing, request ids, pino JSON logging with
  * redaction, and graceful close (in-flight requests finish) without hand-written plumbing.
  */
 export async function startBroker(config: BrokerConfig, options: StartBrokerOptions = {}): Promise<RunningBroker> {
+  const redact = createRedactor(credentialsOf(config));
+  const sendProblem = (reply: FastifyReply, problem: ProblemDetails, retryAfterSeconds?: number): FastifyReply => {
+    reply.code(problem.status).header('content-type', PROBLEM_CONTENT_TYPE).header('cache-control', 'no-store');
+    if (retryAfterSeconds !== undefined) reply.header('retry-after', String(retryAfterSeconds));
+    return reply.send(redact(JSON.stringify(problem)));
+  };
+  const sendBrokerProblem = (reply: FastifyReply, problem: BrokerProblem): FastifyReply =>
+    sendProblem(reply, problem.toJSON(), problem.status === 503 ? (problem.retryAfterSeconds ?? RETRY_AFTER_SECONDS) : undefined);
   const logStream = options.logStream ?? process.stderr;
   const fd = (logStream as { fd?: unknown }).fd;
   // One synchronous write(2) per request was a fifth of the broker's CPU under load; an fd gets an async destination.
@@ -133,6 +168,7 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
       base: { service: 'area-metrics-broker' },
       timestamp: isoTimestamp(),
       formatters: { level: (label: string) => ({ level: label }) },
+      hooks: { streamWrite: logLineFilter(redact) },
       // Belt and braces: nothing logs these, and if a future line did, pino would censor them. Exact paths only:
       // wildcard paths made redaction the costliest step of a cached answer (about 40% of the throughput).
       redact: {
@@ -176,16 +212,21 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
   }
   const source = options.tokenSource ?? new AuthServerTokenSource({ timeoutMs: config.authTimeoutMs });
   const sharedCache: SharedTokenCache | undefined = shared;
-  const broker = new TokenBroker({
+  const broker: TokenBroker = new TokenBroker({
     config,
     source,
     ...(sharedCache ? { shared: sharedCache } : {}),
     events: {
       warn: (message, fields) => app.log.warn(fields ?? {}, message),
       info: (message, fields) => app.log.info(fields ?? {}, message),
+      authCall: (outcome, seconds) => metrics.authCall(outcome, seconds),
     },
-    ...(options.lockWaitMs !== undefined ? { lockWaitMs: options.lockWaitMs } : {}),
     ...(options.lockPollMs !== undefined ? { lockPollMs: options.lockPollMs } : {}),
+  });
+  const metrics = new BrokerMetrics({
+    backoffStates: () => broker.backoffStates(),
+    platforms: [...config.platforms.keys()],
+    ...(sharedCache ? { redisUp: () => sharedCache.status() === 'up' } : {}),
   });
 
   let closing = false;
@@ -202,6 +243,14 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
   // Hooks take a callback rather than being async: an async hook costs a promise and a microtask per request.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    // Before fastify reads a body (which would answer 400, 413 or 415) or finds no route (404): the token resource
+    // exists, the method does not.
+    if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'OPTIONS' && isTokenPath(request.url)) {
+      request.tokenLog = { problem: 'method-not-allowed' };
+      reply.header('allow', 'GET, OPTIONS').header('vary', 'Origin');
+      sendBrokerProblem(reply, new BrokerProblem('method-not-allowed', `use GET ${TOKEN_PATH}?application_package=...`));
+      return;
+    }
     done();
   });
 
@@ -249,6 +298,7 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
 
   function sendToken(reply: FastifyReply, log: TokenRequestLog, token: BrokerToken): void {
     log.cache = token.cache;
+    metrics.tokenServed(token.cache);
     if (token.authLatencyMs !== undefined) log.authLatencyMs = token.authLatencyMs;
     reply
       .header('cache-control', 'no-store')
@@ -263,6 +313,7 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
       return;
     }
     log.problem = error.kind;
+    metrics.tokenFailed(error.status);
     if (error.internalReason !== undefined) log.reason = error.internalReason;
     sendBrokerProblem(reply, error);
   }
@@ -294,21 +345,13 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
   // CORS preflight; the headers themselves are added by the route's onSend only for an allowed origin.
   app.options(TOKEN_PATH, { onSend: tokenRouteOnSend }, async (_request, reply) => reply.code(204).send());
 
-  app.route({
-    method: ['POST', 'PUT', 'PATCH', 'DELETE'],
-    url: TOKEN_PATH,
-    onSend: tokenRouteOnSend,
-    handler: async (_request, reply) => {
-      reply.header('allow', 'GET, HEAD, OPTIONS');
-      return sendBrokerProblem(reply, new BrokerProblem('method-not-allowed', `use GET ${TOKEN_PATH}?application_package=...`));
-    },
-  });
-
   app.get('/healthz', async (request, reply) => {
     request.probe = true;
     return reply.header('cache-control', 'no-store').send({ status: 'ok' });
   });
 
+  // Ready while the instance can hand out tokens. Without Redis it still can (from memory and the auth server), so a
+  // Redis outage is reported in the body but does not take every instance out of the load balancer at once.
   app.get('/readyz', async (request, reply) => {
     request.probe = true;
     reply.header('cache-control', 'no-store');
@@ -317,7 +360,13 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
     const redisUp = shared.status() === 'up' && (await shared.ping());
     return redisUp
       ? reply.send({ status: 'ready', config: 'loaded', cache: 'redis', redis: 'up' })
-      : reply.code(503).send({ status: 'degraded', config: 'loaded', cache: 'memory', redis: 'down' });
+      : reply.send({ status: 'degraded', config: 'loaded', cache: 'memory', redis: 'down' });
+  });
+
+  app.get('/metrics', async (request, reply) => {
+    request.probe = true;
+    const text = await metrics.registry.metrics();
+    return reply.header('cache-control', 'no-store').header('content-type', metrics.registry.contentType).send(text);
   });
 
   app.setNotFoundHandler(async (request, reply) =>
@@ -370,6 +419,7 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
   let closed: Promise<void> | undefined;
   return {
     url,
+    logExternal: (level, message) => app.log[level]({ external: true }, message.replace(/\s+/g, ' ').trim()),
     close: () => {
       closed ??= (async () => {
         closing = true;

@@ -1,15 +1,19 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { applicationPackageProblem, type BrokerConfig, type PlatformCredentials } from './config.js';
+import { messageOf } from '../errors.js';
+import { AuthBackoff, type BackoffState } from './backoff.js';
 import { MemoryTokenCache, sharedCacheKey, type CachedToken, type SharedTokenCache } from './cache.js';
+import { applicationPackageProblem, type BrokerConfig, type PlatformCredentials } from './config.js';
+import { planCache } from './expiry.js';
 import { BrokerProblem } from './problem.js';
-import { AuthServerFailure, classifyAuthError, type TokenSource } from './token-source.js';
+import { AuthServerFailure, type AuthCallOutcome, type AuthFailureKind, type FetchedToken, type TokenSource } from './token-source.js';
 
 /**
- * How a token was obtained, for the logs: `hit` from this instance's memory, `shared` from Redis (another instance
- * fetched it), `miss` fetched from the auth server, `coalesced` waited for a fetch already in flight here,
- * `stale` past its refresh point but served because the auth server failed, `uncached` fetched and not cacheable.
+ * How a token was obtained, for the logs and metrics: `hit` from this instance's memory (possibly starting a
+ * background refresh), `shared` from Redis (another instance fetched it), `miss` fetched from the auth server,
+ * `coalesced` waited for a fetch already in flight here, `stale` past its refresh point but served because the auth
+ * server failed.
  */
-export type CacheOutcome = 'hit' | 'shared' | 'miss' | 'coalesced' | 'stale' | 'uncached';
+export type CacheOutcome = 'hit' | 'shared' | 'miss' | 'coalesced' | 'stale';
 
 export interface BrokerToken {
   readonly accessToken: string;
@@ -18,14 +22,14 @@ export interface BrokerToken {
   readonly cache: CacheOutcome;
   /** Milliseconds the auth-server request took, when this request made one. */
   readonly authLatencyMs?: number;
-  /** Why a stale token was served instead of a 503. */
-  readonly staleReason?: string;
 }
 
 /** What the broker core reports; the server logs it through pino. Never receives a token or secret. */
 export interface BrokerEvents {
   warn(message: string, fields?: Record<string, unknown>): void;
   info(message: string, fields?: Record<string, unknown>): void;
+  /** One auth-server call ended (for the metrics). */
+  authCall?(outcome: AuthCallOutcome, seconds: number): void;
 }
 
 export interface TokenBrokerOptions {
@@ -36,18 +40,17 @@ export interface TokenBrokerOptions {
   readonly now?: () => number;
   /** Lifetime of the cross-instance refresh lock; default: the auth timeout plus one second. */
   readonly lockTtlMs?: number;
-  /** How long an instance that lost the lock waits for the winner's token before fetching itself. */
-  readonly lockWaitMs?: number;
-  /** How often the loser looks in Redis for the winner's token. */
+  /** How often an instance that lost the lock looks in Redis for the winner's token. */
   readonly lockPollMs?: number;
 }
 
-/** How long a stale token is served after an auth-server failure before the auth server is tried again. */
-export const STALE_RETRY_AFTER_MS = 5000;
-
-interface Flight {
-  readonly promise: Promise<BrokerToken>;
+interface Obtained {
+  readonly entry: CachedToken;
+  readonly cache: 'shared' | 'miss';
+  readonly authLatencyMs?: number;
 }
+
+const TIMED_OUT = Symbol('timed out');
 
 /** Validates the query value; throws the 400 problems of seed section 7. */
 export function parseApplicationPackage(value: unknown): string {
@@ -62,27 +65,47 @@ export function parseApplicationPackage(value: unknown): string {
   return value;
 }
 
+function served(entry: CachedToken, cache: CacheOutcome): BrokerToken {
+  return entry.expiresAt === undefined ? { accessToken: entry.accessToken, cache } : { accessToken: entry.accessToken, expiresAt: entry.expiresAt, cache };
+}
+
 /**
  * The broker's core (seed 4.4 and 5): application → platform credentials → cached token, or one auth-server request
- * shared by every concurrent miss (in this process by a promise, across instances by a Redis lock).
+ * shared by every concurrent miss (in this process by a promise, across instances by a Redis lock). A token near its
+ * end is refreshed ahead, in the background, while it is still served; a request waits only when no cached token has
+ * more than the margin left, and never longer than the auth timeout. A failing auth server is left alone for a while
+ * (per platform, see AuthBackoff), and a still-valid token is served meanwhile.
  */
 export class TokenBroker {
   private readonly memory = new MemoryTokenCache();
-  private readonly flights = new Map<string, Flight>();
-  /** After an auth-server outage, until when a stale token is served without asking the auth server again. */
-  private readonly staleUntil = new Map<string, number>();
+  private readonly flights = new Map<string, Promise<Obtained>>();
+  private readonly backoff: AuthBackoff;
   private readonly now: () => number;
   private readonly marginMs: number;
   private readonly lockTtlMs: number;
-  private readonly lockWaitMs: number;
   private readonly lockPollMs: number;
 
   constructor(private readonly options: TokenBrokerOptions) {
     this.now = options.now ?? Date.now;
     this.marginMs = options.config.marginSeconds * 1000;
     this.lockTtlMs = options.lockTtlMs ?? options.config.authTimeoutMs + 1000;
-    this.lockWaitMs = options.lockWaitMs ?? this.lockTtlMs;
     this.lockPollMs = options.lockPollMs ?? 25;
+    const events = options.events;
+    this.backoff = new AuthBackoff(this.now, {
+      opened: (platform, state, windowMs) =>
+        events?.warn('auth server failed; no calls for this platform during the back-off, valid cached tokens are served', {
+          platform,
+          reason: state.reason,
+          failures: state.failures,
+          backoffSeconds: Math.round(windowMs / 100) / 10,
+        }),
+      closed: (platform, failures) => events?.info('auth server answers again; back-off ended', { platform, failures }),
+    });
+  }
+
+  /** Platform name → the back-off holding its calls now, if any (for the metrics). */
+  backoffStates(): Map<string, BackoffState | undefined> {
+    return this.backoff.snapshot();
   }
 
   /** The platform of an application, or the 400/401 problem of seed section 7. */
@@ -102,17 +125,26 @@ export class TokenBroker {
   }
 
   /**
-   * The answer when it needs no I/O: a fresh token in this instance's memory, or a stale one while the auth server
-   * is failing. Synchronous, so the server answers a cache hit without a promise. Throws the 400/401 problems.
+   * The answer when it needs no waiting: a token in this instance's memory that has more than the margin left
+   * (starting one background refresh when it is within twice the margin), or one past that point while the auth
+   * server is failing. Synchronous, so the server answers it without a promise. Throws the 400/401 problems.
    */
   cachedToken(application: string): BrokerToken | undefined {
-    this.platformOf(application);
+    const platform = this.platformOf(application);
     const now = this.now();
-    const cached = this.memory.get(application, now);
-    if (cached === undefined) return undefined;
-    if (now < cached.refreshAt) return { accessToken: cached.accessToken, expiresAt: cached.expiresAt, cache: 'hit' };
-    // A failing auth server is not asked again by every request: each would wait for its timeout first.
-    if (now < (this.staleUntil.get(application) ?? 0)) return { accessToken: cached.accessToken, expiresAt: cached.expiresAt, cache: 'stale' };
+    const entry = this.memory.get(application, now);
+    if (entry === undefined) return undefined;
+    if (now < entry.refreshAheadAt) return served(entry, 'hit');
+    if (now < entry.refreshAt) {
+      this.refreshInBackground(application, platform);
+      return served(entry, 'hit');
+    }
+    // Past its refresh point: nobody waits for an auth server that just failed (a rejection is not papered over).
+    const lastFailure = this.backoff.last(platform.name);
+    if (lastFailure !== undefined && lastFailure.kind !== 'rejected') {
+      this.refreshInBackground(application, platform);
+      return served(entry, 'stale');
+    }
     return undefined;
   }
 
@@ -121,68 +153,93 @@ export class TokenBroker {
     const ready = this.cachedToken(application);
     if (ready !== undefined) return ready;
     const platform = this.platformOf(application);
-    const inFlight = this.flights.get(application);
-    if (inFlight) {
-      const token = await inFlight.promise;
-      return { ...token, cache: 'coalesced' };
+    const held = this.backoff.holding(platform.name);
+    if (held !== undefined) throw this.problemFor(held.kind, held.reason, platform);
+    const deadline = this.now() + this.options.config.authTimeoutMs;
+    let flight = this.flights.get(application);
+    const own = flight === undefined;
+    flight ??= this.startFlight(application, platform, false);
+    let obtained: Obtained | typeof TIMED_OUT;
+    try {
+      obtained = await within(flight, deadline - this.now());
+    } catch (error) {
+      if (!(error instanceof AuthServerFailure)) throw error;
+      return this.staleOr(application, error.kind, () => this.problemFor(error.kind, error.message, platform));
     }
-    const promise = this.refresh(application, platform).finally(() => this.flights.delete(application));
-    this.flights.set(application, { promise });
+    if (obtained === TIMED_OUT) {
+      const reason = `no token within the auth timeout (${this.options.config.authTimeoutMs / 1000} s)`;
+      return this.staleOr(application, 'unavailable', () => this.problemFor('unavailable', reason, platform));
+    }
+    const token = served(obtained.entry, own ? obtained.cache : 'coalesced');
+    return own && obtained.authLatencyMs !== undefined ? { ...token, authLatencyMs: obtained.authLatencyMs } : token;
+  }
+
+  /** Stale-while-failing: a still-valid token beats a 503; a rejection (revoked credentials) is not papered over. */
+  private staleOr(application: string, kind: AuthFailureKind, problem: () => BrokerProblem): BrokerToken {
+    const stale = kind === 'rejected' ? undefined : this.memory.get(application, this.now());
+    if (stale === undefined) throw problem();
+    return served(stale, 'stale');
+  }
+
+  /** A 503's Retry-After is what is left of the back-off, or (a call still running) the back-off that would follow it. */
+  private problemFor(kind: AuthFailureKind, reason: string, platform: PlatformCredentials): BrokerProblem {
+    const held = this.backoff.holding(platform.name);
+    const waitMs = held === undefined ? this.backoff.nextWindowMs(platform.name) : held.until - this.now();
+    return problemFor(kind, reason, platform, Math.max(1, Math.ceil(waitMs / 1000)));
+  }
+
+  private refreshInBackground(application: string, platform: PlatformCredentials): void {
+    if (this.flights.has(application) || this.backoff.holding(platform.name) !== undefined) return;
+    this.startFlight(application, platform, true).catch((error: unknown) => {
+      // An auth-server failure is reported by the back-off; anything else is a bug worth a line.
+      if (!(error instanceof AuthServerFailure)) {
+        this.options.events?.warn('background token refresh failed', { application, reason: messageOf(error) });
+      }
+    });
+  }
+
+  private startFlight(application: string, platform: PlatformCredentials, background: boolean): Promise<Obtained> {
+    const promise = this.obtain(application, platform, background).finally(() => this.flights.delete(application));
+    this.flights.set(application, promise);
     return promise;
   }
 
-  private entryFor(accessToken: string, expiresAt: number): CachedToken {
-    return { accessToken, expiresAt, refreshAt: expiresAt - this.marginMs };
-  }
-
-  /** The still-valid token to fall back on: memory's or the shared cache's, whichever lasts longer. */
-  private freshest(...entries: (CachedToken | undefined)[]): CachedToken | undefined {
-    let best: CachedToken | undefined;
-    for (const entry of entries) {
-      if (entry && entry.expiresAt > this.now() && (!best || entry.expiresAt > best.expiresAt)) best = entry;
-    }
-    return best;
-  }
-
-  private async refresh(application: string, platform: PlatformCredentials): Promise<BrokerToken> {
+  /**
+   * A new token: from Redis when another instance stored one, else from the auth server by the instance that holds
+   * the application's refresh lock. Lock losers wait for the winner's token in Redis and never call themselves.
+   */
+  private async obtain(application: string, platform: PlatformCredentials, background: boolean): Promise<Obtained> {
     const shared = this.usableShared();
+    if (shared === undefined) return this.fetchAndStore(application, platform);
     const key = sharedCacheKey(application, platform);
-    let stale = this.memory.get(application, this.now());
-    if (!shared) return this.fetchAndStore(application, platform, undefined, key, stale);
-
-    const deadline = this.now() + this.lockWaitMs;
+    const deadline = this.now() + this.options.config.authTimeoutMs;
+    // A background refresh wants a token newer than the one it refreshes; a waiting request any with the margin left.
+    const newEnough = (entry: CachedToken | undefined): entry is CachedToken =>
+      entry !== undefined && this.now() < (background ? entry.refreshAheadAt : entry.refreshAt);
     for (;;) {
       const fromShared = await this.sharedGet(shared, key);
-      if (fromShared && this.now() < fromShared.refreshAt) {
-        this.memory.set(application, fromShared);
-        return { ...fromShared, cache: 'shared' };
-      }
-      stale = this.freshest(stale, fromShared);
+      if (fromShared !== undefined) this.memory.offer(application, fromShared, this.now());
+      if (newEnough(fromShared)) return { entry: fromShared, cache: 'shared' };
       const owner = await this.sharedTryLock(shared, key);
-      if (owner === false) break; // Redis failed: carry on alone
+      if (owner === false) return this.fetchAndStore(application, platform); // Redis failed: carry on alone
       if (owner !== undefined) {
         try {
           // Another instance may have stored a token between our read and our lock: look once more.
           const again = await this.sharedGet(shared, key);
-          if (again && this.now() < again.refreshAt) {
-            this.memory.set(application, again);
-            return { ...again, cache: 'shared' };
+          if (newEnough(again)) {
+            this.memory.offer(application, again, this.now());
+            return { entry: again, cache: 'shared' };
           }
-          return await this.fetchAndStore(application, platform, shared, key, this.freshest(stale, again));
+          return await this.fetchAndStore(application, platform, { shared, key });
         } finally {
           await shared.unlock(key, owner).catch(() => undefined);
         }
       }
       if (this.now() >= deadline) {
-        this.options.events?.warn('gave up waiting for another instance\'s token refresh; fetching one here', {
-          application,
-          waitedMs: this.lockWaitMs,
-        });
-        break;
+        throw new AuthServerFailure('unavailable', 'another instance holds the refresh lock and stored no new token within the auth timeout');
       }
       await delay(this.lockPollMs);
     }
-    return this.fetchAndStore(application, platform, this.usableShared(), key, stale);
   }
 
   private usableShared(): SharedTokenCache | undefined {
@@ -210,69 +267,82 @@ export class TokenBroker {
   private async fetchAndStore(
     application: string,
     platform: PlatformCredentials,
-    shared: SharedTokenCache | undefined,
-    key: string,
-    stale: CachedToken | undefined,
-  ): Promise<BrokerToken> {
-    const startedAt = this.now();
-    let fetched;
+    target?: { shared: SharedTokenCache; key: string },
+  ): Promise<Obtained> {
+    const sentAt = this.now();
+    let fetched: FetchedToken;
     try {
-      fetched = await this.options.source.fetch(platform);
+      fetched = await this.options.source.fetch(platform, this.options.events?.authCall);
     } catch (error) {
-      const failure = classifyAuthError(error);
-      const authLatencyMs = this.now() - startedAt;
-      const fallback = this.freshest(stale, this.memory.get(application, this.now()));
-      // Stale-while-failing: an auth-server outage must not take every app down while a valid token exists.
-      // A rejection (revoked credentials) is not an outage, so it is not papered over.
-      if (failure.kind !== 'rejected' && fallback && fallback.expiresAt - this.now() >= 1000) {
-        this.options.events?.warn('auth server failed; serving a cached token past its refresh point', {
-          application,
-          platform: platform.name,
-          reason: failure.message,
-          expiresInSeconds: Math.floor((fallback.expiresAt - this.now()) / 1000),
-        });
-        this.staleUntil.set(application, this.now() + STALE_RETRY_AFTER_MS);
-        return { ...fallback, cache: 'stale', authLatencyMs, staleReason: failure.message };
-      }
-      throw problemFor(failure, platform);
+      if (error instanceof AuthServerFailure) this.backoff.failed(platform.name, error);
+      throw error;
     }
-    const authLatencyMs = this.now() - startedAt;
+    const authLatencyMs = this.now() - sentAt;
+    this.backoff.succeeded(platform.name);
+    const plan = planCache(fetched.expiresAt, sentAt, this.marginMs, this.options.config.noExpiryMs);
+    const entry: CachedToken = {
+      accessToken: fetched.accessToken,
+      ...(fetched.expiresAt !== undefined ? { expiresAt: fetched.expiresAt } : {}),
+      ...plan,
+    };
+    this.warnAboutLifetime(application, platform, fetched, entry, sentAt);
+    this.memory.set(application, entry);
+    if (target) await target.shared.set(target.key, entry, this.now()).catch(() => undefined);
+    return { entry, cache: 'miss', authLatencyMs };
+  }
+
+  /** One line per token fetched, never per request. */
+  private warnAboutLifetime(application: string, platform: PlatformCredentials, fetched: FetchedToken, entry: CachedToken, sentAt: number): void {
+    const fields = { application, platform: platform.name };
+    const events = this.options.events;
+    if (fetched.cappedFromSeconds !== undefined) {
+      events?.warn('token claims a validity of more than a day; treated as valid for a day', { ...fields, claimedSeconds: fetched.cappedFromSeconds });
+    }
     if (fetched.expiresAt === undefined) {
-      this.options.events?.warn('token has neither expires_in nor exp; returned but not cached', {
-        application,
-        platform: platform.name,
+      events?.warn('token has neither expires_in nor exp; cached as if valid for cache.noExpirySeconds and served without expires_in', {
+        ...fields,
+        noExpirySeconds: this.options.config.noExpiryMs / 1000,
       });
-      return { accessToken: fetched.accessToken, cache: 'uncached', authLatencyMs };
-    }
-    const entry = this.entryFor(fetched.accessToken, fetched.expiresAt.getTime());
-    if (entry.refreshAt <= this.now()) {
-      this.options.events?.warn('token lifetime is not longer than the cache margin; every request will fetch a new one', {
-        application,
-        platform: platform.name,
-        lifetimeSeconds: Math.floor((entry.expiresAt - this.now()) / 1000),
+    } else if (entry.short) {
+      events?.warn('token lifetime is shorter than twice the cache margin; it is refreshed after half of it', {
+        ...fields,
+        lifetimeSeconds: Math.floor((fetched.expiresAt - sentAt) / 1000),
         marginSeconds: this.options.config.marginSeconds,
       });
     }
-    this.memory.set(application, entry);
-    this.staleUntil.delete(application);
-    if (shared) await shared.set(key, entry, this.now()).catch(() => undefined);
-    return { ...entry, cache: 'miss', authLatencyMs };
   }
 }
 
+/** The flight's outcome, or TIMED_OUT once `ms` have passed (the flight carries on and caches its token). */
+function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => resolve(TIMED_OUT), Math.max(0, ms));
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}
+
 /** Client-facing details stay generic: the auth server's own message names its URL, which is kept server-side. */
-function problemFor(failure: AuthServerFailure, platform: PlatformCredentials): BrokerProblem {
+function problemFor(kind: AuthFailureKind, reason: string, platform: PlatformCredentials, retryAfterSeconds: number): BrokerProblem {
   const where = `the auth server of the ${platform.name} platform`;
-  switch (failure.kind) {
+  switch (kind) {
     case 'rejected':
       return new BrokerProblem(
         'auth-server-rejected',
         `${where} rejected the broker's token request; the operator must check this platform's credentials`,
-        failure.message,
+        reason,
       );
     case 'invalid-response':
-      return new BrokerProblem('auth-server-invalid-response', `${where} answered without a usable token`, failure.message);
+      return new BrokerProblem('auth-server-invalid-response', `${where} answered without a usable token`, reason);
     case 'unavailable':
-      return new BrokerProblem('auth-server-unavailable', `${where} is unavailable; retry later`, failure.message);
+      return new BrokerProblem('auth-server-unavailable', `${where} is unavailable; retry later`, reason, retryAfterSeconds);
   }
 }

@@ -1,74 +1,176 @@
-import type { Dispatcher } from 'undici';
-import { requestClientCredentialsToken, tokenLifetime } from '../auth/client-credentials.js';
-import { AuthError, ContractError, UnavailableError, messageOf } from '../errors.js';
-import { createDispatcher } from '../fetch/dispatcher.js';
-import { HttpClient, type HttpRequest, type HttpResponse } from '../fetch/http-client.js';
+import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import { decodeJwt } from '../auth/jwt.js';
+import { requestClientCredentialsToken } from '../auth/client-credentials.js';
+import { AuthError, ContractError, messageOf } from '../errors.js';
+import { proxySettings } from '../fetch/dispatcher.js';
+import { HttpClient, parseRetryAfter, type HttpRequest, type HttpResponse } from '../fetch/http-client.js';
+import { createRedactor, type Redactor } from '../redact.js';
 import type { PlatformCredentials } from './config.js';
+import { MIN_SERVABLE_MS, tokenExpiry } from './expiry.js';
 
-/** A token as the auth server issued it; `expiresAt` is absent when it carries neither expires_in nor exp. */
+/** A token as the auth server issued it; `expiresAt` (epoch ms) is absent when it carries neither expires_in nor exp. */
 export interface FetchedToken {
   readonly accessToken: string;
-  readonly expiresAt?: Date;
+  readonly expiresAt?: number;
+  /** The validity the auth server claimed, when it was longer than a day and cut to one. */
+  readonly cappedFromSeconds?: number;
 }
+
+export type AuthFailureKind = 'rejected' | 'unavailable' | 'invalid-response';
 
 /**
  * Why a token could not be had. `rejected`: the auth server refused the credentials (4xx) → 502;
- * `unavailable`: 5xx, 429, timeout, refused → 503 with Retry-After; `invalid-response`: a 2xx that is not a token → 502.
- * The message is safe to show and log: no secret, no token.
+ * `unavailable`: 5xx, 429, timeout, refused → 503 with Retry-After; `invalid-response`: a 2xx that is not a token, a
+ * redirect, an answer too large → 502. The message is safe to show and log: it went through the platform's redactor.
  */
 export class AuthServerFailure extends Error {
   constructor(
-    readonly kind: 'rejected' | 'unavailable' | 'invalid-response',
+    readonly kind: AuthFailureKind,
     message: string,
+    /** The auth server's Retry-After (429, 503), in milliseconds, uncapped. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = 'AuthServerFailure';
   }
 }
 
+/** What one auth-server call ended with, for the metrics: the HTTP status, or why there was none. */
+export type AuthCallOutcome = number | 'timeout' | 'network' | 'too-large';
+
 /** Where tokens come from; the broker's cache logic is tested against fakes of this. */
 export interface TokenSource {
-  fetch(platform: PlatformCredentials): Promise<FetchedToken>;
+  /** `onCall` is told how the call ended and how long it took (one call per invocation). */
+  fetch(platform: PlatformCredentials, onCall?: (outcome: AuthCallOutcome, seconds: number) => void): Promise<FetchedToken>;
   close(): Promise<void>;
 }
 
-/** An auth-server answer with a 4xx status that the auth module does not read itself (e.g. 404, 405, 429). */
-class AuthServerStatusError extends Error {
-  constructor(readonly status: number) {
-    super(`HTTP ${status}`);
+/** More than this from the auth server is not a token response: the read stops there (memory and event loop stay free). */
+export const MAX_AUTH_BODY_BYTES = 64 * 1024;
+
+class BodyTooLargeError extends Error {}
+
+/** Reads at most `limit` bytes of a body, chunk by chunk as they arrive; a larger body is cancelled. */
+async function readCapped(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
+  if (body === null) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    length += value.byteLength;
+    if (length > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw new BodyTooLargeError();
+    }
+    chunks.push(value);
   }
+  return Buffer.concat(chunks, length);
+}
+
+class CappedResponse implements HttpResponse {
+  private decoded: string | undefined;
+
+  constructor(
+    readonly status: number,
+    readonly headers: Headers,
+    readonly body: Uint8Array,
+  ) {}
+
+  get text(): string {
+    this.decoded ??= new TextDecoder().decode(this.body);
+    return this.decoded;
+  }
+}
+
+/** A short, single-line detail from an error body (`error_description`, `error`, `message`, `detail`), if it has one. */
+function errorDetail(text: string): string | undefined {
+  try {
+    const body: unknown = JSON.parse(text);
+    if (body !== null && typeof body === 'object') {
+      for (const key of ['error_description', 'error', 'message', 'detail']) {
+        const value = (body as Record<string, unknown>)[key];
+        if (typeof value === 'string' && value !== '') return value.replace(/\s+/g, ' ').slice(0, 200);
+      }
+    }
+  } catch {
+    // Not JSON: nothing worth repeating.
+  }
+  return undefined;
 }
 
 /**
- * HttpClient that surfaces every 4xx as a typed error carrying the status, so the broker can tell "the auth server
- * refused" (502) from "the auth server is down" (503) without parsing messages.
+ * One auth-server request for the client-credentials code of the auth module: no retries (the app retries after a
+ * 503), one deadline for connecting, queueing, headers and body alike, at most MAX_AUTH_BODY_BYTES read, and every
+ * status other than the ones the caller reads itself turned into an AuthServerFailure. Used once per call, so it can
+ * remember the call's outcome for the metrics.
  */
-class StatusAwareHttpClient extends HttpClient {
-  override send<T>(request: HttpRequest, parse: (response: HttpResponse) => T | Promise<T>): Promise<T> {
-    const callerAccepts = request.acceptStatus;
-    const isClientError = (status: number): boolean => status >= 400 && status < 500;
-    return super.send(
-      { ...request, acceptStatus: (status) => callerAccepts?.(status) === true || isClientError(status) },
-      (response) => {
-        if (isClientError(response.status) && callerAccepts?.(response.status) !== true) {
-          throw new AuthServerStatusError(response.status);
-        }
-        return parse(response);
-      },
-    );
+class OneAuthCall extends HttpClient {
+  outcome: AuthCallOutcome = 'network';
+
+  constructor(
+    private readonly dispatcher: Dispatcher,
+    private readonly timeoutMs: number,
+  ) {
+    super({ dispatcher, timeoutMs });
+  }
+
+  override async send<T>(request: HttpRequest, parse: (response: HttpResponse) => T | Promise<T>): Promise<T> {
+    const signal = AbortSignal.timeout(this.timeoutMs);
+    let response: CappedResponse;
+    try {
+      const answer = await fetch(request.url, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        redirect: 'manual',
+        signal,
+        // `dispatcher` is undici's extension to fetch's init; Node's fetch honours it.
+        dispatcher: this.dispatcher,
+      } as unknown as RequestInit);
+      this.outcome = answer.status;
+      response = new CappedResponse(answer.status, answer.headers, await readCapped(answer.body, MAX_AUTH_BODY_BYTES));
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) {
+        this.outcome = 'too-large';
+        throw new AuthServerFailure('invalid-response', `auth server answered more than ${MAX_AUTH_BODY_BYTES / 1024} KB; not a token response`);
+      }
+      if (signal.aborted) {
+        this.outcome = 'timeout';
+        throw new AuthServerFailure('unavailable', `auth server did not answer within ${this.timeoutMs / 1000} s`);
+      }
+      this.outcome = 'network';
+      throw new AuthServerFailure('unavailable', `auth server unreachable: ${networkReason(error)}`);
+    }
+    const { status } = response;
+    if ((status >= 200 && status < 300) || request.acceptStatus?.(status) === true) return parse(response);
+    const detail = errorDetail(response.text);
+    const described = `HTTP ${status}${detail === undefined ? '' : ` (${detail})`}`;
+    if (status >= 300 && status < 400) {
+      throw new AuthServerFailure('invalid-response', `auth server redirected (${described}); set authUrl to the final address`);
+    }
+    if (status === 429 || status >= 500) {
+      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+      throw new AuthServerFailure('unavailable', `auth server answered ${described}`, retryAfterMs);
+    }
+    throw new AuthServerFailure('rejected', `auth server answered ${described}`);
   }
 }
 
-/** Classifies whatever the auth module threw; anything unexpected is rethrown (a bug → 500). */
-export function classifyAuthError(error: unknown): AuthServerFailure {
-  if (error instanceof AuthServerFailure) return error;
-  if (error instanceof AuthServerStatusError) {
-    return error.status === 429
-      ? new AuthServerFailure('unavailable', 'auth server is rate limiting (HTTP 429)')
-      : new AuthServerFailure('rejected', `auth server answered HTTP ${error.status}`);
+function networkReason(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  if (cause instanceof Error) {
+    const code = (cause as { code?: unknown }).code;
+    return typeof code === 'string' ? code : cause.message;
   }
+  return String(cause);
+}
+
+/** Classifies whatever the auth module threw; anything unexpected is rethrown (a bug → 500). */
+function classify(error: unknown): AuthServerFailure {
+  if (error instanceof AuthServerFailure) return error;
   if (error instanceof AuthError) return new AuthServerFailure('rejected', messageOf(error));
-  if (error instanceof UnavailableError) return new AuthServerFailure('unavailable', messageOf(error));
   if (error instanceof ContractError) return new AuthServerFailure('invalid-response', messageOf(error));
   throw error;
 }
@@ -76,39 +178,74 @@ export function classifyAuthError(error: unknown): AuthServerFailure {
 export interface AuthServerTokenSourceOptions {
   readonly timeoutMs: number;
   readonly dispatcher?: Dispatcher;
+  readonly now?: () => number;
 }
 
-/** Tokens from `{authUrl}/oauth2/token` (client credentials, HTTP Basic). No retries: the app retries after a 503. */
+/** Tokens from `{authUrl}/oauth2/token` (client credentials, HTTP Basic). */
 export class AuthServerTokenSource implements TokenSource {
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
-  private readonly http: HttpClient;
+  private readonly redactors = new Map<string, Redactor>();
+  private readonly now: () => number;
 
-  constructor(options: AuthServerTokenSourceOptions) {
+  constructor(private readonly options: AuthServerTokenSourceOptions) {
+    this.now = options.now ?? Date.now;
     this.ownsDispatcher = options.dispatcher === undefined;
-    this.dispatcher = options.dispatcher ?? createDispatcher({ timeoutMs: options.timeoutMs, connections: 16 });
-    this.http = new StatusAwareHttpClient({
-      dispatcher: this.dispatcher,
-      timeoutMs: options.timeoutMs,
-      retry: { retries: 0, baseDelayMs: 0, maxDelayMs: 0, maxRetryAfterMs: 0 },
-    });
+    // No connection limit: at most one call per application is in flight (single-flight), and a pool queue would
+    // eat into the auth timeout of calls the auth server would have answered in time.
+    this.dispatcher =
+      options.dispatcher ??
+      new EnvHttpProxyAgent({
+        ...proxySettings(process.env),
+        keepAliveTimeout: 30_000,
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
+        connectTimeout: options.timeoutMs,
+      });
   }
 
-  async fetch(platform: PlatformCredentials): Promise<FetchedToken> {
-    if (platform.clientId === undefined || platform.clientSecret === undefined) {
+  private redactorFor(platform: PlatformCredentials & { clientSecret: string }): Redactor {
+    let redact = this.redactors.get(platform.name);
+    if (redact === undefined) {
+      redact = createRedactor([{ ...(platform.clientId !== undefined ? { clientId: platform.clientId } : {}), secret: platform.clientSecret }]);
+      this.redactors.set(platform.name, redact);
+    }
+    return redact;
+  }
+
+  async fetch(platform: PlatformCredentials, onCall?: (outcome: AuthCallOutcome, seconds: number) => void): Promise<FetchedToken> {
+    const { clientId, clientSecret } = platform;
+    if (clientId === undefined || clientSecret === undefined) {
       throw new Error(`platform ${platform.name} has no usable credentials`); // the broker checks this first
     }
-    const requestSentAt = new Date();
+    const redact = this.redactorFor({ ...platform, clientSecret });
+    const call = new OneAuthCall(this.dispatcher, this.options.timeoutMs);
+    const sentAt = this.now();
     try {
-      const token = await requestClientCredentialsToken(this.http, {
+      const token = await requestClientCredentialsToken(call, {
         authUrl: platform.authUrl,
-        credentials: { clientId: platform.clientId, clientSecret: platform.clientSecret },
+        credentials: { clientId, clientSecret },
         ...(platform.scope !== undefined ? { scope: platform.scope } : {}),
       });
-      const lifetime = tokenLifetime(token, requestSentAt);
-      return { accessToken: token.access_token, ...(lifetime.expiresAt ? { expiresAt: lifetime.expiresAt } : {}) };
+      const claims = decodeJwt(token.access_token)?.claims;
+      const exp = claims?.exp;
+      const expiry = tokenExpiry(token.expires_in, typeof exp === 'number' ? exp : undefined, sentAt);
+      if (expiry.kind === 'invalid') throw new AuthServerFailure('invalid-response', `auth server sent an unusable token: ${expiry.reason}`);
+      if (expiry.kind === 'none') return { accessToken: token.access_token };
+      if (expiry.expiresAt - this.now() < MIN_SERVABLE_MS) {
+        throw new AuthServerFailure('invalid-response', 'auth server sent a token that has already expired (check the clocks)');
+      }
+      return {
+        accessToken: token.access_token,
+        expiresAt: expiry.expiresAt,
+        ...(expiry.cappedFromSeconds !== undefined ? { cappedFromSeconds: expiry.cappedFromSeconds } : {}),
+      };
     } catch (error) {
-      throw classifyAuthError(error);
+      const failure = classify(error);
+      // The auth server's own words may echo what it received: the secret, or the Authorization header.
+      throw new AuthServerFailure(failure.kind, redact(failure.message), failure.retryAfterMs);
+    } finally {
+      onCall?.(call.outcome, (this.now() - sentAt) / 1000);
     }
   }
 

@@ -1,3 +1,4 @@
+import { format } from 'node:util';
 import { Option, type Command } from 'commander';
 import type { BrokerLogLevel } from '../broker/server.js';
 import { UsageError } from '../errors.js';
@@ -65,12 +66,13 @@ Logs: one JSON object per line on stderr (request id, application, cache hit/mis
       const portText = options.port ?? envValue(context.env, 'AREA_METRICS_BROKER_PORT') ?? '8080';
       const port = parsePort(portText, options.port !== undefined ? '--port' : 'AREA_METRICS_BROKER_PORT');
       const redisUrl = options.redisUrl ?? envValue(context.env, 'AREA_METRICS_REDIS_URL');
-      if (redisUrl !== undefined && !/^rediss?:\/\/./.test(redisUrl)) {
-        throw new UsageError('--redis-url must be a redis:// or rediss:// URL');
-      }
 
       // Loaded on demand: fastify and ioredis are not needed by the import commands, which cron starts every night.
-      const { loadBrokerConfig } = await import('../broker/config.js');
+      const { loadBrokerConfig, redisUrlProblem } = await import('../broker/config.js');
+      const redisProblem = redisUrl === undefined ? undefined : redisUrlProblem(redisUrl);
+      if (redisProblem !== undefined) {
+        throw new UsageError(`${options.redisUrl !== undefined ? '--redis-url' : 'AREA_METRICS_REDIS_URL'} ${redisProblem}`);
+      }
       const { startBroker } = await import('../broker/server.js');
       const config = loadBrokerConfig(configPath, { env: context.env });
       if (context.signal.aborted) return;
@@ -83,7 +85,17 @@ Logs: one JSON object per line on stderr (request id, application, cache hit/mis
       });
       // One plain line on stdout, so scripts (and `--port 0`) learn where it listens; the logs are on stderr.
       context.stdout.write(`broker listening on ${broker.url}\n`);
-      await untilAborted(context.signal);
-      await broker.close();
+      // Libraries (ioredis) print plain-text warnings with console.warn: while the broker runs they become JSON log
+      // lines, so stderr stays one JSON object per line.
+      const { warn, error } = console;
+      console.warn = (...args: unknown[]) => broker.logExternal('warn', format(...args));
+      console.error = (...args: unknown[]) => broker.logExternal('error', format(...args));
+      try {
+        await untilAborted(context.signal);
+        await broker.close();
+      } finally {
+        console.warn = warn;
+        console.error = error;
+      }
     });
 }

@@ -2,18 +2,19 @@ import { describe, expect, it } from 'vitest';
 import type { CachedToken, SharedTokenCache } from '../../src/broker/cache.js';
 import { resolveBrokerConfig, type BrokerConfig, type PlatformCredentials } from '../../src/broker/config.js';
 import { BrokerProblem } from '../../src/broker/problem.js';
-import { STALE_RETRY_AFTER_MS, TokenBroker, parseApplicationPackage } from '../../src/broker/token-broker.js';
+import { TokenBroker, parseApplicationPackage } from '../../src/broker/token-broker.js';
 import { AuthServerFailure, type FetchedToken, type TokenSource } from '../../src/broker/token-source.js';
 
 const APP = 'com.acme.shop';
 
-function config(marginSeconds = 60): BrokerConfig {
+function config(marginSeconds = 60, authTimeoutSeconds = 10): BrokerConfig {
   return resolveBrokerConfig(
     {
       authUrl: 'https://auth.example.com',
       platforms: { android: { clientId: 'id', clientSecretEnv: 'S' }, ios: { clientId: 'ios', clientSecretEnv: 'UNSET' } },
       applications: { [APP]: 'android', 'com.acme.ShopApp': 'ios' },
       cache: { marginSeconds },
+      authTimeoutSeconds,
     },
     { env: { S: 'secret' } },
   );
@@ -29,7 +30,7 @@ class ScriptedSource implements TokenSource {
   calls = 0;
   next: (call: number) => Promise<FetchedToken> | FetchedToken;
   constructor(private readonly clock: Clock, ttlSeconds = 3600) {
-    this.next = (call) => ({ accessToken: `token-${call}`, expiresAt: new Date(this.clock.ms + ttlSeconds * 1000) });
+    this.next = (call) => ({ accessToken: `token-${call}`, expiresAt: this.clock.ms + ttlSeconds * 1000 });
   }
   async fetch(_platform: PlatformCredentials): Promise<FetchedToken> {
     this.calls += 1;
@@ -73,31 +74,50 @@ describe('TokenBroker (memory cache)', () => {
     expect(source.calls).toBe(1);
   });
 
-  it('answers a fresh memory hit synchronously (cachedToken), and nothing that needs the auth server', async () => {
+  it('answers a memory hit synchronously (cachedToken), and nothing that needs the auth server', async () => {
     const clock = new Clock();
-    const source = new ScriptedSource(clock, 120);
+    const source = new ScriptedSource(clock, 600);
     const broker = new TokenBroker({ config: config(60), source, now: clock.now });
     expect(broker.cachedToken(APP)).toBeUndefined();
     expect(source.calls).toBe(0); // the synchronous path never fetches
     const first = await broker.token(APP);
     expect(broker.cachedToken(APP)).toEqual({ accessToken: 'token-1', expiresAt: first.expiresAt, cache: 'hit' });
-    clock.ms += 60_000; // past the refresh point: the caller must take the asynchronous path
+    clock.ms += 540_000; // the margin reached: the caller must take the asynchronous path
     expect(broker.cachedToken(APP)).toBeUndefined();
     expect(() => broker.cachedToken('com.unknown.app')).toThrow(BrokerProblem);
     expect(() => broker.cachedToken('com.acme.ShopApp')).toThrow(/no usable credentials/);
     expect(source.calls).toBe(1);
   });
 
-  it('refetches once the lifetime minus the margin has passed', async () => {
+  it('refreshes ahead: within twice the margin the cached token is served at once and one background refresh starts', async () => {
     const clock = new Clock();
-    const source = new ScriptedSource(clock, 120);
+    const source = new ScriptedSource(clock, 600);
     const broker = new TokenBroker({ config: config(60), source, now: clock.now });
     await broker.token(APP);
-    clock.ms += 59_999;
-    expect((await broker.token(APP)).cache).toBe('hit');
-    clock.ms += 1;
-    expect(await broker.token(APP)).toMatchObject({ accessToken: 'token-2', cache: 'miss' });
-    expect(source.calls).toBe(2);
+    clock.ms += 479_999;
+    expect(broker.cachedToken(APP)).toMatchObject({ accessToken: 'token-1', cache: 'hit' });
+    expect(source.calls).toBe(1);
+    const release = source.hold();
+    clock.ms += 1; // 120 s left: twice the margin
+    expect(Array.from({ length: 20 }, () => broker.cachedToken(APP))).toEqual(
+      Array.from({ length: 20 }, () => expect.objectContaining({ accessToken: 'token-1', cache: 'hit' })),
+    );
+    expect(source.calls).toBe(2); // one background refresh for twenty requests
+    release();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(broker.cachedToken(APP)).toMatchObject({ accessToken: 'token-2', cache: 'hit' });
+  });
+
+  it('caches a token shorter than twice the margin for half its validity, refreshing it ahead until three quarters', async () => {
+    const clock = new Clock();
+    const source = new ScriptedSource(clock, 30);
+    const warnings: string[] = [];
+    const broker = new TokenBroker({ config: config(60), source, now: clock.now, events: { warn: (m) => warnings.push(m), info: () => {} } });
+    await broker.token(APP);
+    clock.ms += 14_999;
+    for (let i = 0; i < 100; i++) expect(broker.cachedToken(APP)?.cache).toBe('hit');
+    expect(source.calls).toBe(1);
+    expect(warnings.filter((warning) => /shorter than twice the cache margin/.test(warning))).toHaveLength(1);
   });
 
   it('makes one auth request for 200 concurrent misses', async () => {
@@ -113,18 +133,26 @@ describe('TokenBroker (memory cache)', () => {
     expect(tokens.filter((token) => token.cache === 'miss')).toHaveLength(1);
   });
 
-  it('does not cache a failure: the next request asks the auth server again', async () => {
+  it('backs off after a failure: no call and a 503 with the remaining Retry-After, then asks again', async () => {
     const clock = new Clock();
     const source = new ScriptedSource(clock);
     const plain = source.next;
     source.next = (call) => {
-      if (call === 1) throw new AuthServerFailure('unavailable', 'HTTP 500');
+      if (call <= 2) throw new AuthServerFailure('unavailable', 'HTTP 503', call === 1 ? undefined : 20_000);
       return plain(call);
     };
     const broker = new TokenBroker({ config: config(), source, now: clock.now });
-    const problem = await problemOf(broker.token(APP));
-    expect(problem.status).toBe(503);
-    expect(await broker.token(APP)).toMatchObject({ accessToken: 'token-2', cache: 'miss' });
+    expect(await problemOf(broker.token(APP))).toMatchObject({ status: 503, retryAfterSeconds: 1 });
+    expect(await problemOf(broker.token(APP))).toMatchObject({ status: 503, retryAfterSeconds: 1 });
+    expect(source.calls).toBe(1);
+    clock.ms += 1000;
+    // The second failure carries Retry-After: 20, which beats the doubled back-off.
+    expect(await problemOf(broker.token(APP))).toMatchObject({ status: 503, retryAfterSeconds: 20 });
+    clock.ms += 15_000;
+    expect(await problemOf(broker.token(APP))).toMatchObject({ status: 503, retryAfterSeconds: 5 });
+    expect(source.calls).toBe(2);
+    clock.ms += 5000;
+    expect(await broker.token(APP)).toMatchObject({ accessToken: 'token-3', cache: 'miss' });
   });
 
   it('maps failures: rejected → 502, invalid response → 502, unavailable → 503; details never name the auth URL', async () => {
@@ -139,44 +167,52 @@ describe('TokenBroker (memory cache)', () => {
       source.next = () => {
         throw failure;
       };
-      const problem = await problemOf(new TokenBroker({ config: config(), source, now: clock.now }).token(APP));
+      const broker = new TokenBroker({ config: config(), source, now: clock.now });
+      const problem = await problemOf(broker.token(APP));
       expect(problem).toMatchObject({ status, kind, internalReason: failure.message });
       expect(problem.detail).not.toContain('auth.example.com');
+      // During the back-off the same answer comes without a call.
+      expect(await problemOf(broker.token(APP))).toMatchObject({ status, kind });
+      expect(source.calls).toBe(1);
     }
   });
 
-  it('returns a token without expiry information but does not cache it', async () => {
+  it('caches a token without expiry information for cache.noExpirySeconds, with one warning per token', async () => {
     const clock = new Clock();
     const source = new ScriptedSource(clock);
     source.next = (call) => ({ accessToken: `opaque-${call}` });
     const warnings: string[] = [];
     const broker = new TokenBroker({ config: config(), source, now: clock.now, events: { warn: (m) => warnings.push(m), info: () => {} } });
-    expect(await broker.token(APP)).toEqual({ accessToken: 'opaque-1', cache: 'uncached', authLatencyMs: 0 });
-    expect(await broker.token(APP)).toMatchObject({ accessToken: 'opaque-2' });
-    expect(warnings[0]).toMatch(/neither expires_in nor exp/);
+    expect(await broker.token(APP)).toEqual({ accessToken: 'opaque-1', cache: 'miss', authLatencyMs: 0 });
+    for (let i = 0; i < 50; i++) expect(await broker.token(APP)).toEqual({ accessToken: 'opaque-1', cache: 'hit' });
+    expect(source.calls).toBe(1);
+    expect(warnings.filter((warning) => /neither expires_in nor exp/.test(warning))).toHaveLength(1);
+    clock.ms += 60_000; // the assumed validity is over
+    expect(await broker.token(APP)).toMatchObject({ accessToken: 'opaque-2', cache: 'miss' });
   });
 
   it('serves a still-valid token past its refresh point when the auth server is down, but not a rejected or expired one', async () => {
     const clock = new Clock();
-    const source = new ScriptedSource(clock, 120);
+    const source = new ScriptedSource(clock, 600);
     const broker = new TokenBroker({ config: config(60), source, now: clock.now });
     const first = await broker.token(APP);
     const plain = source.next;
     source.next = () => {
       throw new AuthServerFailure('unavailable', 'timed out');
     };
-    clock.ms += 90_000; // in the margin: 30 s of validity left
-    const stale = await broker.token(APP);
-    expect(stale).toMatchObject({ accessToken: 'token-1', cache: 'stale', expiresAt: first.expiresAt, staleReason: 'timed out' });
-    // For a few seconds the failing auth server is not asked again: requests get the stale token at once.
+    clock.ms += 570_000; // in the margin: 30 s of validity left
+    expect(await broker.token(APP)).toEqual({ accessToken: 'token-1', cache: 'stale', expiresAt: first.expiresAt });
+    // While the auth server is failing, requests get the stale token at once; one background call per back-off.
     const callsAfterFailure = source.calls;
-    clock.ms += STALE_RETRY_AFTER_MS - 1;
-    expect(await broker.token(APP)).toMatchObject({ accessToken: 'token-1', cache: 'stale' });
+    for (let i = 0; i < 10; i++) expect(broker.cachedToken(APP)).toMatchObject({ accessToken: 'token-1', cache: 'stale' });
     expect(source.calls).toBe(callsAfterFailure);
-    clock.ms += 1;
+    clock.ms += 1000;
     source.next = () => {
       throw new AuthServerFailure('rejected', 'invalid_client');
     };
+    expect(broker.cachedToken(APP)).toMatchObject({ cache: 'stale' }); // and a background probe now
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(source.calls).toBe(callsAfterFailure + 1);
     expect((await problemOf(broker.token(APP))).status).toBe(502);
     source.next = () => {
       throw new AuthServerFailure('unavailable', 'timed out');
@@ -184,6 +220,7 @@ describe('TokenBroker (memory cache)', () => {
     clock.ms += 30_000; // expired now
     expect((await problemOf(broker.token(APP))).status).toBe(503);
     source.next = plain;
+    clock.ms += 30_000; // past the back-off
     expect((await broker.token(APP)).cache).toBe('miss');
   });
 
@@ -272,15 +309,16 @@ describe('TokenBroker (shared cache)', () => {
     expect(shared.locks.size).toBe(0);
   });
 
-  it('fetches itself when the lock holder does not deliver within the wait bound', async () => {
+  it('a lock loser never calls the auth server itself: past the auth timeout it answers 503', async () => {
     const clock = new Clock();
     const source = new ScriptedSource(clock);
     const shared = new FakeShared();
-    shared.locks.set('held-by-someone', 'x');
     shared.tryLock = async () => undefined; // someone else holds every lock and never finishes
-    const broker = new TokenBroker({ config: config(), source, shared, lockWaitMs: 30, lockPollMs: 5 });
-    expect(await broker.token(APP)).toMatchObject({ accessToken: 'token-1', cache: 'miss' });
-    expect(source.calls).toBe(1);
+    const broker = new TokenBroker({ config: config(60, 0.05), source, shared, lockPollMs: 5 });
+    const startedAt = Date.now();
+    expect(await problemOf(broker.token(APP))).toMatchObject({ status: 503, kind: 'auth-server-unavailable' });
+    expect(Date.now() - startedAt).toBeLessThan(2000);
+    expect(source.calls).toBe(0);
   });
 
   it('carries on from memory and the auth server when the shared cache fails', async () => {
