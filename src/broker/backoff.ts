@@ -42,11 +42,6 @@ export class AuthBackoff {
     return state !== undefined && this.now() < state.until ? state : undefined;
   }
 
-  /** The state after the platform's last call failed (held back or not), undefined when that call succeeded. */
-  last(platform: string): BackoffState | undefined {
-    return this.states.get(platform);
-  }
-
   /** How long calls would be held back after one more failure without Retry-After. */
   nextWindowMs(platform: string): number {
     const failures = (this.states.get(platform)?.failures ?? 0) + 1;

@@ -58,6 +58,8 @@ export interface SharedTokenCache {
   /** Takes the key's refresh lock for ttlMs; returns the lock's owner token, or undefined when someone holds it. */
   tryLock(key: string, ttlMs: number): Promise<string | undefined>;
   unlock(key: string, owner: string): Promise<void>;
+  /** Keeps the lock (if still ours) for ttlMs more: after a failed call, other instances then do not call either. */
+  extendLock(key: string, owner: string, ttlMs: number): Promise<void>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -73,6 +75,8 @@ export interface RedisTokenCacheOptions {
 
 // Deletes the lock only if we still own it, so a lock that expired and was taken by another instance survives.
 const UNLOCK_SCRIPT = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+const EXTEND_LOCK_SCRIPT =
+  "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
 
 /** Redis as the shared cache (ioredis). Fails fast when Redis is down (no offline queue) and keeps reconnecting. */
 export class RedisTokenCache implements SharedTokenCache {
@@ -148,6 +152,10 @@ export class RedisTokenCache implements SharedTokenCache {
 
   async unlock(key: string, owner: string): Promise<void> {
     await this.redis.eval(UNLOCK_SCRIPT, 1, this.key('lock', key), owner);
+  }
+
+  async extendLock(key: string, owner: string, ttlMs: number): Promise<void> {
+    await this.redis.eval(EXTEND_LOCK_SCRIPT, 1, this.key('lock', key), owner, String(Math.max(1, Math.round(ttlMs))));
   }
 
   async ping(): Promise<boolean> {

@@ -7,7 +7,7 @@ import { UsageError, messageOf } from '../errors.js';
 /** SPEC 4 / seed 2.4: an application package is an Android package, an iOS bundle id or a web domain. */
 export const MAX_APPLICATION_PACKAGE_LENGTH = 255;
 // C0 and C1 control characters and DEL: never part of a package name, and dangerous in logs and headers.
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+const CONTROL_CHARACTERS = /\p{Cc}/u;
 
 /** Why a value cannot be an application package, or undefined when it can. */
 export function applicationPackageProblem(value: string): string | undefined {
@@ -159,7 +159,7 @@ export function describeConfigIssues(error: z.ZodError): string {
 
 const ENV_VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 // Absolute or explicitly relative, of the characters paths are made of: a secret pasted there does not look like this.
-const PATH_LIKE = /^(?:\/|\.{1,2}\/)[A-Za-z0-9._@+\/-]*$/;
+const PATH_LIKE = /^(?:\/|\.{1,2}\/)[A-Za-z0-9._@+/-]*$/;
 
 /**
  * How a warning names the env var: by its name when it is one, else by the config field only. An operator who

@@ -79,6 +79,8 @@ function served(entry: CachedToken, cache: CacheOutcome): BrokerToken {
 export class TokenBroker {
   private readonly memory = new MemoryTokenCache();
   private readonly flights = new Map<string, Promise<Obtained>>();
+  /** Applications whose last refresh failed (how), so that nobody waits for the next attempt while a token is valid. */
+  private readonly refreshFailures = new Map<string, AuthFailureKind>();
   private readonly backoff: AuthBackoff;
   private readonly now: () => number;
   private readonly marginMs: number;
@@ -139,9 +141,9 @@ export class TokenBroker {
       this.refreshInBackground(application, platform);
       return served(entry, 'hit');
     }
-    // Past its refresh point: nobody waits for an auth server that just failed (a rejection is not papered over).
-    const lastFailure = this.backoff.last(platform.name);
-    if (lastFailure !== undefined && lastFailure.kind !== 'rejected') {
+    // Past its refresh point: nobody waits for a refresh that just failed (a rejection is not papered over).
+    const failure = this.refreshFailures.get(application) ?? this.backoff.holding(platform.name)?.kind;
+    if (failure !== undefined && failure !== 'rejected') {
       this.refreshInBackground(application, platform);
       return served(entry, 'stale');
     }
@@ -154,7 +156,7 @@ export class TokenBroker {
     if (ready !== undefined) return ready;
     const platform = this.platformOf(application);
     const held = this.backoff.holding(platform.name);
-    if (held !== undefined) throw this.problemFor(held.kind, held.reason, platform);
+    if (held !== undefined) return this.staleOr(application, held.kind, () => this.problemFor(held.kind, held.reason, platform));
     const deadline = this.now() + this.options.config.authTimeoutMs;
     let flight = this.flights.get(application);
     const own = flight === undefined;
@@ -199,8 +201,22 @@ export class TokenBroker {
   }
 
   private startFlight(application: string, platform: PlatformCredentials, background: boolean): Promise<Obtained> {
-    const promise = this.obtain(application, platform, background).finally(() => this.flights.delete(application));
+    const promise = this.obtain(application, platform, background).then(
+      (obtained) => {
+        this.refreshFailures.delete(application);
+        return obtained;
+      },
+      (error: unknown) => {
+        if (error instanceof AuthServerFailure) this.refreshFailures.set(application, error.kind);
+        throw error;
+      },
+    );
     this.flights.set(application, promise);
+    // Settled → no longer in flight (the flight's own outcome is for its waiters).
+    promise.then(
+      () => this.flights.delete(application),
+      () => this.flights.delete(application),
+    );
     return promise;
   }
 
@@ -220,7 +236,7 @@ export class TokenBroker {
       const fromShared = await this.sharedGet(shared, key);
       if (fromShared !== undefined) this.memory.offer(application, fromShared, this.now());
       if (newEnough(fromShared)) return { entry: fromShared, cache: 'shared' };
-      const owner = await this.sharedTryLock(shared, key);
+      let owner = await this.sharedTryLock(shared, key);
       if (owner === false) return this.fetchAndStore(application, platform); // Redis failed: carry on alone
       if (owner !== undefined) {
         try {
@@ -231,8 +247,16 @@ export class TokenBroker {
             return { entry: again, cache: 'shared' };
           }
           return await this.fetchAndStore(application, platform, { shared, key });
+        } catch (error) {
+          // Keep the lock for this platform's back-off: the other instances then wait instead of calling.
+          const held = this.backoff.holding(platform.name);
+          if (held !== undefined) {
+            await shared.extendLock(key, owner, held.until - this.now()).catch(() => undefined);
+            owner = undefined;
+          }
+          throw error;
         } finally {
-          await shared.unlock(key, owner).catch(() => undefined);
+          if (owner !== undefined) await shared.unlock(key, owner).catch(() => undefined);
         }
       }
       if (this.now() >= deadline) {
@@ -272,7 +296,7 @@ export class TokenBroker {
     const sentAt = this.now();
     let fetched: FetchedToken;
     try {
-      fetched = await this.options.source.fetch(platform, this.options.events?.authCall);
+      fetched = await this.options.source.fetch(platform, (outcome, seconds) => this.options.events?.authCall?.(outcome, seconds));
     } catch (error) {
       if (error instanceof AuthServerFailure) this.backoff.failed(platform.name, error);
       throw error;

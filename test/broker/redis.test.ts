@@ -4,7 +4,7 @@ import { sharedCacheKey } from '../../src/broker/cache.js';
 import type { RunningBroker } from '../../src/broker/server.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { redisServerBinary, startRedis, warnIfRedisMissing, type TestRedis } from '../helpers/redis.js';
-import { ANDROID_APP, LogCapture, brokerConfig, sleep, startTestBroker, tokenUrl } from './broker-harness.js';
+import { ANDROID_APP, type LogCapture, brokerConfig, sleep, startTestBroker, tokenUrl } from './broker-harness.js';
 
 const CLIENT_ID = 'redis-test-client';
 const CLIENT_SECRET = 'redis-test-secret-9c1e';

@@ -5,7 +5,7 @@ import {
   ANDROID_APP,
   BROKEN_WEB_APP,
   IOS_APP,
-  LogCapture,
+  type LogCapture,
   WEB_APP,
   sleep,
   startTestBroker,
