@@ -76,21 +76,27 @@ Logs: one JSON object per line on stderr (request id, application, cache hit/mis
       const { startBroker } = await import('../broker/server.js');
       const config = loadBrokerConfig(configPath, { env: context.env });
       if (context.signal.aborted) return;
-      const broker = await startBroker(config, {
-        host,
-        port,
-        ...(redisUrl !== undefined ? { redisUrl } : {}),
-        logStream: context.stderr,
-        logLevel: options.logLevel,
-      });
-      // One plain line on stdout, so scripts (and `--port 0`) learn where it listens; the logs are on stderr.
-      context.stdout.write(`broker listening on ${broker.url}\n`);
-      // Libraries (ioredis) print plain-text warnings with console.warn: while the broker runs they become JSON log
-      // lines, so stderr stays one JSON object per line.
+      // Libraries (ioredis) print plain-text warnings with console.warn, some while the broker starts: they become
+      // JSON log lines (held until the logger exists), so stderr stays one JSON object per line.
       const { warn, error } = console;
-      console.warn = (...args: unknown[]) => broker.logExternal('warn', format(...args));
-      console.error = (...args: unknown[]) => broker.logExternal('error', format(...args));
+      const held: [level: 'warn' | 'error', message: string][] = [];
+      let external = (level: 'warn' | 'error', message: string): void => {
+        held.push([level, message]);
+      };
+      console.warn = (...args: unknown[]) => external('warn', format(...args));
+      console.error = (...args: unknown[]) => external('error', format(...args));
       try {
+        const broker = await startBroker(config, {
+          host,
+          port,
+          ...(redisUrl !== undefined ? { redisUrl } : {}),
+          logStream: context.stderr,
+          logLevel: options.logLevel,
+        });
+        external = (level, message) => broker.logExternal(level, message);
+        for (const [level, message] of held) external(level, message);
+        // One plain line on stdout, so scripts (and `--port 0`) learn where it listens; the logs are on stderr.
+        context.stdout.write(`broker listening on ${broker.url}\n`);
         await untilAborted(context.signal);
         await broker.close();
       } finally {

@@ -66,6 +66,7 @@ describe.skipIf(missing)('broker instances sharing a real Redis', () => {
     const ready = await fetch(new URL('/readyz', b.broker.url));
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({ cache: 'redis', redis: 'up' });
+    expect(await (await fetch(new URL('/metrics', b.broker.url))).text()).toMatch(/^area_metrics_broker_redis_up 1$/m);
   });
 
   it('100 concurrent cold requests to each of two instances make one auth call', async () => {

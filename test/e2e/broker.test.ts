@@ -61,6 +61,14 @@ describe('e2e: area-metrics broker, configuration errors', () => {
       [[], /missing --config/],
       [['--config', join(dir, 'nope.json')], /cannot read broker config .*nope\.json/],
       [['--config', writeConfig('ok-port.json', goodConfig('http://127.0.0.1:9')), '--port', 'x'], /--port must be a port number/],
+      [
+        ['--config', writeConfig('ok-redis.json', goodConfig('http://127.0.0.1:9')), '--redis-url', 'redis://:pw-7Hq@host:99999'],
+        /--redis-url is not a valid redis:\/\/ URL/,
+      ],
+      [
+        ['--config', writeConfig('bad-redis.json', { ...goodConfig('http://127.0.0.1:9'), cache: { redisUrl: 'redis://host:99999' } })],
+        /cache\.redisUrl: is not a valid redis:\/\/ URL/,
+      ],
     ];
     // Spawned together: each is a process start, and they are independent.
     const runs = cases.map(([args]) => runBroker([...args, ...(args.includes('--port') ? [] : ['--port', '0'])]));
@@ -69,6 +77,7 @@ describe('e2e: area-metrics broker, configuration errors', () => {
       expect(codes[index], args.join(' ')).toBe(2);
       expect(runs[index]!.stderr()).toMatch(message);
       expect(runs[index]!.stderr().trim().split('\n')).toHaveLength(1);
+      expect(runs[index]!.stderr()).not.toContain('pw-7Hq');
     });
   });
 });
@@ -159,5 +168,20 @@ describe.skipIf(redisMissing)('e2e: two broker processes sharing Redis', () => {
     b.kill('SIGTERM');
     expect(await Promise.all([exitCode(a), exitCode(b)])).toEqual([0, 0]);
     expect(a.stderr()).not.toContain(CLIENT_SECRET);
+  });
+
+  it('keeps stderr JSON when ioredis warns in plain text (a password for a Redis that has none)', async () => {
+    const password = 'redis-pass-4kT9';
+    const withPassword = redis.url.replace('redis://', `redis://:${password}@`);
+    const cli = runBroker(['--config', writeConfig('redis-password.json', goodConfig(auth.url)), '--port', '0', '--redis-url', withPassword], {
+      E2E_ANDROID_SECRET: CLIENT_SECRET,
+    });
+    const base = await listening(cli);
+    expect((await fetch(`${base}/api/gatekeeper-token?application_package=com.acme.shop`)).status).toBe(200);
+    cli.kill('SIGTERM');
+    expect(await exitCode(cli)).toBe(0);
+    const entries = cli.stderr().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(entries.find((entry) => entry.external === true)).toMatchObject({ level: 'warn', msg: expect.stringMatching(/does not require a password/) as unknown });
+    expect(cli.stderr()).not.toContain(password);
   });
 });
