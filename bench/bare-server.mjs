@@ -1,17 +1,21 @@
 #!/usr/bin/env node
-// The references for the broker benchmark: a bare node:http server answering a constant 200-byte JSON body, the
+// The references for the broker benchmark: a bare node:http server answering a constant JSON body of `--bytes N`
+// bytes (default 200; the benchmark passes the length of the broker's token answer, so both send as many bytes), the
 // most a Node process can serve on this machine, or with --fastify a minimal fastify route (no logger, no hooks)
 // answering the same body, the most a fastify-based server can. Prints `bare listening on http://...` first, like
 // the broker.
 import { createServer } from 'node:http';
+import { parseArgs } from 'node:util';
 
-const token = 'x'.repeat(200 - '{"access_token":"","expires_in":3540}'.length);
+const { values } = parseArgs({ options: { bytes: { type: 'string', default: '200' }, fastify: { type: 'boolean', default: false } } });
+const bytes = Number(values.bytes);
+const token = 'x'.repeat(bytes - '{"access_token":"","expires_in":3540}'.length);
 const body = Buffer.from(JSON.stringify({ access_token: token, expires_in: 3540 }));
-if (body.length !== 200) throw new Error(`body is ${body.length} bytes, not 200`);
+if (body.length !== bytes) throw new Error(`body is ${body.length} bytes, not ${bytes}`);
 
 const announce = (port) => process.stdout.write(`bare listening on http://127.0.0.1:${port}\n`);
 let stop;
-if (process.argv.includes('--fastify')) {
+if (values.fastify) {
   const { fastify } = await import('fastify'); // only here: the bare server loads nothing but node:http
   const app = fastify({ logger: false });
   app.get('/', (_request, reply) => {

@@ -1,9 +1,11 @@
-// Broker benchmark (issue 6): a cold burst on an empty cache (exactly one auth-server call), then autocannon with
-// a cached token against `area-metrics broker`, side by side with a bare node:http server and a minimal fastify route
-// answering the same constant body, each in its own process, in interleaved rounds.
+// Broker benchmark: a cold burst on an empty cache (exactly one auth-server call); autocannon with a cached token
+// against `area-metrics broker`, side by side with a bare node:http server and a minimal fastify route answering a
+// constant body exactly as long as the broker's answer, each in its own process, in interleaved rounds; and a burst
+// against a token being refreshed ahead while the auth server hangs.
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
@@ -70,8 +72,22 @@ async function coldBurst(brokerUrl, burst) {
   }
 }
 
-function cannon(url, { connections, durationSeconds }) {
-  return autocannon({ url, connections, duration: durationSeconds });
+const AUTOCANNON_CLI = join(ROOT, 'node_modules', 'autocannon', 'autocannon.js');
+
+/**
+ * autocannon against `url`. By default in a process of its own, so that parsing the answers does not take CPU from
+ * the benchmark process; `inProcess` runs it here (how the benchmark measured before, kept to compare).
+ */
+async function cannon(url, { connections, durationSeconds, inProcess = false }) {
+  if (inProcess) return autocannon({ url, connections, duration: durationSeconds });
+  const child = spawn(process.execPath, [AUTOCANNON_CLI, '--json', '-c', String(connections), '-d', String(durationSeconds), url], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  let out = '';
+  child.stdout.on('data', (chunk) => (out += chunk));
+  const code = await new Promise((resolve) => child.once('close', resolve));
+  if (code !== 0) throw new Error(`autocannon exited with ${code}`);
+  return JSON.parse(out);
 }
 
 function loadResult(result) {
@@ -113,7 +129,16 @@ function medianResult(rounds) {
  * bare, ...) so that a burst of load from something else on the machine does not land on one target only; the
  * table shows each measure's median over the rounds.
  */
-export async function brokerBenchmark({ log, connections = 100, durationSeconds = 10, warmupSeconds = 2, burst = 1000, rounds = 3 }) {
+export async function brokerBenchmark({
+  log,
+  connections = 100,
+  durationSeconds = 10,
+  warmupSeconds = 2,
+  burst = 1000,
+  rounds = 3,
+  loadInProcess = false,
+  bareBytes,
+}) {
   const dir = await tempDir('broker');
   // The auth server is the sandbox's /oauth2/token, with a realistic 50 ms of latency so the burst's misses overlap.
   const sandbox = await startSandboxProcess(['--stores', '1', '--zones', '1', '--days', '1', '--token-latency-ms', '50']);
@@ -135,10 +160,6 @@ export async function brokerBenchmark({ log, connections = 100, durationSeconds 
       stderrPath: join(dir, 'broker.log'),
     });
     servers.push(broker);
-    const bare = await startListening('bare', join(ROOT, 'bench', 'bare-server.mjs'), []);
-    servers.push(bare);
-    const minimalFastify = await startListening('bare', join(ROOT, 'bench', 'bare-server.mjs'), ['--fastify']);
-    servers.push(minimalFastify);
 
     const before = await tokenCalls(sandbox.url);
     const cold = await coldBurst(broker.url, burst);
@@ -149,16 +170,26 @@ export async function brokerBenchmark({ log, connections = 100, durationSeconds 
     );
 
     const brokerUrl = `${broker.url}/api/gatekeeper-token?application_package=${encodeURIComponent(APPLICATION)}`;
+    // The references answer as many bytes as the broker does (headers aside): like with like.
+    const brokerBodyBytes = Buffer.byteLength(await (await fetch(brokerUrl)).text());
+    const referenceBytes = bareBytes ?? brokerBodyBytes;
+    const bare = await startListening('bare', join(ROOT, 'bench', 'bare-server.mjs'), ['--bytes', String(referenceBytes)]);
+    servers.push(bare);
+    const minimalFastify = await startListening('bare', join(ROOT, 'bench', 'bare-server.mjs'), ['--bytes', String(referenceBytes), '--fastify']);
+    servers.push(minimalFastify);
+    log(`broker's token answer: ${brokerBodyBytes} bytes; the references answer ${referenceBytes}; load generator ${loadInProcess ? 'in this process' : 'in its own process'}`);
+
     const targets = [
-      { key: 'bare', name: 'bare node:http, constant 200-byte JSON', url: `${bare.url}/` },
+      { key: 'bare', name: `bare node:http, constant ${referenceBytes}-byte JSON`, url: `${bare.url}/` },
       { key: 'fastify', name: 'minimal fastify route, same constant body', url: `${minimalFastify.url}/` },
       { key: 'broker', name: 'area-metrics broker, cached token', url: brokerUrl },
     ];
     const samples = Object.fromEntries(targets.map((target) => [target.key, []]));
-    for (const target of targets) await cannon(target.url, { connections, durationSeconds: warmupSeconds }); // JIT and connection warm-up
+    const generate = (url, seconds) => cannon(url, { connections, durationSeconds: seconds, inProcess: loadInProcess });
+    for (const target of targets) await generate(target.url, warmupSeconds); // JIT and connection warm-up
     for (let round = 1; round <= rounds; round++) {
       for (const target of targets) {
-        const result = loadResult(await cannon(target.url, { connections, durationSeconds }));
+        const result = loadResult(await generate(target.url, durationSeconds));
         samples[target.key].push(result);
         log(
           `round ${round}/${rounds} ${target.name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms} ms, ` +
@@ -175,10 +206,98 @@ export async function brokerBenchmark({ log, connections = 100, durationSeconds 
       );
     }
     const authCallsAfterLoad = (await tokenCalls(sandbox.url)) - before;
-    return { connections, durationSeconds, rounds, cold: { ...cold, authCalls }, authCallsAfterLoad, load, targets };
+    const refreshing = await refreshingBurst({ log, dir, connections, inProcess: loadInProcess });
+    return {
+      connections,
+      durationSeconds,
+      rounds,
+      loadGenerator: loadInProcess ? 'in-process' : 'own process',
+      brokerBodyBytes,
+      referenceBytes,
+      cold: { ...cold, authCalls },
+      authCallsAfterLoad,
+      load,
+      targets,
+      refreshing,
+    };
   } finally {
     for (const server of servers) await server.stop();
     await sandbox.stop();
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** An auth server that issues opaque tokens valid for `ttlSeconds`, or (after `hang()`) never answers. */
+async function startHangingAuthServer(ttlSeconds) {
+  let calls = 0;
+  let hanging = false;
+  const held = new Set();
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      calls++;
+      if (hanging) {
+        held.add(response);
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ access_token: `bench-token-${calls}`, token_type: 'Bearer', expires_in: ttlSeconds }));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    calls: () => calls,
+    hang: () => (hanging = true),
+    stop: () =>
+      new Promise((resolve) => {
+        for (const response of held) response.destroy();
+        server.closeAllConnections();
+        server.close(resolve);
+      }),
+  };
+}
+
+/**
+ * A token within twice the margin of its expiry is served from the cache at once while one background refresh runs;
+ * here that refresh hangs (the auth server stopped answering), and a 2 s burst must still be answered at once, with
+ * one auth-server call. Token valid 16 s, margin 4 s: refreshed ahead from 8 s, past its refresh point at 12 s.
+ */
+async function refreshingBurst({ log, dir, connections, inProcess }) {
+  const ttlSeconds = 16;
+  const auth = await startHangingAuthServer(ttlSeconds);
+  const configPath = join(dir, 'broker-refreshing.json');
+  await writeFile(
+    configPath,
+    JSON.stringify({
+      authUrl: auth.url,
+      platforms: { android: { clientId: 'bench-client', clientSecretEnv: SECRET_ENV } },
+      applications: { [APPLICATION]: 'android' },
+      cache: { marginSeconds: 4 },
+    }),
+  );
+  let broker;
+  try {
+    broker = await startListening('broker', BIN, ['broker', '--config', configPath, '--port', '0'], {
+      env: { ...process.env, [SECRET_ENV]: 'demo-secret' },
+      stderrPath: join(dir, 'broker-refreshing.log'),
+    });
+    const url = `${broker.url}/api/gatekeeper-token?application_package=${encodeURIComponent(APPLICATION)}`;
+    const fetchedAt = Date.now();
+    const first = await (await fetch(url)).json();
+    auth.hang();
+    await new Promise((resolve) => setTimeout(resolve, 8200 - (Date.now() - fetchedAt)));
+    const callsBefore = auth.calls();
+    const result = loadResult(await cannon(url, { connections, durationSeconds: 2, inProcess }));
+    const authCalls = auth.calls() - callsBefore;
+    const stillCached = (await (await fetch(url)).json()).access_token === first.access_token;
+    log(
+      `refreshing burst: ${result.total} requests in 2 s while the auth server hangs, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ` +
+        `non-2xx ${result.non2xx}, auth-server calls ${authCalls}, cached token still served: ${stillCached}`,
+    );
+    return { ...result, authCalls, stillCached, ttlSeconds, marginSeconds: 4 };
+  } finally {
+    await broker?.stop();
+    await auth.stop();
   }
 }

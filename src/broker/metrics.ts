@@ -18,19 +18,26 @@ export interface MetricsSources {
 export class BrokerMetrics {
   readonly registry = new Registry();
   private readonly tokenRequests: Counter<'outcome' | 'status'>;
-  private readonly served: Record<CacheOutcome, Counter.Internal>;
+  /** Plain numbers on the hot path (a prom-client increment hashes its labels); copied into the counter when scraped. */
+  private readonly served: Record<CacheOutcome, number> = { hit: 0, shared: 0, miss: 0, coalesced: 0, stale: 0 };
+  private readonly failed = new Map<number, number>();
   private readonly authCalls: Counter<'status'>;
   private readonly authLatency: Histogram;
 
   constructor(sources: MetricsSources) {
+    const served = this.served;
+    const failed = this.failed;
     this.tokenRequests = new Counter({
       name: 'area_metrics_broker_token_requests_total',
       help: 'Token requests answered, by how: hit (memory), shared (Redis), miss (auth server), coalesced, stale, or error',
       labelNames: ['outcome', 'status'],
       registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [outcome, count] of Object.entries(served)) this.inc({ outcome, status: '200' }, count);
+        for (const [status, count] of failed) this.inc({ outcome: 'error', status: String(status) }, count);
+      },
     });
-    const child = (outcome: CacheOutcome): Counter.Internal => this.tokenRequests.labels({ outcome, status: '200' });
-    this.served = { hit: child('hit'), shared: child('shared'), miss: child('miss'), coalesced: child('coalesced'), stale: child('stale') };
     this.authCalls = new Counter({
       name: 'area_metrics_broker_auth_requests_total',
       help: 'Calls to the auth servers, by HTTP status, or timeout, network, too-large',
@@ -67,11 +74,11 @@ export class BrokerMetrics {
   }
 
   tokenServed(outcome: CacheOutcome): void {
-    this.served[outcome].inc();
+    this.served[outcome] += 1;
   }
 
   tokenFailed(status: number): void {
-    this.tokenRequests.labels({ outcome: 'error', status: String(status) }).inc();
+    this.failed.set(status, (this.failed.get(status) ?? 0) + 1);
   }
 
   authCall(outcome: AuthCallOutcome, seconds: number): void {

@@ -188,11 +188,15 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
     // request id and log line instead of fastify's own JSON.
     frameworkErrors: (error, request, reply) => {
       reply.header('x-request-id', request.id);
-      const fields = { method: request.method, path: pathOf(request.url), status: 400, problem: 'malformed-url', reason: error.code };
+      const fields = { reqId: request.id, method: request.method, path: pathOf(request.url), status: 400, problem: 'malformed-url', reason: error.code };
       request.log.info(fields, 'request completed');
       sendBrokerProblem(reply, new BrokerProblem('malformed-url', 'the URL is not valid (bad percent-encoding?)'));
     },
   });
+
+  // No child logger per request (creating one serialises its bindings, for every cache hit, whose line is not even
+  // written at the default level): the few request lines carry `reqId` themselves.
+  app.setChildLoggerFactory((logger) => logger);
 
   for (const warning of config.warnings) app.log.warn({ config: true }, warning);
 
@@ -274,6 +278,7 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
     const tokenLog = request.tokenLog;
     // One shape for every line (pino leaves out undefined fields), so building it stays monomorphic.
     const fields = {
+      reqId: request.id,
       method: request.method,
       path: pathOf(request.url),
       status: reply.statusCode,
@@ -382,7 +387,7 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
   app.setErrorHandler(async (error, request, reply) => {
     const status = typeof (error as { statusCode?: unknown }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : 500;
     if (status >= 500) {
-      request.log.error({ err: error }, 'unexpected error');
+      request.log.error({ reqId: request.id, err: error }, 'unexpected error');
       return sendBrokerProblem(reply, new BrokerProblem('internal-error', 'the broker failed unexpectedly; see its logs'));
     }
     return sendProblem(reply, {
