@@ -54,8 +54,6 @@ function describePending(pending: KeyStatus['pending'][number]): string {
       return `${pending.day} partial (${pending.missingStores ?? '?'} stores missing)`;
     case 'not-over':
       return `${pending.day} imported before it was over`;
-    case 'failed':
-      return `${pending.day} failed`;
   }
 }
 

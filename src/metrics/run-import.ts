@@ -252,8 +252,11 @@ export class DayCompletion {
       if (!tally.failed && tally.results === 0) this.warn(`${label}: no results on this re-import; the file of the earlier import is kept`);
       return;
     }
-    // The failure itself has been logged with its unit.
-    if (tally.failed) return this.pending(metric, key, day, { reason: 'failed' });
+    if (tally.failed) {
+      // The failure has been logged with its unit and decides the exit code; later days must not hide it.
+      this.blocked.add(metric);
+      return;
+    }
     if (day >= today(this.rules.now)) {
       this.warn(`${label}: today (UTC) is not over yet; imported what there is, not recorded complete`);
       return this.pending(metric, key, day, { reason: 'not-over', stores: tally.stores.size });

@@ -14,7 +14,7 @@ export const STATE_FILE_NAME = '.area-metrics-state.json';
 export const STATE_VERSION = 2;
 
 /** Why a day after the last complete one is not complete yet. */
-export type PendingReason = 'not-published' | 'partial' | 'not-over' | 'failed';
+export type PendingReason = 'not-published' | 'partial' | 'not-over';
 
 export interface PendingDay {
   readonly reason: PendingReason;
@@ -25,7 +25,7 @@ export interface PendingDay {
 }
 
 const pendingSchema = z.strictObject({
-  reason: z.enum(['not-published', 'partial', 'not-over', 'failed']),
+  reason: z.enum(['not-published', 'partial', 'not-over']),
   missingStores: z.number().int().min(0).optional(),
   stores: z.number().int().min(0).optional(),
 });
@@ -37,7 +37,10 @@ const entrySchema = z.strictObject({
   stores: z.number().int().min(0).optional(),
   /** Which ones: the id of a set in `storeSets`. */
   storeSet: z.string().optional(),
-  /** Days after the last complete one that a run saw but could not record complete, and why. */
+  /**
+   * Days after the last complete one that a run imported without error but could not record complete, and why. A
+   * failed day is not kept here: its run exited non-zero, and the next `--catch-up` asks for it again anyway.
+   */
   pending: z.record(z.string(), pendingSchema).optional(),
 });
 

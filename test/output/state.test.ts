@@ -53,7 +53,7 @@ describe('ImportState', () => {
     await state.markComplete('traffic', '2026-11-17', ['S001']);
     expect(await state.markPending('traffic', '2026-11-18', { reason: 'partial', missingStores: 1, stores: 0 })).toBe(true);
     expect(await state.markPending('traffic', '2026-11-19', { reason: 'not-published', stores: 0 })).toBe(true);
-    expect(await state.markPending('traffic', '2026-11-17', { reason: 'failed' })).toBe(false);
+    expect(await state.markPending('traffic', '2026-11-17', { reason: 'not-over' })).toBe(false);
     expect((await ImportState.load(path, OPTIONS)).pending('traffic')).toEqual([
       { day: '2026-11-18', status: { reason: 'partial', missingStores: 1, stores: 0 } },
       { day: '2026-11-19', status: { reason: 'not-published', stores: 0 } },
@@ -84,7 +84,7 @@ describe('ImportState', () => {
     [{ version: 1, lastCompleteDay: { trafic: '2026-11-01' } }, /unknown metric key "trafic"/],
     [{ version: 3, metrics: {} }, /has version 3, newer than this area-metrics reads \(2\); upgrade area-metrics/],
     [{ version: 2, metrics: { traffic: { lastCompleteDay: '2026-11-01', storeSet: 'abc' } }, storeSets: {} }, /names store set "abc", which is not in storeSets/],
-    [{ version: 2, metrics: { traffic: { pending: { '2026-11-31': { reason: 'failed' } } } }, storeSets: {} }, /pending day "2026-11-31" is not a valid day/],
+    [{ version: 2, metrics: { traffic: { pending: { '2026-11-31': { reason: 'not-over' } } } }, storeSets: {} }, /pending day "2026-11-31" is not a valid day/],
     [{ version: 1, lastCompleteDay: { traffic: 'yesterday' } }, /"yesterday" is not a valid day/],
   ])('refuses %j with a usage error naming the file and the value', async (content, message) => {
     await writeFile(path, JSON.stringify(content));
