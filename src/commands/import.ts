@@ -88,7 +88,7 @@ async function runImportCommand(metricNames: readonly MetricName[], raw: RawImpo
 
   const encoding = { format: config.format, shape: config.shape };
   const summary = await runImport(units, { ...config, credentials: config.credentials }, {
-    sink: config.output.kind === 'stdout' ? new StreamSink(context.stdout) : new FileSink(config.output.dir, encoding),
+    sink: config.output.kind === 'stdout' ? new StreamSink(context.stdout) : withoutEmptyUnits(new FileSink(config.output.dir, encoding)),
     encoding,
     progress,
     ...(state ? { state } : {}),
