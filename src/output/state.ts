@@ -275,7 +275,7 @@ function encodeStoreSet(sortedCodes: readonly string[]): string {
 function decodeStoreSet(encoded: string | undefined, path: string, id: string): readonly string[] {
   try {
     const codes: unknown = JSON.parse(inflateRawSync(Buffer.from(encoded ?? '', 'base64')).toString('utf8'));
-    if (Array.isArray(codes) && codes.every((code) => typeof code === 'string')) return codes as string[];
+    if (Array.isArray(codes) && codes.every((code) => typeof code === 'string')) return codes;
   } catch {
     // Reported below.
   }
