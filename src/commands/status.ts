@@ -51,7 +51,10 @@ function describePending(pending: KeyStatus['pending'][number]): string {
     case 'not-published':
       return `${pending.day} not published`;
     case 'partial':
-      return `${pending.day} partial (${pending.missingStores ?? '?'} stores missing)`;
+      {
+      const missing = pending.missingStores ?? 0;
+      return `${pending.day} partial (${missing} store${missing === 1 ? '' : 's'} missing)`;
+    }
     case 'not-over':
       return `${pending.day} imported before it was over`;
   }

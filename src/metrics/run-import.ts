@@ -271,7 +271,7 @@ export class DayCompletion {
       const named = `${missing.slice(0, NAMED_STORES).join(', ')}${missing.length > NAMED_STORES ? ', ...' : ''}`;
       const what = `${missing.length} of ${expected.length} stores${this.rules.storeCodes.length > 0 ? ' asked for' : ' of the last complete day'} missing (${named})`;
       if (!isSettled(day, this.rules.settleDays, this.rules.now)) {
-        this.warn(`${label}: partly published: ${what}; file written with ${tally.stores.size} stores, not recorded complete; the next --catch-up asks again`);
+        this.warn(`${label}: partly published: ${what}; file written with ${tally.stores.size} store${tally.stores.size === 1 ? '' : 's'}, not recorded complete; the next --catch-up asks again`);
         return this.pending(metric, key, day, { reason: 'partial', missingStores: missing.length, stores: tally.stores.size });
       }
       this.warn(`${label}: ${what}; recorded complete anyway: the day is at least --settle-days ${this.rules.settleDays} days old`);

@@ -64,7 +64,7 @@ describe('area-metrics status', () => {
     expect(lines).toEqual([
       ['metric', 'last complete', 'behind', 'stores', 'pending'],
       ['traffic', daysAgo(1), '0', '3', '-'],
-      ['unique-users', daysAgo(3), '2', '3', `${daysAgo(2)} partial (1 stores missing), ${daysAgo(1)} not published`],
+      ['unique-users', daysAgo(3), '2', '3', `${daysAgo(2)} partial (1 store missing), ${daysAgo(1)} not published`],
     ]);
 
     const json = await runCli(['status', '-o', out, '--json', '--max-behind', '1']);
