@@ -8,7 +8,7 @@ import { parseDay, type WindowRequest } from '../window/days.js';
 import { envValue, resolveClientSecret } from './settings.js';
 
 /**
- * One table drives commander, `--help` and the environment fallbacks of the four import commands (SPEC 2.1).
+ * One table drives commander, `--help` and the environment fallbacks of the four import commands.
  * `key` is commander's camel-cased attribute name.
  */
 export interface ImportOptionSpec {

@@ -47,7 +47,7 @@ export function registerImportCommands(program: Command, context: CommandContext
 
 async function runImportCommand(metricNames: readonly MetricName[], raw: RawImportOptions, context: CommandContext): Promise<void> {
   if (raw.logFormat === 'json') {
-    // A bad flag found while resolving the config is reported as JSON too (SPEC 2.7: every stderr line).
+    // A bad flag found while resolving the config is reported as JSON too (with --log-format json every stderr line is JSON).
     const early = createLogger({ stream: context.stderr, format: 'json', level: 'error' });
     context.reportError = (message) => early.error(message);
   }
@@ -108,7 +108,7 @@ async function runImportCommand(metricNames: readonly MetricName[], raw: RawImpo
     (first ? `; ${summary.failures.length} failed, first: ${unitLabel(first.unit)}` : '');
   const { failures: _failures, ...fields } = summary;
   progress.finish(line, { ...fields, failed: summary.failures.length, seconds: Number(summary.seconds.toFixed(1)) }, !first);
-  // The run's exit code is that of the first failed unit in (metric, day, store) order (SPEC 2.6).
+  // The run's exit code is that of the first failed unit in (metric, day, store) order.
   if (first) context.exitCode = exitCodeFor(first.error);
 }
 
