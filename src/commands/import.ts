@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { exitCodeFor } from '../errors.js';
 import { createLogger, useColor } from '../log/logger.js';
@@ -6,6 +6,7 @@ import { createImportProgress } from '../log/progress.js';
 import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
 import { catchUpFrom, planUnits, runImport } from '../metrics/run-import.js';
 import { unitFirstPageUrl, unitLabel } from '../metrics/unit.js';
+import { checkWritableFolder } from '../output/atomic-file.js';
 import { FileSink, StreamSink } from '../output/sinks.js';
 import { ImportState, STATE_FILE_NAME } from '../output/state.js';
 import { createRedactor } from '../redact.js';
@@ -78,6 +79,9 @@ async function runImportCommand(metricNames: readonly MetricName[], raw: RawImpo
     return;
   }
   if (!config.credentials) throw new Error('credentials are resolved for every run but --dry-run');
+  // A read-only, unwritable or full folder fails now, in a second, rather than after the downloads.
+  const folders = [...(config.output.kind === 'files' ? [config.output.dir] : []), ...(statePath === undefined ? [] : [dirname(statePath)])];
+  for (const folder of new Set(folders)) await checkWritableFolder(folder);
 
   const encoding = { format: config.format, shape: config.shape };
   const summary = await runImport(units, { ...config, credentials: config.credentials }, {
@@ -97,7 +101,8 @@ async function runImportCommand(metricNames: readonly MetricName[], raw: RawImpo
     `imported ${summary.succeeded} of ${summary.units} units, ${summary.rows} rows` +
     `${summary.rejected ? `, ${summary.rejected} rejected records` : ''}${summary.warnings ? `, ${summary.warnings} warnings` : ''}` +
     ` in ${summary.seconds.toFixed(1)} s` +
-    (first ? `; ${summary.failures.length} failed, first: ${unitLabel(first.unit)}` : '');
+    (first ? `; ${summary.failures.length} failed, first: ${unitLabel(first.unit)}` : '') +
+    (summary.notTried ? `; ${summary.notTried} not tried, the output could not be written` : '');
   const { failures: _failures, ...fields } = summary;
   progress.finish(line, { ...fields, failed: summary.failures.length, seconds: Number(summary.seconds.toFixed(1)) }, !first);
   // The run's exit code is that of the first failed unit in (metric, day, store) order (SPEC 2.6).
