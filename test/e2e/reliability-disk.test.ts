@@ -183,6 +183,7 @@ describe('stdout', () => {
       stdio: ['ignore', full, 'pipe'],
     });
     closeSync(full);
+    if (!child.stderr) throw new Error('no stderr pipe');
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
