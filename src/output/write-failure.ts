@@ -41,7 +41,7 @@ function codeOf(error: unknown): string | undefined {
  * An `OutputError` naming `what` (`cannot write out/traffic/2026-11-20.csv`) and why, when `error` means the disk
  * refused; `error` itself otherwise (an interrupt, a bug), so callers can always `throw asOutputError(...)`.
  */
-export function asOutputError(error: unknown, what: string): unknown {
+export function asOutputError<T>(error: T, what: string): T | OutputError {
   if (error instanceof OutputError) return error;
   const code = codeOf(error);
   const failure = code === undefined ? undefined : FAILURES[code];

@@ -4,6 +4,7 @@
  * the real file system in a temp folder, so the bytes on disk are what is checked.
  */
 import { spawnSync } from 'node:child_process';
+import type * as FsPromises from 'node:fs/promises';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -24,7 +25,7 @@ const faults = vi.hoisted(() => ({
 }));
 
 vi.mock('node:fs/promises', async (importOriginal) => {
-  const real = await importOriginal<typeof import('node:fs/promises')>();
+  const real = await importOriginal<typeof FsPromises>();
   const fail = (step: string): void => {
     if (faults.failing?.step === step) {
       throw Object.assign(new Error(`${faults.failing.code}: injected at ${step}`), { code: faults.failing.code });
