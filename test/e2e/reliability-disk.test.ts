@@ -173,25 +173,34 @@ describe('on a small tmpfs', () => {
   });
 });
 
-describe('stdout', () => {
-  it.skipIf(!existsSync('/dev/full'))('onto a full disk (`-o - > /dev/full`): exit 7, one line, fetching stops', async () => {
+/** Runs the built binary with its stdout on /dev/full, where every write fails with ENOSPC. */
+async function runOntoFullDisk(args: readonly string[]): Promise<CliResult> {
+  const full = openSync('/dev/full', 'w');
+  const child = spawn(process.execPath, [BIN, ...args], { env: cliEnv(), stdio: ['ignore', full, 'pipe'] });
+  closeSync(full);
+  if (!child.stderr) throw new Error('no stderr pipe');
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+    child.on('close', (exitCode, exitSignal) => resolve([exitCode, exitSignal])),
+  );
+  return { code, signal, stdout: '', stderr };
+}
+
+describe.skipIf(!existsSync('/dev/full'))('stdout onto a full disk (`> /dev/full`)', () => {
+  it('an import: exit 7, one line naming stdout and "disk full", fetching stops', async () => {
     const days = [7, 6, 5, 4, 3, 2].map(daysAgo);
     const requests = sandbox.requests.length;
-    const full = openSync('/dev/full', 'w');
-    const child = spawn(process.execPath, [BIN, ...importArgs('traffic', '-', '--from', days[0] as string, '--to', days[5] as string, '--concurrency', '1')], {
-      env: cliEnv(),
-      stdio: ['ignore', full, 'pipe'],
-    });
-    closeSync(full);
-    if (!child.stderr) throw new Error('no stderr pipe');
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    expect(code).toBe(7);
-    expect(failureLines({ code, signal: null, stdout: '', stderr })).toEqual([
-      `error: traffic ${days[0]}: cannot write to stdout: disk full (ENOSPC); free some space and run again`,
-    ]);
+    const result = await runOntoFullDisk(importArgs('traffic', '-', '--from', days[0] as string, '--to', days[5] as string, '--concurrency', '1'));
+    expect(result.code).toBe(7);
+    expect(failureLines(result)).toEqual([`error: traffic ${days[0]}: cannot write to stdout: disk full (ENOSPC); free some space and run again`]);
     const asked = new Set(metricRequestsSince(requests).map((request) => (request.query.datetime_gte ?? '').slice(0, 10)));
     for (const day of days.slice(2)) expect(asked.has(day), `${day} was fetched`).toBe(false);
+  });
+
+  it('--dry-run: exit 7 and one line instead of 0 with the requests lost', async () => {
+    const result = await runOntoFullDisk(importArgs('traffic', '-', '--from', daysAgo(6), '--to', daysAgo(2), '--dry-run'));
+    expect(result.code).toBe(7);
+    expect(failureLines(result)).toEqual(['error: cannot write to stdout: disk full (ENOSPC); free some space and run again']);
   });
 });
