@@ -141,7 +141,7 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
 }
 
 /**
- * The one stderr line of a failed unit always names the unit (SPEC 2.6): errors raised per request (HTTP status,
+ * The one stderr line of a failed unit always names the unit: errors raised per request (HTTP status,
  * network, malformed body) only know the URL, and text logs do not print the `unit` field.
  */
 function failureLine(label: string, error: unknown): string {
