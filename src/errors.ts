@@ -36,6 +36,14 @@ export class IncompleteError extends AreaMetricsError {
   readonly exitCode = 6;
 }
 
+/**
+ * The output (a data file, a `_rejected/` file, the state, stdout) could not be written: a full, read-only or failing
+ * disk, not a bug. Its message names the path and the reason in plain words.
+ */
+export class OutputError extends AreaMetricsError {
+  readonly exitCode = 7;
+}
+
 /** The run was stopped by a signal; 128 + the signal number. */
 export class InterruptedError extends AreaMetricsError {
   readonly exitCode: number;

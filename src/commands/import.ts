@@ -7,6 +7,7 @@ import { createImportProgress } from '../log/progress.js';
 import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
 import { catchUpFrom, planUnits, runImport, withoutEmptyUnits, type MetricDays } from '../metrics/run-import.js';
 import { unitFirstPageUrl, unitLabel } from '../metrics/unit.js';
+import { checkWritableFolder } from '../output/atomic-file.js';
 import { FileSink, StreamSink } from '../output/sinks.js';
 import { ImportState, STATE_FILE_NAME } from '../output/state.js';
 import { createRedactor } from '../redact.js';
@@ -73,18 +74,19 @@ async function runImportCommand(metricNames: readonly MetricName[], raw: RawImpo
     for (const unit of units) context.stdout.write(`GET ${unitFirstPageUrl(unit, config.baseUrl, config.pageSize).href}\n`);
     return;
   }
-  const tempFolders = [
-    ...(config.output.kind === 'files' ? outputFolders(config.output.dir) : []),
-    ...(statePath === undefined ? [] : [dirname(statePath)]),
-  ];
-  for (const stale of await removeStaleTempFiles([...new Set(tempFolders)])) {
-    progress.logger.info(`removed ${stale.path}, a temp file left by process ${stale.pid}, which is gone`);
-  }
   if (units.length === 0) {
     progress.finish('nothing to import: every day through yesterday is already complete', { units: 0 }, true);
     return;
   }
   if (!config.credentials) throw new Error('credentials are resolved for every run but --dry-run');
+  // A read-only, unwritable or full folder fails now, in a second, rather than after the downloads.
+  const folders = [...(config.output.kind === 'files' ? [config.output.dir] : []), ...(statePath === undefined ? [] : [dirname(statePath)])];
+  for (const folder of new Set(folders)) await checkWritableFolder(folder);
+  const tempFolders = [...(config.output.kind === 'files' ? outputFolders(config.output.dir) : []), ...folders];
+  for (const stale of await removeStaleTempFiles([...new Set(tempFolders)])) {
+    const why = stale.reason === 'gone' ? 'which is gone' : 'more than an hour old';
+    progress.logger.info(`removed ${stale.path}, a temp file left by process ${stale.pid}, ${why}`);
+  }
 
   const encoding = { format: config.format, shape: config.shape };
   const summary = await runImport(units, { ...config, credentials: config.credentials }, {
@@ -105,7 +107,8 @@ async function runImportCommand(metricNames: readonly MetricName[], raw: RawImpo
     `imported ${summary.succeeded} of ${summary.units} units, ${summary.rows} rows` +
     `${summary.rejected ? `, ${summary.rejected} rejected records` : ''}${summary.warnings ? `, ${summary.warnings} warnings` : ''}` +
     ` in ${summary.seconds.toFixed(1)} s` +
-    (first ? `; ${summary.failures.length} failed, first: ${unitLabel(first.unit)}` : '');
+    (first ? `; ${summary.failures.length} failed, first: ${unitLabel(first.unit)}` : '') +
+    (summary.notTried ? `; ${summary.notTried} not tried, the output could not be written` : '');
   const { failures: _failures, ...fields } = summary;
   progress.finish(line, { ...fields, failed: summary.failures.length, seconds: Number(summary.seconds.toFixed(1)) }, !first);
   // The run's exit code is that of the first failed unit in (metric, day, store) order.

@@ -92,6 +92,8 @@ export interface ImportIo {
 export interface ImportSummary {
   readonly units: number;
   readonly succeeded: number;
+  /** Units never fetched or never written because the output failed first (a full or read-only disk). */
+  readonly notTried: number;
   readonly rows: number;
   readonly rejected: number;
   readonly warnings: number;
@@ -167,8 +169,9 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
   }
   const failures = outcomes.flatMap((outcome) => (outcome.ok ? [] : [{ unit: outcome.unit, error: outcome.error }]));
   return {
-    units: outcomes.length,
+    units: units.length,
     succeeded: outcomes.length - failures.length,
+    notTried: units.length - outcomes.length,
     rows,
     rejected,
     warnings: warnings + days.warnings,

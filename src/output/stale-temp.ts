@@ -26,12 +26,15 @@ export function isProcessAlive(pid: number): boolean {
 export interface StaleTempFile {
   readonly path: string;
   readonly pid: number;
+  /** `gone`: its process has ended; `old`: a process with its pid runs, but the file is too old to be its. */
+  readonly reason: 'gone' | 'old';
 }
 
 /**
  * Removes this tool's temp files in `folders` (not below them) that a run killed without a chance to clean up left
  * behind: those whose process is gone, or that are older than `STALE_TEMP_AGE_MS`. Never this process's own, never
- * a live run's. Returns what it removed; a folder that does not exist is skipped.
+ * a live run's. Returns what it removed. Best effort: a folder that cannot be read or a file that cannot be removed
+ * is skipped, and the run's own writes report a folder that is not usable.
  */
 export async function removeStaleTempFiles(folders: readonly string[], now = Date.now()): Promise<StaleTempFile[]> {
   const removed: StaleTempFile[] = [];
@@ -39,9 +42,8 @@ export async function removeStaleTempFiles(folders: readonly string[], now = Dat
     let names: string[];
     try {
       names = await readdir(folder);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') continue;
-      throw error;
+    } catch {
+      continue;
     }
     for (const name of names) {
       const match = TEMP_FILE.exec(name);
@@ -49,12 +51,17 @@ export async function removeStaleTempFiles(folders: readonly string[], now = Dat
       const pid = Number(match[1]);
       if (pid === process.pid) continue;
       const path = join(folder, name);
-      if (isProcessAlive(pid)) {
+      const alive = isProcessAlive(pid);
+      if (alive) {
         const info = await stat(path).catch(() => undefined);
         if (info === undefined || now - info.mtimeMs <= STALE_TEMP_AGE_MS) continue;
       }
-      await rm(path, { force: true });
-      removed.push({ path, pid });
+      try {
+        await rm(path, { force: true });
+        removed.push({ path, pid, reason: alive ? 'old' : 'gone' });
+      } catch {
+        // Left for a later run.
+      }
     }
   }
   return removed;

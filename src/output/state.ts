@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { addDays, isValidDay, today, type UtcDay } from '../window/days.js';
 import { writeFileAtomic } from './atomic-file.js';
+import { asOutputError } from './write-failure.js';
 import { isProcessAlive } from './stale-temp.js';
 
 export const STATE_FILE_NAME = '.area-metrics-state.json';
@@ -181,8 +182,14 @@ export class ImportState {
 
   /** Read-merge-write under the lock; `change` edits the freshly read file and says whether it changed it. */
   private async update(change: (file: StateFile) => boolean): Promise<boolean> {
-    await mkdir(dirname(this.path), { recursive: true });
-    const release = await acquireLock(`${this.path}.lock`);
+    const lockPath = `${this.path}.lock`;
+    let release: () => Promise<void>;
+    try {
+      await mkdir(dirname(this.path), { recursive: true });
+      release = await acquireLock(lockPath);
+    } catch (error) {
+      throw asOutputError(error, `cannot lock the state file with ${lockPath}`);
+    }
     try {
       const file = (await readStateFile(this.path, this.options)) ?? emptyState();
       const changed = change(file);
@@ -193,7 +200,7 @@ export class ImportState {
       this.file = file;
       return changed;
     } finally {
-      await release();
+      await release().catch(() => {});
     }
   }
 }

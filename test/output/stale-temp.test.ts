@@ -31,7 +31,8 @@ describe('removeStaleTempFiles', () => {
 
     const removed = await removeStaleTempFiles([dir, join(dir, 'missing-folder')]);
     expect(removed.map((entry) => entry.path).sort()).toEqual([join(dir, names.gone), join(dir, names.liveButOld)].sort());
-    expect(removed.find((entry) => entry.path.endsWith(names.gone))?.pid).toBe(gone);
+    expect(removed.find((entry) => entry.path.endsWith(names.gone))).toMatchObject({ pid: gone, reason: 'gone' });
+    expect(removed.find((entry) => entry.path.endsWith(names.liveButOld))).toMatchObject({ pid: live.pid, reason: 'old' });
     expect((await readdir(dir)).sort()).toEqual([names.data, names.live, names.other, names.own].sort());
   });
 
