@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, readFile, readlink, rm, symlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
@@ -86,7 +86,7 @@ const STALE_LOCK_MS = 60_000;
  * stores, and the days seen after it that are not complete yet.
  *
  * Several runs may write one state at the same time (two cron lines, a backfill during the nightly run). Every change
- * is a read-merge-write under a lock file next to the state (`<state>.lock`, created exclusively, held only for the
+ * is a read-merge-write under a lock next to the state (`<state>.lock`, created exclusively, held only for the
  * update): the file is read again, only the one key's change is applied, and the file is replaced atomically. So no
  * run loses another's keys, and a key never moves backwards. A lock left by a process that is gone (or older than a
  * minute) is taken over.
@@ -296,18 +296,15 @@ function pruneStoreSets(file: StateFile): void {
 }
 
 /**
- * Takes the lock file exclusively, waiting while another live run holds it; returns its release. The lock holds the
- * holder's pid, so one left by a killed run is taken over at once, and one older than a minute in any case.
+ * Takes the lock exclusively, waiting while another live run holds it; returns its release. The lock is a symbolic
+ * link whose target is the holder's pid: creating it is atomic and fails if it exists, and its target lives in the
+ * inode, so taking the lock needs no free block on a nearly full disk. One left by a killed run is taken over at
+ * once, and one older than a minute in any case.
  */
 async function acquireLock(lockPath: string): Promise<() => Promise<void>> {
   for (let attempt = 0; ; attempt++) {
     try {
-      const handle = await open(lockPath, 'wx');
-      try {
-        await handle.writeFile(`${process.pid}\n`);
-      } finally {
-        await handle.close();
-      }
+      await symlink(String(process.pid), lockPath);
       return () => rm(lockPath, { force: true });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -323,10 +320,9 @@ async function acquireLock(lockPath: string): Promise<() => Promise<void>> {
 
 async function isStaleLock(lockPath: string): Promise<boolean> {
   try {
-    const [text, info] = await Promise.all([readFile(lockPath, 'utf8'), stat(lockPath)]);
-    const pid = Number(text.trim());
-    // An empty file is a lock being created right now.
-    if (text.trim() !== '' && Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && !isProcessAlive(pid)) return true;
+    const info = await lstat(lockPath);
+    const pid = info.isSymbolicLink() ? Number(await readlink(lockPath)) : Number.NaN;
+    if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && !isProcessAlive(pid)) return true;
     return Date.now() - info.mtimeMs > STALE_LOCK_MS;
   } catch (error) {
     // Released between our attempt and this look: simply try again.

@@ -1,4 +1,4 @@
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { lstat, lutimes, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
@@ -133,14 +133,30 @@ describe('ImportState', () => {
     const reloaded = await ImportState.load(path, OPTIONS);
     expect(reloaded.lastCompleteDay('traffic')).toBe('2026-11-14');
     expect(reloaded.lastCompleteDay('unique-users')).toBe('2026-11-14');
-    await expect(stat(`${path}.lock`)).rejects.toThrow(/ENOENT/);
+    await expect(lstat(`${path}.lock`)).rejects.toThrow(/ENOENT/);
   });
 
   it('takes over a lock left by a process that is gone', async () => {
-    await writeFile(`${path}.lock`, `${await deadPid()}\n`);
+    await symlink(String(await deadPid()), `${path}.lock`);
     const state = await ImportState.load(path, OPTIONS);
     expect(await state.markComplete('traffic', '2026-11-20', ['S001'])).toBe(true);
-    await expect(stat(`${path}.lock`)).rejects.toThrow(/ENOENT/);
+    await expect(lstat(`${path}.lock`)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('waits for a live holder and takes over a lock older than a minute', async () => {
+    const lock = `${path}.lock`;
+    await symlink(String(process.pid), lock);
+    const state = await ImportState.load(path, OPTIONS);
+    let done = false;
+    const marking = state.markComplete('traffic', '2026-11-20', ['S001']).then((changed) => {
+      done = true;
+      return changed;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(done).toBe(false);
+    const old = new Date(Date.now() - 120_000);
+    await lutimes(lock, old, old);
+    expect(await marking).toBe(true);
   });
 
   it('keys store-limited runs apart from whole runs', () => {
