@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { asOutputError } from './write-failure.js';
 
@@ -11,41 +11,8 @@ function tempName(folder: string, name: string): string {
   return join(folder, `.${name}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
 }
 
-/** A name made by `tempName`, with the writer's process id. */
-const TEMP_NAME = /^\..+\.(\d+)\.[0-9a-f]{8}\.tmp$/;
-
-/** Folders this process has already cleared of temp files left by killed runs. */
-const clearedFolders = new Set<string>();
-
-/**
- * Removes, once per folder and run, the temp files of writers that are gone (a run killed by SIGKILL or a power
- * loss): a file whose process still runs is being written and stays. Best effort: a folder that cannot be read or a
- * file that cannot be removed is left for the write itself to report.
- */
-async function removeTempFilesOfDeadRuns(folder: string): Promise<void> {
-  if (clearedFolders.has(folder)) return;
-  clearedFolders.add(folder);
-  let names: string[];
-  try {
-    names = await readdir(folder);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const pid = Number(TEMP_NAME.exec(name)?.[1] ?? Number.NaN);
-    if (Number.isSafeInteger(pid) && pid !== process.pid && !isRunning(pid)) await rm(join(folder, name), { force: true }).catch(() => {});
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+/** A name made by `tempName`, with the writer's process id (`stale-temp.ts` removes those of runs that are gone). */
+export const TEMP_NAME = /^\..+\.(\d+)\.[0-9a-f]{8}\.tmp$/;
 
 /**
  * Writes a file so that no reader and no crash ever sees half of it: a temp file in the same folder (same
@@ -60,7 +27,6 @@ export async function writeFileAtomic(path: string, chunks: Iterable<string | Ui
   } catch (error) {
     throw asOutputError(error, `cannot create folder ${folder}`);
   }
-  await removeTempFilesOfDeadRuns(folder);
   try {
     await writeThenRename(path, chunks, signal);
   } catch (error) {

@@ -1,11 +1,6 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-
-/**
- * The temp files `writeFileAtomic` names `.<name>.<pid>.<8 hex>.tmp`: the pid says which process writes it, so a
- * later run can tell a file left by a killed run from one being written right now.
- */
-const TEMP_FILE = /^\..+\.(\d+)\.[0-9a-f]{8}\.tmp$/;
+import { TEMP_NAME } from './atomic-file.js';
 
 /**
  * A temp file older than this is stale even if a process with its pid is alive: pids are reused, and no write of
@@ -46,7 +41,7 @@ export async function removeStaleTempFiles(folders: readonly string[], now = Dat
       continue;
     }
     for (const name of names) {
-      const match = TEMP_FILE.exec(name);
+      const match = TEMP_NAME.exec(name);
       if (!match) continue;
       const pid = Number(match[1]);
       if (pid === process.pid) continue;

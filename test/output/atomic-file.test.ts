@@ -3,7 +3,6 @@
  * cap how many bytes one write takes (a nearly full disk) and make one step fail with an errno. Everything else is
  * the real file system in a temp folder, so the bytes on disk are what is checked.
  */
-import { spawnSync } from 'node:child_process';
 import type * as FsPromises from 'node:fs/promises';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -180,25 +179,6 @@ describe('writeFileAtomic', () => {
     expect(error).not.toBeInstanceOf(OutputError);
     expect(exitCodeFor(error)).toBe(1);
     expect(await readFile(path, 'utf8')).toBe(OLD);
-  });
-});
-
-describe('temp files of killed runs', () => {
-  it('are removed by the next write into their folder; a running writer\'s temp file and other files stay', async () => {
-    const { folder, path, next } = await folderWithOldFile();
-    const gone = spawnSync(process.execPath, ['-e', '']).pid;
-    const running = process.ppid;
-    const names = [
-      `.2026-11-19.csv.${gone}.0badf00d.tmp`,
-      `.area-metrics-write-check.${gone}.12345678.tmp`,
-      `.2026-11-18.csv.${running}.deadbeef.tmp`,
-      `2026-11-17.csv.${gone}.deadbeef.tmp.keep`,
-    ];
-    for (const name of names) await writeFile(join(folder, 'traffic', name), 'partial');
-    await writeFileAtomic(path, [next]);
-    expect((await readdir(join(folder, 'traffic'))).sort()).toEqual(
-      [`.2026-11-18.csv.${running}.deadbeef.tmp`, `2026-11-17.csv.${gone}.deadbeef.tmp.keep`, '2026-11-20.csv'].sort(),
-    );
   });
 });
 
