@@ -1,4 +1,4 @@
-/** The sandbox: a local emulator of the vendor's metrics API and auth server, with synthetic data (SPEC 5). */
+/** The sandbox: a local emulator of the vendor's metrics API and auth server, with synthetic data. */
 export type {
   MetricName,
   RecordedRequest,

@@ -59,12 +59,14 @@ class PageCache {
 }
 
 /** Raised while handling a request to answer with a given status and JSON body. */
-class HttpAnswer {
+class HttpAnswer extends Error {
   constructor(
     readonly status: number,
     readonly body: unknown,
     readonly headers: Record<string, string> = {},
-  ) {}
+  ) {
+    super(`HTTP ${status}`);
+  }
 }
 
 interface Reply {
