@@ -3,6 +3,7 @@ import { registerBrokerCommand } from './commands/broker.js';
 import type { CommandContext } from './commands/context.js';
 import { registerImportCommands } from './commands/import.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
+import { registerStatusCommand } from './commands/status.js';
 import { registerTokenCommand } from './commands/token.js';
 import { exitCodeFor, messageOf, UsageError } from './errors.js';
 import { createLogger } from './log/logger.js';
@@ -21,6 +22,7 @@ export function buildProgram(context: CommandContext): Command {
       outputError: () => {},
     });
   registerImportCommands(program, context);
+  registerStatusCommand(program, context);
   registerTokenCommand(program, context);
   registerBrokerCommand(program, context);
   registerSandboxCommand(program, context);

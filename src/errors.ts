@@ -1,5 +1,5 @@
 /**
- * One error class per exit code (SPEC 2.6). Core code throws these with a user-facing message;
+ * One error class per exit code. Core code throws these with a user-facing message;
  * `exitCodeFor` in this file is the only place that turns an error into an exit code.
  */
 export abstract class AreaMetricsError extends Error {
@@ -26,14 +26,22 @@ export class UnavailableError extends AreaMetricsError {
   readonly exitCode = 4;
 }
 
-/** A body or record broke the data contract (SPEC 2.5). */
+/** A body or record broke the data contract (docs/reliability.md). */
 export class ContractError extends AreaMetricsError {
   readonly exitCode = 5;
 }
 
-/** Results still incomplete after re-fetching the unit (SPEC 2.3). */
+/** Results still incomplete after fetching the unit three times. */
 export class IncompleteError extends AreaMetricsError {
   readonly exitCode = 6;
+}
+
+/**
+ * The output (a data file, a `_rejected/` file, the state, stdout) could not be written: a full, read-only or failing
+ * disk, not a bug. Its message names the path and the reason in plain words.
+ */
+export class OutputError extends AreaMetricsError {
+  readonly exitCode = 7;
 }
 
 /** The run was stopped by a signal; 128 + the signal number. */

@@ -1,8 +1,9 @@
 import { rmSync } from 'node:fs';
 import { runCli } from './cli.js';
 import type { CommandContext } from './commands/context.js';
-import { InterruptedError } from './errors.js';
+import { exitCodeFor, InterruptedError, messageOf } from './errors.js';
 import { tempFilesInProgress } from './output/atomic-file.js';
+import { asOutputError } from './output/write-failure.js';
 
 // The only module that touches process-wide state: signals and the exit code.
 const controller = new AbortController();
@@ -29,10 +30,18 @@ const context: CommandContext = {
 
 // A closed stdout (`| head`) is not an error worth a stack trace; it ends the run, but a failure already reported
 // keeps its exit code (cron must not read "0" after an error line).
+// Any other failure (`> file` on a full disk) is an output failure: an import reports it for the unit it was
+// writing; for anything else that prints (--dry-run, token) it is reported at the end rather than exiting 0.
+let stdoutFailure: unknown;
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code === 'EPIPE') process.exit(interrupted?.exitCode ?? context.exitCode ?? 0);
+  stdoutFailure ??= asOutputError(error, 'cannot write to stdout');
 });
 
 // An interrupted import throws InterruptedError (130/143); a server (sandbox, broker) stopping on a signal is its
 // normal end and returns 0.
-process.exitCode = await runCli(process.argv.slice(2), context);
+const exitCode = await runCli(process.argv.slice(2), context);
+// A stream's error arrives after the write that caused it: let stdout settle before deciding.
+await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+if (exitCode === 0 && stdoutFailure !== undefined) context.reportError(messageOf(stdoutFailure));
+process.exitCode = exitCode === 0 && stdoutFailure !== undefined ? exitCodeFor(stdoutFailure) : exitCode;

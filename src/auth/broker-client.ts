@@ -55,7 +55,7 @@ export function problemSummary(text: string): string | undefined {
 type Outcome = { kind: 'token'; token: TokenResponse } | { kind: 'rejected'; error: BrokerRejectedError };
 
 /**
- * Asks a token broker (seed section B) for the application's token. 400/401/403 throw BrokerRejectedError (an
+ * Asks a token broker (`GET /api/gatekeeper-token`) for the application's token. 400/401/403 throw BrokerRejectedError (an
  * AuthError); 5xx, network and timeouts throw UnavailableError (the HttpClient's message carries the status and
  * the problem `detail`); a 200 without a usable access_token throws ContractError.
  */

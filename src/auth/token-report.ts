@@ -26,7 +26,7 @@ function iso(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-/** Everything the token command shows, and the warnings (never failures) that issue 5 lists. */
+/** Everything the token command shows, and the warnings (never failures) it can raise. */
 export function describeToken(token: TokenResponse, options: DescribeOptions): TokenReport {
   const decoded = decodeJwt(token.access_token);
   const lifetime = tokenLifetime(token, options.requestSentAt);
@@ -60,7 +60,7 @@ export function describeToken(token: TokenResponse, options: DescribeOptions): T
   if (token.token_type !== undefined && token.token_type.toLowerCase() !== 'bearer') {
     warnings.push(`token_type is ${JSON.stringify(token.token_type)}, not Bearer`);
   } else if (token.token_type === undefined && options.origin === 'auth-server') {
-    // RFC 6749 5.1 makes token_type required; a broker's answer has none by design (seed 2.4).
+    // RFC 6749 5.1 makes token_type required; a broker's answer has none by design (its answer is only `access_token` and `expires_in`).
     warnings.push('the auth server sent no token_type (RFC 6749 requires one; Bearer is expected)');
   }
 

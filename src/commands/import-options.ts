@@ -8,7 +8,7 @@ import { parseDay, type WindowRequest } from '../window/days.js';
 import { envValue, resolveClientSecret } from './settings.js';
 
 /**
- * One table drives commander, `--help` and the environment fallbacks of the four import commands (SPEC 2.1).
+ * One table drives commander, `--help` and the environment fallbacks of the four import commands.
  * `key` is commander's camel-cased attribute name.
  */
 export interface ImportOptionSpec {
@@ -29,8 +29,10 @@ export const IMPORT_OPTIONS: readonly ImportOptionSpec[] = [
   { flags: '--date <YYYY-MM-DD>', key: 'date', description: 'one UTC day (default: yesterday, UTC)' },
   { flags: '--from <YYYY-MM-DD>', key: 'from', description: 'first UTC day of a range (backfill)' },
   { flags: '--to <YYYY-MM-DD>', key: 'to', description: 'last UTC day of the range, inclusive', defaultText: '--from' },
-  { flags: '--catch-up', key: 'catchUp', description: 'every day after the last complete day in the state, through yesterday' },
-  { flags: '--max-days <n>', key: 'maxDays', description: 'at most this many days for --catch-up', defaultText: '31' },
+  { flags: '--catch-up', key: 'catchUp', description: 'for each metric, every day after its own last complete day in the state, through yesterday' },
+  { flags: '--max-days <n>', key: 'maxDays', description: 'at most this many missing days per metric for --catch-up; a cut says so', defaultText: '31' },
+  { flags: '--lookback <n>', key: 'lookback', description: 'with --catch-up: also re-import the n complete days before, for late corrections', defaultText: '0' },
+  { flags: '--settle-days <n>', key: 'settleDays', description: 'a day this many days old is final even if some stores never reported', defaultText: '3' },
   { flags: '--store <code>', key: 'store', repeatable: true, description: 'only this store_code; repeatable (one unit per store)' },
   { flags: '-o, --output <dir|->', key: 'output', env: 'AREA_METRICS_OUTPUT', description: 'output folder, or - for stdout', defaultText: './area-metrics-data' },
   { flags: '-f, --format <format>', key: 'format', choices: ['csv', 'ndjson'], description: 'file format', defaultText: 'csv for files, ndjson for stdout' },
@@ -68,7 +70,8 @@ export interface ImportConfig {
   readonly baseUrl: URL;
   /** Absent only for --dry-run, which needs none. */
   readonly credentials?: ClientCredentials;
-  readonly window: WindowRequest | { readonly kind: 'catch-up-pending'; readonly maxDays: number };
+  readonly window: WindowRequest | { readonly kind: 'catch-up'; readonly maxDays: number; readonly lookback: number };
+  readonly settleDays: number;
   readonly storeCodes: readonly string[];
   readonly output: OutputTarget;
   readonly format: OutputFormat;
@@ -129,8 +132,12 @@ export async function resolveImportConfig(
     throw new UsageError('--catch-up cannot be combined with --date or --from/--to');
   }
   const maxDays = integer(text(raw, 'maxDays', env), '--max-days', 31, 1, 3660);
+  const lookbackText = text(raw, 'lookback', env);
+  if (lookbackText !== undefined && !catchUp) throw new UsageError('--lookback needs --catch-up (a backfill names its days with --from/--to)');
+  const lookback = integer(lookbackText, '--lookback', 0, 0, 366);
+  const settleDays = integer(text(raw, 'settleDays', env), '--settle-days', 3, 1, 3660);
   const window: ImportConfig['window'] = catchUp
-    ? { kind: 'catch-up-pending', maxDays }
+    ? { kind: 'catch-up', maxDays, lookback }
     : date !== undefined
       ? { kind: 'date', date: parseDay(date, '--date') }
       : from !== undefined
@@ -175,6 +182,7 @@ export async function resolveImportConfig(
     baseUrl,
     ...(credentials ? { credentials } : {}),
     window,
+    settleDays,
     storeCodes,
     output,
     format,

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { createLogger, useColor } from '../log/logger.js';
-import { DEFAULT_SANDBOX, type Sandbox, type SandboxFaults } from '../sandbox/types.js';
+import { DEFAULT_SANDBOX, type Sandbox, type SandboxFaults, type SandboxPublishing } from '../sandbox/types.js';
 import type { CommandContext } from './context.js';
 
 /** The CLI's default port: stable for people following the README; `--port 0` picks a free one. */
@@ -25,6 +25,9 @@ interface SandboxCommandOptions {
   repeatResult?: boolean;
   tokenLatencyMs?: number;
   tokenFailNth?: NonNullable<SandboxFaults['tokenFailNth']>;
+  hideDay?: NonNullable<SandboxPublishing['hidden']>;
+  correctDay?: NonNullable<SandboxPublishing['corrected']>;
+  publishAfter?: number;
   verbose?: boolean;
 }
 
@@ -64,6 +67,27 @@ function truncateRule(text: string): { n: number; times?: number } {
   return { n: n!, ...(times === undefined ? {} : { times }) };
 }
 
+/** `DAY[:S001,S002]`: a UTC day's window, or only some stores of it; repeatable. */
+function hideRule(text: string, previous: NonNullable<SandboxPublishing['hidden']> = []): NonNullable<SandboxPublishing['hidden']> {
+  const match = /^(\d{4}-\d{2}-\d{2})(?::(.+))?$/.exec(text);
+  if (!match) throw new UsageError(`--hide-day expects DAY[:STORE,STORE...], e.g. 2026-11-20 or 2026-11-20:S001,S003 (got "${text}")`);
+  return [...previous, { day: match[1]!, ...(match[2] === undefined ? {} : { stores: match[2].split(',') }) }];
+}
+
+/** `DAY[:REVISION]`: the day's values as the vendor corrected them (revision 1 unless given); repeatable. */
+function correctRule(text: string, previous: NonNullable<SandboxPublishing['corrected']> = []): NonNullable<SandboxPublishing['corrected']> {
+  const match = /^(\d{4}-\d{2}-\d{2})(?::(\d{1,7}))?$/.exec(text);
+  if (!match) throw new UsageError(`--correct-day expects DAY[:REVISION], e.g. 2026-11-18 or 2026-11-18:2 (got "${text}")`);
+  return [...previous, { day: match[1]!, revision: match[2] === undefined ? 1 : Number(match[2]) }];
+}
+
+function publishingFrom(options: SandboxCommandOptions): SandboxPublishing {
+  return {
+    ...(options.hideDay ? { hidden: options.hideDay } : {}),
+    ...(options.correctDay ? { corrected: options.correctDay } : {}),
+  };
+}
+
 function faultsFrom(options: SandboxCommandOptions): SandboxFaults {
   const faults: SandboxFaults = {};
   if (options.latencyMs !== undefined) faults.latencyMs = options.latencyMs;
@@ -92,6 +116,7 @@ export function startBanner(sandbox: Sandbox, options: SandboxCommandOptions, no
   const lastDay = utcDay(todayStart - 86_400_000);
   const minimumZones = Math.ceil(options.zones / 2);
   const faults = JSON.stringify(sandbox.faults());
+  const publishing = JSON.stringify(sandbox.publishing());
   return [
     `sandbox listening on ${sandbox.url}`,
     `client id:     ${sandbox.clientId}`,
@@ -99,6 +124,7 @@ export function startBanner(sandbox: Sandbox, options: SandboxCommandOptions, no
     `token URL:     ${sandbox.url}/oauth2/token`,
     `data:          ${options.stores} stores, ${minimumZones}-${options.zones} zones each, UTC days ${firstDay}..${lastDay}, seed ${options.seed}`,
     ...(faults === '{}' ? [] : [`faults:        ${faults}`]),
+    ...(publishing === '{}' ? [] : [`publishing:    ${publishing}`]),
     `try:           area-metrics all --base-url ${sandbox.url} --client-id ${sandbox.clientId} --client-secret ${secretArgument} -o ./demo-data`,
     'stop with Ctrl-C (SIGINT) or SIGTERM',
     '',
@@ -128,6 +154,7 @@ async function runSandbox(options: SandboxCommandOptions, context: CommandContex
       clientSecret: options.clientSecret,
       tokenTtlSeconds: options.tokenTtl,
       faults: faultsFrom(options),
+      publishing: publishingFrom(options),
       onRequest: (request) => {
         const query = new URLSearchParams(request.query).toString();
         logger.debug(`${request.method} ${request.path}${query ? `?${query}` : ''} -> ${request.status}`);
@@ -143,11 +170,21 @@ async function runSandbox(options: SandboxCommandOptions, context: CommandContex
     throw error;
   }
   context.stdout.write(startBanner(sandbox, options, new Date()));
+  // The vendor publishes what it held back: the hidden windows appear, corrections stay.
+  const publishTimer =
+    options.publishAfter === undefined
+      ? undefined
+      : setTimeout(() => {
+          const { hidden: _published, ...rest } = sandbox.publishing();
+          sandbox.setPublishing(rest);
+          logger.info('published the hidden windows (--publish-after)');
+        }, options.publishAfter * 1000);
   // A signal is the normal way to stop the sandbox: wait for it, close cleanly and return normally.
   await new Promise<void>((resolve) => {
     if (context.signal.aborted) resolve();
     else context.signal.addEventListener('abort', () => resolve(), { once: true });
   });
+  clearTimeout(publishTimer);
   await sandbox.close();
   logger.info(`sandbox stopped after ${sandbox.requests.length} requests`);
 }
@@ -210,6 +247,21 @@ export function registerSandboxCommand(program: Command, context: CommandContext
         failRule('--token-fail-nth'),
       ),
     )
+    .addOption(
+      new Option('--hide-day <DAY[:STORES]>', 'late vendor: the UTC day\'s window (or these comma-separated stores of it) is not published yet; repeatable').argParser(
+        hideRule,
+      ),
+    )
+    .addOption(
+      new Option('--correct-day <DAY[:REVISION]>', 'late vendor: the UTC day\'s values as corrected after publishing (revision 1 unless given); repeatable').argParser(
+        correctRule,
+      ),
+    )
+    .addOption(
+      new Option('--publish-after <seconds>', 'late vendor: publish the --hide-day windows this many seconds after start').argParser(
+        integerParser('--publish-after', 0, 86_400),
+      ),
+    )
     .option('-v, --verbose', 'log every request on stderr')
     .addHelpText(
       'after',
@@ -217,14 +269,17 @@ export function registerSandboxCommand(program: Command, context: CommandContext
 The first stdout line is "sandbox listening on <base URL>"; scripts can parse it.
 Metrics: GET <base>/api/bi/area-metrics/{unique-users,avg-screen-time,traffic}/ (Basic auth).
 Token:   POST <base>/oauth2/token (client credentials).  Admin (loopback only): POST <base>/_sandbox/faults
-         with a JSON body of fault switches, GET <base>/_sandbox/faults, GET <base>/_sandbox/requests.
+         with a JSON body of fault switches, GET <base>/_sandbox/faults, GET <base>/_sandbox/requests,
+         POST <base>/_sandbox/publishing with {"hidden": [...], "corrected": [...]}, GET <base>/_sandbox/publishing.
 
 Examples:
   area-metrics sandbox                                  # port 8080, demo-client / demo-secret
   area-metrics sandbox --port 0 --stores 200 --zones 20 --days 7 --seed 42
   area-metrics sandbox --port 0 --fail-nth 2:503 --rate-limit-nth 4:1
   area-metrics sandbox --port 0 --truncate-nth 1 --repeat-result
+  area-metrics sandbox --port 0 --hide-day 2026-11-20:S001,S003 --publish-after 60 --correct-day 2026-11-18
   curl -X POST localhost:8080/_sandbox/faults -d '{"latencyMs": 200}'
+  curl -X POST localhost:8080/_sandbox/publishing -d '{"hidden": [{"day": "2026-11-20", "stores": ["S001"]}]}'
   curl -u demo-client:demo-secret 'http://127.0.0.1:8080/api/bi/area-metrics/traffic/?datetime_gte=2026-11-20T00:00:00Z&datetime_lte=2026-11-20T23:59:59Z'`,
     )
     .action(async (options: SandboxCommandOptions) => {

@@ -1,7 +1,7 @@
 import { readSecretFile } from '../auth/secret-file.js';
 import { UsageError } from '../errors.js';
 
-/** An environment variable's value; an empty one counts as unset (SPEC 2.1), so `FOO=` never means "". */
+/** An environment variable's value; an empty one counts as unset, so `FOO=` never means "". */
 export function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const value = env[name];
   return value === undefined || value === '' ? undefined : value;

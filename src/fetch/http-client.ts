@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici';
 import { AuthError, ContractError, InterruptedError, UnavailableError } from '../errors.js';
 import { silentLogger, type Logger } from '../log/logger.js';
 
-/** Statuses worth another attempt (SPEC 2.3). 400, 401, 403 and 404 are final. */
+/** Statuses worth another attempt. 400, 401, 403 and 404 are final. */
 const RETRYABLE_STATUSES = new Set([429, 500, 502, 503, 504]);
 
 export interface RetryPolicy {
@@ -130,7 +130,8 @@ export class HttpClient {
 
   /**
    * Sends the request until it succeeds or retries run out. `parse` turns a 2xx body into T; throwing (or rejecting
-   * with) MalformedBodyError from it makes the attempt count as transient (SPEC 2.3: invalid JSON is retried).
+   * with) MalformedBodyError from it makes the attempt count as transient: a proxy or a load balancer can cut a body
+   * short, and the next attempt may get it whole.
    */
   async send<T>(request: HttpRequest, parse: (response: HttpResponse) => T | Promise<T>): Promise<T> {
     const what = describeRequest(request);

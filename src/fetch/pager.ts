@@ -4,7 +4,7 @@ import { rebaseOntoOrigin } from './urls.js';
 /** Paging went wrong in a way a fresh fetch of the unit may fix (loop, too many pages, a page gone). */
 export class PagingAnomaly extends Error {}
 
-/** What paging needs from a parsed page of the envelope (seed 2.1). */
+/** What paging needs from a parsed page of the envelope (`count`, `next`, `previous`, `results`). */
 export interface PageLinks {
   readonly count: number;
   readonly next: string | null;

@@ -1,7 +1,7 @@
 import { UsageError } from '../errors.js';
 
 /**
- * `{base}/api/bi/area-metrics/<resource>/` (seed 4). A base whose path already ends in `/api` is not doubled, and
+ * `{base}/api/bi/area-metrics/<resource>/`. A base whose path already ends in `/api` is not doubled, and
  * trailing slashes on the base do not matter.
  */
 export function resourceUrl(baseUrl: URL, resource: string): URL {

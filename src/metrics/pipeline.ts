@@ -1,4 +1,4 @@
-import { InterruptedError } from '../errors.js';
+import { InterruptedError, OutputError } from '../errors.js';
 import type { UnitSink } from '../output/sinks.js';
 import type { Unit, UnitData } from './unit.js';
 
@@ -21,7 +21,9 @@ type Settled = { ok: true; data: UnitData } | { ok: false; error: unknown };
 /**
  * Fetches units concurrently and commits them strictly in plan order (metric, day, store): output and state are the
  * same whatever the timing, and at most 2 × concurrency fetched units wait in memory for their turn. A failed unit
- * does not stop the others; an interrupt stops everything and is rethrown.
+ * does not stop the others, but one whose output could not be written (`OutputError`: a full or read-only disk)
+ * stops the fetching: the units in flight finish and are dropped, and the outcomes end there. An interrupt stops
+ * everything and is rethrown.
  *
  * Memory stays flat over any range: once a unit is committed and reported to `onOutcome`, its rows and results are
  * released, so the returned outcomes carry every count but no `pieces`.
@@ -33,10 +35,11 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
   let running = 0;
   let nextToStart = 0;
   let committed = 0;
+  let outputFailed = false;
 
   const startMore = (): void => {
     while (running < concurrency && nextToStart < units.length && nextToStart < committed + lookahead) {
-      if (options.signal?.aborted) return;
+      if (options.signal?.aborted || outputFailed) return;
       const index = nextToStart++;
       running++;
       const promise = options.fetch(units[index] as Unit).then(
@@ -73,10 +76,22 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
       throwIfInterrupted(options.signal);
       throw outcome.error;
     }
-    await options.onOutcome?.(outcome);
+    try {
+      await options.onOutcome?.(outcome);
+    } catch (error) {
+      // Recording a written unit (the state) can meet the same failing disk: the unit then fails with that error.
+      if (!outcome.ok || !(error instanceof OutputError)) throw error;
+      outcome = { unit, ok: false, error };
+      await options.onOutcome?.(outcome);
+    }
     settled[index] = undefined;
     outcomes.push(outcome.ok ? { ...outcome, data: { ...outcome.data, pieces: [] } } : outcome);
     committed = index + 1;
+    if (!outcome.ok && outcome.error instanceof OutputError) {
+      outputFailed = true;
+      await Promise.allSettled(settled.filter((promise) => promise !== undefined));
+      break;
+    }
     startMore();
   }
   return outcomes;

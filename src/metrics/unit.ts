@@ -43,6 +43,8 @@ export interface UnitData {
   readonly pieces: Uint8Array[];
   readonly rejected: RejectedRecord[];
   readonly warnings: string[];
+  /** The distinct store codes of the valid results, sorted: which stores the vendor has published for the unit. */
+  readonly storeCodes: string[];
   /** Fetches of the whole unit it took (1 unless it came back incomplete). */
   readonly attempts: number;
 }
@@ -127,10 +129,12 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number)
     return { complete: false, reason: `expected ${count} results, received ${received}${repeats}` };
   }
   results.sort(compareResults);
+  const storeCodes: string[] = [];
+  for (const result of results) if (storeCodes.at(-1) !== result.storeCode) storeCodes.push(result.storeCode);
   const header = headerOf(unit.metric, options.encoding);
   return {
     complete: true,
-    data: { unit, count, pages, rowCount, header, pieces: results.map((result) => result.bytes), rejected, warnings, attempts: attempt },
+    data: { unit, count, pages, rowCount, header, pieces: results.map((result) => result.bytes), rejected, warnings, storeCodes, attempts: attempt },
   };
 }
 

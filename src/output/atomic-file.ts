@@ -1,26 +1,49 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { asOutputError } from './write-failure.js';
 
 /** Temp files being written right now, so the process edge can remove them when it must exit at once. */
 export const tempFilesInProgress = new Set<string>();
 
+/** A hidden name next to `name`, unique to this process and write. */
+function tempName(folder: string, name: string): string {
+  return join(folder, `.${name}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+}
+
+/** A name made by `tempName`, with the writer's process id (`stale-temp.ts` removes those of runs that are gone). */
+export const TEMP_NAME = /^\..+\.(\d+)\.[0-9a-f]{8}\.tmp$/;
+
 /**
  * Writes a file so that no reader and no crash ever sees half of it: a temp file in the same folder (same
- * filesystem, so the rename is atomic), fsync, rename over the target, fsync the folder. On any error or abort
- * the temp file is removed and the old file, if any, is left untouched.
+ * filesystem, so the rename is atomic), every byte written, fsync, rename over the target, fsync the folder. On any
+ * error or abort the temp file is removed and the old file, if any, is left untouched. A full, read-only or failing
+ * disk is thrown as an `OutputError` naming `path`.
  */
 export async function writeFileAtomic(path: string, chunks: Iterable<string | Uint8Array>, signal?: AbortSignal): Promise<void> {
   const folder = dirname(path);
-  await mkdir(folder, { recursive: true });
-  const temp = join(folder, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    await makeFolder(folder);
+  } catch (error) {
+    throw asOutputError(error, `cannot create folder ${folder}`);
+  }
+  try {
+    await writeThenRename(path, chunks, signal);
+  } catch (error) {
+    throw asOutputError(error, `cannot write ${path}`);
+  }
+}
+
+async function writeThenRename(path: string, chunks: Iterable<string | Uint8Array>, signal: AbortSignal | undefined): Promise<void> {
+  const folder = dirname(path);
+  const temp = tempName(folder, basename(path));
   const handle = await open(temp, 'wx', 0o644);
   tempFilesInProgress.add(temp);
   let renamed = false;
   try {
     for (const chunk of chunks) {
       signal?.throwIfAborted();
-      await handle.write(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
+      await writeAll(handle, typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
     }
     await handle.sync();
     await handle.close();
@@ -32,8 +55,78 @@ export async function writeFileAtomic(path: string, chunks: Iterable<string | Ui
     tempFilesInProgress.delete(temp);
     if (!renamed) {
       await handle.close().catch(() => {});
-      await rm(temp, { force: true });
+      // The write's own error is the one to report; a temp file that cannot be removed either (the disk went
+      // read-only) is hidden and never taken for data.
+      await rm(temp, { force: true }).catch(() => {});
     }
+  }
+}
+
+/**
+ * Writes all of `bytes`: a write may take fewer bytes than asked (a nearly full disk takes what fits), so it goes on
+ * from where the last one stopped until every byte is written or a write fails.
+ */
+export async function writeAll(handle: Pick<FileHandle, 'write'>, bytes: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset);
+    if (bytesWritten <= 0) {
+      // No progress and no errno: report it as the failed write it is rather than loop for ever.
+      throw Object.assign(new Error(`write took no bytes at offset ${offset} of ${bytes.length}`), { code: 'EIO' });
+    }
+    offset += bytesWritten;
+  }
+}
+
+/**
+ * `mkdir -p`. Node reports ENOENT when it cannot create a missing parent (on a read-only file system, say); the
+ * folders are then made one at a time, so the error says why (EROFS, EACCES...).
+ */
+async function makeFolder(folder: string): Promise<void> {
+  try {
+    await mkdir(folder, { recursive: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    const missing: string[] = [];
+    for (let current = folder; !(await exists(current)); current = dirname(current)) {
+      missing.unshift(current);
+      if (dirname(current) === current) break;
+    }
+    for (const path of missing) await mkdir(path);
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Creates `folder` if needed and writes and removes a one-byte file in it, so a read-only, unwritable or full folder
+ * is found before any request rather than after the downloads.
+ */
+export async function checkWritableFolder(folder: string): Promise<void> {
+  try {
+    await makeFolder(folder);
+  } catch (error) {
+    throw asOutputError(error, `cannot create folder ${folder}`);
+  }
+  const probe = tempName(folder, 'area-metrics-write-check');
+  try {
+    const handle = await open(probe, 'wx', 0o644);
+    try {
+      await writeAll(handle, Buffer.from('\n'));
+    } finally {
+      await handle.close();
+    }
+    await rm(probe);
+  } catch (error) {
+    await rm(probe, { force: true }).catch(() => {});
+    throw asOutputError(error, `cannot write to folder ${folder}`);
   }
 }
 

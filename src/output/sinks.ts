@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { writeFileAtomic } from './atomic-file.js';
 import { extensionOf, jsonOrUndefined, type OutputEncoding } from './format.js';
+import { asOutputError } from './write-failure.js';
 
 /** A record set aside by `--on-invalid skip`, with where and why it broke the data contract. */
 export interface SetAsideRecord {
@@ -84,7 +85,11 @@ export class FileSink implements UnitSink {
     const rejectedPath = this.rejectedPathOf(data);
     if (data.rejected.length === 0) {
       // A re-run that finds the data clean removes what an earlier run set aside, so the folder tells the truth.
-      await rm(rejectedPath, { force: true });
+      try {
+        await rm(rejectedPath, { force: true });
+      } catch (error) {
+        throw asOutputError(error, `cannot remove ${rejectedPath}`);
+      }
       return;
     }
     const lines = data.rejected.map((rejected) => {
@@ -117,8 +122,9 @@ export class StreamSink implements UnitSink {
 
   private write(chunk: string | Buffer): Promise<void> {
     // Honour backpressure: a slow reader (`| jq`) slows us down instead of growing memory.
+    // A closed pipe (`| head`, EPIPE) stays as it is, not an output failure: the process edge ends the run quietly.
     return new Promise((resolve, reject) => {
-      this.stream.write(chunk, (error) => (error ? reject(error) : resolve()));
+      this.stream.write(chunk, (error) => (error ? reject(asOutputError(error, 'cannot write to stdout')) : resolve()));
     });
   }
 }

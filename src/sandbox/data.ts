@@ -281,10 +281,28 @@ export class Dataset {
     return refs;
   }
 
-  /** One result object: a store on its local day, with one entry per zone. */
-  result(metric: MetricName, storeIndex: number, localDay: number): MetricResult {
+  /**
+   * The refs that `keep` accepts, in the same order, as a query of their own named `key` (for caches): results the
+   * vendor has not published yet are left out this way.
+   */
+  filter(refs: QueryRefs, keep: (storeIndex: number, localDay: number) => boolean, key: string): QueryRefs {
+    const storeIndexes: number[] = [];
+    const localDays: number[] = [];
+    for (let position = 0; position < refs.count; position += 1) {
+      if (!keep(refs.storeIndexes[position]!, refs.localDays[position]!)) continue;
+      storeIndexes.push(refs.storeIndexes[position]!);
+      localDays.push(refs.localDays[position]!);
+    }
+    return { key, count: storeIndexes.length, storeIndexes: Int32Array.from(storeIndexes), localDays: Int32Array.from(localDays) };
+  }
+
+  /**
+   * One result object: a store on its local day, with one entry per zone. A `revision` above 0 gives the values a
+   * vendor's later correction would: other, equally valid ones (the stores and zones stay).
+   */
+  result(metric: MetricName, storeIndex: number, localDay: number, revision = 0): MetricResult {
     const store = this.store(storeIndex);
-    const seed = this.config.seed;
+    const seed = revision === 0 ? this.config.seed : hashInts(this.config.seed, 31, revision);
     const salt = METRIC_SALT[metric];
     const date = `${new Date(localDay * DAY_MS).toISOString().slice(0, 10)}T00:00:00${store.offsetText}`;
     const zoneNames = store.zoneNames;
@@ -313,12 +331,20 @@ export class Dataset {
     return { store_code: store.code, date, granularity: 'daily', values };
   }
 
-  /** The results of refs[start, end) in served order. */
-  slice(metric: MetricName, refs: QueryRefs, start: number, end: number): MetricResult[] {
+  /** The results of refs[start, end) in served order, each at the revision `revisionOf` gives (default 0). */
+  slice(
+    metric: MetricName,
+    refs: QueryRefs,
+    start: number,
+    end: number,
+    revisionOf?: (storeIndex: number, localDay: number) => number,
+  ): MetricResult[] {
     const results: MetricResult[] = [];
     const stop = Math.min(end, refs.count);
     for (let position = start; position < stop; position += 1) {
-      results.push(this.result(metric, refs.storeIndexes[position]!, refs.localDays[position]!));
+      const storeIndex = refs.storeIndexes[position]!;
+      const localDay = refs.localDays[position]!;
+      results.push(this.result(metric, storeIndex, localDay, revisionOf?.(storeIndex, localDay) ?? 0));
     }
     return results;
   }

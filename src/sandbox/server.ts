@@ -2,8 +2,9 @@ import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { UsageError } from '../errors.js';
-import { Dataset, parseInstant } from './data.js';
+import { Dataset, parseInstant, type QueryRefs } from './data.js';
 import { hits, parseFaults } from './faults.js';
+import { parsePublishing, PublishingRules } from './publishing.js';
 import { signHs256 } from './jwt.js';
 import {
   DEFAULT_PAGE_SIZE,
@@ -16,6 +17,7 @@ import {
   type Sandbox,
   type SandboxFaults,
   type SandboxOptions,
+  type SandboxPublishing,
 } from './types.js';
 
 const METRIC_PATH = /^\/api\/bi\/area-metrics\/(unique-users|avg-screen-time|traffic)\/?$/;
@@ -57,12 +59,14 @@ class PageCache {
 }
 
 /** Raised while handling a request to answer with a given status and JSON body. */
-class HttpAnswer {
+class HttpAnswer extends Error {
   constructor(
     readonly status: number,
     readonly body: unknown,
     readonly headers: Record<string, string> = {},
-  ) {}
+  ) {
+    super(`HTTP ${status}`);
+  }
 }
 
 interface Reply {
@@ -160,6 +164,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const now = options.now ?? (() => new Date());
 
   let faults: SandboxFaults = parseFaults(options.faults ?? {}, 'options');
+  let publishing = new PublishingRules(parsePublishing(options.publishing ?? {}, 'options'));
+  // Bumped on every change of the publishing rules, so cached queries and pages of the old rules are not served.
+  let publishingGeneration = 0;
   let metricOrdinal = 0;
   let tokenOrdinal = 0;
   let tokenCalls = 0;
@@ -177,6 +184,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       }, milliseconds);
       pendingTimers.add(timer);
     });
+
+  const instantOf = (storeIndex: number, localDay: number): number =>
+    Dataset.instantOf(localDay, dataset.store(storeIndex).offsetMinutes);
+  /** The query's results that the vendor has published. */
+  const published = (refs: QueryRefs): QueryRefs =>
+    publishing.hidesAny
+      ? dataset.filter(refs, (storeIndex, localDay) => !publishing.isHidden(dataset.storeCode(storeIndex), instantOf(storeIndex, localDay)), `${refs.key}|p${publishingGeneration}`)
+      : refs;
+  const revisionOf = (storeIndex: number, localDay: number): number =>
+    publishing.revision(dataset.storeCode(storeIndex), instantOf(storeIndex, localDay));
 
   const send = (
     response: ServerResponse,
@@ -281,17 +298,19 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const refs =
       storeIndex === -1
         ? { key: 'none', count: 0, storeIndexes: new Int32Array(0), localDays: new Int32Array(0) }
-        : dataset.query(metric, { fromMs, toMs }, storeIndex, now());
+        : published(dataset.query(metric, { fromMs, toMs }, storeIndex, now()));
     const lastPage = Math.max(1, Math.ceil(refs.count / pageSize));
     if (page > lastPage) throw new HttpAnswer(404, { detail: 'Invalid page.' });
 
     const start = (page - 1) * pageSize;
     const repeat = Boolean(active.repeatResult) && page > 1;
-    const resultsJson = pageCache.get(`${refs.key}|${start}|${pageSize}|${repeat ? 1 : 0}`, () => {
-      const results = dataset.slice(metric, refs, start, start + pageSize);
+    const resultsJson = pageCache.get(`${refs.key}|${start}|${pageSize}|${repeat ? 1 : 0}|p${publishingGeneration}`, () => {
+      const results = dataset.slice(metric, refs, start, start + pageSize, revisionOf);
       if (repeat && results.length > 0) {
         // Unstable ordering: this page starts with the previous page's last result instead of its own first one.
-        results[0] = dataset.result(metric, refs.storeIndexes[start - 1]!, refs.localDays[start - 1]!);
+        const storeIndex = refs.storeIndexes[start - 1]!;
+        const localDay = refs.localDays[start - 1]!;
+        results[0] = dataset.result(metric, storeIndex, localDay, revisionOf(storeIndex, localDay));
       }
       return JSON.stringify(results);
     });
@@ -419,6 +438,24 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (url.pathname === '/_sandbox/faults' && request.method === 'GET') {
       return { status: 200, body: JSON.stringify({ faults }) };
     }
+    if (url.pathname === '/_sandbox/publishing' && request.method === 'POST') {
+      const text = await readBody(request);
+      let input: unknown;
+      try {
+        input = text.trim() === '' ? {} : JSON.parse(text);
+      } catch {
+        throw new HttpAnswer(400, { detail: 'The body must be a JSON object of publishing rules.' });
+      }
+      try {
+        sandbox.setPublishing(input as SandboxPublishing);
+      } catch (error) {
+        throw new HttpAnswer(400, { detail: error instanceof Error ? error.message : String(error) });
+      }
+      return { status: 200, body: JSON.stringify({ publishing: sandbox.publishing() }) };
+    }
+    if (url.pathname === '/_sandbox/publishing' && request.method === 'GET') {
+      return { status: 200, body: JSON.stringify({ publishing: sandbox.publishing() }) };
+    }
     if (url.pathname === '/_sandbox/requests' && request.method === 'GET') {
       // `?path_prefix=/oauth2` keeps the answer small after a long benchmark.
       const prefix = url.searchParams.get('path_prefix') ?? '';
@@ -491,6 +528,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       metricOrdinal = 0;
       tokenOrdinal = 0;
     },
+    publishing: () => structuredClone(publishing.rules),
+    setPublishing(next: SandboxPublishing): void {
+      publishing = new PublishingRules(parsePublishing(next, 'setPublishing'));
+      publishingGeneration += 1;
+    },
     results(metric: MetricName, resultWindow: ResultWindow): unknown[] {
       if (!METRIC_NAMES.includes(metric)) throw new UsageError(`unknown metric ${String(metric)}`);
       const fromMs = parseInstant(resultWindow.gte);
@@ -501,8 +543,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       const storeIndex =
         resultWindow.storeCode === undefined ? undefined : dataset.storeIndexOf(resultWindow.storeCode);
       if (resultWindow.storeCode !== undefined && storeIndex === undefined) return [];
-      const refs = dataset.query(metric, { fromMs, toMs }, storeIndex, now());
-      return dataset.slice(metric, refs, 0, refs.count);
+      const refs = published(dataset.query(metric, { fromMs, toMs }, storeIndex, now()));
+      return dataset.slice(metric, refs, 0, refs.count, revisionOf);
     },
     close(): Promise<void> {
       closing ??= new Promise<void>((resolve) => {

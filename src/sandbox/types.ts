@@ -38,6 +38,17 @@ export interface SandboxFaults {
   tokenFailNth?: { n: number; status: number; times?: number };
 }
 
+/**
+ * How the sandbox plays a vendor that publishes late and corrects what it published. A rule names the UTC day whose
+ * window holds the results (what an importer asks for), and optionally some stores of it.
+ */
+export interface SandboxPublishing {
+  /** Not published yet: these windows (or these stores of them) answer without those results. */
+  hidden?: { day: string; stores?: string[] }[];
+  /** Published, then corrected: these results carry other (valid) values; a higher revision, other values again. */
+  corrected?: { day: string; stores?: string[]; revision: number }[];
+}
+
 export interface SandboxOptions {
   /** Default 127.0.0.1. */
   host?: string;
@@ -60,6 +71,7 @@ export interface SandboxOptions {
   /** HS256 key of issued tokens. Default: random per start (read it back from `Sandbox.tokenSigningKey`). */
   tokenSigningKey?: string;
   faults?: SandboxFaults;
+  publishing?: SandboxPublishing;
   /** "Yesterday" is computed from this (default real clock). Token `iat`/`exp` always use the real clock. */
   now?: () => Date;
   /** Called once per answered request (e.g. to log it); it must not throw. */
@@ -99,9 +111,13 @@ export interface Sandbox {
   faults(): SandboxFaults;
   /** Replaces the active faults and restarts their request counting. */
   setFaults(faults: SandboxFaults): void;
+  /** The active publishing rules. */
+  publishing(): SandboxPublishing;
+  /** Replaces the publishing rules (`{}`: everything published, as first published). */
+  setPublishing(publishing: SandboxPublishing): void;
   /**
    * The sandbox's own results for a window, exactly as it serves them over all pages (unsorted order), without
-   * the effect of fault switches.
+   * the effect of fault switches (but with the publishing rules: they are the data).
    */
   results(metric: MetricName, window: ResultWindow): unknown[];
   close(): Promise<void>;

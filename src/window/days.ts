@@ -5,22 +5,36 @@ import { UsageError } from '../errors.js';
 export type UtcDay = string;
 
 const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
+const DAY_MS = 86_400_000;
+
+/** Whether `value` is a `YYYY-MM-DD` day that exists (`2026-02-30` and `2026-2-3` are not). */
+export function isValidDay(value: string): boolean {
+  return DAY_PATTERN.test(value) && DateTime.fromISO(value, { zone: 'utc' }).isValid;
+}
 
 /** Parses a `YYYY-MM-DD` flag value strictly: `2026-02-30` and `2026-2-3` are usage errors. */
 export function parseDay(value: string, flag: string): UtcDay {
-  const parsed = DAY_PATTERN.test(value) ? DateTime.fromISO(value, { zone: 'utc' }) : undefined;
-  if (!parsed?.isValid) {
+  if (!isValidDay(value)) {
     throw new UsageError(`${flag} ${JSON.stringify(value)} is not a valid date; use YYYY-MM-DD, e.g. 2026-11-20`);
   }
-  return parsed.toISODate() as UtcDay;
+  return value;
+}
+
+export function today(now: Date): UtcDay {
+  return now.toISOString().slice(0, 10);
 }
 
 export function yesterday(now: Date): UtcDay {
-  return DateTime.fromJSDate(now, { zone: 'utc' }).startOf('day').minus({ days: 1 }).toISODate() as UtcDay;
+  return addDays(today(now), -1);
 }
 
 export function addDays(day: UtcDay, days: number): UtcDay {
-  return DateTime.fromISO(day, { zone: 'utc' }).plus({ days }).toISODate() as UtcDay;
+  return new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+}
+
+/** Whole days from `from` to `to` (negative when `to` is earlier). */
+export function daysFrom(from: UtcDay, to: UtcDay): number {
+  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS);
 }
 
 /** Every day from `from` through `to`, inclusive. */
@@ -30,40 +44,82 @@ export function daysBetween(from: UtcDay, to: UtcDay): UtcDay[] {
   return days;
 }
 
-/** The API's inclusive filters for one UTC day (SPEC 2.2). */
+/** The API's inclusive filters for one UTC day. */
 export function utcDayBounds(day: UtcDay): { gte: string; lte: string } {
   return { gte: `${day}T00:00:00Z`, lte: `${day}T23:59:59Z` };
+}
+
+/**
+ * Whether a day's data is final even if some stores never reported: it is at least `settleDays` days old (yesterday
+ * is 1 day old). A store that closed must not hold the state back for ever.
+ */
+export function isSettled(day: UtcDay, settleDays: number, now: Date): boolean {
+  return daysFrom(day, today(now)) >= settleDays;
 }
 
 export type WindowRequest =
   | { readonly kind: 'default' }
   | { readonly kind: 'date'; readonly date: string }
-  | { readonly kind: 'range'; readonly from: string; readonly to?: string }
-  | { readonly kind: 'catch-up'; readonly lastCompleteDay: UtcDay | undefined; readonly maxDays: number };
+  | { readonly kind: 'range'; readonly from: string; readonly to?: string };
 
 /**
- * The UTC days a run imports. No window means yesterday; `--catch-up` means every day after the last complete
- * one through yesterday, at most `maxDays` (the oldest first, so state advances day by day).
+ * The UTC days an explicit window names; no window means yesterday. A day after today (UTC) has no data yet and is
+ * refused before any request; today may be imported (it is never recorded complete).
  */
 export function resolveDays(request: WindowRequest, now: Date): UtcDay[] {
-  const last = yesterday(now);
   switch (request.kind) {
     case 'default':
-      return [last];
+      return [yesterday(now)];
     case 'date':
-      return [parseDay(request.date, '--date')];
+      return [notInFuture(parseDay(request.date, '--date'), '--date', now)];
     case 'range': {
       const from = parseDay(request.from, '--from');
       const to = request.to === undefined ? from : parseDay(request.to, '--to');
       if (from > to) throw new UsageError(`--from ${from} is after --to ${to}; swap them`);
+      notInFuture(to, request.to === undefined ? '--from' : '--to', now);
       return daysBetween(from, to);
     }
-    case 'catch-up': {
-      if (request.lastCompleteDay === undefined) return [last];
-      const first = addDays(request.lastCompleteDay, 1);
-      if (first > last) return [];
-      const days = daysBetween(first, last);
-      return days.slice(0, request.maxDays);
-    }
   }
+}
+
+function notInFuture(day: UtcDay, flag: string, now: Date): UtcDay {
+  const current = today(now);
+  if (day > current) {
+    throw new UsageError(`${flag} ${day} is in the future (today is ${current} UTC); the vendor has no data for it yet`);
+  }
+  return day;
+}
+
+/** What `--catch-up` does for one metric. */
+export interface CatchUpPlan {
+  /** Days to import, oldest first: the look-back days, then the missing days this run takes. */
+  readonly days: UtcDay[];
+  /** The complete days re-imported before the first missing one (`--lookback`). */
+  readonly lookbackDays: number;
+  /** Set when `--max-days` cut the missing days: the first and last day left for a later run, and how many. */
+  readonly left?: { readonly from: UtcDay; readonly to: UtcDay; readonly count: number };
+}
+
+/**
+ * Every day after `lastCompleteDay` through yesterday, at most `maxDays` of them (oldest first, so the state advances
+ * day by day), preceded by `lookback` complete days to pick up late corrections. No last complete day means
+ * yesterday only: how far back to go is a backfill's decision, not a guess.
+ */
+export function catchUpDays(
+  lastCompleteDay: UtcDay | undefined,
+  options: { readonly maxDays: number; readonly lookback: number },
+  now: Date,
+): CatchUpPlan {
+  const last = yesterday(now);
+  if (lastCompleteDay === undefined) return { days: [last], lookbackDays: 0 };
+  const first = addDays(lastCompleteDay, 1);
+  const missing = first > last ? [] : daysBetween(first, last);
+  const taken = missing.slice(0, options.maxDays);
+  const lookback = options.lookback === 0 ? [] : daysBetween(addDays(first, -options.lookback), lastCompleteDay);
+  const rest = missing.slice(options.maxDays);
+  return {
+    days: [...lookback, ...taken],
+    lookbackDays: lookback.length,
+    ...(rest.length > 0 ? { left: { from: rest[0]!, to: rest.at(-1)!, count: rest.length } } : {}),
+  };
 }

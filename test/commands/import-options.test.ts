@@ -84,6 +84,9 @@ describe('resolveImportConfig', () => {
     [{ timeout: '1e3' }, /--timeout/],
     [{ timeout: '0x10' }, /--timeout/],
     [{ timeout: '3600.001' }, /--timeout/],
+    [{ lookback: '2' }, /--lookback needs --catch-up/],
+    [{ catchUp: true, lookback: '-1' }, /--lookback "-1" must be a whole number from 0 to 366/],
+    [{ settleDays: '0' }, /--settle-days "0" must be a whole number from 1/],
   ])('%j is a usage error', async (overrides, message) => {
     const raw = { ...required, ...overrides };
     const error = await resolveImportConfig(raw, {}, 1).catch((e: unknown) => e);
@@ -91,6 +94,13 @@ describe('resolveImportConfig', () => {
     expect((error as Error).message).toMatch(message);
   });
 
+
+  it('--catch-up carries --max-days and --lookback; --settle-days defaults to 3', async () => {
+    const config = await resolveImportConfig({ ...required, catchUp: true, maxDays: '5', lookback: '2' }, {}, 3);
+    expect(config.window).toEqual({ kind: 'catch-up', maxDays: 5, lookback: 2 });
+    expect(config.settleDays).toBe(3);
+    expect((await resolveImportConfig({ ...required, settleDays: '7' }, {}, 1)).settleDays).toBe(7);
+  });
 
   it.each([
     ['1.0005', 1001],

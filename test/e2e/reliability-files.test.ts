@@ -28,8 +28,11 @@ function metricRequestsSince(before: number): { path: string; query: Record<stri
   return sandbox.requests.slice(before).filter((request) => request.path.startsWith('/api/bi/area-metrics/'));
 }
 
-async function readState(out: string): Promise<unknown> {
-  return JSON.parse(await readFile(join(out, STATE), 'utf8')) as unknown;
+/** The last complete day per state key, from the state file (version 2). */
+async function lastCompleteDays(out: string): Promise<Record<string, string | undefined>> {
+  const state = JSON.parse(await readFile(join(out, STATE), 'utf8')) as { version: number; metrics: Record<string, { lastCompleteDay?: string }> };
+  expect(state.version).toBe(2);
+  return Object.fromEntries(Object.entries(state.metrics).map(([key, entry]) => [key, entry.lastCompleteDay]));
 }
 
 beforeAll(async () => {
@@ -130,8 +133,7 @@ describe('atomic and idempotent files', () => {
       expect(bytes, path).toEqual(referenceTree.get(path));
     }
     // The state names a day whose file is there, so --catch-up resumes right after it.
-    const state = (await readState(out)) as { lastCompleteDay: Record<string, string> };
-    const last = state.lastCompleteDay['unique-users'];
+    const last = (await lastCompleteDays(out))['unique-users'];
     expect(files).toContain(`unique-users/${last}.csv`);
   });
 });
@@ -150,7 +152,7 @@ describe('partial failure in a backfill', () => {
     expect(line).toContain(`avg-screen-time ${days[2]}`);
     expect(result.stderr).toMatch(new RegExp(`imported 4 of 5 units.*1 failed, first: avg-screen-time ${days[2]}`));
     // The state stops before the failed day, so --catch-up will try it again.
-    expect(await readState(out)).toEqual({ version: 1, lastCompleteDay: { 'avg-screen-time': days[1] } });
+    expect(await lastCompleteDays(out)).toEqual({ 'avg-screen-time': days[1] });
   });
 
   it('with two failed days the exit code is the earlier one\'s, in either order', async () => {
@@ -180,7 +182,7 @@ describe('--catch-up', () => {
     const expected = [4, 3, 2, 1].map(daysAgo);
     expect(await listFiles(out)).toEqual([STATE, ...expected.map((day) => `traffic/${day}.csv`)]);
     expect(metricRequestsSince(before).map((request) => request.query.datetime_gte).sort()).toEqual(expected.map((day) => `${day}T00:00:00Z`));
-    expect(await readState(out)).toEqual({ version: 1, lastCompleteDay: { traffic: daysAgo(1) } });
+    expect(await lastCompleteDays(out)).toEqual({ traffic: daysAgo(1) });
 
     // Nothing left: the next run makes no request and still exits 0.
     const idle = sandbox.requests.length;
@@ -201,10 +203,7 @@ describe('--catch-up', () => {
       `traffic/${yesterday}.csv`,
       `unique-users/${yesterday}.csv`,
     ]);
-    expect(await readState(out)).toEqual({
-      version: 1,
-      lastCompleteDay: { 'unique-users': yesterday, 'avg-screen-time': yesterday, traffic: yesterday },
-    });
+    expect(await lastCompleteDays(out)).toEqual({ 'unique-users': yesterday, 'avg-screen-time': yesterday, traffic: yesterday });
   });
 
   it('--max-days bounds a long catch-up, oldest days first; the next run continues', async () => {
@@ -214,10 +213,10 @@ describe('--catch-up', () => {
     const first = await runCli(importArgs('unique-users', out, '--catch-up', '--max-days', '3'));
     expect(first.code, first.stderr).toBe(0);
     expect(await listFiles(out)).toEqual([STATE, ...[7, 6, 5].map((n) => `unique-users/${daysAgo(n)}.csv`)]);
-    expect(await readState(out)).toEqual({ version: 1, lastCompleteDay: { 'unique-users': daysAgo(5) } });
+    expect(await lastCompleteDays(out)).toEqual({ 'unique-users': daysAgo(5) });
     const second = await runCli(importArgs('unique-users', out, '--catch-up', '--max-days', '3'));
     expect(second.code, second.stderr).toBe(0);
-    expect(await readState(out)).toEqual({ version: 1, lastCompleteDay: { 'unique-users': daysAgo(2) } });
+    expect(await lastCompleteDays(out)).toEqual({ 'unique-users': daysAgo(2) });
   });
 
   it('a failed day stops the state there, and the next --catch-up fetches it again', async () => {
@@ -227,7 +226,7 @@ describe('--catch-up', () => {
     sandbox.setFaults({ failNth: { n: 2, status: 503, times: 100 } });
     const failed = await runCli(importArgs('traffic', out, '--catch-up', '--concurrency', '1', '--retries', '0'));
     expect(failed.code).toBe(4);
-    expect(await readState(out)).toEqual({ version: 1, lastCompleteDay: { traffic: daysAgo(3) } });
+    expect(await lastCompleteDays(out)).toEqual({ traffic: daysAgo(3) });
     sandbox.setFaults({});
     const before = sandbox.requests.length;
     const retried = await runCli(importArgs('traffic', out, '--catch-up'));
@@ -235,6 +234,6 @@ describe('--catch-up', () => {
     expect(metricRequestsSince(before).map((request) => request.query.datetime_gte).sort()).toEqual(
       [2, 1].map((n) => `${daysAgo(n)}T00:00:00Z`),
     );
-    expect(await readState(out)).toEqual({ version: 1, lastCompleteDay: { traffic: daysAgo(1) } });
+    expect(await lastCompleteDays(out)).toEqual({ traffic: daysAgo(1) });
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { InterruptedError, UnavailableError } from '../../src/errors.js';
+import { InterruptedError, OutputError, UnavailableError } from '../../src/errors.js';
 import { METRICS } from '../../src/metrics/descriptors.js';
-import { runPipeline } from '../../src/metrics/pipeline.js';
+import { runPipeline, type UnitOutcome } from '../../src/metrics/pipeline.js';
 import type { Unit, UnitData } from '../../src/metrics/unit.js';
 import type { UnitSink } from '../../src/output/sinks.js';
 
@@ -11,7 +11,7 @@ const units: Unit[] = ['2026-11-01', '2026-11-02', '2026-11-03', '2026-11-04', '
 }));
 
 function data(unit: Unit): UnitData {
-  return { unit, count: 0, pages: 1, rowCount: 0, header: undefined, pieces: [], rejected: [], warnings: [], attempts: 1 };
+  return { unit, count: 0, pages: 1, rowCount: 0, header: undefined, pieces: [], rejected: [], warnings: [], storeCodes: [], attempts: 1 };
 }
 
 function recordingSink(): UnitSink & { committed: string[] } {
@@ -79,5 +79,70 @@ describe('runPipeline', () => {
     });
     await expect(run).rejects.toMatchObject({ exitCode: 143 });
     expect(sink.committed).toEqual(['2026-11-01']);
+  });
+  it('a unit whose output fails (disk full) stops the fetching: no unit after it is fetched or committed', async () => {
+    const fetched: string[] = [];
+    const committed: string[] = [];
+    const full = new OutputError('cannot write out/traffic/2026-11-02.csv: disk full (ENOSPC); free some space');
+    const outcomes = await runPipeline(units, {
+      concurrency: 1,
+      sink: {
+        commit: async (unitData) => {
+          if (unitData.unit.day === '2026-11-02') throw full;
+          committed.push(unitData.unit.day);
+        },
+        describe: () => 'memory',
+      },
+      fetch: async (unit) => {
+        fetched.push(unit.day);
+        await delay(5);
+        return data(unit);
+      },
+    });
+    expect(outcomes.map((outcome) => [outcome.unit.day, outcome.ok])).toEqual([
+      ['2026-11-01', true],
+      ['2026-11-02', false],
+    ]);
+    expect(outcomes[1]).toMatchObject({ error: full });
+    expect(committed).toEqual(['2026-11-01']);
+    // At most the one unit already in flight when the output failed; never the rest of the plan.
+    expect(fetched.length).toBeLessThanOrEqual(3);
+    expect(fetched).not.toContain('2026-11-04');
+    expect(fetched).not.toContain('2026-11-05');
+  });
+
+  it('a unit whose state cannot be recorded (disk full) fails with that error and stops the run', async () => {
+    const seen: [string, boolean][] = [];
+    const full = new OutputError('cannot write out/.area-metrics-state.json: disk full (ENOSPC); free some space');
+    const outcomes = await runPipeline(units, {
+      concurrency: 2,
+      sink: recordingSink(),
+      fetch: async (unit) => data(unit),
+      onOutcome: (outcome: UnitOutcome) => {
+        seen.push([outcome.unit.day, outcome.ok]);
+        if (outcome.ok && outcome.unit.day === '2026-11-02') throw full;
+      },
+    });
+    // Told twice about 2026-11-02: written, then failed because its state could not be recorded.
+    expect(seen).toEqual([
+      ['2026-11-01', true],
+      ['2026-11-02', true],
+      ['2026-11-02', false],
+    ]);
+    expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, false]);
+    expect(outcomes[1]).toMatchObject({ error: full });
+  });
+
+  it('any other error while recording a unit is a bug and is thrown', async () => {
+    const bug = new TypeError('state is undefined');
+    const run = runPipeline(units, {
+      concurrency: 1,
+      sink: recordingSink(),
+      fetch: async (unit) => data(unit),
+      onOutcome: () => {
+        throw bug;
+      },
+    });
+    await expect(run).rejects.toBe(bug);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { addDays, daysBetween, parseDay, resolveDays, utcDayBounds, yesterday } from '../../src/window/days.js';
+import { addDays, catchUpDays, daysBetween, daysFrom, isSettled, parseDay, resolveDays, today, utcDayBounds, yesterday } from '../../src/window/days.js';
 
 describe('yesterday (UTC)', () => {
   it('is the previous UTC day just after midnight and just before the next one', () => {
@@ -42,7 +42,8 @@ describe('resolveDays', () => {
   });
 
   it('splits an inclusive range into one day each, across a year end', () => {
-    expect(resolveDays({ kind: 'range', from: '2026-12-30', to: '2027-01-02' }, now)).toEqual([
+    const later = new Date('2027-01-05T10:00:00Z');
+    expect(resolveDays({ kind: 'range', from: '2026-12-30', to: '2027-01-02' }, later)).toEqual([
       '2026-12-30',
       '2026-12-31',
       '2027-01-01',
@@ -58,20 +59,58 @@ describe('resolveDays', () => {
     expect(() => resolveDays({ kind: 'range', from: '2026-11-05', to: '2026-11-01' }, now)).toThrow(/after --to/);
   });
 
-  it('catches up every day after the last complete one, bounded by maxDays', () => {
-    expect(resolveDays({ kind: 'catch-up', lastCompleteDay: '2026-11-16', maxDays: 31 }, now)).toEqual([
-      '2026-11-17',
-      '2026-11-18',
-      '2026-11-19',
-      '2026-11-20',
-    ]);
-    expect(resolveDays({ kind: 'catch-up', lastCompleteDay: '2026-11-01', maxDays: 3 }, now)).toEqual([
-      '2026-11-02',
-      '2026-11-03',
-      '2026-11-04',
-    ]);
-    expect(resolveDays({ kind: 'catch-up', lastCompleteDay: '2026-11-20', maxDays: 31 }, now)).toEqual([]);
-    expect(resolveDays({ kind: 'catch-up', lastCompleteDay: undefined, maxDays: 31 }, now)).toEqual(['2026-11-20']);
+  it('accepts today but refuses a future day with a usage error naming the flag and today', () => {
+    expect(resolveDays({ kind: 'date', date: '2026-11-21' }, now)).toEqual(['2026-11-21']);
+    expect(resolveDays({ kind: 'range', from: '2026-11-20', to: '2026-11-21' }, now)).toEqual(['2026-11-20', '2026-11-21']);
+    // Just before midnight UTC, tomorrow is still the future, whatever the machine's zone.
+    const late = new Date('2026-11-21T23:59:59Z');
+    expect(() => resolveDays({ kind: 'date', date: '2026-11-22' }, late)).toThrow(UsageError);
+    expect(() => resolveDays({ kind: 'date', date: '2026-11-22' }, late)).toThrow(/--date 2026-11-22 is in the future \(today is 2026-11-21 UTC\)/);
+    expect(() => resolveDays({ kind: 'range', from: '2026-11-20', to: '2026-11-22' }, now)).toThrow(/--to 2026-11-22 is in the future/);
+    expect(() => resolveDays({ kind: 'range', from: '2026-11-22' }, now)).toThrow(/--from 2026-11-22 is in the future/);
+  });
+});
+
+describe('catchUpDays', () => {
+  const now = new Date('2026-11-21T02:30:00Z');
+  const plain = { maxDays: 31, lookback: 0 };
+
+  it('every day after the last complete one through yesterday', () => {
+    expect(catchUpDays('2026-11-16', plain, now)).toEqual({ days: ['2026-11-17', '2026-11-18', '2026-11-19', '2026-11-20'], lookbackDays: 0 });
+    expect(catchUpDays('2026-11-20', plain, now)).toEqual({ days: [], lookbackDays: 0 });
+  });
+
+  it('no last complete day means yesterday only, and no look-back', () => {
+    expect(catchUpDays(undefined, { maxDays: 31, lookback: 2 }, now)).toEqual({ days: ['2026-11-20'], lookbackDays: 0 });
+  });
+
+  it('a --max-days cut names the days left', () => {
+    expect(catchUpDays('2026-10-10', { maxDays: 5, lookback: 0 }, now)).toEqual({
+      days: ['2026-10-11', '2026-10-12', '2026-10-13', '2026-10-14', '2026-10-15'],
+      lookbackDays: 0,
+      left: { from: '2026-10-16', to: '2026-11-20', count: 36 },
+    });
+  });
+
+  it('--lookback adds the complete days before the first missing one, also when nothing is missing', () => {
+    expect(catchUpDays('2026-11-18', { maxDays: 31, lookback: 2 }, now)).toEqual({
+      days: ['2026-11-17', '2026-11-18', '2026-11-19', '2026-11-20'],
+      lookbackDays: 2,
+    });
+    expect(catchUpDays('2026-11-20', { maxDays: 31, lookback: 1 }, now)).toEqual({ days: ['2026-11-20'], lookbackDays: 1 });
+  });
+});
+
+describe('isSettled', () => {
+  const now = new Date('2026-11-21T02:30:00Z');
+
+  it('a day is settled once it is settleDays old (yesterday is 1 day old)', () => {
+    expect(isSettled('2026-11-20', 3, now)).toBe(false);
+    expect(isSettled('2026-11-19', 3, now)).toBe(false);
+    expect(isSettled('2026-11-18', 3, now)).toBe(true);
+    expect(isSettled('2026-11-20', 1, now)).toBe(true);
+    expect(daysFrom('2026-11-18', '2026-11-21')).toBe(3);
+    expect(today(now)).toBe('2026-11-21');
   });
 });
 

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { UsageError } from '../errors.js';
+import type { SandboxPublishing } from './types.js';
+
+const DAY_MS = 86_400_000;
+
+const day = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'a day as YYYY-MM-DD')
+  .refine((text) => !Number.isNaN(Date.parse(`${text}T00:00:00Z`)) && new Date(`${text}T00:00:00Z`).toISOString().startsWith(text), 'a day that exists');
+const stores = z.array(z.string().min(1)).min(1).optional();
+
+/** Every way publishing rules reach the sandbox (options, setPublishing, CLI flags, the admin endpoint) goes through this. */
+export const sandboxPublishingSchema = z.strictObject({
+  hidden: z.array(z.strictObject({ day, stores })).optional(),
+  corrected: z.array(z.strictObject({ day, stores, revision: z.number().int().min(1).max(1_000_000) })).optional(),
+});
+
+export function parsePublishing(input: unknown, where: string): SandboxPublishing {
+  const parsed = sandboxPublishingSchema.safeParse(input);
+  if (!parsed.success) {
+    const details = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    throw new UsageError(`invalid sandbox publishing rules in ${where}: ${details.join('; ')}`);
+  }
+  return parsed.data;
+}
+
+/**
+ * The publishing rules as a lookup by result: a result (store, instant of its local midnight) belongs to the UTC day
+ * that holds its instant, which is the window an importer asks for.
+ */
+export class PublishingRules {
+  private readonly hidden: { readonly dayStart: number; readonly stores?: ReadonlySet<string> }[];
+  private readonly corrected: { readonly dayStart: number; readonly stores?: ReadonlySet<string>; readonly revision: number }[];
+
+  constructor(readonly rules: SandboxPublishing) {
+    const dayStart = (text: string): number => Date.parse(`${text}T00:00:00Z`);
+    const storeSet = (codes: readonly string[] | undefined): { stores?: ReadonlySet<string> } =>
+      codes === undefined ? {} : { stores: new Set(codes) };
+    this.hidden = (rules.hidden ?? []).map((rule) => ({ dayStart: dayStart(rule.day), ...storeSet(rule.stores) }));
+    this.corrected = (rules.corrected ?? []).map((rule) => ({ dayStart: dayStart(rule.day), revision: rule.revision, ...storeSet(rule.stores) }));
+  }
+
+  get hidesAny(): boolean {
+    return this.hidden.length > 0;
+  }
+
+  isHidden(storeCode: string, instantMs: number): boolean {
+    const start = Math.floor(instantMs / DAY_MS) * DAY_MS;
+    return this.hidden.some((rule) => rule.dayStart === start && (rule.stores === undefined || rule.stores.has(storeCode)));
+  }
+
+  /** 0 for the values as first published; the latest matching correction's revision otherwise. */
+  revision(storeCode: string, instantMs: number): number {
+    const start = Math.floor(instantMs / DAY_MS) * DAY_MS;
+    let revision = 0;
+    for (const rule of this.corrected) {
+      if (rule.dayStart === start && (rule.stores === undefined || rule.stores.has(storeCode))) revision = rule.revision;
+    }
+    return revision;
+  }
+}

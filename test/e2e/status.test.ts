@@ -1,0 +1,147 @@
+/**
+ * `area-metrics status`: how far behind each metric's output is, from the state file alone (no credentials, no
+ * request); the BUILT binary, on state files written by an import or by hand.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { assertBuilt, runCli } from '../helpers/cli.js';
+import { useTempDirs } from '../helpers/tmp.js';
+
+const STATE = '.area-metrics-state.json';
+const SECRET = 'Status-S3cret-19c2';
+
+function daysAgo(n: number): string {
+  return new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+}
+
+let sandbox: Sandbox;
+const tempDir = useTempDirs('status-');
+
+beforeAll(async () => {
+  assertBuilt();
+  sandbox = await startSandbox({ port: 0, stores: 3, zones: 2, days: 6, clientId: 'status-client', clientSecret: SECRET });
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+async function folderWithState(content: unknown): Promise<string> {
+  const out = await tempDir();
+  await mkdir(out, { recursive: true });
+  await writeFile(join(out, STATE), typeof content === 'string' ? content : JSON.stringify(content));
+  return out;
+}
+
+interface StatusJson {
+  state: string;
+  yesterday: string;
+  maxBehind: number | null;
+  metrics: { key: string; metric: string; lastCompleteDay: string | null; daysBehind: number | null; stores: number | null; pending: { day: string; reason: string; missingStores?: number }[]; behind: boolean }[];
+}
+
+describe('area-metrics status', () => {
+  it('after imports: per metric the last complete day, days behind, stores and pending days; no request, no credentials', async () => {
+    const out = await tempDir();
+    const base = ['--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET, '-o', out];
+    expect((await runCli(['traffic', ...base, '--from', daysAgo(4), '--to', daysAgo(1)])).code).toBe(0);
+    expect((await runCli(['unique-users', ...base, '--date', daysAgo(4)])).code).toBe(0);
+    sandbox.setPublishing({ hidden: [{ day: daysAgo(2), stores: ['S002'] }, { day: daysAgo(1) }] });
+    try {
+      expect((await runCli(['unique-users', ...base, '--catch-up'])).code).toBe(0);
+    } finally {
+      sandbox.setPublishing({});
+    }
+
+    const before = sandbox.requests.length;
+    const text = await runCli(['status', '-o', out]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stderr).toBe('');
+    expect(sandbox.requests.length).toBe(before);
+    const lines = text.stdout.trim().split('\n').map((line) => line.split(/\s{2,}/));
+    expect(lines).toEqual([
+      ['metric', 'last complete', 'behind', 'stores', 'pending'],
+      ['traffic', daysAgo(1), '0', '3', '-'],
+      ['unique-users', daysAgo(3), '2', '3', `${daysAgo(2)} partial (1 store missing), ${daysAgo(1)} not published`],
+    ]);
+
+    const json = await runCli(['status', '-o', out, '--json', '--max-behind', '1']);
+    expect(json.code).toBe(1);
+    expect(json.stderr.trim().split('\n')).toEqual([expect.stringMatching(/behind by more than --max-behind 1: unique-users \(2 days\)$/)]);
+    const report = JSON.parse(json.stdout) as StatusJson;
+    expect(report).toMatchObject({ state: join(out, STATE), yesterday: daysAgo(1), maxBehind: 1 });
+    expect(report.metrics).toEqual([
+      { key: 'traffic', metric: 'traffic', lastCompleteDay: daysAgo(1), daysBehind: 0, stores: 3, pending: [], behind: false },
+      {
+        key: 'unique-users',
+        metric: 'unique-users',
+        lastCompleteDay: daysAgo(3),
+        daysBehind: 2,
+        stores: 3,
+        pending: [
+          { day: daysAgo(2), reason: 'partial', missingStores: 1, stores: 2 },
+          { day: daysAgo(1), reason: 'not-published', stores: 0 },
+        ],
+        behind: true,
+      },
+    ]);
+    expect((await runCli(['status', '-o', out, '--max-behind', '2'])).code).toBe(0);
+  });
+
+  it('--max-behind: a metric more than n days behind, or never complete, exits 1', async () => {
+    const out = await folderWithState({ version: 1, lastCompleteDay: { traffic: daysAgo(4), 'avg-screen-time': daysAgo(1) } });
+    const behind = await runCli(['status', '-o', out, '--max-behind', '2']);
+    expect(behind.code).toBe(1);
+    expect(behind.stderr).toContain('traffic (3 days)');
+    expect(behind.stderr).not.toContain('avg-screen-time');
+    expect((await runCli(['status', '-o', out, '--max-behind', '3'])).code).toBe(0);
+    // Without --max-behind, status only reports.
+    expect((await runCli(['status', '-o', out])).code).toBe(0);
+
+    const never = await folderWithState({ version: 2, metrics: { traffic: { pending: { [daysAgo(1)]: { reason: 'not-published', stores: 0 } } } }, storeSets: {} });
+    const result = await runCli(['status', '--state', join(never, STATE), '--max-behind', '5']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('traffic (no complete day yet)');
+    expect(result.stdout).toContain('none yet');
+  });
+
+  it('--format prometheus writes gauges for the textfile collector', async () => {
+    const out = await folderWithState({ version: 1, lastCompleteDay: { traffic: daysAgo(3), 'traffic[store=S001]': daysAgo(1) } });
+    const result = await runCli(['status', '-o', out, '--format', 'prometheus']);
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines).toContain('# TYPE area_metrics_days_behind gauge');
+    expect(lines).toContain('area_metrics_days_behind{metric="traffic",key="traffic"} 2');
+    expect(lines).toContain('area_metrics_days_behind{metric="traffic",key="traffic[store=S001]"} 0');
+    expect(lines).toContain(`area_metrics_last_complete_day_timestamp_seconds{metric="traffic",key="traffic"} ${Date.parse(`${daysAgo(3)}T00:00:00Z`) / 1000}`);
+    expect(lines).toContain('area_metrics_pending_days{metric="traffic",key="traffic"} 0');
+  });
+
+  it('AREA_METRICS_OUTPUT names the folder, like for the import commands', async () => {
+    const out = await folderWithState({ version: 1, lastCompleteDay: { traffic: daysAgo(1) } });
+    const result = await runCli(['status', '--json'], { env: { AREA_METRICS_OUTPUT: out } });
+    expect(result.code, result.stderr).toBe(0);
+    expect((JSON.parse(result.stdout) as StatusJson).metrics.map((metric) => metric.key)).toEqual(['traffic']);
+  });
+
+  it.each([
+    [undefined, /no state file at .*\.area-metrics-state\.json/],
+    [{ version: 1, lastCompleteDay: { traffic: '2026-02-30' } }, /"2026-02-30" is not a valid day/],
+    ['not json', /is not valid JSON/],
+  ])('a missing or unusable state file (%j) is exit 2 with one line', async (content, message) => {
+    const out = content === undefined ? await tempDir() : await folderWithState(content);
+    const result = await runCli(['status', '-o', out]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(message)]);
+  });
+
+  it('bad flags are usage errors', async () => {
+    const out = await folderWithState({ version: 1, lastCompleteDay: { traffic: daysAgo(1) } });
+    expect((await runCli(['status', '-o', out, '--max-behind', 'two'])).code).toBe(2);
+    expect((await runCli(['status', '-o', out, '--json', '--format', 'prometheus'])).code).toBe(2);
+    expect((await runCli(['status', '-o', out, '--format', 'xml'])).code).toBe(2);
+  });
+});
