@@ -3,7 +3,7 @@ import { decodeJwt } from '../auth/jwt.js';
 import { requestClientCredentialsToken } from '../auth/client-credentials.js';
 import { AuthError, ContractError, messageOf } from '../errors.js';
 import { proxySettings } from '../fetch/dispatcher.js';
-import { HttpClient, parseRetryAfter, type HttpRequest, type HttpResponse } from '../fetch/http-client.js';
+import { BufferedResponse, HttpClient, parseRetryAfter, type HttpRequest, type HttpResponse } from '../fetch/http-client.js';
 import { createRedactor, type Redactor } from '../redact.js';
 import type { PlatformCredentials } from './config.js';
 import { MIN_SERVABLE_MS, tokenExpiry } from './expiry.js';
@@ -69,21 +69,6 @@ async function readCapped(body: ReadableStream<Uint8Array> | null, limit: number
   return Buffer.concat(chunks, length);
 }
 
-class CappedResponse implements HttpResponse {
-  private decoded: string | undefined;
-
-  constructor(
-    readonly status: number,
-    readonly headers: Headers,
-    readonly body: Uint8Array,
-  ) {}
-
-  get text(): string {
-    this.decoded ??= new TextDecoder().decode(this.body);
-    return this.decoded;
-  }
-}
-
 /** A short, single-line detail from an error body (`error_description`, `error`, `message`, `detail`), if it has one. */
 function errorDetail(text: string): string | undefined {
   try {
@@ -118,7 +103,7 @@ class OneAuthCall extends HttpClient {
 
   override async send<T>(request: HttpRequest, parse: (response: HttpResponse) => T | Promise<T>): Promise<T> {
     const signal = AbortSignal.timeout(this.timeoutMs);
-    let response: CappedResponse;
+    let response: BufferedResponse;
     try {
       const answer = await fetch(request.url, {
         method: request.method,
@@ -130,7 +115,7 @@ class OneAuthCall extends HttpClient {
         dispatcher: this.dispatcher,
       } as unknown as RequestInit);
       this.outcome = answer.status;
-      response = new CappedResponse(answer.status, answer.headers, await readCapped(answer.body, MAX_AUTH_BODY_BYTES));
+      response = new BufferedResponse(answer.status, answer.headers, await readCapped(answer.body, MAX_AUTH_BODY_BYTES));
     } catch (error) {
       if (error instanceof BodyTooLargeError) {
         this.outcome = 'too-large';

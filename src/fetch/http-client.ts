@@ -48,13 +48,14 @@ export interface HttpRequest {
 export interface HttpResponse {
   readonly status: number;
   readonly headers: Headers;
-  /** The body as received. A page body goes to its parser as bytes (possibly on a worker thread), undecoded. */
+  /** The body as received. A page body goes to its parser as bytes, undecoded (the parser decodes it strictly). */
   readonly body: Uint8Array;
   /** The body decoded as UTF-8, on first use. */
   readonly text: string;
 }
 
-class BufferedResponse implements HttpResponse {
+/** A response whose body has been read whole. */
+export class BufferedResponse implements HttpResponse {
   private decoded: string | undefined;
 
   constructor(
