@@ -3,7 +3,7 @@
 // constant body exactly as long as the broker's answer, each in its own process, in interleaved rounds; and a burst
 // against a token being refreshed ahead while the auth server hangs.
 import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
@@ -74,21 +74,45 @@ async function coldBurst(brokerUrl, burst) {
 
 const AUTOCANNON_CLI = join(ROOT, 'node_modules', 'autocannon', 'autocannon.js');
 
+/** CPU time (user + system) a process has used so far, in ms; undefined where /proc is not there (not Linux). */
+function cpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms (USER_HZ is 100 on Linux)
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * autocannon against `url`. By default in a process of its own, so that parsing the answers does not take CPU from
- * the benchmark process; `inProcess` runs it here (how the benchmark measured before, kept to compare).
+ * the benchmark process; `inProcess` runs it here (how the benchmark measured before, kept to compare). With the
+ * server's pid, also the CPU time the server and the load generator spent per answer: on a shared 2-core machine
+ * throughput moves with the neighbours' load, CPU per answer much less, and it says which side was the limit.
  */
-async function cannon(url, { connections, durationSeconds, inProcess = false }) {
+async function cannon(url, { connections, durationSeconds, inProcess = false, serverPid }) {
   if (inProcess) return autocannon({ url, connections, duration: durationSeconds });
+  const serverBefore = serverPid === undefined ? undefined : cpuMs(serverPid);
   const child = spawn(process.execPath, [AUTOCANNON_CLI, '--json', '-c', String(connections), '-d', String(durationSeconds), url], {
     stdio: ['ignore', 'pipe', 'ignore'],
   });
+  let generatorMs;
+  // Read while it runs: an exited process has no /proc entry. The last 100 ms of its life are not counted (~1%).
+  const poll = setInterval(() => (generatorMs = cpuMs(child.pid) ?? generatorMs), 100);
   let out = '';
   child.stdout.on('data', (chunk) => (out += chunk));
   const code = await new Promise((resolve) => child.once('close', resolve));
+  clearInterval(poll);
   if (code !== 0) throw new Error(`autocannon exited with ${code}`);
-  return JSON.parse(out);
+  const result = JSON.parse(out);
+  const serverAfter = serverPid === undefined ? undefined : cpuMs(serverPid);
+  const perAnswer = (ms) => (ms === undefined || result.requests.total === 0 ? undefined : (ms * 1000) / result.requests.total);
+  result.serverCpuUsPerAnswer = serverBefore === undefined || serverAfter === undefined ? undefined : perAnswer(serverAfter - serverBefore);
+  result.generatorCpuUsPerAnswer = perAnswer(generatorMs);
+  return result;
 }
+
+const us = (value) => (value === undefined ? 'n/a' : `${value.toFixed(1)} µs`);
 
 function loadResult(result) {
   return {
@@ -99,11 +123,14 @@ function loadResult(result) {
     non2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
+    serverCpuUsPerAnswer: result.serverCpuUsPerAnswer,
+    generatorCpuUsPerAnswer: result.generatorCpuUsPerAnswer,
   };
 }
 
 const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
+  const sorted = values.filter((value) => value !== undefined).sort((a, b) => a - b);
+  if (sorted.length === 0) return undefined;
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 };
@@ -115,6 +142,8 @@ function medianResult(rounds) {
     requestsPerSecond: pick('requestsPerSecond'),
     p50Ms: pick('p50Ms'),
     p99Ms: pick('p99Ms'),
+    serverCpuUsPerAnswer: pick('serverCpuUsPerAnswer'),
+    generatorCpuUsPerAnswer: pick('generatorCpuUsPerAnswer'),
     total: rounds.reduce((sum, round) => sum + round.total, 0),
     non2xx: rounds.reduce((sum, round) => sum + round.non2xx, 0),
     errors: rounds.reduce((sum, round) => sum + round.errors, 0),
@@ -180,20 +209,21 @@ export async function brokerBenchmark({
     log(`broker's token answer: ${brokerBodyBytes} bytes; the references answer ${referenceBytes}; load generator ${loadInProcess ? 'in this process' : 'in its own process'}`);
 
     const targets = [
-      { key: 'bare', name: `bare node:http, constant ${referenceBytes}-byte JSON`, url: `${bare.url}/` },
-      { key: 'fastify', name: 'minimal fastify route, same constant body', url: `${minimalFastify.url}/` },
-      { key: 'broker', name: 'area-metrics broker, cached token', url: brokerUrl },
+      { key: 'bare', name: `bare node:http, constant ${referenceBytes}-byte JSON`, url: `${bare.url}/`, pid: bare.child.pid },
+      { key: 'fastify', name: 'minimal fastify route, same constant body', url: `${minimalFastify.url}/`, pid: minimalFastify.child.pid },
+      { key: 'broker', name: 'area-metrics broker, cached token', url: brokerUrl, pid: broker.child.pid },
     ];
     const samples = Object.fromEntries(targets.map((target) => [target.key, []]));
-    const generate = (url, seconds) => cannon(url, { connections, durationSeconds: seconds, inProcess: loadInProcess });
-    for (const target of targets) await generate(target.url, warmupSeconds); // JIT and connection warm-up
+    const generate = (target, seconds) => cannon(target.url, { connections, durationSeconds: seconds, inProcess: loadInProcess, serverPid: target.pid });
+    for (const target of targets) await generate(target, warmupSeconds); // JIT and connection warm-up
     for (let round = 1; round <= rounds; round++) {
       for (const target of targets) {
-        const result = loadResult(await generate(target.url, durationSeconds));
+        const result = loadResult(await generate(target, durationSeconds));
         samples[target.key].push(result);
         log(
           `round ${round}/${rounds} ${target.name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms} ms, ` +
-            `p99 ${result.p99Ms} ms, non-2xx ${result.non2xx}, errors ${result.errors}`,
+            `p99 ${result.p99Ms} ms, non-2xx ${result.non2xx}, errors ${result.errors}; CPU per answer: server ${us(result.serverCpuUsPerAnswer)}, ` +
+            `load generator ${us(result.generatorCpuUsPerAnswer)}`,
         );
       }
     }
@@ -202,7 +232,8 @@ export async function brokerBenchmark({
       const result = load[target.key];
       log(
         `${target.name} (median of ${rounds}): ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms} ms, ` +
-          `p99 ${result.p99Ms} ms, ${((result.requestsPerSecond / load.bare.requestsPerSecond) * 100).toFixed(0)}% of bare`,
+          `p99 ${result.p99Ms} ms, ${((result.requestsPerSecond / load.bare.requestsPerSecond) * 100).toFixed(0)}% of bare; ` +
+          `CPU per answer: server ${us(result.serverCpuUsPerAnswer)}, load generator ${us(result.generatorCpuUsPerAnswer)}`,
       );
     }
     const authCallsAfterLoad = (await tokenCalls(sandbox.url)) - before;

@@ -154,13 +154,15 @@ if (!flags['skip-broker']) {
     const cached = broker.load.broker;
     const minimal = broker.load.fastify;
     const share = cached.requestsPerSecond / bare.requestsPerSecond;
+    const cpu = (load) => (load.serverCpuUsPerAnswer === undefined ? 'n/a' : load.serverCpuUsPerAnswer.toFixed(1));
     brokerTable.push(
-      [`bare node:http, ${broker.referenceBytes}-byte JSON`, Math.round(bare.requestsPerSecond), bare.p50Ms, bare.p99Ms, `${bare.non2xx + bare.errors}`, '', ''],
+      [`bare node:http, ${broker.referenceBytes}-byte JSON`, Math.round(bare.requestsPerSecond), bare.p50Ms, bare.p99Ms, cpu(bare), `${bare.non2xx + bare.errors}`, '', ''],
       [
         `minimal fastify route, same ${broker.referenceBytes}-byte JSON`,
         Math.round(minimal.requestsPerSecond),
         minimal.p50Ms,
         minimal.p99Ms,
+        cpu(minimal),
         `${minimal.non2xx + minimal.errors}`,
         `reference (${((minimal.requestsPerSecond / bare.requestsPerSecond) * 100).toFixed(0)}% of bare)`,
         '',
@@ -170,6 +172,7 @@ if (!flags['skip-broker']) {
         Math.round(cached.requestsPerSecond),
         cached.p50Ms,
         cached.p99Ms,
+        cpu(cached),
         `${cached.non2xx + cached.errors}`,
         `>=70% of bare (${(share * 100).toFixed(0)}%), p99 <20 ms, no failures`,
         [share >= 0.7, cached.p99Ms < 20, cached.non2xx + cached.errors === 0].map(pass).join(', '),
@@ -179,6 +182,7 @@ if (!flags['skip-broker']) {
         '',
         '',
         `${(broker.cold.wallMs / 1000).toFixed(2)} s total`,
+        '',
         `${broker.cold.burst - broker.cold.ok}`,
         `exactly 1 auth call (${broker.cold.authCalls})`,
         pass(broker.cold.authCalls === 1 && broker.cold.ok === broker.cold.burst && broker.cold.distinctTokens === 1),
@@ -188,6 +192,7 @@ if (!flags['skip-broker']) {
         Math.round(broker.refreshing.requestsPerSecond),
         broker.refreshing.p50Ms,
         broker.refreshing.p99Ms,
+        '',
         `${broker.refreshing.non2xx + broker.refreshing.errors}`,
         `p99 <50 ms, 1 auth call (${broker.refreshing.authCalls}), no failures`,
         [broker.refreshing.p99Ms < 50, broker.refreshing.authCalls === 1, broker.refreshing.non2xx + broker.refreshing.errors === 0]
@@ -222,7 +227,7 @@ if (brokerTable.length) {
     `Broker (autocannon ${broker.loadGenerator === 'in-process' ? 'in the benchmark process' : 'in a process of its own'}, ${broker.connections} connections, median of ${broker.rounds} interleaved ` +
       `${broker.durationSeconds} s rounds after a warm-up; servers in their own processes, broker log to a file)`,
   );
-  out.push(formatTable(['run', 'req/s', 'p50 ms', 'p99 ms', 'failed', 'target', 'met'], brokerTable));
+  out.push(formatTable(['run', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/answer', 'failed', 'target', 'met'], brokerTable));
 }
 out.push(`total ${results.totalSeconds.toFixed(0)} s; raw numbers in ${resultsPath}`);
 process.stdout.write(`${out.join('\n')}\n`);
