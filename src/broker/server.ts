@@ -134,6 +134,17 @@ function pathOf(url: string): string {
 // Request ids from a load balancer are reused when they look like ids; anything else is replaced (log injection).
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:@-]{1,128}$/;
 
+function requestIdOf(given: string | string[] | undefined): string {
+  return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
+}
+
+/**
+ * The headers of a token answer, whichever path serves it (with `Vary: Origin` and CORS added per request).
+ * `Cache-Control: no-store` keeps the token out of every cache, so the HTTP/1.0 `Pragma` is left out: each header is
+ * work for the broker and for every client. The charset is the one fastify gives a JSON string body.
+ */
+const TOKEN_ANSWER_HEADERS = { 'cache-control': 'no-store', 'content-type': 'application/json; charset=utf-8' } as const;
+
 function redisLocation(url: string): string {
   try {
     const parsed = new URL(url);
@@ -185,10 +196,7 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
     },
     // One line per request, written in onResponse with the broker's fields, instead of fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
-    genReqId: (request) => {
-      const given = request.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
-    },
+    genReqId: (request) => requestIdOf(request.headers['x-request-id']),
     routerOptions: { ignoreTrailingSlash: true },
     forceCloseConnections: 'idle',
     // A URL fastify cannot decode (`/%E0%A4%A`) is answered before any hook runs: give it the broker's problem+json,
@@ -312,11 +320,7 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
     log.cache = token.cache;
     metrics.tokenServed(token.cache);
     if (token.authLatencyMs !== undefined) log.authLatencyMs = token.authLatencyMs;
-    reply
-      .header('cache-control', 'no-store')
-      .header('pragma', 'no-cache')
-      .header('content-type', 'application/json; charset=utf-8')
-      .send(tokenBody(token.accessToken, token.expiresAt));
+    reply.headers(TOKEN_ANSWER_HEADERS).send(tokenBody(token.accessToken, token.expiresAt));
   }
 
   function sendTokenProblem(reply: FastifyReply, log: TokenRequestLog, error: unknown): void {
@@ -354,12 +358,9 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
       return false;
     }
     if (token?.cache !== 'hit') return false;
-    const given = request.headers['x-request-id'];
     const headers: Record<string, string | number> = {
-      'x-request-id': typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID(),
-      'cache-control': 'no-store',
-      pragma: 'no-cache',
-      'content-type': 'application/json; charset=utf-8',
+      'x-request-id': requestIdOf(request.headers['x-request-id']),
+      ...TOKEN_ANSWER_HEADERS,
       vary: 'Origin',
     };
     const origin = allowedOrigin(config, request.headers.origin, application);

@@ -96,6 +96,30 @@ describe('GET /api/gatekeeper-token against the sandbox auth server', () => {
     ]);
   });
 
+  it('answers a miss (through fastify) and a memory hit (answered before fastify) with the same headers', async () => {
+    const auth = await sandbox(3600);
+    const { broker: running } = await broker(auth.url);
+    const origin = `https://${WEB_APP}`;
+    const headersOf = (result: { headers: Headers }): Record<string, string> => {
+      const kept = Object.fromEntries([...result.headers].filter(([name]) => !['date', 'content-length', 'x-request-id'].includes(name)));
+      expect(result.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+      return kept;
+    };
+    const miss = await getToken(tokenUrl(running, WEB_APP), { headers: { origin } });
+    const hit = await getToken(tokenUrl(running, WEB_APP), { headers: { origin } });
+    expect(auth.tokenRequests()).toBe(1);
+    expect(headersOf(hit)).toEqual(headersOf(miss));
+    expect(headersOf(hit)).toMatchObject({
+      'cache-control': 'no-store',
+      'content-type': 'application/json; charset=utf-8',
+      vary: 'Origin',
+      'access-control-allow-origin': origin,
+    });
+    const echoed = await getToken(tokenUrl(running, WEB_APP), { headers: { 'x-request-id': 'lb-42' } });
+    expect(echoed.headers.get('x-request-id')).toBe('lb-42');
+    expect(echoed.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
   it('logs each cache hit at debug with its request id, and sums them up at info every interval', async () => {
     const auth = await sandbox(3600);
     const { broker: running, logs } = await startTestBroker(
