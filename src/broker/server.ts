@@ -134,6 +134,22 @@ function pathOf(url: string): string {
 // Request ids from a load balancer are reused when they look like ids; anything else is replaced (log injection).
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:@-]{1,128}$/;
 
+/** A repeated request header: the fast path leaves such a request to fastify, which merges headers the usual way. */
+const REPEATED = Symbol('repeated header');
+
+/** A request header by its lower-case name from the raw [name, value, ...] list: its value, undefined, or REPEATED. */
+function rawHeader(rawHeaders: readonly string[], lowerCaseName: string): string | undefined | typeof REPEATED {
+  let found: string | undefined;
+  for (let index = 0; index + 1 < rawHeaders.length; index += 2) {
+    const name = rawHeaders[index] as string;
+    if (name.length === lowerCaseName.length && name.toLowerCase() === lowerCaseName) {
+      if (found !== undefined) return REPEATED;
+      found = rawHeaders[index + 1];
+    }
+  }
+  return found;
+}
+
 function requestIdOf(given: string | string[] | undefined): string {
   return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
 }
@@ -336,6 +352,25 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
 
   const fastPathPrefix = `${TOKEN_PATH}?application_package=`;
   const debugLogging = app.log.level === 'debug' || app.log.level === 'trace';
+  // The query value as sent → the configured application it names, so a hit decodes and validates it only once.
+  // Only configured applications, spelled as sent or as encodeURIComponent spells them, are kept: the map stays as
+  // small as the config, whatever other spellings clients send.
+  const fastPathApplications = new Map<string, string>();
+  const fastPathApplication = (encoded: string): string | undefined => {
+    const known = fastPathApplications.get(encoded);
+    if (known !== undefined) return known;
+    // fastify's query parser reads `+` as a space and `&` as another parameter: those go to the route.
+    if (encoded.includes('&') || encoded.includes('+') || encoded.includes('#')) return undefined;
+    let application: string;
+    try {
+      application = parseApplicationPackage(decodeURIComponent(encoded));
+    } catch {
+      return undefined;
+    }
+    if (!config.applications.has(application)) return undefined;
+    if (encoded === application || encoded === encodeURIComponent(application)) fastPathApplications.set(encoded, application);
+    return application;
+  };
   /**
    * A fresh token in memory for a plain `GET /api/gatekeeper-token?application_package=X`, answered with the same
    * headers and body as the route below, counted in the metrics and the `cache hits` line. Everything else (another
@@ -346,24 +381,25 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
     const url = request.url;
     if (request.method !== 'GET' || closing || debugLogging || url === undefined || !url.startsWith(fastPathPrefix)) return false;
     const startedAt = performance.now();
-    const encoded = url.slice(fastPathPrefix.length);
-    // fastify's query parser reads `+` as a space and `&` as another parameter: those go to the route.
-    if (encoded.includes('&') || encoded.includes('+') || encoded.includes('#')) return false;
+    const application = fastPathApplication(url.slice(fastPathPrefix.length));
+    if (application === undefined) return false;
     let token: BrokerToken | undefined;
-    let application: string;
     try {
-      application = parseApplicationPackage(decodeURIComponent(encoded));
       token = broker.cachedToken(application);
     } catch {
       return false;
     }
     if (token?.cache !== 'hit') return false;
+    // Read from the raw list: `request.headers` would build an object of every header for these two.
+    const givenId = rawHeader(request.rawHeaders, 'x-request-id');
+    const givenOrigin = rawHeader(request.rawHeaders, 'origin');
+    if (givenId === REPEATED || givenOrigin === REPEATED) return false;
     const headers: Record<string, string | number> = {
-      'x-request-id': requestIdOf(request.headers['x-request-id']),
+      'x-request-id': requestIdOf(givenId),
       ...TOKEN_ANSWER_HEADERS,
       vary: 'Origin',
     };
-    const origin = allowedOrigin(config, request.headers.origin, application);
+    const origin = allowedOrigin(config, givenOrigin, application);
     if (origin !== undefined) Object.assign(headers, corsHeaders(origin, false));
     const body = tokenBody(token.accessToken, token.expiresAt);
     headers['content-length'] = Buffer.byteLength(body);

@@ -1,3 +1,4 @@
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningBroker } from '../../src/broker/server.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
@@ -118,6 +119,38 @@ describe('GET /api/gatekeeper-token against the sandbox auth server', () => {
     const echoed = await getToken(tokenUrl(running, WEB_APP), { headers: { 'x-request-id': 'lb-42' } });
     expect(echoed.headers.get('x-request-id')).toBe('lb-42');
     expect(echoed.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('serves a hit for any spelling of the application, and gives repeated Origin or X-Request-Id the usual merging', async () => {
+    const auth = await sandbox(3600);
+    const { broker: running } = await broker(auth.url);
+    const first = await getToken(tokenUrl(running, WEB_APP));
+    const base = `${running.url}/api/gatekeeper-token?application_package=`;
+    const spelled = WEB_APP.replaceAll('.', '%2E');
+    for (let round = 0; round < 3; round++) {
+      const other = await getToken(`${base}${spelled}`);
+      expect(other.status).toBe(200);
+      expect(other.body.access_token).toBe(first.body.access_token);
+    }
+    expect((await getToken(`${base}${WEB_APP}&application_package=${WEB_APP}`)).status).toBe(400);
+    expect(auth.tokenRequests()).toBe(1);
+
+    // Repeated headers, sent raw: Node joins them with ", ", which is neither an origin nor a valid id.
+    const raw = (headers: Record<string, string | string[]>): Promise<IncomingHttpHeaders> =>
+      new Promise((resolve, reject) => {
+        const request = httpRequest(`${base}${WEB_APP}`, { headers }, (response) => {
+          expect(response.statusCode).toBe(200);
+          response.resume();
+          response.on('end', () => resolve(response.headers));
+        });
+        request.on('error', reject).end();
+      });
+    const twoOrigins = await raw({ origin: [`https://${WEB_APP}`, 'https://evil.example'], 'x-request-id': ['id-1', 'id-2'] });
+    expect(twoOrigins['access-control-allow-origin']).toBeUndefined();
+    expect(twoOrigins['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const once = await raw({ Origin: `https://${WEB_APP}`, 'X-Request-ID': 'id-3' });
+    expect(once['access-control-allow-origin']).toBe(`https://${WEB_APP}`);
+    expect(once['x-request-id']).toBe('id-3');
   });
 
   it('logs each cache hit at debug with its request id, and sums them up at info every interval', async () => {
