@@ -405,7 +405,7 @@ export async function startBroker(config: BrokerConfig, options: StartBrokerOpti
     const givenOrigin = rawHeader(request.rawHeaders, 'origin');
     if (givenId === REPEATED || givenOrigin === REPEATED) return false;
     const body = bodies.body(token);
-    // One literal with every field: an object that gains properties afterwards is slower for Node to walk.
+    // Every field in one literal (the body, and so its length, is known first); CORS is the rare addition.
     const headers: OutgoingHttpHeaders = {
       'x-request-id': requestIdOf(givenId),
       'cache-control': TOKEN_ANSWER_HEADERS['cache-control'],
