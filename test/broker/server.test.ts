@@ -116,6 +116,7 @@ describe('GET /api/gatekeeper-token against the sandbox auth server', () => {
       vary: 'Origin',
       'access-control-allow-origin': origin,
     });
+    expect(hit.headers.get('pragma')).toBeNull(); // no-store is the rule; the HTTP/1.0 header is not sent
     const echoed = await getToken(tokenUrl(running, WEB_APP), { headers: { 'x-request-id': 'lb-42' } });
     expect(echoed.headers.get('x-request-id')).toBe('lb-42');
     expect(echoed.headers.get('access-control-allow-origin')).toBeNull();
