@@ -3,7 +3,16 @@ import { decodeJwt } from '../auth/jwt.js';
 import { requestClientCredentialsToken } from '../auth/client-credentials.js';
 import { AuthError, ContractError, messageOf } from '../errors.js';
 import { proxySettings } from '../fetch/dispatcher.js';
-import { BufferedResponse, HttpClient, parseRetryAfter, type HttpRequest, type HttpResponse } from '../fetch/http-client.js';
+import {
+  BodyTooLargeError,
+  HttpClient,
+  errorDetail,
+  fetchBuffered,
+  parseRetryAfter,
+  type BufferedResponse,
+  type HttpRequest,
+  type HttpResponse,
+} from '../fetch/http-client.js';
 import { createRedactor, type Redactor } from '../redact.js';
 import type { PlatformCredentials } from './config.js';
 import { MIN_SERVABLE_MS, tokenExpiry } from './expiry.js';
@@ -48,42 +57,8 @@ export interface TokenSource {
 /** More than this from the auth server is not a token response: the read stops there (memory and event loop stay free). */
 export const MAX_AUTH_BODY_BYTES = 64 * 1024;
 
-class BodyTooLargeError extends Error {}
-
-/** Reads at most `limit` bytes of a body, chunk by chunk as they arrive; a larger body is cancelled. */
-async function readCapped(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
-  if (body === null) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  const reader = body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    length += value.byteLength;
-    if (length > limit) {
-      await reader.cancel().catch(() => undefined);
-      throw new BodyTooLargeError();
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks, length);
-}
-
-/** A short, single-line detail from an error body (`error_description`, `error`, `message`, `detail`), if it has one. */
-function errorDetail(text: string): string | undefined {
-  try {
-    const body: unknown = JSON.parse(text);
-    if (body !== null && typeof body === 'object') {
-      for (const key of ['error_description', 'error', 'message', 'detail']) {
-        const value = (body as Record<string, unknown>)[key];
-        if (typeof value === 'string' && value !== '') return value.replace(/\s+/g, ' ').slice(0, 200);
-      }
-    }
-  } catch {
-    // Not JSON: nothing worth repeating.
-  }
-  return undefined;
-}
+// An auth server's own words: OAuth's fields first.
+const OAUTH_DETAIL_KEYS = ['error_description', 'error', 'message', 'detail'] as const;
 
 /**
  * One auth-server request for the client-credentials code of the auth module: no retries (the app retries after a
@@ -105,17 +80,8 @@ class OneAuthCall extends HttpClient {
     const signal = AbortSignal.timeout(this.timeoutMs);
     let response: BufferedResponse;
     try {
-      const answer = await fetch(request.url, {
-        method: request.method,
-        headers: request.headers,
-        body: request.body,
-        redirect: 'manual',
-        signal,
-        // `dispatcher` is undici's extension to fetch's init; Node's fetch honours it.
-        dispatcher: this.dispatcher,
-      } as unknown as RequestInit);
-      this.outcome = answer.status;
-      response = new BufferedResponse(answer.status, answer.headers, await readCapped(answer.body, MAX_AUTH_BODY_BYTES));
+      response = await fetchBuffered(request, { signal, dispatcher: this.dispatcher, maxBodyBytes: MAX_AUTH_BODY_BYTES });
+      this.outcome = response.status;
     } catch (error) {
       if (error instanceof BodyTooLargeError) {
         this.outcome = 'too-large';
@@ -130,7 +96,7 @@ class OneAuthCall extends HttpClient {
     }
     const { status } = response;
     if ((status >= 200 && status < 300) || request.acceptStatus?.(status) === true) return parse(response);
-    const detail = errorDetail(response.text);
+    const detail = errorDetail(response.text, OAUTH_DETAIL_KEYS);
     const described = `HTTP ${status}${detail === undefined ? '' : ` (${detail})`}`;
     if (status >= 300 && status < 400) {
       throw new AuthServerFailure('invalid-response', `auth server redirected (${described}); set authUrl to the final address`);

@@ -73,6 +73,50 @@ export class BufferedResponse implements HttpResponse {
 /** A body that could not be read as what the caller expects; retried like a network failure. */
 export class MalformedBodyError extends Error {}
 
+/** A body longer than the caller's `maxBodyBytes`: the read stopped there. */
+export class BodyTooLargeError extends Error {}
+
+/** Reads at most `limit` bytes of a body, chunk by chunk as they arrive; a larger body is cancelled. */
+async function readCapped(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
+  if (body === null) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    length += value.byteLength;
+    if (length > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw new BodyTooLargeError();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, length);
+}
+
+/**
+ * One request, no retry: redirects are not followed (a redirect is the caller's to judge), and the body is read
+ * whole, or up to `maxBodyBytes` (then BodyTooLargeError). Network failures and aborts are thrown as fetch throws them.
+ */
+export async function fetchBuffered(
+  request: HttpRequest,
+  options: { readonly signal: AbortSignal; readonly dispatcher?: Dispatcher; readonly maxBodyBytes?: number },
+): Promise<BufferedResponse> {
+  const response = await fetch(request.url, {
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    redirect: 'manual',
+    signal: options.signal,
+    // `dispatcher` is undici's extension to fetch's init; Node's fetch honours it.
+    ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+  } as RequestInit);
+  const body =
+    options.maxBodyBytes === undefined ? new Uint8Array(await response.arrayBuffer()) : await readCapped(response.body, options.maxBodyBytes);
+  return new BufferedResponse(response.status, response.headers, body);
+}
+
 /** Only origin and path: query strings can be long, and nothing after the path is needed to identify a call. */
 export function describeRequest(request: Pick<HttpRequest, 'method' | 'url'>): string {
   return `${request.method} ${request.url.origin}${request.url.pathname}`;
@@ -177,16 +221,7 @@ export class HttpClient {
     const signal = this.options.signal ? AbortSignal.any([this.options.signal, timeout]) : timeout;
     let response: HttpResponse;
     try {
-      const res = await fetch(request.url, {
-        method: request.method,
-        headers: request.headers,
-        body: request.body,
-        redirect: 'manual',
-        signal,
-        // `dispatcher` is undici's extension to fetch's init; Node's fetch honours it.
-        ...(this.options.dispatcher ? { dispatcher: this.options.dispatcher } : {}),
-      } as RequestInit);
-      response = new BufferedResponse(res.status, res.headers, new Uint8Array(await res.arrayBuffer()));
+      response = await fetchBuffered(request, { signal, ...(this.options.dispatcher ? { dispatcher: this.options.dispatcher } : {}) });
     } catch (error) {
       if (this.options.signal?.aborted) this.throwIfInterrupted();
       if (timeout.aborted) {
@@ -237,12 +272,15 @@ export class HttpClient {
   }
 }
 
-/** A short, single-line detail from an error body (`detail`, `error`, `message`), if it has one. */
-function errorDetail(text: string): string | undefined {
+/** Where an error body says what went wrong: problem+json first, then OAuth's fields. */
+const PROBLEM_DETAIL_KEYS = ['detail', 'error_description', 'error', 'message'] as const;
+
+/** A short, single-line detail from an error body (the first of `keys` it has), if it has one. */
+export function errorDetail(text: string, keys: readonly string[] = PROBLEM_DETAIL_KEYS): string | undefined {
   try {
     const body: unknown = JSON.parse(text);
     if (body && typeof body === 'object') {
-      for (const key of ['detail', 'error_description', 'error', 'message']) {
+      for (const key of keys) {
         const value = (body as Record<string, unknown>)[key];
         if (typeof value === 'string' && value) return value.replace(/\s+/g, ' ').slice(0, 200);
       }
