@@ -97,6 +97,7 @@ async function runImportCommand(metricNames: readonly MetricName[], raw: Collect
     ...(state ? { state } : {}),
     now,
     signal: context.signal,
+    env: context.env,
     // Known at once, so a closed stdout (`| head`) that ends the process early still exits with it.
     onFailure: (_unit, error) => {
       context.exitCode ??= exitCodeFor(error);
