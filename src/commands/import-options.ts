@@ -33,6 +33,7 @@ export const IMPORT_OPTIONS: readonly ImportOptionSpec[] = [
   { flags: '--max-days <n>', key: 'maxDays', description: 'at most this many missing days per metric for --catch-up; a cut says so', defaultText: '31' },
   { flags: '--lookback <n>', key: 'lookback', description: 'with --catch-up: also re-import the n complete days before, for late corrections', defaultText: '0' },
   { flags: '--settle-days <n>', key: 'settleDays', description: 'a day this many days old is final even if some stores never reported', defaultText: '3' },
+  { flags: '--give-up-days <n>', key: 'giveUpDays', description: 'a day still unpublished this many days after its window ended is given up (one warning; status lists it)', defaultText: '14' },
   { flags: '--store <code>', key: 'store', repeatable: true, description: 'only this store_code; repeatable (one unit per store)' },
   { flags: '-o, --output <dir|->', key: 'output', env: 'AREA_METRICS_OUTPUT', description: 'output folder, or - for stdout', defaultText: './area-metrics-data' },
   { flags: '-f, --format <format>', key: 'format', choices: ['csv', 'ndjson'], description: 'file format', defaultText: 'csv for files, ndjson for stdout' },
@@ -72,6 +73,7 @@ export interface ImportConfig {
   readonly credentials?: ClientCredentials;
   readonly window: WindowRequest | { readonly kind: 'catch-up'; readonly maxDays: number; readonly lookback: number };
   readonly settleDays: number;
+  readonly giveUpDays: number;
   readonly storeCodes: readonly string[];
   readonly output: OutputTarget;
   readonly format: OutputFormat;
@@ -136,6 +138,7 @@ export async function resolveImportConfig(
   if (lookbackText !== undefined && !catchUp) throw new UsageError('--lookback needs --catch-up (a backfill names its days with --from/--to)');
   const lookback = integer(lookbackText, '--lookback', 0, 0, 366);
   const settleDays = integer(text(raw, 'settleDays', env), '--settle-days', 3, 1, 3660);
+  const giveUpDays = integer(text(raw, 'giveUpDays', env), '--give-up-days', 14, 1, 3660);
   const window: ImportConfig['window'] = catchUp
     ? { kind: 'catch-up', maxDays, lookback }
     : date !== undefined
@@ -183,6 +186,7 @@ export async function resolveImportConfig(
     ...(credentials ? { credentials } : {}),
     window,
     settleDays,
+    giveUpDays,
     storeCodes,
     output,
     format,
