@@ -41,7 +41,7 @@ function unit(rows: string[], rejected: UnitData['rejected'] = [], storeCode?: s
 describe('ObjectSink', () => {
   it('writes the folder layout as keys under the prefix, header then pieces', async () => {
     const sink = new ObjectSink(store, { bucket: s3.bucket, prefix: 'layout/nightly' }, { format: 'csv', shape: 'rows' });
-    expect(await sink.commit(unit(['S1,a\n', 'S2,b\n']))).toBe('written');
+    expect(await sink.commit(unit(['S1,a\n', 'S2,b\n']))).toEqual({ changed: true, path: `s3://${s3.bucket}/layout/nightly/traffic/2026-11-20.csv` });
     await sink.commit(unit(['S1,a\n'], [], 'A/B'));
     expect([...(await s3.objects('layout/nightly')).entries()].map(([key, body]) => [key, body.toString()])).toEqual([
       ['traffic/2026-11-20.csv', 'store_code,zone\nS1,a\nS2,b\n'],
@@ -54,7 +54,7 @@ describe('ObjectSink', () => {
     const sink = new ObjectSink(store, { bucket: s3.bucket, prefix: 'same' }, { format: 'csv', shape: 'rows' });
     await sink.commit(unit(['S1,a\n']));
     s3.requests.length = 0;
-    expect(await sink.commit(unit(['S1,a\n']))).toBe('unchanged');
+    expect(await sink.commit(unit(['S1,a\n']))).toMatchObject({ changed: false });
     expect(s3.requests.filter((request) => request.method === 'PUT')).toEqual([]);
   });
 
