@@ -362,24 +362,3 @@ export class ObjectStore {
     this.client.destroy();
   }
 }
-
-/** One store per bucket for a run (data and state may live in different buckets), closed together at the end. */
-export class ObjectStores {
-  private readonly stores = new Map<string, ObjectStore>();
-
-  constructor(private readonly config: ObjectStoreConfig) {}
-
-  get(bucket: string): ObjectStore {
-    let store = this.stores.get(bucket);
-    if (store === undefined) {
-      store = ObjectStore.create(bucket, this.config);
-      this.stores.set(bucket, store);
-    }
-    return store;
-  }
-
-  close(): void {
-    for (const store of this.stores.values()) store.close();
-    this.stores.clear();
-  }
-}

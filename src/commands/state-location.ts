@@ -1,0 +1,59 @@
+import { join } from 'node:path';
+import { isObjectUrl, objectKey, parseObjectUrl } from '../output/object-location.js';
+import { ObjectStateStorage } from '../output/object-state.js';
+import type { ObjectStore, ObjectStoreConfig } from '../output/object-store.js';
+import { FileStateStorage, STATE_FILE_NAME, type StateStorage } from '../output/state.js';
+
+/**
+ * Where a command's state lives: `--state` (a file or `s3://bucket/key`) if given, otherwise beside the output
+ * (`<dir>/.area-metrics-state.json` or the object `<prefix>/.area-metrics-state.json`); undefined for stdout
+ * without `--state`.
+ */
+export function stateUrlOf(output: string, state: string | undefined): string | undefined {
+  if (state !== undefined) return state;
+  if (output === '-') return undefined;
+  if (!isObjectUrl(output)) return join(output, STATE_FILE_NAME);
+  const location = parseObjectUrl(output, '-o/--output');
+  return `s3://${location.bucket}/${objectKey(location, STATE_FILE_NAME)}`;
+}
+
+/** The storage for a state URL: a file under a lock, or an object changed by conditional writes. */
+export async function stateStorageFor(url: string, stores: ObjectStores): Promise<StateStorage> {
+  if (!isObjectUrl(url)) return new FileStateStorage(url);
+  const { bucket, prefix } = parseObjectUrl(url, '--state');
+  return new ObjectStateStorage(await stores.get(bucket), prefix);
+}
+
+/**
+ * The object stores of one command, one per bucket (data and state may live in different buckets), closed together
+ * at the end. The AWS SDK is loaded only when an s3:// URL is used: a run into a folder never pays for it.
+ */
+export class ObjectStores {
+  private readonly stores = new Map<string, ObjectStore>();
+
+  constructor(private readonly config: ObjectStoreConfig) {}
+
+  async get(bucket: string): Promise<ObjectStore> {
+    let store = this.stores.get(bucket);
+    if (store === undefined) {
+      const { ObjectStore } = await import('../output/object-store.js');
+      store = ObjectStore.create(bucket, this.config);
+      this.stores.set(bucket, store);
+    }
+    return store;
+  }
+
+  /** Closes the SDK's connections, so the process is free to end. */
+  close(): void {
+    for (const store of this.stores.values()) store.close();
+    this.stores.clear();
+  }
+}
+
+/** The AWS credentials in the environment, so that no log or error line can show them, whatever a message quotes. */
+export function awsCredentialsIn(env: NodeJS.ProcessEnv): { secret: string }[] {
+  return ['AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_ACCESS_KEY_ID'].flatMap((name) => {
+    const value = env[name];
+    return value === undefined || value === '' ? [] : [{ secret: value }];
+  });
+}
