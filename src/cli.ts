@@ -1,8 +1,10 @@
 import { Command, CommanderError } from 'commander';
 import { registerBrokerCommand } from './commands/broker.js';
+import { registerCheckCommand } from './commands/check.js';
 import type { CommandContext } from './commands/context.js';
 import { registerImportCommands } from './commands/import.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
+import { registerSettleCommands } from './commands/settle-days.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerTokenCommand } from './commands/token.js';
 import { exitCodeFor, messageOf, UsageError } from './errors.js';
@@ -23,6 +25,8 @@ export function buildProgram(context: CommandContext): Command {
     });
   registerImportCommands(program, context);
   registerStatusCommand(program, context);
+  registerCheckCommand(program, context);
+  registerSettleCommands(program, context);
   registerTokenCommand(program, context);
   registerBrokerCommand(program, context);
   registerSandboxCommand(program, context);
