@@ -128,7 +128,7 @@ async function importInto(
   };
   if (units.length === 0) {
     await recordRun(0, {});
-    progress.finish('nothing to import: every day through yesterday is already complete', { units: 0 }, true);
+    progress.finish('nothing to import: no day is pending, and every day through yesterday is complete, accepted or given up', { units: 0 }, true);
     return;
   }
   if (!config.credentials) throw new Error('credentials are resolved for every run but --dry-run');
@@ -230,7 +230,7 @@ function planDays(
       cuts.push({
         message:
           `${metric.metric}: --max-days ${window.maxDays} cut the new days: importing ${describeDays(fresh)} now, ` +
-          `${freshLeft.count} more (${freshLeft.from}..${freshLeft.to}) are left for the next --catch-up`,
+          `${freshLeft.count} more day${freshLeft.count === 1 ? ' is' : 's are'} left (${describeRange([freshLeft.from, freshLeft.to])}) for the next --catch-up`,
         fields: { metric: metric.metric, max_days: window.maxDays, days_left: freshLeft.count },
       });
     }

@@ -1,8 +1,17 @@
 import { join } from 'node:path';
+import type { Command } from 'commander';
+import { UsageError } from '../errors.js';
+import { createLogger } from '../log/logger.js';
+import { METRIC_NAMES } from '../metrics/descriptors.js';
 import { isObjectUrl, objectKey, parseObjectUrl } from '../output/object-location.js';
 import { ObjectStateStorage } from '../output/object-state.js';
 import type { ObjectStore, ObjectStoreConfig } from '../output/object-store.js';
-import { FileStateStorage, STATE_FILE_NAME, type StateStorage } from '../output/state.js';
+import { FileStateStorage, ImportState, STATE_FILE_NAME, type StateStorage } from '../output/state.js';
+import { createRedactor } from '../redact.js';
+import type { CommandContext } from './context.js';
+import { IMPORT_OPTIONS, S3_FORCE_PATH_STYLE } from './import-options.js';
+import { addOptions, readOptions } from './options.js';
+import { envValue } from './settings.js';
 
 /**
  * Where a command's state lives: `--state` (a file or `s3://bucket/key`) if given, otherwise beside the output
@@ -56,4 +65,49 @@ export function awsCredentialsIn(env: NodeJS.ProcessEnv): { secret: string }[] {
     const value = env[name];
     return value === undefined || value === '' ? [] : [{ secret: value }];
   });
+}
+
+/** What `status`, `accept` and `reopen` say about where the state is. */
+export interface StateOptions {
+  readonly output?: string;
+  readonly state?: string;
+  readonly s3ForcePathStyle?: boolean;
+}
+
+/** `-o`, `--state` and `--s3-force-path-style` for a command that reads or settles the state without importing. */
+export function addStateOptions(command: Command, verb: string): Command {
+  command
+    .option('-o, --output <dir|s3://bucket/prefix>', `output folder or bucket and prefix whose state to ${verb} (env: AREA_METRICS_OUTPUT, default: ./area-metrics-data)`)
+    .option('--state <file|s3://bucket/key>', `state file or object to ${verb} (default: <output>/.area-metrics-state.json)`);
+  return addOptions(command, { s3ForcePathStyle: S3_FORCE_PATH_STYLE });
+}
+
+/**
+ * Opens the existing state a command reads or settles, wherever it lives (a folder, a bucket, `--state`), runs
+ * `use` with it, and closes the store's connections. No state there is a usage error.
+ */
+export async function withExistingState<T>(
+  command: string,
+  options: StateOptions,
+  context: CommandContext,
+  use: (state: ImportState, location: string) => Promise<T>,
+): Promise<T> {
+  const output = options.output ?? envValue(context.env, 'AREA_METRICS_OUTPUT') ?? './area-metrics-data';
+  const url = stateUrlOf(output, options.state);
+  if (url === undefined) throw new UsageError(`${command} needs a state: with -o - pass --state <file>`);
+  const credentials = awsCredentialsIn(context.env);
+  context.redact = createRedactor(credentials);
+  const stores = new ObjectStores({
+    env: context.env,
+    forcePathStyle: readOptions({ s3ForcePathStyle: S3_FORCE_PATH_STYLE }, { ...options }, context.env).s3ForcePathStyle,
+    retries: IMPORT_OPTIONS.retries.default,
+    timeoutMs: IMPORT_OPTIONS.timeout.default,
+    logger: createLogger({ stream: context.stderr, format: 'text', level: 'warn', credentials }),
+  });
+  try {
+    const state = await ImportState.loadExisting(await stateStorageFor(url, stores), { now: new Date(), metricNames: METRIC_NAMES });
+    return await use(state, url);
+  } finally {
+    stores.close();
+  }
 }

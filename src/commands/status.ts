@@ -1,21 +1,12 @@
 import { Option, type Command } from 'commander';
 import { BehindError, UsageError } from '../errors.js';
-import { METRIC_NAMES } from '../metrics/descriptors.js';
-import { createLogger } from '../log/logger.js';
-import { ImportState, metricOfKey, type LastRun, type PendingDay } from '../output/state.js';
-import { createRedactor } from '../redact.js';
+import { metricOfKey, type ImportState, type LastRun, type PendingDay } from '../output/state.js';
 import { daysOfRanges, describeRange, rangesHold, rangesOfDays, type DayRange } from '../window/day-ranges.js';
 import { daysBetween, daysFrom, yesterday, type UtcDay } from '../window/days.js';
 import type { CommandContext } from './context.js';
-import { IMPORT_OPTIONS, S3_FORCE_PATH_STYLE } from './import-options.js';
-import { addOptions, readOptions } from './options.js';
-import { envValue } from './settings.js';
-import { awsCredentialsIn, ObjectStores, stateStorageFor, stateUrlOf } from './state-location.js';
+import { addStateOptions, withExistingState, type StateOptions } from './state-location.js';
 
-interface StatusOptions {
-  readonly s3ForcePathStyle?: boolean;
-  readonly output?: string;
-  readonly state?: string;
+interface StatusOptions extends StateOptions {
   readonly maxBehind?: string;
   readonly json?: boolean;
   readonly format?: 'text' | 'json' | 'prometheus';
@@ -166,24 +157,8 @@ async function runStatus(options: StatusOptions, context: CommandContext): Promi
     maxBehind = /^\d{1,5}$/.test(options.maxBehind.trim()) ? Number(options.maxBehind.trim()) : Number.NaN;
     if (Number.isNaN(maxBehind)) throw new UsageError(`--max-behind ${JSON.stringify(options.maxBehind)} must be a whole number of days`);
   }
-  const output = options.output ?? envValue(context.env, 'AREA_METRICS_OUTPUT') ?? './area-metrics-data';
-  const path = stateUrlOf(output, options.state);
-  if (path === undefined) throw new UsageError('status reads a folder\'s state; with -o - pass --state <file>');
   const now = new Date();
-  context.redact = createRedactor(awsCredentialsIn(context.env));
-  const stores = new ObjectStores({
-    env: context.env,
-    forcePathStyle: readOptions({ s3ForcePathStyle: S3_FORCE_PATH_STYLE }, { ...options }, context.env).s3ForcePathStyle,
-    retries: IMPORT_OPTIONS.retries.default,
-    timeoutMs: IMPORT_OPTIONS.timeout.default,
-    logger: createLogger({ stream: context.stderr, format: 'text', level: 'warn', credentials: awsCredentialsIn(context.env) }),
-  });
-  let state: ImportState;
-  try {
-    state = await ImportState.loadExisting(await stateStorageFor(path, stores), { now, metricNames: METRIC_NAMES });
-  } finally {
-    stores.close();
-  }
+  const { state, path } = await withExistingState('status', options, context, (state, path) => Promise.resolve({ state, path }));
   const statuses = statusOf(state, now, maxBehind);
   const lastRun = state.lastRun();
   if (format === 'json') {
@@ -207,13 +182,10 @@ export function registerStatusCommand(program: Command, context: CommandContext)
   const command = program
     .command('status')
     .description("say how far behind each metric's output is, its coverage and gaps, from the state alone (no credentials, no request)")
-    .option('-o, --output <dir|s3://bucket/prefix>', 'output folder or bucket and prefix whose state to read (env: AREA_METRICS_OUTPUT, default: ./area-metrics-data)')
-    .option('--state <file|s3://bucket/key>', 'state file or object to read (default: <output>/.area-metrics-state.json)')
     .option('--max-behind <n>', 'exit 8 when a metric is more than n days behind yesterday (UTC), or has a gap')
     .option('--json', 'one JSON object on stdout (same as --format json)')
     .addOption(new Option('--format <format>', 'text, json, or prometheus (node_exporter textfile collector)').choices(['text', 'json', 'prometheus']));
-  addOptions(command, { s3ForcePathStyle: S3_FORCE_PATH_STYLE });
-  command
+  addStateOptions(command, 'read')
     .addHelpText(
       'after',
       `

@@ -336,7 +336,7 @@ export class DayCompletion {
       if (this.state?.isGivenUp(key, day)) return;
       if (shouldGiveUp(day, this.rules.giveUpDays, this.rules.now)) {
         this.warn(
-          `${label}: still not published ${this.rules.giveUpDays} days (--give-up-days) after the day ended: given up, ` +
+          `${label}: still not published ${this.rules.giveUpDays} days after its window ended (--give-up-days ${this.rules.giveUpDays}): given up, ` +
             `--catch-up no longer asks for it; \`area-metrics accept ${metric} --date ${day}\` settles it, \`reopen\` asks again`,
         );
         await this.state?.markGivenUp(key, day);

@@ -402,7 +402,9 @@ function formatState(file: StateFile): string {
         return [key, { complete: entry.complete, accepted: entry.accepted, givenUp: entry.givenUp, pending, stores: entry.stores, storeSet: entry.storeSet }];
       }),
   );
-  return `${JSON.stringify({ version: STATE_VERSION, metrics, storeSets: file.storeSets, lastRun: file.lastRun }, null, 2)}\n`;
+  const text = JSON.stringify({ version: STATE_VERSION, metrics, storeSets: file.storeSets, lastRun: file.lastRun }, null, 2);
+  // A range on one line: a year of coverage stays a screenful.
+  return `${text.replace(/\[\s+("\d{4}-\d{2}-\d{2}"),\s+("\d{4}-\d{2}-\d{2}")\s+\]/g, '[$1, $2]')}\n`;
 }
 
 function emptyState(): StateFile {
