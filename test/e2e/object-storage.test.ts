@@ -211,4 +211,23 @@ describe('import into an S3-compatible bucket', () => {
     expect(badEndpoint.stderr).toMatch(/AWS_ENDPOINT_URL_S3 .* is not a URL/);
     expect(s3.requests).toEqual([]);
   });
+
+  it('--state s3://bucket/key keeps the state of a local folder in the bucket; status reads it from there', async () => {
+    const folder = await tempDir();
+    const state = `s3://${s3.bucket}/states/nightly.json`;
+    const result = await run(['traffic', ...api(), '--date', daysAgo(2), '-o', folder, '--state', state]);
+    expect(result.code, result.stderr).toBe(0);
+    expect((await readdir(folder)).sort()).toEqual(['traffic']);
+    expect(JSON.parse((await s3.read('states/nightly.json'))!.toString())).toMatchObject({ metrics: { traffic: { complete: [[daysAgo(2), daysAgo(2)]] } } });
+    const status = await run(['status', '--state', state, '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ state, metrics: [{ key: 'traffic', lastCompleteDay: daysAgo(2) }] });
+  });
+
+  it('--dry-run of named days touches no store', async () => {
+    const result = await run(['traffic', ...api(), '--date', daysAgo(2), '-o', `s3://${s3.bucket}/dry`, '--dry-run']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^GET http/);
+    expect(s3.requests).toEqual([]);
+  });
 });
