@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { exitCodeFor, messageOf, UsageError } from '../errors.js';
 import { parseBaseUrl } from '../fetch/urls.js';
 import { createLogger, useColor } from '../log/logger.js';
@@ -6,39 +6,35 @@ import { METRIC_NAMES } from '../metrics/descriptors.js';
 import { probeMetrics } from '../metrics/probe.js';
 import { createRedactor } from '../redact.js';
 import type { CommandContext } from './context.js';
-import { IMPORT_OPTIONS, type RawImportOptions } from './import-options.js';
-import { envValue, resolveClientSecret } from './settings.js';
+import { IMPORT_OPTIONS, resolveCredentials } from './import-options.js';
+import { addOptions, integer, readOptions, seconds, valueOption, type CollectedOptions } from './options.js';
 
-/** The import's URL, credential and timeout options, as the import declares them. */
-const CHECK_OPTION_KEYS = ['baseUrl', 'clientId', 'clientSecret', 'clientSecretFile', 'timeout'];
+/** The import's URL and credential options, and a shorter request budget: a check answers in seconds or says why not. */
+const CHECK_OPTIONS = {
+  baseUrl: IMPORT_OPTIONS.baseUrl,
+  clientId: IMPORT_OPTIONS.clientId,
+  clientSecret: IMPORT_OPTIONS.clientSecret,
+  clientSecretFile: IMPORT_OPTIONS.clientSecretFile,
+  timeout: valueOption({ flags: '--timeout <seconds>', parse: seconds(3600), default: 30_000, defaultText: '30', description: 'per-request timeout' }),
+  retries: valueOption({ flags: '--retries <n>', parse: integer(0, 20), default: 1, description: 'retries per request on network errors, timeouts, 429 and 5xx' }),
+};
 
-async function runCheck(raw: RawImportOptions, context: CommandContext): Promise<void> {
-  const text = (key: string): string | undefined => {
-    const flag = raw[key];
-    if (typeof flag === 'string') return flag;
-    const env = IMPORT_OPTIONS.find((option) => option.key === key)?.env;
-    return env === undefined ? undefined : envValue(context.env, env);
-  };
-  const baseUrlText = text('baseUrl');
-  if (baseUrlText === undefined) throw new UsageError('missing --base-url (or AREA_METRICS_BASE_URL)');
-  const baseUrl = parseBaseUrl(baseUrlText);
-  const timeoutText = text('timeout') ?? '30';
-  const timeoutMs = /^\d+(\.\d+)?$/.test(timeoutText.trim()) ? Math.round(Number(timeoutText.trim()) * 1000) : Number.NaN;
-  if (!(timeoutMs >= 1 && timeoutMs <= 3_600_000)) throw new UsageError(`--timeout ${JSON.stringify(timeoutText)} must be a number of seconds from 0.001 to 3600`);
-  const clientId = text('clientId');
-  if (clientId === undefined) throw new UsageError('missing --client-id (or AREA_METRICS_CLIENT_ID)');
-  const flag = (key: string): string | undefined => (typeof raw[key] === 'string' ? raw[key] : undefined);
-  const { secret } = await resolveClientSecret({ clientSecret: flag('clientSecret'), clientSecretFile: flag('clientSecretFile') }, context.env);
-  const credentials = [{ clientId, secret }];
-  const redact = createRedactor(credentials);
+async function runCheck(collected: CollectedOptions, context: CommandContext): Promise<void> {
+  const options = readOptions(CHECK_OPTIONS, collected, context.env);
+  if (options.baseUrl === undefined) throw new UsageError('missing --base-url (or AREA_METRICS_BASE_URL)');
+  const baseUrl = parseBaseUrl(options.baseUrl);
+  const credentials = await resolveCredentials(options, collected, context.env);
+  const secrets = [{ clientId: credentials.clientId, secret: credentials.clientSecret }];
+  const redact = createRedactor(secrets);
   context.redact = redact;
-  const logger = createLogger({ stream: context.stderr, format: 'text', level: 'warn', credentials, color: useColor(context.stderr, context.env) });
+  const logger = createLogger({ stream: context.stderr, format: 'text', level: 'warn', credentials: secrets, color: useColor(context.stderr, context.env) });
   const results = await probeMetrics(METRIC_NAMES, {
     baseUrl,
-    credentials: { clientId, clientSecret: secret },
-    timeoutMs,
-    retries: 1,
+    credentials,
+    timeoutMs: options.timeout,
+    retries: options.retries,
     logger,
+    env: context.env,
     signal: context.signal,
     now: new Date(),
   });
@@ -59,12 +55,7 @@ async function runCheck(raw: RawImportOptions, context: CommandContext): Promise
 export function registerCheckCommand(program: Command, context: CommandContext): void {
   const command = program
     .command('check')
-    .description('test the URL and credentials: one tiny request per metric (page_size=1, yesterday); OK per metric or what is wrong');
-  for (const spec of IMPORT_OPTIONS.filter((option) => CHECK_OPTION_KEYS.includes(option.key))) {
-    const suffix = [spec.env ? `env: ${spec.env}` : '', spec.key === 'timeout' ? 'default: 30' : ''].filter(Boolean).join(', ');
-    command.addOption(new Option(spec.flags, suffix ? `${spec.description} (${suffix})` : spec.description));
-  }
-  command
+    .description('test the URL and credentials: one tiny request per metric (page_size=1, yesterday); OK per metric or what is wrong')
     .addHelpText(
       'after',
       `
@@ -74,8 +65,8 @@ Exit codes: 0 every metric answered, 2 bad options, 3 credentials rejected, 4 UR
 Examples:
   # once at setup, with the cron job's environment
   $ AREA_METRICS_CLIENT_SECRET_FILE=/etc/area-metrics/secret area-metrics check --base-url https://api.example.com --client-id acme`,
-    )
-    .action(async (raw: RawImportOptions) => {
-      await runCheck(raw, context);
-    });
+    );
+  addOptions(command, CHECK_OPTIONS).action(async (collected: CollectedOptions) => {
+    await runCheck(collected, context);
+  });
 }

@@ -1,20 +1,22 @@
-import { join } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
-import { ImportState, STATE_FILE_NAME } from '../output/state.js';
+import { ImportState } from '../output/state.js';
 import { describeRange, rangesOfDays } from '../window/day-ranges.js';
 import { resolveDays, today, type UtcDay } from '../window/days.js';
 import type { CommandContext } from './context.js';
-import { envValue } from './settings.js';
+import { IMPORT_OPTIONS } from './import-options.js';
+import { addOptions, readOptions, valueOption, type CollectedOptions, type OptionValues } from './options.js';
+import { STATE_LOCATION_OPTIONS, statePathOf } from './state-location.js';
 
-interface SettleOptions {
-  readonly date?: string;
-  readonly from?: string;
-  readonly to?: string;
-  readonly output?: string;
-  readonly state?: string;
-}
+const SETTLE_OPTIONS = {
+  date: valueOption({ flags: '--date <YYYY-MM-DD>', parse: IMPORT_OPTIONS.date.parse, description: 'one UTC day' }),
+  from: valueOption({ flags: '--from <YYYY-MM-DD>', parse: IMPORT_OPTIONS.from.parse, description: 'first UTC day of a range' }),
+  to: valueOption({ flags: '--to <YYYY-MM-DD>', parse: IMPORT_OPTIONS.to.parse, defaultText: '--from', description: 'last UTC day of the range, inclusive' }),
+  ...STATE_LOCATION_OPTIONS,
+};
+
+type SettleOptions = OptionValues<typeof SETTLE_OPTIONS>;
 
 type Action = 'accept' | 'reopen';
 
@@ -41,13 +43,12 @@ function daysOf(options: SettleOptions, action: Action, now: Date): UtcDay[] {
   return days;
 }
 
-async function runSettle(action: Action, argument: string, options: SettleOptions, context: CommandContext): Promise<void> {
+async function runSettle(action: Action, argument: string, collected: CollectedOptions, context: CommandContext): Promise<void> {
   const metrics = metricsOf(argument);
+  const options = readOptions(SETTLE_OPTIONS, collected, context.env);
   const now = new Date();
   const days = daysOf(options, action, now);
-  const output = options.output ?? envValue(context.env, 'AREA_METRICS_OUTPUT') ?? './area-metrics-data';
-  if (options.state === undefined && output === '-') throw new UsageError(`${action} changes a folder's state; with -o - pass --state <file>`);
-  const path = options.state ?? join(output, STATE_FILE_NAME);
+  const path = statePathOf(options, action);
   const state = await ImportState.loadExisting(path, { now, metricNames: METRIC_NAMES });
   const what = `${rangesOfDays(days).map(describeRange).join(', ')} (${days.length} day${days.length === 1 ? '' : 's'})`;
   for (const metric of metrics) {
@@ -68,14 +69,9 @@ const SUMMARIES: Record<Action, string> = {
 
 export function registerSettleCommands(program: Command, context: CommandContext): void {
   for (const action of ['accept', 'reopen'] as const) {
-    program
+    const command = program
       .command(`${action} <metric>`)
       .description(SUMMARIES[action])
-      .option('--date <YYYY-MM-DD>', 'one UTC day')
-      .option('--from <YYYY-MM-DD>', 'first UTC day of a range')
-      .option('--to <YYYY-MM-DD>', 'last UTC day of the range, inclusive (default: --from)')
-      .option('-o, --output <dir>', 'output folder whose state to change (env: AREA_METRICS_OUTPUT, default: ./area-metrics-data)')
-      .option('--state <file>', 'state file to change (default: <output>/.area-metrics-state.json)')
       .addHelpText(
         'after',
         `
@@ -86,9 +82,9 @@ Examples:
   $ area-metrics accept traffic --date 2026-11-05 -o /data/area-metrics
   # the vendor republished a week: import it again on the next --catch-up
   $ area-metrics reopen all --from 2026-11-01 --to 2026-11-07 -o /data/area-metrics`,
-      )
-      .action(async (metric: string, options: SettleOptions) => {
-        await runSettle(action, metric, options, context);
-      });
+      );
+    addOptions(command, SETTLE_OPTIONS).action(async (metric: string, collected: CollectedOptions) => {
+      await runSettle(action, metric, collected, context);
+    });
   }
 }

@@ -1,20 +1,12 @@
-import { join } from 'node:path';
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { BehindError, UsageError } from '../errors.js';
 import { METRIC_NAMES } from '../metrics/descriptors.js';
-import { ImportState, metricOfKey, STATE_FILE_NAME, type LastRun, type PendingDay } from '../output/state.js';
+import { ImportState, metricOfKey, type LastRun, type PendingDay } from '../output/state.js';
 import { daysOfRanges, describeRange, rangesHold, rangesOfDays, type DayRange } from '../window/day-ranges.js';
 import { daysBetween, daysFrom, yesterday, type UtcDay } from '../window/days.js';
 import type { CommandContext } from './context.js';
-import { envValue } from './settings.js';
-
-interface StatusOptions {
-  readonly output?: string;
-  readonly state?: string;
-  readonly maxBehind?: string;
-  readonly json?: boolean;
-  readonly format?: 'text' | 'json' | 'prometheus';
-}
+import { addOptions, integer, oneOf, readOptions, switchOption, valueOption, type CollectedOptions } from './options.js';
+import { STATE_LOCATION_OPTIONS, statePathOf } from './state-location.js';
 
 /** One state key as `status` reports it. */
 export interface KeyStatus {
@@ -151,19 +143,23 @@ function escapeLabel(value: string): string {
   return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }
 
-async function runStatus(options: StatusOptions, context: CommandContext): Promise<void> {
-  if (options.json === true && options.format !== undefined && options.format !== 'json') {
+const STATUS_FORMATS = ['text', 'json', 'prometheus'] as const;
+
+const STATUS_OPTIONS = {
+  ...STATE_LOCATION_OPTIONS,
+  maxBehind: valueOption({ flags: '--max-behind <n>', parse: integer(0, 99_999, 'a whole number of days'), description: 'exit 8 when a metric is more than n days behind yesterday (UTC), or has a gap' }),
+  json: switchOption({ flags: '--json', description: 'one JSON object on stdout (same as --format json)' }),
+  format: valueOption({ flags: '--format <format>', parse: oneOf(STATUS_FORMATS), choices: STATUS_FORMATS, defaultText: 'text', description: 'text, json, or prometheus (node_exporter textfile collector)' }),
+};
+
+async function runStatus(collected: CollectedOptions, context: CommandContext): Promise<void> {
+  const options = readOptions(STATUS_OPTIONS, collected, context.env);
+  if (options.json && options.format !== undefined && options.format !== 'json') {
     throw new UsageError(`--json contradicts --format ${options.format}; pick one`);
   }
-  const format = options.json === true ? 'json' : (options.format ?? 'text');
-  let maxBehind: number | undefined;
-  if (options.maxBehind !== undefined) {
-    maxBehind = /^\d{1,5}$/.test(options.maxBehind.trim()) ? Number(options.maxBehind.trim()) : Number.NaN;
-    if (Number.isNaN(maxBehind)) throw new UsageError(`--max-behind ${JSON.stringify(options.maxBehind)} must be a whole number of days`);
-  }
-  const output = options.output ?? envValue(context.env, 'AREA_METRICS_OUTPUT') ?? './area-metrics-data';
-  if (options.state === undefined && output === '-') throw new UsageError('status reads a folder\'s state; with -o - pass --state <file>');
-  const path = options.state ?? join(output, STATE_FILE_NAME);
+  const format = options.json ? 'json' : (options.format ?? 'text');
+  const { maxBehind } = options;
+  const path = statePathOf(options, 'status');
   const now = new Date();
   const state = await ImportState.loadExisting(path, { now, metricNames: METRIC_NAMES });
   const statuses = statusOf(state, now, maxBehind);
@@ -186,14 +182,9 @@ async function runStatus(options: StatusOptions, context: CommandContext): Promi
 }
 
 export function registerStatusCommand(program: Command, context: CommandContext): void {
-  program
+  const command = program
     .command('status')
     .description("say how far behind each metric's output is, its coverage and gaps, from the state alone (no credentials, no request)")
-    .option('-o, --output <dir>', 'output folder whose state to read (env: AREA_METRICS_OUTPUT, default: ./area-metrics-data)')
-    .option('--state <file>', 'state file to read (default: <output>/.area-metrics-state.json)')
-    .option('--max-behind <n>', 'exit 8 when a metric is more than n days behind yesterday (UTC), or has a gap')
-    .option('--json', 'one JSON object on stdout (same as --format json)')
-    .addOption(new Option('--format <format>', 'text, json, or prometheus (node_exporter textfile collector)').choices(['text', 'json', 'prometheus']))
     .addHelpText(
       'after',
       `
@@ -203,8 +194,8 @@ Examples:
   $ area-metrics status -o /data/area-metrics
   $ area-metrics status -o /data/area-metrics --max-behind 1 || echo behind | mail -s area-metrics ops@example.com
   $ area-metrics status -o /data/area-metrics --format prometheus > /var/lib/node_exporter/area_metrics.prom`,
-    )
-    .action(async (options: StatusOptions) => {
-      await runStatus(options, context);
-    });
+    );
+  addOptions(command, STATUS_OPTIONS).action(async (collected: CollectedOptions) => {
+    await runStatus(collected, context);
+  });
 }

@@ -16,6 +16,8 @@ export interface ProbeSettings {
   readonly timeoutMs: number;
   readonly retries: number;
   readonly logger: Logger;
+  /** Where the proxy variables are read. */
+  readonly env: NodeJS.ProcessEnv;
   readonly signal?: AbortSignal;
   readonly now: Date;
 }
@@ -31,7 +33,7 @@ export type ProbeResult =
  * ends the probe (every other request would say the same); the metrics left are not checked.
  */
 export async function probeMetrics(metrics: readonly MetricName[], settings: ProbeSettings): Promise<ProbeResult[]> {
-  const dispatcher = createDispatcher({ connections: 1, timeoutMs: settings.timeoutMs });
+  const dispatcher = createDispatcher({ connections: 1, timeoutMs: settings.timeoutMs, env: settings.env });
   const client = new HttpClient({
     dispatcher,
     timeoutMs: settings.timeoutMs,
