@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, runCli, startCli, stopAllClis } from '../helpers/cli.js';
 import { deadPid, livePid } from '../helpers/pids.js';
-import { listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
+import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Days-S3cret-7f01';
 const STATE = '.area-metrics-state.json';
@@ -178,7 +178,7 @@ describe('future days and today', () => {
     expect(result.code).toBe(2);
     expect(result.stderr.trim().split('\n')).toEqual([expect.stringContaining(message)]);
     expect(sandbox.requests.length).toBe(before);
-    expect(await listFiles(out)).toEqual([]);
+    expect(await dataFiles(out)).toEqual([]);
   });
 
   it('today may be imported, with a warning naming it, and is never recorded complete', async () => {

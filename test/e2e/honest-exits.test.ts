@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, BIN, cliEnv, runCli, stopAllClis, type CliResult } from '../helpers/cli.js';
 import { envelope, sendJson, startCraftedProxy, startCraftedServer, usersResult, type CraftedServer } from '../helpers/crafted-server.js';
-import { listFiles, useTempDirs } from '../helpers/tmp.js';
+import { dataFiles, listFiles, useTempDirs } from '../helpers/tmp.js';
 
 const CLIENT_ID = 'acme';
 // A quote and a backslash: a JSON log spells them `\"` and `\\`.
@@ -134,7 +134,7 @@ describe.concurrent('exit codes that tell the truth', () => {
     if (when === 'always') {
       expect(server.calls(name)).toHaveLength(6);
       expect(result.stderr).toMatch(/incomplete data after 3 fetches/);
-      expect(await listFiles(out)).toEqual([]);
+      expect(await dataFiles(out)).toEqual([]);
     } else {
       expect(server.calls(name)).toHaveLength(4);
       const csv = lines(await readFile(join(out, 'unique-users', `${DAY}.csv`), 'utf8'));

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, runCli, startCli, stopAllClis, waitUntil } from '../helpers/cli.js';
-import { listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
+import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Files-S3cret-41be07';
 const STATE = '.area-metrics-state.json';
@@ -65,7 +65,7 @@ describe('completeness', () => {
     const line = result.stderr.split('\n').find((text) => text.includes('incomplete')) ?? '';
     expect(line).toContain(`traffic ${day}`);
     expect(line).toMatch(/expected 3 results, received 3, 1 repeated/);
-    expect(await listFiles(out)).toEqual([]);
+    expect(await dataFiles(out)).toEqual([]);
   });
 
   it('a repeat that goes away on a refetch: exit 0 and the same file as a clean run', async () => {
