@@ -46,6 +46,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
+  sandbox.setPublishing({});
   await stopAllClis();
 });
 
@@ -82,6 +83,8 @@ describe('on a small tmpfs', () => {
     expect(before.get(`unique-users/${day}.csv`)?.length).toBeGreaterThan(2 * PAGE);
 
     await mounted().fill(PAGE);
+    // Corrected data: the same bytes would leave every file untouched and need no space at all.
+    sandbox.setPublishing({ corrected: [{ day, revision: 1 }] });
     const result = await runCli(importArgs('all', out, '--date', day));
     expect(result.code).toBe(7);
     const path = join(out, 'unique-users', `${day}.csv`);
@@ -89,7 +92,7 @@ describe('on a small tmpfs', () => {
       `error: unique-users ${day}: cannot write ${path}: disk full (ENOSPC); free some space and run again`,
     ]);
     expect(result.stderr).toMatch(/imported 0 of 3 units, .*; 1 failed, first: unique-users .*; 2 not tried, the output could not be written/);
-    // Same files (the state included), same bytes, and no temp file (readTree lists hidden files too).
+    // Same data files, same bytes, and no temp file (readTree lists hidden files too).
     expect(await readTree(out)).toEqual(before);
   });
 
@@ -132,11 +135,13 @@ describe('on a small tmpfs', () => {
     expect(written).toEqual(days.slice(0, written.length).map((day) => `traffic/${day}.csv`));
     for (const file of written) expect(await readFile(join(out, file))).toEqual(await readFile(join(reference, file)));
     expect((await listFiles(out)).filter((file) => file.endsWith('.tmp'))).toEqual([]);
-    // The state names no day after the last complete file.
+    // The state records as complete only days whose file is complete; the others stay pending.
     const lastWritten = days[written.length - 1] as string;
-    const stateDays = (await readFile(join(out, '.area-metrics-state.json'), 'utf8')).match(/\d{4}-\d{2}-\d{2}/g) ?? [];
-    expect(stateDays).toContain(lastWritten);
-    expect(stateDays.filter((day) => day > lastWritten)).toEqual([]);
+    const state = JSON.parse(await readFile(join(out, '.area-metrics-state.json'), 'utf8')) as {
+      metrics: { traffic: { complete: [string, string][]; pending: Record<string, unknown> } };
+    };
+    expect(state.metrics.traffic.complete).toEqual([[days[0], lastWritten]]);
+    expect(Object.keys(state.metrics.traffic.pending)).toEqual(days.slice(written.length));
     // Fetching stopped: the failed day and at most the one after it (in flight) were asked for, nothing later.
     const asked = new Set(metricRequestsSince(requests).map((request) => (request.query.datetime_gte ?? '').slice(0, 10)));
     for (const day of days.slice(written.length + 2)) expect(asked.has(day), `${day} was fetched`).toBe(false);
