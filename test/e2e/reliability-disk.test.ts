@@ -96,6 +96,27 @@ describe('on a small tmpfs', () => {
     expect(await readTree(out)).toEqual(before);
   });
 
+  it('a state that cannot be written once the day is judged: the unit is committed once, as failed (no rows counted, no "done" line); exit 7', async () => {
+    const day = daysAgo(3);
+    const reference = await tempDir();
+    expect((await runCli(importArgs('traffic', reference, '--date', day))).code).toBe(0);
+    const pages = Math.ceil((await stat(join(reference, 'traffic', `${day}.csv`))).size / PAGE);
+
+    // Room for the state as the run starts (the days it is asked for) and for the data file, not for the state's
+    // next copy: the day's judgement cannot be recorded.
+    const out = join(mounted().path, 'out');
+    await mounted().fill((1 + pages) * PAGE);
+    const result = await runCli(importArgs('traffic', out, '--date', day));
+    expect(result.code).toBe(7);
+    expect(failureLines(result)).toEqual([
+      `error: traffic ${day}: cannot write ${join(out, '.area-metrics-state.json')}: disk full (ENOSPC); free some space and run again`,
+    ]);
+    expect(result.stderr).not.toMatch(/ rows from /);
+    expect(result.stderr).toMatch(/^error: imported 0 of 1 units, 0 rows in [\d.]+ s; 1 failed, first: traffic /m);
+    // The state was never told the day is complete.
+    expect(await readFile(join(out, '.area-metrics-state.json'), 'utf8')).not.toContain('"complete"');
+  });
+
   it('a disk without a free byte: exit 7 before any request', async () => {
     const out = join(mounted().path, 'out');
     const day = daysAgo(2);
