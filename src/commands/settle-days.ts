@@ -5,13 +5,18 @@ import type { ImportState } from '../output/state.js';
 import { describeRange, rangesOfDays } from '../window/day-ranges.js';
 import { resolveDays, today, type UtcDay } from '../window/days.js';
 import type { CommandContext } from './context.js';
-import { addStateOptions, withExistingState, type StateOptions } from './state-location.js';
+import { IMPORT_OPTIONS } from './import-options.js';
+import { addOptions, readOptions, valueOption, type CollectedOptions, type OptionValues } from './options.js';
+import { STATE_LOCATION_OPTIONS, withExistingState } from './state-location.js';
 
-interface SettleOptions extends StateOptions {
-  readonly date?: string;
-  readonly from?: string;
-  readonly to?: string;
-}
+const SETTLE_OPTIONS = {
+  date: valueOption({ flags: '--date <YYYY-MM-DD>', parse: IMPORT_OPTIONS.date.parse, description: 'one UTC day' }),
+  from: valueOption({ flags: '--from <YYYY-MM-DD>', parse: IMPORT_OPTIONS.from.parse, description: 'first UTC day of a range' }),
+  to: valueOption({ flags: '--to <YYYY-MM-DD>', parse: IMPORT_OPTIONS.to.parse, defaultText: '--from', description: 'last UTC day of the range, inclusive' }),
+  ...STATE_LOCATION_OPTIONS,
+};
+
+type SettleOptions = OptionValues<typeof SETTLE_OPTIONS>;
 
 type Action = 'accept' | 'reopen';
 
@@ -38,8 +43,9 @@ function daysOf(options: SettleOptions, action: Action, now: Date): UtcDay[] {
   return days;
 }
 
-async function runSettle(action: Action, argument: string, options: SettleOptions, context: CommandContext): Promise<void> {
+async function runSettle(action: Action, argument: string, collected: CollectedOptions, context: CommandContext): Promise<void> {
   const metrics = metricsOf(argument);
+  const options = readOptions(SETTLE_OPTIONS, collected, context.env);
   const now = new Date();
   const days = daysOf(options, action, now);
   await withExistingState(action, options, context, async (state) => {
@@ -70,10 +76,6 @@ export function registerSettleCommands(program: Command, context: CommandContext
     const command = program
       .command(`${action} <metric>`)
       .description(SUMMARIES[action])
-      .option('--date <YYYY-MM-DD>', 'one UTC day')
-      .option('--from <YYYY-MM-DD>', 'first UTC day of a range')
-      .option('--to <YYYY-MM-DD>', 'last UTC day of the range, inclusive (default: --from)');
-    addStateOptions(command, 'change')
       .addHelpText(
         'after',
         `
@@ -86,9 +88,9 @@ Examples:
   $ area-metrics reopen all --from 2026-11-01 --to 2026-11-07 -o /data/area-metrics
   # the same, for a state kept in a bucket beside the data
   $ area-metrics reopen all --from 2026-11-01 --to 2026-11-07 -o s3://my-bucket/area-metrics`,
-      )
-      .action(async (metric: string, options: SettleOptions) => {
-        await runSettle(action, metric, options, context);
-      });
+      );
+    addOptions(command, SETTLE_OPTIONS).action(async (metric: string, collected: CollectedOptions) => {
+      await runSettle(action, metric, collected, context);
+    });
   }
 }

@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { createLogger } from '../log/logger.js';
 import { METRIC_NAMES } from '../metrics/descriptors.js';
@@ -10,8 +9,21 @@ import { FileStateStorage, ImportState, STATE_FILE_NAME, type StateStorage } fro
 import { createRedactor } from '../redact.js';
 import type { CommandContext } from './context.js';
 import { IMPORT_OPTIONS, S3_FORCE_PATH_STYLE } from './import-options.js';
-import { addOptions, readOptions } from './options.js';
-import { envValue } from './settings.js';
+import { text, valueOption, type Parser } from './options.js';
+
+/** A folder, or an `s3://bucket/prefix` checked now. */
+const folderOrBucket: Parser<string> = (value, source) => {
+  const checked = text(value, source);
+  if (isObjectUrl(checked)) parseObjectUrl(checked, source);
+  return checked;
+};
+
+/** Where `status`, `accept` and `reopen` find the state: an output folder's or bucket prefix's, or one named outright. */
+export const STATE_LOCATION_OPTIONS = {
+  output: valueOption({ flags: '-o, --output <dir|s3://bucket/prefix>', env: 'AREA_METRICS_OUTPUT', parse: folderOrBucket, default: './area-metrics-data', description: 'output folder, or bucket and prefix, whose state to use' }),
+  state: valueOption({ flags: '--state <file|s3://bucket/key>', parse: IMPORT_OPTIONS.state.parse, defaultText: '<output>/.area-metrics-state.json', description: 'state file or object to use' }),
+  s3ForcePathStyle: S3_FORCE_PATH_STYLE,
+};
 
 /**
  * Where a command's state lives: `--state` (a file or `s3://bucket/key`) if given, otherwise beside the output
@@ -67,39 +79,23 @@ export function awsCredentialsIn(env: NodeJS.ProcessEnv): { secret: string }[] {
   });
 }
 
-/** What `status`, `accept` and `reopen` say about where the state is. */
-export interface StateOptions {
-  readonly output?: string;
-  readonly state?: string;
-  readonly s3ForcePathStyle?: boolean;
-}
-
-/** `-o`, `--state` and `--s3-force-path-style` for a command that reads or settles the state without importing. */
-export function addStateOptions(command: Command, verb: string): Command {
-  command
-    .option('-o, --output <dir|s3://bucket/prefix>', `output folder or bucket and prefix whose state to ${verb} (env: AREA_METRICS_OUTPUT, default: ./area-metrics-data)`)
-    .option('--state <file|s3://bucket/key>', `state file or object to ${verb} (default: <output>/.area-metrics-state.json)`);
-  return addOptions(command, { s3ForcePathStyle: S3_FORCE_PATH_STYLE });
-}
-
 /**
  * Opens the existing state a command reads or settles, wherever it lives (a folder, a bucket, `--state`), runs
  * `use` with it, and closes the store's connections. No state there is a usage error.
  */
 export async function withExistingState<T>(
   command: string,
-  options: StateOptions,
+  options: { readonly output: string; readonly state: string | undefined; readonly s3ForcePathStyle: boolean },
   context: CommandContext,
   use: (state: ImportState, location: string) => Promise<T>,
 ): Promise<T> {
-  const output = options.output ?? envValue(context.env, 'AREA_METRICS_OUTPUT') ?? './area-metrics-data';
-  const url = stateUrlOf(output, options.state);
-  if (url === undefined) throw new UsageError(`${command} needs a state: with -o - pass --state <file>`);
+  const url = stateUrlOf(options.output, options.state);
+  if (url === undefined) throw new UsageError(`${command} uses a folder's state; with -o - pass --state <file>`);
   const credentials = awsCredentialsIn(context.env);
   context.redact = createRedactor(credentials);
   const stores = new ObjectStores({
     env: context.env,
-    forcePathStyle: readOptions({ s3ForcePathStyle: S3_FORCE_PATH_STYLE }, { ...options }, context.env).s3ForcePathStyle,
+    forcePathStyle: options.s3ForcePathStyle,
     retries: IMPORT_OPTIONS.retries.default,
     timeoutMs: IMPORT_OPTIONS.timeout.default,
     logger: createLogger({ stream: context.stderr, format: 'text', level: 'warn', credentials }),

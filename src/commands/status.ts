@@ -1,16 +1,11 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { BehindError, UsageError } from '../errors.js';
 import { metricOfKey, type ImportState, type LastRun, type PendingDay } from '../output/state.js';
 import { daysOfRanges, describeRange, rangesHold, rangesOfDays, type DayRange } from '../window/day-ranges.js';
 import { daysBetween, daysFrom, yesterday, type UtcDay } from '../window/days.js';
 import type { CommandContext } from './context.js';
-import { addStateOptions, withExistingState, type StateOptions } from './state-location.js';
-
-interface StatusOptions extends StateOptions {
-  readonly maxBehind?: string;
-  readonly json?: boolean;
-  readonly format?: 'text' | 'json' | 'prometheus';
-}
+import { addOptions, integer, oneOf, readOptions, switchOption, valueOption, type CollectedOptions } from './options.js';
+import { STATE_LOCATION_OPTIONS, withExistingState } from './state-location.js';
 
 /** One state key as `status` reports it. */
 export interface KeyStatus {
@@ -147,16 +142,22 @@ function escapeLabel(value: string): string {
   return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }
 
-async function runStatus(options: StatusOptions, context: CommandContext): Promise<void> {
-  if (options.json === true && options.format !== undefined && options.format !== 'json') {
+const STATUS_FORMATS = ['text', 'json', 'prometheus'] as const;
+
+const STATUS_OPTIONS = {
+  ...STATE_LOCATION_OPTIONS,
+  maxBehind: valueOption({ flags: '--max-behind <n>', parse: integer(0, 99_999, 'a whole number of days'), description: 'exit 8 when a metric is more than n days behind yesterday (UTC), or has a gap' }),
+  json: switchOption({ flags: '--json', description: 'one JSON object on stdout (same as --format json)' }),
+  format: valueOption({ flags: '--format <format>', parse: oneOf(STATUS_FORMATS), choices: STATUS_FORMATS, defaultText: 'text', description: 'text, json, or prometheus (node_exporter textfile collector)' }),
+};
+
+async function runStatus(collected: CollectedOptions, context: CommandContext): Promise<void> {
+  const options = readOptions(STATUS_OPTIONS, collected, context.env);
+  if (options.json && options.format !== undefined && options.format !== 'json') {
     throw new UsageError(`--json contradicts --format ${options.format}; pick one`);
   }
-  const format = options.json === true ? 'json' : (options.format ?? 'text');
-  let maxBehind: number | undefined;
-  if (options.maxBehind !== undefined) {
-    maxBehind = /^\d{1,5}$/.test(options.maxBehind.trim()) ? Number(options.maxBehind.trim()) : Number.NaN;
-    if (Number.isNaN(maxBehind)) throw new UsageError(`--max-behind ${JSON.stringify(options.maxBehind)} must be a whole number of days`);
-  }
+  const format = options.json ? 'json' : (options.format ?? 'text');
+  const { maxBehind } = options;
   const now = new Date();
   const { state, path } = await withExistingState('status', options, context, (state, path) => Promise.resolve({ state, path }));
   const statuses = statusOf(state, now, maxBehind);
@@ -182,10 +183,6 @@ export function registerStatusCommand(program: Command, context: CommandContext)
   const command = program
     .command('status')
     .description("say how far behind each metric's output is, its coverage and gaps, from the state alone (no credentials, no request)")
-    .option('--max-behind <n>', 'exit 8 when a metric is more than n days behind yesterday (UTC), or has a gap')
-    .option('--json', 'one JSON object on stdout (same as --format json)')
-    .addOption(new Option('--format <format>', 'text, json, or prometheus (node_exporter textfile collector)').choices(['text', 'json', 'prometheus']));
-  addStateOptions(command, 'read')
     .addHelpText(
       'after',
       `
@@ -196,8 +193,8 @@ Examples:
   $ area-metrics status -o /data/area-metrics --max-behind 1 || echo behind | mail -s area-metrics ops@example.com
   $ area-metrics status -o /data/area-metrics --format prometheus > /var/lib/node_exporter/area_metrics.prom
   $ area-metrics status -o s3://my-bucket/area-metrics --max-behind 1`,
-    )
-    .action(async (options: StatusOptions) => {
-      await runStatus(options, context);
-    });
+    );
+  addOptions(command, STATUS_OPTIONS).action(async (collected: CollectedOptions) => {
+    await runStatus(collected, context);
+  });
 }

@@ -16,10 +16,10 @@ export interface ProbeSettings {
   readonly timeoutMs: number;
   readonly retries: number;
   readonly logger: Logger;
+  /** Where the proxy variables are read. */
+  readonly env: NodeJS.ProcessEnv;
   readonly signal?: AbortSignal;
   readonly now: Date;
-  /** The command's environment, for the proxy variables. */
-  readonly env: NodeJS.ProcessEnv;
 }
 
 export type ProbeResult =
