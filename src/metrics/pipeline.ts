@@ -97,7 +97,7 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
   for (let index = 0; index < units.length; index++) {
     const unit = units[index] as Unit;
     throwIfInterrupted(options.signal);
-    const result = await (settled[index]);
+    const result = await settled[index];
     if (stoppedBy === 'credentials') {
       // Not started, aborted by the halt, or rejected like the first one in flight at the same time: the first
       // rejection in plan order is the one reported, the others are units not attempted.

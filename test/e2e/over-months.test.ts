@@ -242,7 +242,9 @@ describe('area-metrics check', () => {
     const before = sandbox.requests.length;
     const result = await runCli(checkArgs('--client-secret', SECRET));
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout.trim().split('\n')).toEqual(METRICS.map((metric) => expect.stringMatching(new RegExp(`^OK +${metric}: 3 results for ${daysAgo(1)}$`))));
+    const lines = result.stdout.trim().split('\n');
+    expect(lines).toHaveLength(METRICS.length);
+    METRICS.forEach((metric, index) => expect(lines[index]).toMatch(new RegExp(`^OK +${metric}: 3 results for ${daysAgo(1)}$`)));
     const requests = sandbox.requests.slice(before);
     expect(requests.map((request) => [request.query.page_size, request.query.datetime_gte])).toEqual(METRICS.map(() => ['1', `${daysAgo(1)}T00:00:00Z`]));
   });
