@@ -276,7 +276,9 @@ export class ObjectStore {
       }
       this.logger.debug(`${this.url(key)} changed since it was read (another run); reading it again`);
       // Jittered, so two runs that collided do not collide again in step.
-      await sleep(10 + Math.floor(Math.random() * 40 * attempt), undefined, { signal });
+      await sleep(10 + Math.floor(Math.random() * 40 * attempt), undefined, { signal }).catch((error: unknown) => {
+        throw signal?.aborted ? (signal.reason as unknown) : error;
+      });
     }
   }
 
