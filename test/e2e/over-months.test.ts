@@ -272,6 +272,27 @@ describe('area-metrics check', () => {
   });
 });
 
+describe('accept and reopen', () => {
+  it('refuse an unknown metric, today, a missing window and a folder without a state, with exit 2 and one line', async () => {
+    const out = await tempDir();
+    const none = await runCli(['accept', 'traffic', '--date', daysAgo(2), '-o', out]);
+    expect([none.code, none.stderr.trim().split('\n')]).toEqual([2, [expect.stringMatching(/no state file at /)]]);
+    expect((await runCli(importArgs('traffic', out, '--date', daysAgo(2)))).code).toBe(0);
+    const cases: [string[], RegExp][] = [
+      [['accept', 'trafic', '--date', daysAgo(2)], /unknown metric "trafic"; use unique-users, avg-screen-time, traffic or all/],
+      [['accept', 'traffic', '--date', daysAgo(0)], /is today \(UTC\), which is not over yet/],
+      [['reopen', 'traffic', '--date', daysAgo(-1)], /is in the future/],
+      [['reopen', 'traffic'], /reopen needs --date D or --from D1 --to D2/],
+      [['accept', 'traffic', '--date', daysAgo(2), '--from', daysAgo(3)], /--date cannot be combined with --from\/--to/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await runCli([...args, '-o', out]);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(message)]);
+    }
+  });
+});
+
 describe('state format 3', () => {
   it('records coverage as ranges, pending days with reasons and the last run; status reads them', async () => {
     const out = await tempDir();
