@@ -116,7 +116,9 @@ function factsOf(error: unknown): FailureFacts | undefined {
     (typeof raw.Code === 'string' ? raw.Code : undefined) ??
     (error.name !== 'Error' ? error.name : undefined) ??
     (status === undefined ? undefined : `HTTP ${status}`);
-  if (code === undefined || (!isSdkError && networkCode === undefined && !SDK_ERROR_NAMES.has(error.name))) return undefined;
+  // A Node error with some other code (ERR_INVALID_ARG_TYPE...) is a bug, not the store's answer.
+  const isNetworkError = networkCode !== undefined && NETWORK_CODES.has(networkCode);
+  if (code === undefined || (!isSdkError && !isNetworkError && !SDK_ERROR_NAMES.has(error.name))) return undefined;
   // One line, short, and only what the store said: never the request, which names the access key.
   const message = error.message.replace(/\s+/g, ' ').trim().slice(0, 200);
   const storeMessage = message === '' || message === 'UnknownError' || message === code ? undefined : message;
@@ -126,7 +128,7 @@ function factsOf(error: unknown): FailureFacts | undefined {
 /** SDK errors thrown before any answer: no credentials anywhere in the chain, a request timed out. */
 const SDK_ERROR_NAMES = new Set(['CredentialsProviderError', 'TimeoutError', 'RequestTimeout']);
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND', 'TimeoutError', 'RequestTimeout', 'RequestTimeTooSkewed']);
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND', 'TimeoutError', 'RequestTimeout']);
 
 /** The store rejects who we are (not what we may do): wrong, expired or revoked keys and tokens. */
 const CREDENTIAL_CODES = new Set([
@@ -152,6 +154,9 @@ export type ObjectAction = 'read' | 'write' | 'remove';
  * tool cannot use, before anything was written). An interrupt or a bug is returned as it is.
  */
 export function objectStoreError(error: unknown, action: ObjectAction, bucket: string, key: string, endpoint: string | undefined): unknown {
+  if (error instanceof Error && /region is missing/i.test(error.message)) {
+    return new UsageError(`cannot ${action} ${objectUrl(bucket, key)}: no AWS region configured; set AWS_REGION`, { cause: error });
+  }
   const facts = factsOf(error);
   if (facts === undefined) return error;
   const { code, status } = facts;
@@ -164,9 +169,6 @@ export function objectStoreError(error: unknown, action: ObjectAction, bucket: s
       `${what}: no AWS credentials found; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or run with a role`,
       { cause: error },
     );
-  }
-  if (/region is missing/i.test((error as Error).message)) {
-    return new UsageError(`${what}: no AWS region configured; set AWS_REGION`, { cause: error });
   }
   if (CREDENTIAL_CODES.has(code)) {
     return new AuthError(`${what}: the store rejected the credentials: ${code}${said}; check or renew the AWS credentials`, { cause: error });

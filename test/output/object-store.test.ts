@@ -267,9 +267,19 @@ describe('objectStoreError', () => {
     expect(messageOf(error).length).toBeLessThan(400);
   });
 
-  it('returns a bug or an interrupt as it is', () => {
+  it('returns a bug as it is, even one with a Node error code', () => {
     const bug = new TypeError('x is not a function');
     expect(objectStoreError(bug, 'write', 'b', 'k', undefined)).toBe(bug);
+    const argument = Object.assign(new TypeError('The "chunk" argument must be of type string'), { code: 'ERR_INVALID_ARG_TYPE' });
+    expect(objectStoreError(argument, 'write', 'b', 'k', undefined)).toBe(argument);
+  });
+
+  it('maps a missing region to a configuration error naming AWS_REGION, and a DNS failure to exit 4 with a hint', () => {
+    expect(messageOf(objectStoreError(new Error('Region is missing'), 'read', 'b', 'k', undefined))).toMatch(/no AWS region configured; set AWS_REGION/);
+    const dns = Object.assign(new Error('getaddrinfo ENOTFOUND b.minio.internal'), { code: 'ENOTFOUND', $metadata: { attempts: 6 } });
+    const error = objectStoreError(dns, 'read', 'b', 'k', 'http://minio.internal:9000');
+    expect(exitCodeFor(error)).toBe(4);
+    expect(messageOf(error)).toMatch(/after 6 attempts; check the endpoint and bucket name .*--s3-force-path-style/);
   });
 });
 
