@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   s3.requests.length = 0;
-  Object.assign(s3.faults, { denyWrites: false, down: false, downAfterDataPuts: undefined, gatherStatePuts: 0, enforceConditions: true, refuseConditionalPuts: false });
+  Object.assign(s3.faults, { denyWrites: false, answerAll: undefined, down: false, downAfterDataPuts: undefined, gatherStatePuts: 0, enforceConditions: true, refuseConditionalPuts: false });
 });
 
 function daysAgo(n: number): string {
@@ -231,5 +231,20 @@ describe('import into an S3-compatible bucket', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^GET http/);
     expect(s3.requests).toEqual([]);
+  });
+
+  it.each([
+    [{ status: 301, code: 'PermanentRedirect', message: 'The bucket you are attempting to access must be addressed using the specified endpoint.' }, 2, /PermanentRedirect.*set AWS_REGION to the bucket's region/],
+    [{ status: 400, code: 'ExpiredToken', message: 'The provided token has expired.' }, 3, /the store rejected the credentials: ExpiredToken .*renew/],
+    [{ status: 503, code: 'SlowDown', message: 'Please reduce your request rate.' }, 4, /unreachable or failing \(SlowDown .*\) after 2 attempts/],
+  ])('a store answering %j: exit %i, one line, before any download', async (answerAll, code, message) => {
+    s3.faults.answerAll = answerAll;
+    const before = sandbox.requests.length;
+    const result = await run(['traffic', ...api(), '--date', daysAgo(2), '-o', `s3://${s3.bucket}/answers`, '--retries', '1']);
+    expect(result.code, result.stderr).toBe(code);
+    const errors = result.stderr.split('\n').filter((line) => /(^|Z )error: /.test(line));
+    expect(errors).toEqual([expect.stringMatching(message)]);
+    expect(errors[0]).toContain(`s3://${s3.bucket}/answers/${STATE_OBJECT_NAME}`);
+    expect(sandbox.requests.length).toBe(before);
   });
 });

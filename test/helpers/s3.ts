@@ -24,6 +24,8 @@ export interface S3Request {
 export interface S3Faults {
   /** Every PUT is refused with 403 AccessDenied. */
   denyWrites: boolean;
+  /** Every request is answered with this error (a wrong region, expired credentials, a store throttling...). */
+  answerAll: { readonly status: number; readonly code: string; readonly message: string } | undefined;
   /** Every connection is cut at once: a store that is down. */
   down: boolean;
   /** After this many PUTs of keys other than the state object have been stored, the store goes down. */
@@ -83,7 +85,7 @@ export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> 
   const s3rver = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory, configureBuckets: [{ name: bucket, configs: [] }] });
   const { port: upstreamPort } = await s3rver.run();
 
-  const faults: S3Faults = { denyWrites: false, down: false, downAfterDataPuts: undefined, gatherStatePuts: 0, enforceConditions: true, refuseConditionalPuts: false };
+  const faults: S3Faults = { denyWrites: false, answerAll: undefined, down: false, downAfterDataPuts: undefined, gatherStatePuts: 0, enforceConditions: true, refuseConditionalPuts: false };
   const requests: S3Request[] = [];
   const keyLocks = new Map<string, Promise<void>>();
   let dataPuts = 0;
@@ -145,6 +147,11 @@ export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> 
       return;
     }
     const body = await readBody(incoming);
+    if (faults.answerAll !== undefined) {
+      record(faults.answerAll.status);
+      answer(response, faults.answerAll.status, faults.answerAll.code, faults.answerAll.message);
+      return;
+    }
     if (method === 'PUT' && faults.denyWrites) {
       record(403);
       answer(response, 403, 'AccessDenied', 'Access Denied');

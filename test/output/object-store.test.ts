@@ -27,7 +27,7 @@ const logger: Logger = {
 beforeEach(() => {
   logged = [];
   s3.requests.length = 0;
-  Object.assign(s3.faults, { denyWrites: false, down: false, downAfterDataPuts: undefined, gatherStatePuts: 0, enforceConditions: true, refuseConditionalPuts: false });
+  Object.assign(s3.faults, { denyWrites: false, answerAll: undefined, down: false, downAfterDataPuts: undefined, gatherStatePuts: 0, enforceConditions: true, refuseConditionalPuts: false });
 });
 
 function config(overrides: Partial<ObjectStoreConfig> = {}): ObjectStoreConfig {
