@@ -186,7 +186,8 @@ export function registerStatusCommand(program: Command, context: CommandContext)
     .addHelpText(
       'after',
       `
-Exit codes: 0 fine, 8 a metric is more than --max-behind days behind or has a gap, 2 no or unusable state file.
+Exit codes: 0 fine, 8 a metric is more than --max-behind days behind or has a gap, 2 no or unusable state file;
+with a state in a bucket also 3 (the store rejected the AWS credentials) and 4 (the store unreachable after retries).
 
 Examples:
   $ area-metrics status -o /data/area-metrics
