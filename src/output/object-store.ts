@@ -249,9 +249,14 @@ export class ObjectStore {
     return 'written';
   }
 
-  /** Removes the object if there is one (looking first, so a run with nothing to remove needs no delete right). */
+  /**
+   * Removes the object if there is one (looking first, so a run with nothing to remove needs no delete right). A look
+   * the store refuses (403: no s3:ListBucket, so a missing key cannot be told from a forbidden one) leaves it be.
+   */
   async removeIfPresent(key: string, signal?: AbortSignal): Promise<boolean> {
-    if (!(await this.exists(key, signal))) return false;
+    const present = await this.exists(key, signal);
+    if (present === 'unknown') this.logger.debug(`cannot tell whether ${this.url(key)} exists (403); left as it is`);
+    if (present !== 'yes') return false;
     try {
       await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }), { abortSignal: signal });
       return true;
@@ -345,12 +350,14 @@ export class ObjectStore {
     }
   }
 
-  private async exists(key: string, signal: AbortSignal | undefined): Promise<boolean> {
+  private async exists(key: string, signal: AbortSignal | undefined): Promise<'yes' | 'no' | 'unknown'> {
     try {
       await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }), { abortSignal: signal });
-      return true;
+      return 'yes';
     } catch (error) {
-      if (statusOf(error) === 404) return false;
+      const status = statusOf(error);
+      if (status === 404) return 'no';
+      if (status === 403) return 'unknown';
       throw this.failure(error, 'read', key, signal);
     }
   }

@@ -24,8 +24,11 @@ export interface S3Request {
 export interface S3Faults {
   /** Every PUT is refused with 403 AccessDenied. */
   denyWrites: boolean;
-  /** Every request is answered with this error (a wrong region, expired credentials, a store throttling...). */
-  answerAll: { readonly status: number; readonly code: string; readonly message: string } | undefined;
+  /**
+   * Every request (or every one of these methods) is answered with this error: a wrong region, expired credentials,
+   * a store throttling, a HEAD refused for want of s3:ListBucket...
+   */
+  answerAll: { readonly status: number; readonly code: string; readonly message: string; readonly methods?: readonly string[] } | undefined;
   /** Every connection is cut at once: a store that is down. */
   down: boolean;
   /** After this many PUTs of keys other than the state object have been stored, the store goes down. */
@@ -147,7 +150,7 @@ export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> 
       return;
     }
     const body = await readBody(incoming);
-    if (faults.answerAll !== undefined) {
+    if (faults.answerAll !== undefined && (faults.answerAll.methods?.includes(method) ?? true)) {
       record(faults.answerAll.status);
       answer(response, faults.answerAll.status, faults.answerAll.code, faults.answerAll.message);
       return;

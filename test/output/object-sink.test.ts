@@ -25,6 +25,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   s3.requests.length = 0;
+  s3.faults.answerAll = undefined;
 });
 
 const metric = METRICS.traffic;
@@ -66,5 +67,15 @@ describe('ObjectSink', () => {
     await sink.commit(unit(['{"a":1}\n']));
     expect(await s3.read('rejects/_rejected/traffic/2026-11-20.ndjson')).toBeUndefined();
     expect([...(await s3.objects('rejects')).keys()]).toEqual(['traffic/2026-11-20.ndjson']);
+  });
+
+  it('works without s3:ListBucket (every HEAD refused): writes each unit, and leaves _rejected/ as it is', async () => {
+    const sink = new ObjectSink(store, { bucket: s3.bucket, prefix: 'no-list' }, { format: 'csv', shape: 'rows' });
+    s3.faults.answerAll = { status: 403, code: 'AccessDenied', message: 'Access Denied', methods: ['HEAD'] };
+    expect(await sink.commit(unit(['S1,a\n']))).toMatchObject({ changed: true });
+    expect(await sink.commit(unit(['S1,a\n']))).toMatchObject({ changed: true });
+    s3.faults.answerAll = undefined;
+    expect((await s3.read('no-list/traffic/2026-11-20.csv'))?.toString()).toBe('store_code,zone\nS1,a\n');
+    expect(s3.requests.filter((request) => request.method === 'DELETE')).toEqual([]);
   });
 });
