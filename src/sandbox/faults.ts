@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
+import { integerIn, SANDBOX_LIMITS } from './limits.js';
 import type { SandboxFaults } from './types.js';
 
 const count = z.number().int().min(1);
@@ -8,10 +9,10 @@ const status = z.number().int().min(400).max(599);
 
 /** Every way faults reach the sandbox (options, setFaults, CLI flags, the admin endpoint) goes through this. */
 export const sandboxFaultsSchema = z.strictObject({
-  latencyMs: z.number().int().min(0).max(600_000).optional(),
+  latencyMs: integerIn(SANDBOX_LIMITS.latencyMs).optional(),
   failNth: z.strictObject({ n: count, status, times: count.optional() }).optional(),
   rateLimitNth: z
-    .strictObject({ n: count, retryAfterSeconds: z.number().int().min(0).max(86_400), times: count.optional() })
+    .strictObject({ n: count, retryAfterSeconds: integerIn(SANDBOX_LIMITS.retryAfterSeconds), times: count.optional() })
     .optional(),
   truncateNth: z.strictObject({ n: count, times: count.optional() }).optional(),
   foreignNextOrigin: z
@@ -19,7 +20,7 @@ export const sandboxFaultsSchema = z.strictObject({
     .refine((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), 'an http(s) origin')
     .optional(),
   repeatResult: z.boolean().optional(),
-  tokenLatencyMs: z.number().int().min(0).max(600_000).optional(),
+  tokenLatencyMs: integerIn(SANDBOX_LIMITS.latencyMs).optional(),
   tokenFailNth: z.strictObject({ n: count, status, times: count.optional() }).optional(),
 });
 
