@@ -1,9 +1,14 @@
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
-import { integerIn, SANDBOX_LIMITS } from './limits.js';
+import { SANDBOX_LIMITS, type Limit } from './limits.js';
 import type { SandboxFaults } from './types.js';
 
 const count = z.number().int().min(1);
+
+/** The schema of a whole number inside a limit of the limits table, for settings that arrive as JSON. */
+export function integerIn(limit: Limit): z.ZodNumber {
+  return z.number().int().min(limit.min).max(limit.max);
+}
 // A failure is an error status: a 1xx leaves the client waiting and a 204/304 cannot carry the JSON error body.
 const status = z.number().int().min(400).max(599);
 

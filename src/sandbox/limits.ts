@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { UsageError } from '../errors.js';
 
 /** A whole-number setting's accepted range, and how messages name it. */
@@ -10,7 +9,8 @@ export interface Limit {
 
 /**
  * The one table of the sandbox's numeric ranges: `startSandbox` checks its options against it, the fault and
- * publishing schemas take their bounds from it, and the `sandbox` command's flags parse with it.
+ * publishing schemas take their bounds from it, and the `sandbox` command's flags parse with it. (No zod here:
+ * the command's `--help` loads this module.)
  */
 export const SANDBOX_LIMITS = {
   port: { label: 'port', min: 0, max: 65_535 },
@@ -37,7 +37,3 @@ export function checkInteger(value: number, limit: Limit): number {
   return value;
 }
 
-/** The zod schema of a whole number inside `limit`, for settings that arrive as JSON. */
-export function integerIn(limit: Limit): z.ZodNumber {
-  return z.number().int().min(limit.min).max(limit.max);
-}

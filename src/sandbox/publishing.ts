@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
-import { integerIn, SANDBOX_LIMITS } from './limits.js';
+import { integerIn } from './faults.js';
+import { SANDBOX_LIMITS } from './limits.js';
 import type { SandboxPublishing } from './types.js';
 
 const DAY_MS = 86_400_000;
