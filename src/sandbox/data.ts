@@ -5,7 +5,7 @@ import type { MetricName } from './types.js';
 /**
  * The sandbox's synthetic data set. Every datum is a pure function of (seed, store, local day, zone), so the
  * data does not depend on the wall clock except for which days exist (the `days` UTC days ending yesterday), and
- * a query only costs the results it returns.
+ * a query only costs the results it returns. Which of them are served at a moment is decided in `serving.ts`.
  */
 
 const DAY_MS = 86_400_000;
