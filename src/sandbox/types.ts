@@ -125,8 +125,8 @@ export interface Sandbox {
   /** Replaces the publishing rules (`{}`: everything published, as first published). */
   setPublishing(publishing: SandboxPublishing): void;
   /**
-   * The sandbox's own results for a window, exactly as it serves them over all pages (unsorted order), without
-   * the effect of fault switches (but with the publishing rules: they are the data).
+   * The sandbox's own results for a window, exactly as it serves them at its `now` over all pages (unsorted order),
+   * without the effect of fault switches (but with the publishing rules and the end of local days: they are the data).
    */
   results(metric: MetricName, window: ResultWindow): unknown[];
   close(): Promise<void>;
