@@ -24,8 +24,6 @@ import {
   type SandboxPublishing,
 } from './types.js';
 
-export { isLoopback } from './http.js';
-
 const PAGE_CACHE_CHARS = 64 * 1024 * 1024;
 const JSON_TYPE = 'application/json';
 

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { isLoopback } from '../../src/sandbox/server.js';
+import { isLoopback } from '../../src/sandbox/http.js';
 import { allPages, basic, dayParams, getJson, metricUrl, NOW, YESTERDAY, type Envelope } from './helpers.js';
 
 let sandbox: Sandbox;
