@@ -7,6 +7,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { servingDaysInProgress } from '../helpers/sandbox-clock.js';
 import { assertBuilt, runCli, startCli, stopAllClis } from '../helpers/cli.js';
 import { deadPid, livePid } from '../helpers/pids.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
@@ -19,14 +20,6 @@ const STORES = ['S001', 'S002', 'S003', 'S004'];
 /** UTC day `n` days before today (negative: after). */
 function daysAgo(n: number): string {
   return new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
-}
-
-/**
- * The sandbox's clock, a day ahead: every local day of the windows these tests ask for (yesterday at the latest) has
- * ended by it, so it serves them whole whether or not it holds back local days still running.
- */
-function dayAhead(): Date {
-  return new Date(Date.now() + 86_400_000);
 }
 
 let sandbox: Sandbox;
@@ -75,7 +68,7 @@ async function storesIn(path: string): Promise<string[]> {
 
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({ port: 0, stores: 4, zones: 2, days: 12, clientId: 'days-client', clientSecret: SECRET, now: dayAhead });
+  sandbox = await startSandbox({ ...servingDaysInProgress(), port: 0, stores: 4, zones: 2, days: 12, clientId: 'days-client', clientSecret: SECRET });
 });
 
 afterEach(async () => {

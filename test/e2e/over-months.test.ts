@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, LOG_TIMESTAMP, runCli, startCli, stopAllClis, waitUntil } from '../helpers/cli.js';
+import { servingDaysInProgress } from '../helpers/sandbox-clock.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Months-S3cret-4d2a';
@@ -17,14 +18,6 @@ const METRICS = ['unique-users', 'avg-screen-time', 'traffic'];
 /** UTC day `n` days before today. */
 function daysAgo(n: number): string {
   return new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
-}
-
-/**
- * The sandbox's clock, a day ahead: every local day of the windows these tests ask for (yesterday at the latest) has
- * ended by it, so it serves them whole whether or not it holds back local days still running.
- */
-function dayAhead(): Date {
-  return new Date(Date.now() + 86_400_000);
 }
 
 let sandbox: Sandbox;
@@ -59,7 +52,8 @@ async function status(out: string, ...extra: string[]): Promise<{ code: number |
 
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({ port: 0, stores: 3, zones: 2, days: 25, clientId: 'months-client', clientSecret: SECRET, now: dayAhead });
+  // Days still running are served (on a clock frozen at the start), so yesterday's window is whole whatever the hour.
+  sandbox = await startSandbox({ ...servingDaysInProgress(), port: 0, stores: 3, zones: 2, days: 25, clientId: 'months-client', clientSecret: SECRET });
 });
 
 afterEach(async () => {

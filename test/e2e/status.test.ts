@@ -6,6 +6,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { servingDaysInProgress } from '../helpers/sandbox-clock.js';
 import { assertBuilt, runCli } from '../helpers/cli.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
@@ -16,20 +17,12 @@ function daysAgo(n: number): string {
   return new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
 }
 
-/**
- * The sandbox's clock, a day ahead: every local day of the windows these tests ask for (yesterday at the latest) has
- * ended by it, so it serves them whole whether or not it holds back local days still running.
- */
-function dayAhead(): Date {
-  return new Date(Date.now() + 86_400_000);
-}
-
 let sandbox: Sandbox;
 const tempDir = useTempDirs('status-');
 
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({ port: 0, stores: 3, zones: 2, days: 6, clientId: 'status-client', clientSecret: SECRET, now: dayAhead });
+  sandbox = await startSandbox({ ...servingDaysInProgress(), port: 0, stores: 3, zones: 2, days: 6, clientId: 'status-client', clientSecret: SECRET });
 });
 
 afterAll(async () => {
