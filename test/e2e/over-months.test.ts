@@ -7,8 +7,8 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { assertBuilt, LOG_TIMESTAMP, runCli, startCli, stopAllClis, waitUntil } from '../helpers/cli.js';
 import { servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { assertBuilt, LOG_TIMESTAMP, runCli, startCli, stopAllClis, waitUntil } from '../helpers/cli.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Months-S3cret-4d2a';
@@ -52,8 +52,7 @@ async function status(out: string, ...extra: string[]): Promise<{ code: number |
 
 beforeAll(async () => {
   assertBuilt();
-  // Days still running are served (on a clock frozen at the start), so yesterday's window is whole whatever the hour.
-  sandbox = await startSandbox({ ...servingDaysInProgress(), port: 0, stores: 3, zones: 2, days: 25, clientId: 'months-client', clientSecret: SECRET });
+  sandbox = await startSandbox({ ...servingDaysInProgress(), port: 0, stores: 3, zones: 2, days: 20, clientId: 'months-client', clientSecret: SECRET });
 });
 
 afterEach(async () => {
