@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
+import { boundedMemo } from '../memo.js';
 import { daysOfRanges, rangesHold, rangesOfDays, withDays, withoutDays, type DayRange } from '../window/day-ranges.js';
 import { addDays, isValidDay, today, type UtcDay } from '../window/days.js';
 import { writeFileAtomic } from './atomic-file.js';
@@ -293,7 +294,7 @@ export class ImportState {
       const entry = file.metrics[key] ?? {};
       if (isFinalIn(entry, day)) return false;
       const next = cleared(entry, [day]);
-      next.pending = { ...next.pending, [day]: { ...status } };
+      (next.pending ??= {})[day] = { ...status };
       file.metrics[key] = next;
       return true;
     });
@@ -308,9 +309,9 @@ export class ImportState {
     await this.update((file) => {
       let changed = false;
       for (const { key, day } of days) {
-        const entry = file.metrics[key] ?? {};
+        const entry = (file.metrics[key] ??= {});
         if (isFinalIn(entry, day) || rangesHold(entry.givenUp ?? [], day) || entry.pending?.[day] !== undefined) continue;
-        file.metrics[key] = { ...entry, pending: { ...entry.pending, [day]: { reason: 'interrupted' } } };
+        (entry.pending ??= {})[day] = { reason: 'interrupted' };
         changed = true;
       }
       return changed;
@@ -343,7 +344,8 @@ export class ImportState {
   async reopen(key: string, days: readonly UtcDay[]): Promise<void> {
     await this.update((file) => {
       const entry = cleared(file.metrics[key] ?? {}, days);
-      entry.pending = { ...entry.pending, ...Object.fromEntries(days.map((day) => [day, { reason: 'reopened' as const }])) };
+      const pending = (entry.pending ??= {});
+      for (const day of days) pending[day] = { reason: 'reopened' };
       file.metrics[key] = entry;
       return true;
     });
@@ -375,36 +377,72 @@ function isFinalIn(entry: StateEntry, day: UtcDay): boolean {
   return rangesHold(entry.complete ?? [], day) || rangesHold(entry.accepted ?? [], day);
 }
 
-/** A copy of the entry with the days in none of its lists, so each day has one status. */
+/**
+ * Takes the days out of every list of the entry (which belongs to a freshly read state, so it is changed in place),
+ * so that each day has one status; returns it.
+ */
 function cleared(entry: StateEntry, days: readonly UtcDay[]): StateEntry {
-  const removed = new Set(days);
-  const pending = Object.fromEntries(Object.entries(entry.pending ?? {}).filter(([day]) => !removed.has(day)));
-  const next: StateEntry = { ...entry };
-  const lists = ['complete', 'accepted', 'givenUp'] as const;
-  for (const list of lists) {
-    const ranges = withoutDays(entry[list] ?? [], days);
-    if (ranges.length > 0) next[list] = ranges;
-    else delete next[list];
+  // Lists that hold none of the days are kept as they are: a long backfill changes one day at a time.
+  for (const list of ['complete', 'accepted', 'givenUp'] as const) {
+    const ranges = entry[list];
+    if (ranges === undefined || !days.some((day) => rangesHold(ranges, day))) continue;
+    const rest = withoutDays(ranges, days);
+    if (rest.length > 0) entry[list] = rest;
+    else delete entry[list];
   }
-  if (Object.keys(pending).length > 0) next.pending = pending;
-  else delete next.pending;
-  return next;
+  if (entry.pending !== undefined) {
+    for (const day of days) delete entry.pending[day];
+    if (Object.keys(entry.pending).length === 0) delete entry.pending;
+  }
+  return entry;
 }
 
-/** The file's text: keys in a fixed order, so a diff of two states reads well. */
+/**
+ * The file's text: keys in a fixed order, one range or pending day per line, so a diff of two states reads well and a
+ * year of coverage stays short.
+ */
 function formatState(file: StateFile): string {
-  const metrics = Object.fromEntries(
-    Object.keys(file.metrics)
-      .sort()
-      .map((key) => {
-        const entry = file.metrics[key]!;
-        const pending = entry.pending === undefined ? undefined : Object.fromEntries(Object.keys(entry.pending).sort().map((day) => [day, entry.pending![day]]));
-        return [key, { complete: entry.complete, accepted: entry.accepted, givenUp: entry.givenUp, pending, stores: entry.stores, storeSet: entry.storeSet }];
-      }),
-  );
-  const text = JSON.stringify({ version: STATE_VERSION, metrics, storeSets: file.storeSets, lastRun: file.lastRun }, null, 2);
-  // A range on one line: a year of coverage stays a screenful.
-  return `${text.replace(/\[\s+("\d{4}-\d{2}-\d{2}"),\s+("\d{4}-\d{2}-\d{2}")\s+\]/g, '[$1, $2]')}\n`;
+  const list = (items: readonly string[], indent: string): string =>
+    items.length === 0 ? '[]' : `[\n${items.map((item) => `${indent}  ${item}`).join(',\n')}\n${indent}]`;
+  const object = (fields: readonly (readonly [string, string | undefined])[], indent: string): string => {
+    const present = fields.filter((field): field is readonly [string, string] => field[1] !== undefined);
+    return present.length === 0 ? '{}' : `{\n${present.map(([key, value]) => `${indent}  ${JSON.stringify(key)}: ${value}`).join(',\n')}\n${indent}}`;
+  };
+  const ranges = (value: readonly DayRange[] | undefined): string | undefined =>
+    value === undefined ? undefined : list(value.map((range) => JSON.stringify(range).replace(',', ', ')), '      ');
+  const metrics = Object.keys(file.metrics)
+    .sort()
+    .map((key) => {
+      const entry = file.metrics[key]!;
+      const pending =
+        entry.pending === undefined
+          ? undefined
+          : object(
+              Object.keys(entry.pending)
+                .sort()
+                .map((day) => [day, JSON.stringify(entry.pending![day])] as const),
+              '      ',
+            );
+      const fields = [
+        ['complete', ranges(entry.complete)],
+        ['accepted', ranges(entry.accepted)],
+        ['givenUp', ranges(entry.givenUp)],
+        ['pending', pending],
+        ['stores', entry.stores === undefined ? undefined : String(entry.stores)],
+        ['storeSet', entry.storeSet === undefined ? undefined : JSON.stringify(entry.storeSet)],
+      ] as const;
+      return [key, object(fields, '    ')] as const;
+    });
+  const storeSets = Object.entries(file.storeSets).map(([id, codes]) => [id, JSON.stringify(codes)] as const);
+  return `${object(
+    [
+      ['version', String(STATE_VERSION)],
+      ['metrics', object(metrics, '  ')],
+      ['storeSets', object(storeSets, '  ')],
+      ['lastRun', file.lastRun === undefined ? undefined : JSON.stringify(file.lastRun)],
+    ],
+    '',
+  )}\n`;
 }
 
 function emptyState(): StateFile {
@@ -480,7 +518,7 @@ function checkState(file: StateFile, path: string, options: StateLoadOptions): v
     throw new UsageError(`state file ${path}: ${what}; fix or delete it`);
   };
   const checkDay = (key: string, field: string, day: string, latest: UtcDay): void => {
-    if (!isValidDay(day)) fail(`${key} ${field} ${JSON.stringify(day)} is not a valid day (YYYY-MM-DD)`);
+    if (!knownValidDay(day)) fail(`${key} ${field} ${JSON.stringify(day)} is not a valid day (YYYY-MM-DD)`);
     if (day > latest) fail(`${key} ${field} ${day} is in the future (today is ${current} UTC)`);
   };
   const checkRanges = (key: string, field: string, ranges: readonly DayRange[] | undefined): void => {
@@ -510,6 +548,9 @@ function checkState(file: StateFile, path: string, options: StateLoadOptions): v
     fail(`lastRun time ${JSON.stringify(file.lastRun.time)} is not a date-time`);
   }
 }
+
+/** The same days are checked on every read of a state: each distinct one is checked once. */
+const knownValidDay = boundedMemo(isValidDay, 100_000);
 
 function isKnownKey(key: string, metricNames: readonly string[]): boolean {
   const match = /^([a-z-]+)(?:\[store=.+\])?$/s.exec(key);

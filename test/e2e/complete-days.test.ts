@@ -7,6 +7,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { servingDaysInProgress } from '../helpers/sandbox-clock.js';
 import { assertBuilt, runCli, startCli, stopAllClis } from '../helpers/cli.js';
 import { deadPid, livePid } from '../helpers/pids.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
@@ -67,7 +68,7 @@ async function storesIn(path: string): Promise<string[]> {
 
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({ port: 0, stores: 4, zones: 2, days: 12, clientId: 'days-client', clientSecret: SECRET });
+  sandbox = await startSandbox({ ...servingDaysInProgress(), port: 0, stores: 4, zones: 2, days: 12, clientId: 'days-client', clientSecret: SECRET });
 });
 
 afterEach(async () => {

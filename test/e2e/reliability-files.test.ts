@@ -6,6 +6,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { servingDaysInProgress } from '../helpers/sandbox-clock.js';
 import { assertBuilt, runCli, startCli, stopAllClis, waitUntil } from '../helpers/cli.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
@@ -53,7 +54,7 @@ async function pendingDays(out: string, key: string): Promise<Record<string, str
 
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({ port: 0, stores: 3, zones: 3, days: 10, clientId: 'files-client', clientSecret: SECRET });
+  sandbox = await startSandbox({ ...servingDaysInProgress(), port: 0, stores: 3, zones: 3, days: 10, clientId: 'files-client', clientSecret: SECRET });
 });
 
 afterEach(async () => {

@@ -10,7 +10,8 @@ import { assertBuilt, runCli, stopAllClis, waitUntil, type CliResult } from '../
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Retry-S3cret-7f3a9c';
-const DAY = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+// The day before yesterday: every store's local day in its UTC window has ended, so the sandbox serves all of it.
+const DAY = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
 
 interface Timed extends RecordedRequest {
   readonly at: number;

@@ -6,6 +6,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { servingDaysInProgress } from '../helpers/sandbox-clock.js';
 import { assertBuilt, runCli } from '../helpers/cli.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
@@ -21,7 +22,7 @@ const tempDir = useTempDirs('status-');
 
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({ port: 0, stores: 3, zones: 2, days: 6, clientId: 'status-client', clientSecret: SECRET });
+  sandbox = await startSandbox({ ...servingDaysInProgress(), port: 0, stores: 3, zones: 2, days: 6, clientId: 'status-client', clientSecret: SECRET });
 });
 
 afterAll(async () => {
