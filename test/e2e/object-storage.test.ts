@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, runCli, startCli, type CliResult } from '../helpers/cli.js';
 import { PROBE_ETAG, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_SESSION_TOKEN, startS3, STATE_OBJECT_NAME, type S3Harness } from '../helpers/s3.js';
+import { servingDaysInProgress } from '../helpers/sandbox-clock.js';
 import { readTree, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Object-Store-S3cret-7f1';
@@ -16,7 +17,8 @@ const tempDir = useTempDirs('object-storage-');
 
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({ port: 0, stores: 4, zones: 3, days: 10, seed: 11, clientId: 'object-client', clientSecret: SECRET });
+  // This file is about where the data goes, not when a day ends: yesterday is served whole.
+  sandbox = await startSandbox({ port: 0, stores: 4, zones: 3, days: 10, seed: 11, clientId: 'object-client', clientSecret: SECRET, ...servingDaysInProgress() });
   s3 = await startS3();
 });
 afterAll(async () => {

@@ -81,7 +81,8 @@ function answer(response: ServerResponse, status: number, code: string, message:
 /**
  * s3rver (file-backed, in a temp folder, on loopback port 0) behind a small front server that does what s3rver does
  * not: it enforces `If-Match` / `If-None-Match` on PUT (checked and forwarded under a per-key lock, so the check and
- * the write are one step, as in a real store), and it can refuse writes or go down on a test's command.
+ * the write are one step, as in a real store), it makes each object's replacement atomic for readers (one request
+ * per key at a time), and it can refuse writes or go down on a test's command.
  */
 export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> {
   const directory = await mkdtemp(join(tmpdir(), 'area-metrics-s3rver-'));
@@ -180,7 +181,9 @@ export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> 
       });
       return;
     }
-    const status = await forward(incoming, response, body);
+    // s3rver writes an object's file in place, so a read during a write could see half of it; a real store swaps
+    // the whole object at once. Requests for one key are taken one at a time to keep that promise here.
+    const status = await withKeyLock(key, () => forward(incoming, response, body));
     record(status);
     if (method === 'PUT' && status < 300 && !key.endsWith(STATE_OBJECT_NAME)) {
       dataPuts++;
