@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { writeFileAtomic } from './atomic-file.js';
 import { extensionOf, jsonOrUndefined, type OutputEncoding } from './format.js';
+import { parquetFileChunks, type ParquetTable } from './parquet.js';
 import { asOutputError } from './write-failure.js';
 
 /** A record set aside by `--on-invalid skip`, with where and why it broke the data contract. */
@@ -21,6 +22,8 @@ export interface UnitData {
   readonly header: string | undefined;
   /** UTF-8 bytes, in output order. */
   readonly pieces: readonly Uint8Array[];
+  /** With `-f parquet`: the columns' types and the file's metadata; the pieces are then its rows as JSON lines. */
+  readonly table?: ParquetTable | undefined;
   readonly rejected: readonly SetAsideRecord[];
 }
 
@@ -75,13 +78,19 @@ export class FileSink implements UnitSink {
     return join(this.outputDir, data.unit.metric.name, unitFileName(data, extensionOf(this.encoding)));
   }
 
+  private fileChunks(data: UnitData): Iterable<string | Uint8Array> {
+    if (extensionOf(this.encoding) !== 'parquet') return unitChunks(data, true);
+    if (data.table === undefined) throw new Error(`no Parquet table for ${this.pathOf(data)}`);
+    return parquetFileChunks(data.table, data.pieces);
+  }
+
   rejectedPathOf(data: Pick<UnitData, 'unit'>): string {
     return join(this.outputDir, '_rejected', data.unit.metric.name, unitFileName(data, 'ndjson'));
   }
 
   async commit(data: UnitData, signal?: AbortSignal): Promise<void> {
     const { metric } = data.unit;
-    await writeFileAtomic(this.pathOf(data), unitChunks(data, true), signal);
+    await writeFileAtomic(this.pathOf(data), this.fileChunks(data), signal);
     const rejectedPath = this.rejectedPathOf(data);
     if (data.rejected.length === 0) {
       // A re-run that finds the data clean removes what an earlier run set aside, so the folder tells the truth.
