@@ -21,7 +21,7 @@ export class DuckDb {
 
   async rows(sql: string): Promise<DuckRow[]> {
     const reader = await this.connection.runAndReadAll(sql);
-    return reader.getRowObjectsJson() as DuckRow[];
+    return reader.getRowObjectsJson();
   }
 
   close(): void {
