@@ -32,6 +32,7 @@ export interface ParquetTable {
 export const ROW_GROUP_ROWS = 65_536;
 
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]['schema'][number];
+type ColumnValues = Parameters<ParquetWriter['write']>[0]['columnData'][number]['data'];
 
 const DECIMAL = /^decimal\((\d+),(\d+)\)$/;
 
@@ -137,6 +138,22 @@ function converterOf(column: ParquetColumn): Converter {
   };
 }
 
+/** One row group's values of a column, in the form its converter makes them. */
+type ColumnBuffer = { [row: number]: string | number | bigint; slice(start: number, end: number): ColumnValues };
+
+function columnBuffer(column: ParquetColumn): ColumnBuffer {
+  switch (column.type) {
+    case 'string':
+      return new Array<string>(ROW_GROUP_ROWS);
+    case 'date':
+    case 'int32':
+      return new Int32Array(ROW_GROUP_ROWS);
+    default:
+      // int64, timestamps, and decimals as their unscaled integers
+      return new BigInt64Array(ROW_GROUP_ROWS);
+  }
+}
+
 /** A ByteWriter whose written bytes can be taken out as they are made, keeping its file offsets. */
 class DrainingWriter extends ByteWriter {
   drain(): Uint8Array {
@@ -163,14 +180,20 @@ export function* parquetFileChunks(table: ParquetTable, lines: Iterable<Uint8Arr
     kvMetadata: table.metadata.map(({ key, value }) => ({ key, value })),
     createdBy: table.createdBy,
   });
-  let data: (string | number | bigint)[][] = columns.map(() => []);
+  // Numbers go in typed arrays: a row group of boxed values costs several times the memory.
+  const buffers = columns.map(columnBuffer);
   let rows = 0;
   const writeGroup = (): Uint8Array => {
     void parquet.write({
-      columnData: columns.map((column, index) => ({ name: column.name, data: data[index] ?? [] })),
+      columnData: columns.map((column, index) => ({
+        name: column.name,
+        data: buffers[index]!.slice(0, rows),
+        // Strings always through a dictionary: the writer's plain encoding makes a byte array per value, which cost
+        // hundreds of MB on a big day, and its sampling takes a sorted column's repeats (store_code) for distinct.
+        ...(column.type === 'string' ? { encoding: 'RLE_DICTIONARY' as const } : {}),
+      })),
       rowGroupSize: rows,
     });
-    data = columns.map(() => []);
     rows = 0;
     return writer.drain();
   };
@@ -179,8 +202,8 @@ export function* parquetFileChunks(table: ParquetTable, lines: Iterable<Uint8Arr
     const own = fields[sharedColumns] as string[][];
     const shared = converters.slice(0, sharedColumns).map((convert, index) => convert(fields[index] as string));
     for (const row of own) {
-      for (let index = 0; index < sharedColumns; index++) data[index]!.push(shared[index]!);
-      for (let index = sharedColumns; index < columns.length; index++) data[index]!.push(converters[index]!(row[index - sharedColumns]!));
+      for (let index = 0; index < sharedColumns; index++) buffers[index]![rows] = shared[index]!;
+      for (let index = sharedColumns; index < columns.length; index++) buffers[index]![rows] = converters[index]!(row[index - sharedColumns]!);
       if (++rows === ROW_GROUP_ROWS) yield writeGroup();
     }
   }
