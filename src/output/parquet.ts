@@ -88,8 +88,18 @@ type Converter = (text: string) => string | number | bigint;
 
 function converterOf(column: ParquetColumn): Converter {
   switch (column.type) {
-    case 'string':
-      return (text) => text;
+    case 'string': {
+      // The first copy of each distinct text in a row group is the one kept: the parsed rows' own copies then die
+      // young instead of living in the row group until it is written (a big day's peak memory).
+      const kept = new Map<string, string>();
+      return (text) => {
+        const first = kept.get(text);
+        if (first !== undefined) return first;
+        if (kept.size >= ROW_GROUP_ROWS) kept.clear();
+        kept.set(text, text);
+        return text;
+      };
+    }
     case 'date':
       return (text) => {
         const match = DATE_TEXT.exec(text);
