@@ -103,12 +103,16 @@ describe('-f parquet over a sandbox import', () => {
     }
   });
 
-  it('a re-run writes the same bytes', async () => {
+  it('a re-run with the same data leaves the file untouched (same bytes, inode and mtime) and says so', async () => {
     const path = join(workDir, 'parquet', 'traffic', `${TO}.parquet`);
-    const before = await readFile(path);
+    const before = await stat(path);
+    const bytes = await readFile(path);
     const result = await runCli(['traffic', ...auth(sandbox.url), '--date', TO, '-f', 'parquet', '-o', 'parquet'], { cwd: workDir });
     expect(result.code, result.stderr).toBe(0);
-    expect((await readFile(path)).equals(before)).toBe(true);
+    expect(result.stderr).toContain(`${TO}.parquet (unchanged)`);
+    const after = await stat(path);
+    expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+    expect((await readFile(path)).equals(bytes)).toBe(true);
   });
 });
 
