@@ -182,6 +182,18 @@ describe('-f parquet over a crafted answer', () => {
   });
 });
 
+describe('-f parquet with a value DECIMAL(6,5) cannot hold', () => {
+  it('fails the unit (exit 5) naming the value, writes no file, and never rounds it', async () => {
+    const DAY = utcDay(-3);
+    const precise = [{ store_code: 'S1', date: `${DAY}T12:00:00Z`, granularity: 'daily', values: [{ zone: 'Z', traffic_pct: '0.123456' }] }];
+    const base = crafted.route('too-precise', (_request, response) => sendJson(response, 200, envelope(precise)));
+    const result = await runCli(['traffic', ...auth(base), '--date', DAY, '-f', 'parquet', '-o', 'precise'], { cwd: workDir });
+    expect(result.code, result.stderr).toBe(5);
+    expect(result.stderr).toContain('traffic_pct "0.123456" has more than 5 decimal places');
+    await expect(stat(join(workDir, 'precise', 'traffic', `${DAY}.parquet`))).rejects.toThrow(/ENOENT/);
+  });
+});
+
 describe('-f parquet where it cannot go', () => {
   it.each([
     [['-o', '-'], /^Parquet is written to files only/],
