@@ -5,6 +5,7 @@ import type { LogFormat, LogLevel } from '../log/logger.js';
 import type { OutputFormat, OutputShape } from '../output/format.js';
 import { isObjectUrl, parseObjectUrl, type ObjectLocation } from '../output/object-location.js';
 import { parseDay, type UtcDay, type WindowRequest } from '../window/days.js';
+import { DAY_MODES, type DayMode } from '../window/day-mode.js';
 import {
   givenBy,
   integer,
@@ -68,9 +69,17 @@ export const IMPORT_OPTIONS = {
   clientId: valueOption({ flags: '--client-id <id>', env: 'AREA_METRICS_CLIENT_ID', parse: text, description: 'Basic-auth user (required)' }),
   clientSecret: valueOption({ flags: '--client-secret <secret>', env: 'AREA_METRICS_CLIENT_SECRET', parse: text, description: 'Basic-auth password (or --client-secret-file)' }),
   clientSecretFile: valueOption({ flags: '--client-secret-file <path>', env: 'AREA_METRICS_CLIENT_SECRET_FILE', parse: path('a file path'), description: 'read the secret from a file (trailing newline trimmed)' }),
-  date: valueOption({ flags: '--date <YYYY-MM-DD>', parse: day, description: 'one UTC day (default: yesterday, UTC)' }),
-  from: valueOption({ flags: '--from <YYYY-MM-DD>', parse: day, description: 'first UTC day of a range (backfill)' }),
-  to: valueOption({ flags: '--to <YYYY-MM-DD>', parse: day, defaultText: '--from', description: 'last UTC day of the range, inclusive' }),
+  days: valueOption({
+    flags: '--days <mode>',
+    env: 'AREA_METRICS_DAYS',
+    parse: oneOf(DAY_MODES),
+    choices: DAY_MODES,
+    default: 'utc',
+    description: "utc: a file per UTC day (the vendor's windows); local: a file per store-local calendar day. An output folder keeps one",
+  }),
+  date: valueOption({ flags: '--date <YYYY-MM-DD>', parse: day, description: 'one day (default: yesterday, UTC; with --days local the latest local day over everywhere)' }),
+  from: valueOption({ flags: '--from <YYYY-MM-DD>', parse: day, description: 'first day of a range (backfill)' }),
+  to: valueOption({ flags: '--to <YYYY-MM-DD>', parse: day, defaultText: '--from', description: 'last day of the range, inclusive' }),
   catchUp: switchOption({ flags: '--catch-up', description: "for each metric, its pending days and every day after its own last complete day in the state, through yesterday" }),
   maxDays: valueOption({ flags: '--max-days <n>', parse: integer(1, 3660), default: 31, description: 'at most this many new days per metric for --catch-up, and at most this many pending days retried beside them; a cut says so' }),
   lookback: valueOption({ flags: '--lookback <n>', parse: integer(0, 366), default: 0, description: 'with --catch-up: also re-import the n complete days before, for late corrections' }),
@@ -105,6 +114,8 @@ export interface ImportConfig {
   /** Absent only for --dry-run, which needs none. */
   readonly credentials?: ClientCredentials;
   readonly window: WindowRequest | { readonly kind: 'catch-up'; readonly maxDays: number; readonly lookback: number };
+  /** UTC days or store-local calendar days. */
+  readonly dayMode: DayMode;
   readonly settleDays: number;
   readonly giveUpDays: number;
   readonly storeCodes: readonly string[];
@@ -177,6 +188,7 @@ export async function resolveImportConfig(collected: CollectedOptions, env: Node
     baseUrl,
     ...(credentials ? { credentials } : {}),
     window,
+    dayMode: options.days,
     settleDays: options.settleDays,
     giveUpDays: options.giveUpDays,
     storeCodes: [...new Set(options.store)],

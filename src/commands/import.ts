@@ -16,6 +16,7 @@ import { removeStaleTempFiles } from '../output/stale-temp.js';
 import { describeRange, rangesOfDays } from '../window/day-ranges.js';
 import { resolveDays, type UtcDay } from '../window/days.js';
 import { VERSION } from '../version.js';
+import { clockOf } from './clock.js';
 import type { CommandContext } from './context.js';
 import { IMPORT_OPTIONS, resolveImportConfig, type ImportConfig } from './import-options.js';
 import { addOptions, type CollectedOptions } from './options.js';
@@ -98,7 +99,7 @@ async function importInto(
   progress: ImportProgress,
   context: CommandContext,
 ): Promise<void> {
-  const now = new Date();
+  const now = clockOf(context.env);
   const output = config.output.kind === 'files' ? config.output.dir : config.output.kind === 'objects' ? config.output.url : '-';
   const stateUrl = stateUrlOf(output, config.statePath);
   // Reading the state object is also the first call to the store: missing credentials, a wrong bucket or region fail
@@ -107,10 +108,10 @@ async function importInto(
   const state =
     stateUrl === undefined || skipObjectState
       ? undefined
-      : await ImportState.load(await stateStorageFor(stateUrl, stores), { now, metricNames: METRIC_NAMES });
+      : await ImportState.load(await stateStorageFor(stateUrl, stores), { now, metricNames: METRIC_NAMES, mode: config.dayMode });
   const statePath = stateUrl !== undefined && !isObjectUrl(stateUrl) ? stateUrl : undefined;
   const { plan, cuts } = planDays(metricNames, config, state, now);
-  const units = planUnits(plan, config.storeCodes);
+  const units = planUnits(plan, config.storeCodes, config.dayMode);
 
   if (config.dryRun) {
     for (const unit of units) context.stdout.write(`GET ${unitFirstPageUrl(unit, config.baseUrl, config.pageSize).href}\n`);
@@ -118,7 +119,7 @@ async function importInto(
   }
   // The first line of every run: which run this is, so a log appended to night after night can be read by night.
   const shownOutput = output === '-' ? 'stdout' : output;
-  progress.logger.info(`area-metrics ${VERSION} ${commandName} ${describeWindow(config)}: ${describePlan(plan)}; output ${shownOutput}`, {
+  progress.logger.info(`area-metrics ${VERSION} ${commandName} ${describeRun(config)}: ${describePlan(plan)}; output ${shownOutput}`, {
     version: VERSION,
     command: commandName,
     planned: Object.fromEntries(plan.map(({ metric, days }) => [metric, days.length])),
@@ -126,7 +127,7 @@ async function importInto(
   });
   for (const cut of cuts) progress.logger.warn(cut.message, cut.fields);
   const recordRun = async (exitCode: number, rows: Readonly<Record<string, number>>): Promise<void> => {
-    await state?.recordRun({ time: new Date().toISOString(), command: `${commandName} ${describeWindow(config)}`, exitCode, rows: { ...rows } });
+    await state?.recordRun({ time: new Date().toISOString(), command: `${commandName} ${describeRun(config)}`, exitCode, rows: { ...rows } });
   };
   if (units.length === 0) {
     await recordRun(0, {});
@@ -222,11 +223,11 @@ function planDays(
 ): { plan: MetricDays[]; cuts: Cut[] } {
   const { window } = config;
   if (window.kind !== 'catch-up') {
-    const days = resolveDays(window, now);
+    const days = resolveDays(window, now, config.dayMode);
     return { plan: metricNames.map((metric) => ({ metric, days })), cuts: [] };
   }
   const cuts: Cut[] = [];
-  const plan = catchUpFrom(state, metricNames, config.storeCodes, window, now).map((metric) => {
+  const plan = catchUpFrom(state, metricNames, config.storeCodes, window, now, config.dayMode).map((metric) => {
     if (metric.freshLeft) {
       const { fresh, freshLeft } = metric;
       cuts.push({
@@ -262,6 +263,12 @@ function describeWindow(config: ImportConfig): string {
     case 'default':
       return '(yesterday)';
   }
+}
+
+/** The window and, in local mode, the day mode, as the command line gave them. */
+function describeRun(config: ImportConfig): string {
+  if (config.dayMode === 'utc') return describeWindow(config);
+  return `--days local ${config.window.kind === 'default' ? '(the latest local day over everywhere)' : describeWindow(config)}`;
 }
 
 /** `traffic 2026-11-10..2026-11-12 (3 days), unique-users none`. */

@@ -7,6 +7,7 @@ import { resolveDays, today, type UtcDay } from '../window/days.js';
 import type { CommandContext } from './context.js';
 import { IMPORT_OPTIONS } from './import-options.js';
 import { addOptions, readOptions, valueOption, type CollectedOptions, type OptionValues } from './options.js';
+import { clockOf } from './clock.js';
 import { STATE_LOCATION_OPTIONS, withExistingState } from './state-location.js';
 
 const SETTLE_OPTIONS = {
@@ -46,7 +47,7 @@ function daysOf(options: SettleOptions, action: Action, now: Date): UtcDay[] {
 async function runSettle(action: Action, argument: string, collected: CollectedOptions, context: CommandContext): Promise<void> {
   const metrics = metricsOf(argument);
   const options = readOptions(SETTLE_OPTIONS, collected, context.env);
-  const now = new Date();
+  const now = clockOf(context.env);
   const days = daysOf(options, action, now);
   await withExistingState(action, options, context, async (state) => {
     await settle(state, action, metrics, days, context);

@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import { BehindError, UsageError } from '../errors.js';
 import { metricOfKey, type ImportState, type LastRun, type PendingDay } from '../output/state.js';
 import { daysOfRanges, describeRange, rangesHold, rangesOfDays, type DayRange } from '../window/day-ranges.js';
+import { defaultDay } from '../window/day-mode.js';
+import { clockOf } from './clock.js';
 import { daysBetween, daysFrom, yesterday, type UtcDay } from '../window/days.js';
 import type { CommandContext } from './context.js';
 import { addOptions, integer, oneOf, readOptions, switchOption, valueOption, type CollectedOptions } from './options.js';
@@ -29,7 +31,8 @@ export interface KeyStatus {
 
 /** What `status` knows, from the state alone. */
 export function statusOf(state: ImportState, now: Date, maxBehind: number | undefined): KeyStatus[] {
-  const last = yesterday(now);
+  // Behind what could be complete: yesterday (UTC), or in local mode the latest local day over everywhere.
+  const last = defaultDay(state.dayMode, now);
   return state.keys().map((key) => {
     const coverage = state.coverage(key);
     const lastCompleteDay = state.lastCompleteDay(key) ?? null;
@@ -158,16 +161,16 @@ async function runStatus(collected: CollectedOptions, context: CommandContext): 
   }
   const format = options.json ? 'json' : (options.format ?? 'text');
   const { maxBehind } = options;
-  const now = new Date();
+  const now = clockOf(context.env);
   const { state, path } = await withExistingState('status', options, context, (state, path) => Promise.resolve({ state, path }));
   const statuses = statusOf(state, now, maxBehind);
   const lastRun = state.lastRun();
   if (format === 'json') {
-    context.stdout.write(`${JSON.stringify({ state: path, yesterday: yesterday(now), maxBehind: maxBehind ?? null, metrics: statuses, lastRun: lastRun ?? null })}\n`);
+    context.stdout.write(`${JSON.stringify({ state: path, days: state.dayMode, yesterday: yesterday(now), latestDayOver: defaultDay(state.dayMode, now), maxBehind: maxBehind ?? null, metrics: statuses, lastRun: lastRun ?? null })}\n`);
   } else if (format === 'prometheus') {
     context.stdout.write(formatPrometheus(statuses, lastRun));
   } else {
-    context.stdout.write(formatText(statuses, lastRun));
+    context.stdout.write(`days: ${state.dayMode === 'utc' ? 'UTC days (--days utc)' : 'store-local days (--days local)'}\n${formatText(statuses, lastRun)}`);
   }
   const behind = statuses.filter((status) => status.behind);
   if (behind.length > 0) {

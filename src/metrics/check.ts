@@ -1,5 +1,6 @@
 import type { MetricDescriptor, MetricResult } from './descriptors.js';
 import { jsonOrUndefined } from '../output/format.js';
+import { isDayOrNeighbour, localDayOf } from '../window/day-mode.js';
 import { dateTimeOf, zoneOf } from './schema.js';
 
 /** Where a record breaks the data contract, with the value found there. */
@@ -21,6 +22,8 @@ export interface RequestScope {
   /** The window as it was asked for, for messages. */
   readonly label: string;
   readonly storeCode?: string;
+  /** In local mode, the local day asked for: a result's `day` must be it or a neighbour (which is dropped). */
+  readonly localDay?: string;
 }
 
 /**
@@ -44,6 +47,12 @@ export function checkResult(metric: MetricDescriptor, record: unknown, scope: Re
   const instant = when.ok ? when.instant : Number.NaN;
   if (!(instant >= scope.fromMs && instant <= scope.toMs)) {
     return { ok: false, violation: { field: 'date', value: result.date, reason: `lies outside the requested window ${scope.label}` } };
+  }
+  if (scope.localDay !== undefined && !isDayOrNeighbour(scope.localDay, localDayOf(result.date))) {
+    return {
+      ok: false,
+      violation: { field: 'date', value: result.date, reason: `is a local day neither ${scope.localDay} nor a day next to it, which its window cannot hold` },
+    };
   }
   if (scope.storeCode !== undefined && result.store_code !== scope.storeCode) {
     return { ok: false, violation: { field: 'store_code', value: result.store_code, reason: `is not the requested store ${JSON.stringify(scope.storeCode)}` } };

@@ -3,6 +3,7 @@ import type { MetricDescriptor } from './descriptors.js';
 import { checkResult, type RequestScope, type Violation } from './check.js';
 import type { ResultEncoder } from './encode.js';
 import { envelopeSchema, type Envelope } from './schema.js';
+import { localDayOf } from '../window/day-mode.js';
 
 export interface RejectedRecord extends Violation {
   readonly record: unknown;
@@ -12,6 +13,8 @@ export interface RejectedRecord extends Violation {
 export interface EncodedResult {
   readonly storeCode: string;
   readonly date: string;
+  /** The instant of `date` (the store's local midnight), epoch ms. */
+  readonly instant: number;
   readonly bytes: Uint8Array;
 }
 
@@ -24,6 +27,8 @@ export interface DecodedPage {
   /** (store_code, instant) of every valid result, for the unit's repeat check; records set aside are not in it. */
   readonly keys: string[];
   readonly results: EncodedResult[];
+  /** Valid results of a neighbouring local day (local mode): received, in the repeat check, not written. */
+  readonly dropped: number;
   readonly rowCount: number;
   readonly rejected: RejectedRecord[];
   /** The metric's warnings about valid results (e.g. traffic not summing to 1), naming the store and date. */
@@ -104,10 +109,11 @@ export function decodePage(body: Uint8Array, context: PageContext): DecodedPage 
   const keys: string[] = [];
   const writer = new ByteWriter();
   const ends: number[] = [];
-  const sortKeys: { storeCode: string; date: string }[] = [];
+  const sortKeys: { storeCode: string; date: string; instant: number }[] = [];
   const rejected: RejectedRecord[] = [];
   const warnings: string[] = [];
   let rowCount = 0;
+  let dropped = 0;
   for (const record of envelope.results) {
     const check = checkResult(metric, record, scope);
     if (!check.ok) {
@@ -115,16 +121,22 @@ export function decodePage(body: Uint8Array, context: PageContext): DecodedPage 
       continue;
     }
     const { result, instant } = check;
+    if (scope.localDay !== undefined && localDayOf(result.date) !== scope.localDay) {
+      // A neighbouring local day inside the window: it belongs to that day's file.
+      keys.push(`${result.store_code}\u0000${instant}`);
+      dropped++;
+      continue;
+    }
     const text = encode(result);
     if (text === undefined) throw new MalformedBodyError(`a result of store ${result.store_code} is nested too deeply to write`);
     keys.push(`${result.store_code}\u0000${instant}`);
     ends.push(writer.write(text));
-    sortKeys.push({ storeCode: result.store_code, date: result.date });
+    sortKeys.push({ storeCode: result.store_code, date: result.date, instant });
     rowCount += result.values.length;
     const warning = metric.warningOf?.(result);
     if (warning) warnings.push(`store ${result.store_code} ${result.date}: ${warning}`);
   }
   const output = writer.take();
   const results = sortKeys.map((key, index): EncodedResult => ({ ...key, bytes: output.subarray(ends[index - 1] ?? 0, ends[index]) }));
-  return { count: envelope.count, next: envelope.next, size: envelope.results.length, keys, results, rowCount, rejected, warnings };
+  return { count: envelope.count, next: envelope.next, size: envelope.results.length, keys, results, dropped, rowCount, rejected, warnings };
 }

@@ -8,7 +8,8 @@ import type { OutputEncoding } from '../output/format.js';
 import type { UnitData as SinkUnitData, UnitSink } from '../output/sinks.js';
 import { stateKey, type ImportState } from '../output/state.js';
 import { daysOfRanges } from '../window/day-ranges.js';
-import { catchUpDays, isSettled, shouldGiveUp, today, type CatchUpPlan, type UtcDay } from '../window/days.js';
+import { catchUpDays, isSettled, shouldGiveUp, type CatchUpPlan, type UtcDay } from '../window/days.js';
+import { inItsDay, isNotOver, overAt, type DayMode } from '../window/day-mode.js';
 import { METRICS, type MetricName } from './descriptors.js';
 import { runPipeline, type PipelineResult, type UnitOutcome } from './pipeline.js';
 import { fetchUnit, unitLabel, type Unit } from './unit.js';
@@ -21,11 +22,11 @@ export interface MetricDays {
 }
 
 /** Units in (metric, day, store) order: the order they are committed in and the exit code is chosen by. */
-export function planUnits(plan: readonly MetricDays[], storeCodes: readonly string[]): Unit[] {
+export function planUnits(plan: readonly MetricDays[], storeCodes: readonly string[], mode: DayMode = 'utc'): Unit[] {
   const stores: (string | undefined)[] = storeCodes.length > 0 ? [...storeCodes] : [undefined];
   return plan.flatMap(({ metric, days }) =>
     days.flatMap((day) =>
-      stores.map((storeCode) => ({ metric: METRICS[metric], day, ...(storeCode === undefined ? {} : { storeCode }) })),
+      stores.map((storeCode) => ({ metric: METRICS[metric], day, ...(mode === 'utc' ? {} : { mode }), ...(storeCode === undefined ? {} : { storeCode }) })),
     ),
   );
 }
@@ -44,6 +45,7 @@ export function catchUpFrom(
   storeCodes: readonly string[],
   options: { readonly maxDays: number; readonly lookback: number },
   now: Date,
+  mode: DayMode = 'utc',
 ): MetricCatchUp[] {
   return metrics.map((metric) => {
     const coverage = state?.coverage(stateKey(metric, storeCodes));
@@ -58,6 +60,7 @@ export function catchUpFrom(
         },
         options,
         now,
+        mode,
       ),
     };
   });
@@ -89,6 +92,8 @@ export interface ImportSettings {
   readonly settleDays: number;
   /** A day still unpublished this many days after its window ended is given up. */
   readonly giveUpDays: number;
+  /** UTC days (the default) or store-local days. */
+  readonly dayMode?: DayMode;
 }
 
 export interface ImportIo {
@@ -141,7 +146,7 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
     signal: io.signal ? AbortSignal.any([io.signal, halt.signal]) : halt.signal,
   });
   const headers = { authorization: basicAuthorization(settings.credentials), accept: 'application/json' };
-  const rules = { storeCodes: settings.storeCodes, settleDays: settings.settleDays, giveUpDays: settings.giveUpDays, now };
+  const rules = { storeCodes: settings.storeCodes, settleDays: settings.settleDays, giveUpDays: settings.giveUpDays, now, mode: settings.dayMode ?? 'utc' };
   const days = new DayCompletion(units, rules, io.state, logger);
   const started = Date.now();
   let rows = 0;
@@ -190,6 +195,7 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
           const kept = outcome.path !== undefined && !outcome.changed ? ' (unchanged)' : '';
           io.progress.unitDone(
             `${label}: ${data.rowCount} rows from ${data.count} results in ${data.pages} page(s)` +
+              `${data.dropped ? ` (${data.dropped} of the neighbouring local days left out)` : ''}` +
               `${data.rejected.length ? `, ${data.rejected.length} rejected` : ''} -> ${outcome.destination}${kept}`,
             {
               unit: label,
@@ -242,6 +248,7 @@ interface DayRules {
   readonly settleDays: number;
   readonly giveUpDays: number;
   readonly now: Date;
+  readonly mode: DayMode;
 }
 
 /** What the units of one (metric, day) brought, filled in as they are committed. */
@@ -249,6 +256,8 @@ interface DayTally {
   left: number;
   failed: boolean;
   results: number;
+  /** Results whose local day has not ended at the run's clock. */
+  inTheirDay: number;
   readonly stores: Set<string>;
 }
 
@@ -277,7 +286,7 @@ export class DayCompletion {
   ) {
     for (const unit of units) {
       const key = `${unit.metric.name} ${unit.day}`;
-      const tally = this.tallies.get(key) ?? { left: 0, failed: false, results: 0, stores: new Set<string>() };
+      const tally = this.tallies.get(key) ?? { left: 0, failed: false, results: 0, inTheirDay: 0, stores: new Set<string>() };
       tally.left++;
       this.tallies.set(key, tally);
     }
@@ -299,8 +308,9 @@ export class DayCompletion {
     const tally = this.tallies.get(`${metric.name} ${day}`);
     if (tally === undefined) return outcome;
     if (outcome.ok) {
-      tally.results += outcome.data.count;
+      tally.results += outcome.data.count - outcome.data.dropped;
       for (const code of outcome.data.storeCodes) tally.stores.add(code);
+      for (const midnight of outcome.data.localMidnights) if (inItsDay(midnight, this.rules.now)) tally.inTheirDay++;
     } else {
       tally.failed = true;
     }
@@ -327,8 +337,13 @@ export class DayCompletion {
       if (!this.state?.isGivenUp(key, day)) await this.state?.markPending(key, day, { reason: 'failed' });
       return;
     }
-    if (day >= today(this.rules.now)) {
-      this.warn(`${label}: today (UTC) is not over yet; imported what there is, not recorded complete`);
+    if (isNotOver(day, this.rules.mode, this.rules.now)) {
+      // Every local day the window can hold must have ended: until then a store's figures may still change.
+      const until = new Date(overAt(day, this.rules.mode)).toISOString().replace('.000Z', 'Z');
+      this.warn(
+        `${label}: not over until ${until}, when every store's local day in it has ended (${tally.inTheirDay} of ${tally.stores.size} ` +
+          `store${tally.stores.size === 1 ? '' : 's'} of its results still in their day); imported what there is, not recorded complete; the next --catch-up asks again`,
+      );
       await this.state?.markPending(key, day, { reason: 'not-over', stores: tally.stores.size });
       return;
     }

@@ -5,7 +5,8 @@ import { firstPageUrl } from '../fetch/urls.js';
 import { silentLogger, type Logger } from '../log/logger.js';
 import type { OutputEncoding } from '../output/format.js';
 import type { ParquetTable } from '../output/parquet.js';
-import { utcDayBounds, type UtcDay } from '../window/days.js';
+import { dayWindow, type DayMode } from '../window/day-mode.js';
+import type { UtcDay } from '../window/days.js';
 import { describeValue, describeViolation, type RequestScope } from './check.js';
 import { compareResults, type MetricDescriptor } from './descriptors.js';
 import { headerOf, parquetTableOf, resultEncoder } from './encode.js';
@@ -13,21 +14,27 @@ import { decodePage, type EncodedResult, type PageContext, type RejectedRecord }
 
 export type { RejectedRecord } from './page.js';
 
-/** The smallest piece of work that is fetched, checked and written on its own: metric × UTC day × store. */
+/** The smallest piece of work that is fetched, checked and written on its own: metric × day × store. */
 export interface Unit {
   readonly metric: MetricDescriptor;
   readonly day: UtcDay;
+  /** A UTC day (the default) or a store-local calendar day. */
+  readonly mode?: DayMode;
   readonly storeCode?: string;
+}
+
+function unitWindow(unit: Unit): { gte: string; lte: string } {
+  return dayWindow(unit.day, unit.mode ?? 'utc');
 }
 
 export function unitLabel(unit: Unit): string {
   return `${unit.metric.name} ${unit.day}${unit.storeCode === undefined ? '' : ` store ${unit.storeCode}`}`;
 }
 
-/** The first page of a unit: the UTC day's bounds, the store filter when there is one, the page size. */
+/** The first page of a unit: its day's window, the store filter when there is one, the page size. */
 export function unitFirstPageUrl(unit: Unit, baseUrl: URL, pageSize: number): URL {
   return firstPageUrl(baseUrl, unit.metric.resource, {
-    ...utcDayBounds(unit.day),
+    ...unitWindow(unit),
     pageSize,
     ...(unit.storeCode === undefined ? {} : { storeCode: unit.storeCode }),
   });
@@ -48,6 +55,10 @@ export interface UnitData {
   readonly warnings: string[];
   /** The distinct store codes of the valid results, sorted: which stores the vendor has published for the unit. */
   readonly storeCodes: string[];
+  /** The local midnight (`date`) of each valid result kept, as epoch ms: which stores are still in their day. */
+  readonly localMidnights: number[];
+  /** Results of a neighbouring local day, received and counted but not written (local mode). */
+  readonly dropped: number;
   /** Fetches of the whole unit it took (1 unless it came back incomplete). */
   readonly attempts: number;
 }
@@ -90,6 +101,7 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number)
   const warnings: string[] = [];
   const seen = new Set<string>();
   let rowCount = 0;
+  let dropped = 0;
   let repeated = 0;
   let received = 0;
   let count = 0;
@@ -121,6 +133,7 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number)
       rejected.push(...page.rejected);
       warnings.push(...page.warnings);
       for (const result of page.results) results.push(result);
+      dropped += page.dropped;
       rowCount += page.rowCount;
       options.onPage?.(unit, number, rowCount);
     }
@@ -136,20 +149,39 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number)
   const storeCodes: string[] = [];
   for (const result of results) if (storeCodes.at(-1) !== result.storeCode) storeCodes.push(result.storeCode);
   const header = headerOf(unit.metric, options.encoding);
-  const table = parquetTableOf(unit.metric, options.encoding, utcDayBounds(unit.day));
+  const table = parquetTableOf(unit.metric, options.encoding, unitWindow(unit));
+  const localMidnights = results.map((result) => result.instant);
   return {
     complete: true,
-    data: { unit, count, pages, rowCount, header, table, pieces: results.map((result) => result.bytes), rejected, warnings, storeCodes, attempts: attempt },
+    data: {
+      unit,
+      count,
+      pages,
+      rowCount,
+      header,
+      table,
+      pieces: results.map((result) => result.bytes),
+      rejected,
+      warnings,
+      storeCodes,
+      localMidnights,
+      dropped,
+      attempts: attempt,
+    },
   };
 }
 
-/** The instants a unit's results must lie in (its UTC day, both ends included) and its store, if one was asked for. */
+/**
+ * The instants a unit's results must lie in (its day's window, both ends included), its store, if one was asked for,
+ * and in local mode the local day it keeps.
+ */
 export function requestScope(unit: Unit): RequestScope {
-  const { gte, lte } = utcDayBounds(unit.day);
+  const { gte, lte } = unitWindow(unit);
   return {
     fromMs: Date.parse(gte),
     toMs: Date.parse(lte),
     label: `${gte}..${lte}`,
+    ...(unit.mode === 'local' ? { localDay: unit.day } : {}),
     ...(unit.storeCode === undefined ? {} : { storeCode: unit.storeCode }),
   };
 }

@@ -8,6 +8,7 @@ import { UsageError } from '../errors.js';
 import { boundedMemo } from '../memo.js';
 import { daysOfRanges, rangesHold, rangesOfDays, withDays, withoutDays, type DayRange } from '../window/day-ranges.js';
 import { addDays, isValidDay, today, type UtcDay } from '../window/days.js';
+import { DAY_MODES, type DayMode } from '../window/day-mode.js';
 import { writeFileAtomic } from './atomic-file.js';
 import { asOutputError } from './write-failure.js';
 import { isProcessAlive } from './stale-temp.js';
@@ -71,6 +72,8 @@ const v3Schema = z.strictObject({
    */
   storeSets: z.record(z.string(), z.string()),
   lastRun: lastRunSchema.optional(),
+  /** `local`: its days are store-local calendar days; absent: UTC days (every earlier release). */
+  days: z.enum(DAY_MODES).optional(),
 });
 
 // Earlier releases: version 1 kept a last complete day per key, version 2 that day's stores and the pending days after it.
@@ -109,6 +112,11 @@ export function metricOfKey(key: string): string {
 export interface StateLoadOptions {
   /** The clock that tells which days are in the future. */
   readonly now: Date;
+  /**
+   * The day mode of the run that writes: a state (and its folder) keeps the mode of its first run, and a run in the
+   * other mode is refused. Absent for commands that only read or settle days, which take the state's own mode.
+   */
+  readonly mode?: DayMode;
   /** The metric names a key may start with. */
   readonly metricNames: readonly string[];
 }
@@ -195,7 +203,14 @@ export class ImportState {
   /** Reads and checks the state; none means an empty state. Anything unusable is a usage error naming the value. */
   static async load(storage: StateStorage | string, options: StateLoadOptions): Promise<ImportState> {
     const store = typeof storage === 'string' ? new FileStateStorage(storage) : storage;
-    return new ImportState(store, parseState(await store.read(), store.location, options) ?? emptyState(), options);
+    const file = parseState(await store.read(), store.location, options);
+    if (file !== undefined && options.mode !== undefined) refuseOtherMode(file, options.mode, store.location);
+    return new ImportState(store, file ?? emptyState(), options);
+  }
+
+  /** The state's day mode: UTC days unless a local-mode run created it. */
+  get dayMode(): DayMode {
+    return this.file.days ?? 'utc';
   }
 
   /** Like `load`, but no state is an error too (for `status`, which only reads). */
@@ -362,10 +377,17 @@ export class ImportState {
   private async update<T extends boolean | void>(change: (file: StateFile) => T): Promise<T> {
     let result!: T;
     await this.storage.update((text) => {
-      const file = parseState(text, this.path, this.options) ?? emptyState();
+      const read = parseState(text, this.path, this.options);
+      const { mode } = this.options;
+      // A run of the other mode may have created the state since it was loaded: its days are not this run's.
+      if (read !== undefined && mode !== undefined) refuseOtherMode(read, mode, this.path);
+      const file = read ?? emptyState();
+      // The mode is written with the state's first change: absent means UTC days, as every earlier release wrote.
+      const modeAdded = mode === 'local' && file.days !== 'local';
+      if (modeAdded) file.days = 'local';
       result = change(file);
       this.file = file;
-      if (result === false) return undefined;
+      if (result === false && !modeAdded) return undefined;
       pruneStoreSets(file);
       return formatState(file);
     });
@@ -440,9 +462,19 @@ function formatState(file: StateFile): string {
       ['metrics', object(metrics, '  ')],
       ['storeSets', object(storeSets, '  ')],
       ['lastRun', file.lastRun === undefined ? undefined : JSON.stringify(file.lastRun)],
+      ['days', file.days === undefined ? undefined : JSON.stringify(file.days)],
     ],
     '',
   )}\n`;
+}
+
+function refuseOtherMode(file: StateFile, mode: DayMode, path: string): void {
+  const kept = file.days ?? 'utc';
+  if (kept === mode) return;
+  throw new UsageError(
+    `--days ${mode} does not match the state ${path}, which holds ${kept === 'utc' ? 'UTC days (--days utc)' : 'store-local days (--days local)'}: ` +
+      `one output folder and state keep one day mode; use --days ${kept}, or another -o folder and --state for --days ${mode}`,
+  );
 }
 
 function emptyState(): StateFile {

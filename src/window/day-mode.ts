@@ -67,3 +67,24 @@ export function keepsDay(mode: DayMode, day: UtcDay, resultDay: string): boolean
 export function isDayOrNeighbour(day: UtcDay, resultDay: string): boolean {
   return resultDay === day || resultDay === addDays(day, -1) || resultDay === addDays(day, 1);
 }
+
+/**
+ * The local day a result belongs to: the calendar date of its `date`, which is the store's local midnight written
+ * with its offset (`2026-11-22T00:00:00+13:00` is local day 2026-11-22).
+ */
+export function localDayOf(date: string): string {
+  return date.slice(0, 10);
+}
+
+/**
+ * Whether a day is still not over at `now`: some local day its window can hold has not ended yet. Such a day may be
+ * imported, but its data is provisional.
+ */
+export function isNotOver(day: UtcDay, mode: DayMode, now: Date): boolean {
+  return now.getTime() < overAt(day, mode);
+}
+
+/** Whether a day's window starts after `now`: the vendor has nothing for it yet, so it is refused before any request. */
+export function startsInFuture(day: UtcDay, mode: DayMode, now: Date): boolean {
+  return Date.parse(dayWindow(day, mode).gte) > now.getTime();
+}

@@ -1,4 +1,5 @@
 import { UsageError } from '../errors.js';
+import { defaultDay, startsInFuture, type DayMode } from './day-mode.js';
 
 /** A calendar day in UTC, as `YYYY-MM-DD`. */
 export type UtcDay = string;
@@ -65,29 +66,30 @@ export type WindowRequest =
   | { readonly kind: 'range'; readonly from: string; readonly to?: string };
 
 /**
- * The UTC days an explicit window names; no window means yesterday. A day after today (UTC) has no data yet and is
- * refused before any request; today may be imported (it is never recorded complete).
+ * The days an explicit window names (UTC days, or store-local days in local mode); no window means the mode's default
+ * day. A day whose window starts after now has no data yet and is refused before any request; a day that has started
+ * may be imported (it is not recorded complete before it is over).
  */
-export function resolveDays(request: WindowRequest, now: Date): UtcDay[] {
+export function resolveDays(request: WindowRequest, now: Date, mode: DayMode = 'utc'): UtcDay[] {
   switch (request.kind) {
     case 'default':
-      return [yesterday(now)];
+      return [defaultDay(mode, now)];
     case 'date':
-      return [notInFuture(parseDay(request.date, '--date'), '--date', now)];
+      return [notInFuture(parseDay(request.date, '--date'), '--date', now, mode)];
     case 'range': {
       const from = parseDay(request.from, '--from');
       const to = request.to === undefined ? from : parseDay(request.to, '--to');
       if (from > to) throw new UsageError(`--from ${from} is after --to ${to}; swap them`);
-      notInFuture(to, request.to === undefined ? '--from' : '--to', now);
+      notInFuture(to, request.to === undefined ? '--from' : '--to', now, mode);
       return daysBetween(from, to);
     }
   }
 }
 
-function notInFuture(day: UtcDay, flag: string, now: Date): UtcDay {
-  const current = today(now);
-  if (day > current) {
-    throw new UsageError(`${flag} ${day} is in the future (today is ${current} UTC); the vendor has no data for it yet`);
+function notInFuture(day: UtcDay, flag: string, now: Date, mode: DayMode): UtcDay {
+  if (startsInFuture(day, mode, now)) {
+    const what = mode === 'utc' ? `today is ${today(now)} UTC` : `its window starts at ${addDays(day, -1)}T10:00:00Z`;
+    throw new UsageError(`${flag} ${day} is in the future (${what}); the vendor has no data for it yet`);
   }
   return day;
 }
@@ -124,8 +126,13 @@ export interface CatchUpCoverage {
  * continue where this run stopped). `lookback` adds the latest complete days, for late corrections. No coverage means
  * yesterday only: how far back to go is a backfill's decision, not a guess.
  */
-export function catchUpDays(coverage: CatchUpCoverage, options: { readonly maxDays: number; readonly lookback: number }, now: Date): CatchUpPlan {
-  const last = yesterday(now);
+export function catchUpDays(
+  coverage: CatchUpCoverage,
+  options: { readonly maxDays: number; readonly lookback: number },
+  now: Date,
+  mode: DayMode = 'utc',
+): CatchUpPlan {
+  const last = defaultDay(mode, now);
   const pendingAll = coverage.pending.filter((day) => day <= last);
   const waiting = new Set(pendingAll);
   const first = coverage.settledThrough === undefined ? last : addDays(coverage.settledThrough, 1);
