@@ -16,7 +16,7 @@ export interface KeyStatus {
   /** The earliest day the state knows of (complete, accepted, given up or pending). */
   readonly firstDay: UtcDay | null;
   readonly lastCompleteDay: UtcDay | null;
-  /** Days between the last complete (or accepted) day and yesterday (UTC); null when no day is complete yet. */
+  /** Days between the last complete (or accepted) day and yesterday (UTC; in local mode the latest local day over everywhere); null when no day is complete yet. */
   readonly daysBehind: number | null;
   readonly stores: number | null;
   /** Days between the first and the last complete day that are neither complete nor accepted, as ranges. */
