@@ -7,8 +7,8 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { servingDaysInProgress } from '../helpers/sandbox-clock.js';
-import { assertBuilt, runCli, startCli, stopAllClis } from '../helpers/cli.js';
+import { clockEnv, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { assertBuilt, runCli as runCliNow, startCli as startCliNow, stopAllClis, type CliOptions } from '../helpers/cli.js';
 import { deadPid, livePid } from '../helpers/pids.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
@@ -17,9 +17,28 @@ const STATE = '.area-metrics-state.json';
 // Four stores: S001 +02:00, S002 +00:00, S003 -05:00, S004 +05:30.
 const STORES = ['S001', 'S002', 'S003', 'S004'];
 
+/**
+ * The clock of the sandbox and of every run: at noon the day before yesterday is over and yesterday is not (it is
+ * recorded pending `not-over` by every run that asks for it).
+ */
+const CLOCK = noonToday();
+
 /** UTC day `n` days before today (negative: after). */
 function daysAgo(n: number): string {
-  return new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+  return new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
+}
+
+function runCli(args: readonly string[], options: CliOptions = {}): ReturnType<typeof runCliNow> {
+  return runCliNow(args, { ...options, env: { ...clockEnv(CLOCK), ...options.env } });
+}
+
+function startCli(args: readonly string[], options: CliOptions = {}): ReturnType<typeof startCliNow> {
+  return startCliNow(args, { ...options, env: { ...clockEnv(CLOCK), ...options.env } });
+}
+
+/** The warning of a run that asked for yesterday, which is not over. */
+function notOver(metric: string): string {
+  return `warn: ${metric} ${daysAgo(1)}: not over until ${daysAgo(-1)}T00:59:59Z, when every store's local day in it has ended`;
 }
 
 let sandbox: Sandbox;
@@ -68,7 +87,7 @@ async function storesIn(path: string): Promise<string[]> {
 
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({ ...servingDaysInProgress(), port: 0, stores: 4, zones: 2, days: 12, clientId: 'days-client', clientSecret: SECRET });
+  sandbox = await startSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 4, zones: 2, days: 12, clientId: 'days-client', clientSecret: SECRET });
 });
 
 afterEach(async () => {
@@ -84,30 +103,34 @@ afterAll(async () => {
 describe('a vendor that has not published yet', () => {
   it('all --catch-up: no file, not recorded complete, a warning per metric, exit 0; once published the next run fetches it', async () => {
     const out = await tempDir();
+    const late = daysAgo(2);
     const yesterday = daysAgo(1);
-    await writeV1State(out, { 'unique-users': daysAgo(2), 'avg-screen-time': daysAgo(2), traffic: daysAgo(2) });
-    sandbox.setPublishing({ hidden: [{ day: yesterday }] });
+    await writeV1State(out, { 'unique-users': daysAgo(3), 'avg-screen-time': daysAgo(3), traffic: daysAgo(3) });
+    sandbox.setPublishing({ hidden: [{ day: late }] });
     const early = await runCli(importArgs('all', out, '--catch-up'));
     expect(early.code, early.stderr).toBe(0);
     const lines = warnings(early.stderr);
-    for (const metric of ['unique-users', 'avg-screen-time', 'traffic']) {
-      expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^warn: ${metric} ${yesterday}: no results: the vendor has not published this day yet; .*the next --catch-up asks again$`)));
+    const metrics = ['unique-users', 'avg-screen-time', 'traffic'];
+    for (const metric of metrics) {
+      expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^warn: ${metric} ${late}: no results: the vendor has not published this day yet; .*the next --catch-up asks again$`)));
+      expect(lines).toContainEqual(expect.stringContaining(notOver(metric)));
     }
-    expect(await listFiles(out)).toEqual([STATE]);
+    expect(lines).toHaveLength(6);
+    expect(await listFiles(out)).toEqual([STATE, ...[...metrics].sort().map((metric) => `${metric}/${yesterday}.csv`)]);
     const state = await readState(out);
-    expect(lastComplete(state, 'traffic')).toBe(daysAgo(2));
-    expect(state.metrics.traffic?.pending).toEqual({ [yesterday]: { reason: 'not-published', stores: 0 } });
+    expect(lastComplete(state, 'traffic')).toBe(daysAgo(3));
+    expect(state.metrics.traffic?.pending).toEqual({ [late]: { reason: 'not-published', stores: 0 }, [yesterday]: { reason: 'not-over', stores: 4 } });
 
     sandbox.setPublishing({});
     const before = sandbox.requests.length;
     const later = await runCli(importArgs('all', out, '--catch-up'));
     expect(later.code, later.stderr).toBe(0);
-    expect(warnings(later.stderr)).toEqual([]);
-    expect(requestedDays(before)).toEqual([yesterday, yesterday, yesterday]);
-    expect(await storesIn(join(out, 'traffic', `${yesterday}.csv`))).toEqual(STORES);
+    expect(warnings(later.stderr)).toEqual(metrics.map((metric) => expect.stringContaining(notOver(metric))));
+    expect(requestedDays(before)).toEqual([late, late, late, yesterday, yesterday, yesterday]);
+    expect(await storesIn(join(out, 'traffic', `${late}.csv`))).toEqual(STORES);
     const healed = await readState(out);
-    expect(healed.metrics.traffic).toMatchObject({ complete: [expect.arrayContaining([yesterday])], stores: 4 });
-    expect(healed.metrics.traffic?.pending).toBeUndefined();
+    expect(healed.metrics.traffic).toMatchObject({ complete: [[daysAgo(3), late]], stores: 4 });
+    expect(healed.metrics.traffic?.pending).toEqual({ [yesterday]: { reason: 'not-over', stores: 4 } });
   });
 
   it('an empty window is never settled: a day 5 days old with no results stays incomplete', async () => {
@@ -116,15 +139,15 @@ describe('a vendor that has not published yet', () => {
     sandbox.setPublishing({ hidden: [{ day: daysAgo(5) }] });
     const result = await runCli(importArgs('traffic', out, '--catch-up'));
     expect(result.code, result.stderr).toBe(0);
-    expect(warnings(result.stderr)).toEqual([expect.stringContaining(`traffic ${daysAgo(5)}: no results`)]);
-    // The later days are written and complete; the empty day stays pending, a gap that status shows.
+    expect(warnings(result.stderr)).toEqual([expect.stringContaining(`traffic ${daysAgo(5)}: no results`), expect.stringContaining(notOver('traffic'))]);
+    // The later days are written and complete (yesterday is not over); the empty day stays pending, a gap that status shows.
     expect(await listFiles(out)).toEqual([STATE, ...[4, 3, 2, 1].map((n) => `traffic/${daysAgo(n)}.csv`)]);
     const state = await readState(out);
     expect(state.metrics.traffic?.complete).toEqual([
       [daysAgo(6), daysAgo(6)],
-      [daysAgo(4), daysAgo(1)],
+      [daysAgo(4), daysAgo(2)],
     ]);
-    expect(state.metrics.traffic?.pending).toEqual({ [daysAgo(5)]: { reason: 'not-published', stores: 0 } });
+    expect(state.metrics.traffic?.pending).toEqual({ [daysAgo(5)]: { reason: 'not-published', stores: 0 }, [daysAgo(1)]: { reason: 'not-over', stores: 4 } });
   });
 });
 
@@ -140,21 +163,22 @@ describe('a vendor that publishes store by store', () => {
     expect(partial.code, partial.stderr).toBe(0);
     expect(warnings(partial.stderr)).toEqual([
       `warn: traffic ${daysAgo(2)}: partly published: 2 of 4 stores of the latest complete day missing (S002, S003); file written with 2 stores, not recorded complete; the next --catch-up asks again`,
+      expect.stringContaining(notOver('traffic')),
     ]);
     expect(await storesIn(join(out, 'traffic', `${daysAgo(2)}.csv`))).toEqual(['S001', 'S004']);
     const state = await readState(out);
-    // Yesterday is complete all the same: the partly published day does not hold it back.
-    expect(state.metrics.traffic?.complete).toEqual([
-      [daysAgo(3), daysAgo(3)],
-      [daysAgo(1), daysAgo(1)],
-    ]);
-    expect(state.metrics.traffic?.pending).toEqual({ [daysAgo(2)]: { reason: 'partly-published', missingStores: 2, stores: 2 } });
+    // Yesterday is judged on its own (not over yet), not held back by the partly published day.
+    expect(state.metrics.traffic?.complete).toEqual([[daysAgo(3), daysAgo(3)]]);
+    expect(state.metrics.traffic?.pending).toEqual({
+      [daysAgo(2)]: { reason: 'partly-published', missingStores: 2, stores: 2 },
+      [daysAgo(1)]: { reason: 'not-over', stores: 4 },
+    });
 
     sandbox.setPublishing({});
     const complete = await runCli(importArgs('traffic', out, '--catch-up'));
     expect(complete.code, complete.stderr).toBe(0);
     expect(await storesIn(join(out, 'traffic', `${daysAgo(2)}.csv`))).toEqual(STORES);
-    expect(lastComplete(await readState(out), 'traffic')).toBe(daysAgo(1));
+    expect(lastComplete(await readState(out), 'traffic')).toBe(daysAgo(2));
   });
 
   it('a day --settle-days old is recorded complete with the missing stores named, and the next day is judged by it', async () => {
@@ -166,19 +190,28 @@ describe('a vendor that publishes store by store', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(warnings(result.stderr)).toEqual([
       `warn: unique-users ${daysAgo(3)}: 1 of 4 stores of the latest complete day missing (S004); recorded complete anyway: the day is at least --settle-days 3 days old`,
+      expect.stringContaining(notOver('unique-users')),
     ]);
-    expect((await readState(out)).metrics['unique-users']).toMatchObject({ complete: [expect.arrayContaining([daysAgo(1)])], stores: 3 });
+    expect((await readState(out)).metrics['unique-users']).toMatchObject({ complete: [expect.arrayContaining([daysAgo(2)])], stores: 3 });
   });
 
   it('with --store the expectation is those stores; a store with no results writes no file', async () => {
     const out = await tempDir();
-    await writeV1State(out, { 'traffic[store=S001,S002]': daysAgo(2) });
-    sandbox.setPublishing({ hidden: [{ day: daysAgo(1), stores: ['S002'] }] });
+    await writeV1State(out, { 'traffic[store=S001,S002]': daysAgo(3) });
+    sandbox.setPublishing({ hidden: [{ day: daysAgo(2), stores: ['S002'] }] });
     const result = await runCli(importArgs('traffic', out, '--catch-up', '--store', 'S001', '--store', 'S002'));
     expect(result.code, result.stderr).toBe(0);
-    expect(warnings(result.stderr)).toEqual([expect.stringContaining(`traffic ${daysAgo(1)}: partly published: 1 of 2 stores asked for missing (S002)`)]);
-    expect(await listFiles(out)).toEqual([STATE, `traffic/${daysAgo(1)}.store-S001.csv`]);
-    expect(lastComplete(await readState(out), 'traffic[store=S001,S002]')).toBe(daysAgo(2));
+    expect(warnings(result.stderr)).toEqual([
+      expect.stringContaining(`traffic ${daysAgo(2)}: partly published: 1 of 2 stores asked for missing (S002)`),
+      expect.stringContaining(notOver('traffic')),
+    ]);
+    expect(await listFiles(out)).toEqual([
+      STATE,
+      `traffic/${daysAgo(2)}.store-S001.csv`,
+      `traffic/${daysAgo(1)}.store-S001.csv`,
+      `traffic/${daysAgo(1)}.store-S002.csv`,
+    ]);
+    expect(lastComplete(await readState(out), 'traffic[store=S001,S002]')).toBe(daysAgo(3));
   });
 });
 
@@ -201,7 +234,7 @@ describe('future days and today', () => {
     const today = daysAgo(0);
     const result = await runCli(importArgs('traffic', out, '--date', today));
     expect(result.code, result.stderr).toBe(0);
-    expect(warnings(result.stderr)).toEqual([`warn: traffic ${today}: today (UTC) is not over yet; imported what there is, not recorded complete`]);
+    expect(warnings(result.stderr)).toEqual([expect.stringContaining(`warn: traffic ${today}: not over until ${daysAgo(-2)}T00:59:59Z`)]);
     expect(lastComplete(await readState(out), 'traffic')).toBeUndefined();
   });
 });
@@ -217,7 +250,10 @@ describe('--catch-up per metric', () => {
     expect(requestedDays(before, 'unique-users')).toEqual([daysAgo(1)]);
     expect(requestedDays(before, 'avg-screen-time')).toEqual([]);
     const state = await readState(out);
-    for (const metric of ['traffic', 'unique-users', 'avg-screen-time']) expect(lastComplete(state, metric)).toBe(daysAgo(1));
+    // Yesterday is not over: the metrics that asked for it end at the day before, the one up to date stays.
+    expect(lastComplete(state, 'traffic')).toBe(daysAgo(2));
+    expect(lastComplete(state, 'unique-users')).toBeUndefined();
+    expect(lastComplete(state, 'avg-screen-time')).toBe(daysAgo(1));
   });
 
   it('a --max-days cut warns naming --max-days, the days imported and the days still missing; exit 0', async () => {
@@ -252,15 +288,18 @@ describe('--lookback', () => {
     expect(after.get(`traffic/${daysAgo(4)}.csv`)).toEqual(before.get(`traffic/${daysAgo(4)}.csv`));
     expect(after.get(`traffic/${daysAgo(2)}.csv`)).toEqual(before.get(`traffic/${daysAgo(2)}.csv`));
     expect(after.get(`traffic/${daysAgo(3)}.csv`)).toEqual(corrected);
-    expect(lastComplete(await readState(out), 'traffic')).toBe(daysAgo(1));
+    expect(lastComplete(await readState(out), 'traffic')).toBe(daysAgo(2));
 
     // Up to date, a look-back still re-imports; a re-import that finds nothing keeps the earlier file.
-    sandbox.setPublishing({ hidden: [{ day: daysAgo(1) }] });
+    sandbox.setPublishing({ hidden: [{ day: daysAgo(2) }] });
     const again = await runCli(importArgs('traffic', out, '--catch-up', '--lookback', '1'));
     expect(again.code, again.stderr).toBe(0);
-    expect(warnings(again.stderr)).toEqual([`warn: traffic ${daysAgo(1)}: no results on this re-import; the file of the earlier import is kept`]);
-    expect((await readTree(out)).get(`traffic/${daysAgo(1)}.csv`)).toEqual(after.get(`traffic/${daysAgo(1)}.csv`));
-    expect(lastComplete(await readState(out), 'traffic')).toBe(daysAgo(1));
+    expect(warnings(again.stderr)).toEqual([
+      `warn: traffic ${daysAgo(2)}: no results on this re-import; the file of the earlier import is kept`,
+      expect.stringContaining(notOver('traffic')),
+    ]);
+    expect((await readTree(out)).get(`traffic/${daysAgo(2)}.csv`)).toEqual(after.get(`traffic/${daysAgo(2)}.csv`));
+    expect(lastComplete(await readState(out), 'traffic')).toBe(daysAgo(2));
   });
 
   it('--lookback without --catch-up is a usage error', async () => {
@@ -304,13 +343,13 @@ describe('two runs into one folder at the same time', () => {
     const results = await Promise.all(runs.map((run) => run.done));
     for (const result of results) expect(result.code, result.stderr).toBe(0);
     const state = await readState(out);
-    expect(lastComplete(state, 'traffic')).toBe(daysAgo(1));
-    expect(lastComplete(state, 'unique-users')).toBe(daysAgo(1));
+    expect(lastComplete(state, 'traffic')).toBe(daysAgo(2));
+    expect(lastComplete(state, 'unique-users')).toBe(daysAgo(2));
     const days = [7, 6, 5, 4, 3, 2, 1].map(daysAgo);
     expect(await listFiles(out)).toEqual([STATE, ...days.map((day) => `traffic/${day}.csv`), ...days.map((day) => `unique-users/${day}.csv`)]);
   });
 
-  it('the same metric: both exit 0, the state ends at yesterday, files equal a single run\'s, no temp or lock file left', async () => {
+  it('the same metric: both exit 0, the state ends at the day before yesterday, files equal a single run\'s, no temp or lock file left', async () => {
     const reference = await tempDir();
     await writeV1State(reference, { traffic: daysAgo(6) });
     expect((await runCli(importArgs('traffic', reference, '--catch-up'))).code).toBe(0);
@@ -321,7 +360,7 @@ describe('two runs into one folder at the same time', () => {
     const runs = [1, 2].map(() => startCli(importArgs('traffic', out, '--catch-up', '--concurrency', '1', '--page-size', '2'), { timeoutMs: 60_000 }));
     const results = await Promise.all(runs.map((run) => run.done));
     for (const result of results) expect(result.code, result.stderr).toBe(0);
-    expect((await readState(out)).metrics.traffic).toMatchObject({ complete: [expect.arrayContaining([daysAgo(1)])], stores: 4 });
+    expect((await readState(out)).metrics.traffic).toMatchObject({ complete: [[daysAgo(6), daysAgo(2)]], stores: 4 });
     const tree = await readTree(out);
     const expected = await readTree(reference);
     expect([...tree.keys()]).toEqual([...expected.keys()]);

@@ -3,10 +3,22 @@ import type { SandboxOptions } from '../../src/sandbox/index.js';
 /**
  * Sandbox options for tests about something other than when a day ends (catch-up, state, concurrent runs): the
  * sandbox serves store-local days still running (yesterday's UTC window always holds some until 23:00Z), and its
- * clock stays at the moment this is called, so those days' values, which change every hour, do not change between
- * an import and the check of it.
+ * clock stays at `at` (default: the moment this is called), so those days' values, which change every hour, do not
+ * change between an import and the check of it.
  */
-export function servingDaysInProgress(): Pick<SandboxOptions, 'serveInProgress' | 'now'> {
-  const startedAt = new Date();
-  return { serveInProgress: true, now: () => startedAt };
+export function servingDaysInProgress(at = new Date()): Pick<SandboxOptions, 'serveInProgress' | 'now'> {
+  return { serveInProgress: true, now: () => at };
+}
+
+/**
+ * Noon (UTC) of today: a clock at which the day before yesterday is over (a UTC day is over 25 hours after its end,
+ * when every local day it holds has ended) and yesterday is not, whatever the hour the tests run at.
+ */
+export function noonToday(): Date {
+  return new Date(`${new Date().toISOString().slice(0, 10)}T12:00:00Z`);
+}
+
+/** The environment that sets the binary's clock to `at`, so that it and the sandbox agree on when days end. */
+export function clockEnv(at: Date): { readonly AREA_METRICS_NOW: string } {
+  return { AREA_METRICS_NOW: at.toISOString() };
 }
