@@ -7,8 +7,8 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { clockEnv, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
-import { assertBuilt, runCli as runCliNow, startCli as startCliNow, stopAllClis, type CliOptions } from '../helpers/cli.js';
+import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { assertBuilt, stopAllClis } from '../helpers/cli.js';
 import { deadPid, livePid } from '../helpers/pids.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
@@ -28,13 +28,7 @@ function daysAgo(n: number): string {
   return new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
 }
 
-function runCli(args: readonly string[], options: CliOptions = {}): ReturnType<typeof runCliNow> {
-  return runCliNow(args, { ...options, env: { ...clockEnv(CLOCK), ...options.env } });
-}
-
-function startCli(args: readonly string[], options: CliOptions = {}): ReturnType<typeof startCliNow> {
-  return startCliNow(args, { ...options, env: { ...clockEnv(CLOCK), ...options.env } });
-}
+const { runCli, startCli } = clockedCli(CLOCK);
 
 /** The warning of a run that asked for yesterday, which is not over. */
 function notOver(metric: string): string {
@@ -125,7 +119,7 @@ describe('a vendor that has not published yet', () => {
     const before = sandbox.requests.length;
     const later = await runCli(importArgs('all', out, '--catch-up'));
     expect(later.code, later.stderr).toBe(0);
-    expect(warnings(later.stderr)).toEqual(metrics.map((metric) => expect.stringContaining(notOver(metric))));
+    expect(warnings(later.stderr)).toEqual(metrics.map((metric): unknown => expect.stringContaining(notOver(metric))));
     expect(requestedDays(before)).toEqual([late, late, late, yesterday, yesterday, yesterday]);
     expect(await storesIn(join(out, 'traffic', `${late}.csv`))).toEqual(STORES);
     const healed = await readState(out);

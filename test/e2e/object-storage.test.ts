@@ -5,9 +5,9 @@
 import { readdir } from 'node:fs/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { assertBuilt, runCli, startCli, type CliResult } from '../helpers/cli.js';
+import { assertBuilt, type CliResult } from '../helpers/cli.js';
 import { PROBE_ETAG, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_SESSION_TOKEN, startS3, STATE_OBJECT_NAME, type S3Harness } from '../helpers/s3.js';
-import { servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
 import { readTree, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Object-Store-S3cret-7f1';
@@ -18,7 +18,7 @@ const tempDir = useTempDirs('object-storage-');
 beforeAll(async () => {
   assertBuilt();
   // This file is about where the data goes, not when a day ends: yesterday is served whole.
-  sandbox = await startSandbox({ port: 0, stores: 4, zones: 3, days: 10, seed: 11, clientId: 'object-client', clientSecret: SECRET, ...servingDaysInProgress() });
+  sandbox = await startSandbox({ port: 0, stores: 4, zones: 3, days: 10, seed: 11, clientId: 'object-client', clientSecret: SECRET, ...servingDaysInProgress(CLOCK) });
   s3 = await startS3();
 });
 afterAll(async () => {
@@ -31,8 +31,12 @@ beforeEach(() => {
 });
 
 function daysAgo(n: number): string {
-  return new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+  return new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
 }
+
+/** One clock for the sandbox and every run: at noon (UTC) the day before yesterday is over and yesterday is not. */
+const CLOCK = noonToday();
+const { runCli, startCli } = clockedCli(CLOCK);
 
 const api = (): string[] => ['--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET];
 

@@ -7,8 +7,8 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { servingDaysInProgress } from '../helpers/sandbox-clock.js';
-import { assertBuilt, LOG_TIMESTAMP, runCli, startCli, stopAllClis, waitUntil } from '../helpers/cli.js';
+import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { assertBuilt, LOG_TIMESTAMP, stopAllClis, waitUntil } from '../helpers/cli.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Months-S3cret-4d2a';
@@ -17,8 +17,12 @@ const METRICS = ['unique-users', 'avg-screen-time', 'traffic'];
 
 /** UTC day `n` days before today. */
 function daysAgo(n: number): string {
-  return new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+  return new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
 }
+
+/** One clock for the sandbox and every run: at noon (UTC) the day before yesterday is over and yesterday is not. */
+const CLOCK = noonToday();
+const { runCli, startCli } = clockedCli(CLOCK);
 
 let sandbox: Sandbox;
 const tempDir = useTempDirs('over-months-');
@@ -52,7 +56,7 @@ async function status(out: string, ...extra: string[]): Promise<{ code: number |
 
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({ ...servingDaysInProgress(), port: 0, stores: 3, zones: 2, days: 20, clientId: 'months-client', clientSecret: SECRET });
+  sandbox = await startSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 3, zones: 2, days: 20, clientId: 'months-client', clientSecret: SECRET });
 });
 
 afterEach(async () => {

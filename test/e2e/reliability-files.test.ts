@@ -6,8 +6,8 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { servingDaysInProgress } from '../helpers/sandbox-clock.js';
-import { assertBuilt, runCli, startCli, stopAllClis, waitUntil } from '../helpers/cli.js';
+import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { assertBuilt, stopAllClis, waitUntil } from '../helpers/cli.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Files-S3cret-41be07';
@@ -15,8 +15,12 @@ const STATE = '.area-metrics-state.json';
 
 /** UTC day `n` days before today. */
 function daysAgo(n: number): string {
-  return new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+  return new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
 }
+
+/** One clock for the sandbox and every run: at noon (UTC) the day before yesterday is over and yesterday is not. */
+const CLOCK = noonToday();
+const { runCli, startCli } = clockedCli(CLOCK);
 
 let sandbox: Sandbox;
 const tempDir = useTempDirs('reliability-files-');
@@ -54,7 +58,7 @@ async function pendingDays(out: string, key: string): Promise<Record<string, str
 
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({ ...servingDaysInProgress(), port: 0, stores: 3, zones: 3, days: 10, clientId: 'files-client', clientSecret: SECRET });
+  sandbox = await startSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 3, zones: 3, days: 10, clientId: 'files-client', clientSecret: SECRET });
 });
 
 afterEach(async () => {

@@ -6,23 +6,27 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { servingDaysInProgress } from '../helpers/sandbox-clock.js';
-import { assertBuilt, runCli } from '../helpers/cli.js';
+import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { assertBuilt } from '../helpers/cli.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
 const STATE = '.area-metrics-state.json';
 const SECRET = 'Status-S3cret-19c2';
 
 function daysAgo(n: number): string {
-  return new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+  return new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
 }
+
+/** One clock for the sandbox and every run: at noon (UTC) the day before yesterday is over and yesterday is not. */
+const CLOCK = noonToday();
+const { runCli } = clockedCli(CLOCK);
 
 let sandbox: Sandbox;
 const tempDir = useTempDirs('status-');
 
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({ ...servingDaysInProgress(), port: 0, stores: 3, zones: 2, days: 6, clientId: 'status-client', clientSecret: SECRET });
+  sandbox = await startSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 3, zones: 2, days: 6, clientId: 'status-client', clientSecret: SECRET });
 });
 
 afterAll(async () => {

@@ -1,4 +1,5 @@
 import type { SandboxOptions } from '../../src/sandbox/index.js';
+import { runCli, startCli, type CliOptions } from './cli.js';
 
 /**
  * Sandbox options for tests about something other than when a day ends (catch-up, state, concurrent runs): the
@@ -21,4 +22,13 @@ export function noonToday(): Date {
 /** The environment that sets the binary's clock to `at`, so that it and the sandbox agree on when days end. */
 export function clockEnv(at: Date): { readonly AREA_METRICS_NOW: string } {
   return { AREA_METRICS_NOW: at.toISOString() };
+}
+
+/** `runCli` and `startCli` with the binary's clock at `at`. */
+export function clockedCli(at: Date): { runCli: typeof runCli; startCli: typeof startCli } {
+  const withClock = (options: CliOptions): CliOptions => ({ ...options, env: { ...clockEnv(at), ...options.env } });
+  return {
+    runCli: (args, options = {}) => runCli(args, withClock(options)),
+    startCli: (args, options = {}) => startCli(args, withClock(options)),
+  };
 }
