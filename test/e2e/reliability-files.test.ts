@@ -172,9 +172,10 @@ describe('partial failure in a backfill', () => {
     const line = result.stderr.split('\n').find((text) => text.startsWith('error:') && text.includes('HTTP 404')) ?? '';
     expect(line).toContain(`avg-screen-time ${days[2]}`);
     expect(result.stderr).toMatch(new RegExp(`imported 4 of 5 units.*1 failed, first: avg-screen-time ${days[2]}`));
-    // The failed day is pending, so --catch-up will try it again; the days after it are complete all the same.
-    expect(await lastCompleteDays(out)).toEqual({ 'avg-screen-time': days[4] });
-    expect(await pendingDays(out, 'avg-screen-time')).toEqual({ [days[2]!]: 'failed' });
+    // The failed day is pending, so --catch-up will try it again; the days after it are complete all the same, but
+    // yesterday, which is not over.
+    expect(await lastCompleteDays(out)).toEqual({ 'avg-screen-time': days[3] });
+    expect(await pendingDays(out, 'avg-screen-time')).toEqual({ [days[2]!]: 'failed', [days[4]!]: 'not-over' });
   });
 
   it('with two failed days the exit code is the earlier one\'s, in either order', async () => {
@@ -205,7 +206,7 @@ describe('partial failure in a backfill', () => {
 });
 
 describe('--catch-up', () => {
-  it('state says 5 days ago: exactly the 4 days since are imported, and the state moves to yesterday', async () => {
+  it('state says 5 days ago: exactly the 4 days since are imported, the state moves to the last day over', async () => {
     const out = await tempDir();
     await mkdir(out, { recursive: true });
     await writeFile(join(out, STATE), JSON.stringify({ version: 1, lastCompleteDay: { traffic: daysAgo(5) } }));
@@ -215,14 +216,14 @@ describe('--catch-up', () => {
     const expected = [4, 3, 2, 1].map(daysAgo);
     expect(await listFiles(out)).toEqual([STATE, ...expected.map((day) => `traffic/${day}.csv`)]);
     expect(metricRequestsSince(before).map((request) => request.query.datetime_gte).sort()).toEqual(expected.map((day) => `${day}T00:00:00Z`));
-    expect(await lastCompleteDays(out)).toEqual({ traffic: daysAgo(1) });
+    expect(await lastCompleteDays(out)).toEqual({ traffic: daysAgo(2) });
+    expect(await pendingDays(out, 'traffic')).toEqual({ [daysAgo(1)]: 'not-over' });
 
-    // Nothing left: the next run makes no request and still exits 0.
+    // Only yesterday is left, pending until it is over: the next run asks for it alone and still exits 0.
     const idle = sandbox.requests.length;
     const again = await runCli(importArgs('traffic', out, '--catch-up'));
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stderr).toMatch(/nothing to import/);
-    expect(metricRequestsSince(idle)).toEqual([]);
+    expect(metricRequestsSince(idle).map((request) => request.query.datetime_gte)).toEqual([`${daysAgo(1)}T00:00:00Z`]);
   });
 
   it('a first run without state imports yesterday only', async () => {
@@ -236,7 +237,9 @@ describe('--catch-up', () => {
       `traffic/${yesterday}.csv`,
       `unique-users/${yesterday}.csv`,
     ]);
-    expect(await lastCompleteDays(out)).toEqual({ 'unique-users': yesterday, 'avg-screen-time': yesterday, traffic: yesterday });
+    // Yesterday is not over: written, and pending until the run after it is.
+    expect(await lastCompleteDays(out)).toEqual({ 'unique-users': undefined, 'avg-screen-time': undefined, traffic: undefined });
+    for (const metric of ['unique-users', 'avg-screen-time', 'traffic']) expect(await pendingDays(out, metric)).toEqual({ [yesterday]: 'not-over' });
   });
 
   it('--max-days bounds a long catch-up, oldest days first; the next run continues', async () => {
@@ -268,6 +271,7 @@ describe('--catch-up', () => {
     expect(metricRequestsSince(before).map((request) => request.query.datetime_gte).sort()).toEqual(
       [2, 1].map((n) => `${daysAgo(n)}T00:00:00Z`),
     );
-    expect(await lastCompleteDays(out)).toEqual({ traffic: daysAgo(1) });
+    expect(await lastCompleteDays(out)).toEqual({ traffic: daysAgo(2) });
+    expect(await pendingDays(out, 'traffic')).toEqual({ [daysAgo(1)]: 'not-over' });
   });
 });
