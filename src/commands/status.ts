@@ -170,7 +170,7 @@ async function runStatus(collected: CollectedOptions, context: CommandContext): 
   } else if (format === 'prometheus') {
     context.stdout.write(formatPrometheus(statuses, lastRun));
   } else {
-    context.stdout.write(`days: ${state.dayMode === 'utc' ? 'UTC days (--days utc)' : 'store-local days (--days local)'}\n${formatText(statuses, lastRun)}`);
+    context.stdout.write(`${formatText(statuses, lastRun)}days: ${state.dayMode === 'utc' ? 'UTC (--days utc)' : 'store-local (--days local)'}\n`);
   }
   const behind = statuses.filter((status) => status.behind);
   if (behind.length > 0) {

@@ -69,18 +69,33 @@ describe('area-metrics status', () => {
     const lines = text.stdout.trim().split('\n').map((line) => line.split(/\s{2,}/));
     expect(lines.slice(0, 3)).toEqual([
       ['metric', 'first day', 'last complete', 'behind', 'stores', 'gaps', 'given up', 'pending'],
-      ['traffic', daysAgo(4), daysAgo(1), '0', '3', '-', '-', '-'],
-      ['unique-users', daysAgo(4), daysAgo(3), '2', '3', '-', '-', `${daysAgo(2)} partly published (1 store missing), ${daysAgo(1)} not published`],
+      // Yesterday is imported but not over: pending, so a metric is at least 1 day behind yesterday.
+      ['traffic', daysAgo(4), daysAgo(2), '1', '3', '-', '-', `${daysAgo(1)} imported before it was over`],
+      ['unique-users', daysAgo(4), daysAgo(3), '2', '3', '-', '-', `${daysAgo(2)} partly published (1 store missing), ${daysAgo(1)} imported before it was over`],
     ]);
     expect(lines[3]).toEqual([expect.stringMatching(/^last run: \d{4}-\d{2}-\d{2}T[\d:.]+Z unique-users --catch-up --max-days 31, exit 0, rows: unique-users \d+$/)]);
+    expect(lines[4]).toEqual(['days: UTC (--days utc)']);
 
     const json = await runCli(['status', '-o', out, '--json', '--max-behind', '1']);
     expect(json.code).toBe(8);
     expect(json.stderr.trim().split('\n')).toEqual([expect.stringMatching(/behind by more than --max-behind 1, or with gaps: unique-users \(2 days behind\)$/)]);
     const report = JSON.parse(json.stdout) as StatusJson;
-    expect(report).toMatchObject({ state: join(out, STATE), yesterday: daysAgo(1), maxBehind: 1, lastRun: { exitCode: 0 } });
+    expect(report).toMatchObject({ state: join(out, STATE), days: 'utc', yesterday: daysAgo(1), maxBehind: 1, lastRun: { exitCode: 0 } });
     expect(report.metrics).toEqual([
-      { key: 'traffic', metric: 'traffic', firstDay: daysAgo(4), lastCompleteDay: daysAgo(1), daysBehind: 0, stores: 3, gaps: [], gapDays: 0, pending: [], givenUp: [], accepted: [], behind: false },
+      {
+        key: 'traffic',
+        metric: 'traffic',
+        firstDay: daysAgo(4),
+        lastCompleteDay: daysAgo(2),
+        daysBehind: 1,
+        stores: 3,
+        gaps: [],
+        gapDays: 0,
+        pending: [{ day: daysAgo(1), reason: 'not-over', stores: 3 }],
+        givenUp: [],
+        accepted: [],
+        behind: false,
+      },
       {
         key: 'unique-users',
         metric: 'unique-users',
@@ -92,7 +107,7 @@ describe('area-metrics status', () => {
         gapDays: 0,
         pending: [
           { day: daysAgo(2), reason: 'partly-published', missingStores: 1, stores: 2 },
-          { day: daysAgo(1), reason: 'not-published', stores: 0 },
+          { day: daysAgo(1), reason: 'not-over', stores: 0 },
         ],
         givenUp: [],
         accepted: [],
