@@ -97,11 +97,17 @@ describe('a day the vendor never publishes', () => {
     ]);
     expect(await dataFiles(out)).toEqual([8, 6, 5, 4, 3, 2, 1].map((n) => `traffic/${daysAgo(n)}.csv`));
 
-    // Not behind, but a gap: monitoring alerts, with exit 8 (1 is an internal error).
+    // Not behind (yesterday is not over yet), but a gap: monitoring alerts, with exit 8 (1 is an internal error).
     const gap = await status(out, '--max-behind', '1');
     expect(gap.code).toBe(8);
-    expect(gap.report.metrics[0]).toMatchObject({ firstDay: daysAgo(8), lastCompleteDay: daysAgo(1), daysBehind: 0, gaps: [[hidden, hidden]], pending: [{ day: hidden, reason: 'not-published' }] });
-    expect(gap.stderr).toContain(`traffic (0 days behind, gaps ${hidden})`);
+    expect(gap.report.metrics[0]).toMatchObject({
+      firstDay: daysAgo(8),
+      lastCompleteDay: daysAgo(2),
+      daysBehind: 1,
+      gaps: [[hidden, hidden]],
+      pending: [{ day: hidden, reason: 'not-published' }, { day: daysAgo(1), reason: 'not-over' }],
+    });
+    expect(gap.stderr).toContain(`traffic (1 day behind, gaps ${hidden})`);
   });
 
   it('is given up once, loudly, after --give-up-days; accept settles it, reopen asks again; no hand edit of the state', async () => {
@@ -112,23 +118,27 @@ describe('a day the vendor never publishes', () => {
 
     const first = await runCli(importArgs('unique-users', out, '--catch-up', '--give-up-days', '5'));
     expect(first.code, first.stderr).toBe(0);
+    const notOver = expect.stringContaining(`warn: unique-users ${daysAgo(1)}: not over until`) as unknown;
     expect(warnings(first.stderr)).toEqual([
       `warn: unique-users ${hidden}: still not published 5 days after its window ended (--give-up-days 5): given up, --catch-up no longer asks for it; \`area-metrics accept unique-users --date ${hidden}\` settles it, \`reopen\` asks again`,
+      notOver,
     ]);
+    // The given-up day is not asked for again; yesterday, not over, is.
     const before = sandbox.requests.length;
     const second = await runCli(importArgs('unique-users', out, '--catch-up', '--give-up-days', '5'));
     expect(second.code, second.stderr).toBe(0);
-    expect(warnings(second.stderr)).toEqual([]);
-    expect(requestedDays(before)).toEqual([]);
+    expect(warnings(second.stderr)).toEqual([notOver]);
+    expect(requestedDays(before)).toEqual([daysAgo(1)]);
+    const settled = sandbox.requests.length;
 
     const givenUp = await status(out, '--max-behind', '1');
     expect(givenUp.code).toBe(8);
-    expect(givenUp.report.metrics[0]).toMatchObject({ givenUp: [[hidden, hidden]], pending: [], gaps: [[hidden, hidden]] });
-    expect((await runCli(['status', '-o', out])).stdout).toMatch(new RegExp(`unique-users .* ${hidden}  ${hidden}  -\\n`));
+    expect(givenUp.report.metrics[0]).toMatchObject({ givenUp: [[hidden, hidden]], pending: [{ day: daysAgo(1), reason: 'not-over' }], gaps: [[hidden, hidden]] });
+    expect((await runCli(['status', '-o', out])).stdout).toMatch(new RegExp(`unique-users .* ${hidden}  ${hidden}  ${daysAgo(1)} imported before it was over\\n`));
 
     const accepted = await runCli(['accept', 'unique-users', '--date', hidden, '-o', out]);
     expect(accepted.code, accepted.stderr).toBe(0);
-    expect(sandbox.requests.length).toBe(before);
+    expect(sandbox.requests.length).toBe(settled);
     expect((await status(out, '--max-behind', '1')).code).toBe(0);
 
     const reopened = await runCli(['reopen', 'unique-users', '--from', hidden, '--to', hidden, '-o', out]);
@@ -136,9 +146,9 @@ describe('a day the vendor never publishes', () => {
     sandbox.setPublishing({});
     const again = sandbox.requests.length;
     expect((await runCli(importArgs('unique-users', out, '--catch-up'))).code).toBe(0);
-    expect(requestedDays(again, 'unique-users')).toEqual([hidden]);
+    expect(requestedDays(again, 'unique-users')).toEqual([hidden, daysAgo(1)]);
     expect(await dataFiles(out)).toContain(`unique-users/${hidden}.csv`);
-    expect((await status(out, '--max-behind', '0')).code).toBe(0);
+    expect((await status(out, '--max-behind', '1')).code).toBe(0);
   });
 });
 
@@ -169,9 +179,12 @@ describe('an interrupted backfill', () => {
     const catchUp = await runCli(importArgs('all', out, '--catch-up'));
     expect(catchUp.code, catchUp.stderr).toBe(0);
     expect(requestedDays(before, 'traffic')).toEqual(Array.from({ length: 10 }, (_, index) => daysAgo(10 - index)));
-    const healed = await status(out, '--max-behind', '0');
+    // Healed, as far as it can be: yesterday (`to`) stays pending until it is over.
+    const healed = await status(out, '--max-behind', '1');
     expect(healed.code, healed.stderr).toBe(0);
-    for (const metric of healed.report.metrics) expect(metric).toMatchObject({ firstDay: from, lastCompleteDay: to, gaps: [], pending: [] });
+    for (const metric of healed.report.metrics) {
+      expect(metric).toMatchObject({ firstDay: from, lastCompleteDay: daysAgo(2), gaps: [], pending: [{ day: to, reason: 'not-over' }] });
+    }
   });
 });
 
@@ -227,7 +240,8 @@ describe('a loader that watches mtimes', () => {
       [`traffic ${daysAgo(2)}`, path(2), false],
       [`traffic ${daysAgo(1)}`, path(1), false],
     ]);
-    expect(entries.at(-1)).toMatchObject({ msg: expect.stringMatching(/^imported 3 of 3 units, \d+ rows, 2 unchanged in /), unchanged: 2 });
+    // The one warning: yesterday is not over.
+    expect(entries.at(-1)).toMatchObject({ msg: expect.stringMatching(/^imported 3 of 3 units, \d+ rows, 2 unchanged, 1 warnings in /), unchanged: 2 });
     const after = await Promise.all([3, 2, 1].map(async (n) => stat(path(n))));
     for (const index of [1, 2]) {
       expect([after[index]!.ino, after[index]!.mtimeMs]).toEqual([before[index]!.ino, before[index]!.mtimeMs]);
@@ -310,9 +324,9 @@ describe('state format 3', () => {
         'avg-screen-time': {
           complete: [
             [daysAgo(5), daysAgo(4)],
-            [daysAgo(2), daysAgo(1)],
+            [daysAgo(2), daysAgo(2)],
           ],
-          pending: { [daysAgo(3)]: { reason: 'not-published', stores: 0 } },
+          pending: { [daysAgo(3)]: { reason: 'not-published', stores: 0 }, [daysAgo(1)]: { reason: 'not-over', stores: 3 } },
           stores: 3,
         },
       },
