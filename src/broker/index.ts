@@ -1,4 +1,4 @@
-/** The token broker (SPEC 4) as a library: for the command, the tests and the benchmark. */
+/** The token broker as a library: for the command, the tests and the benchmark. */
 export {
   applicationPackageProblem,
   brokerConfigSchema,

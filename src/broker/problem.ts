@@ -46,7 +46,7 @@ export class BrokerProblem extends Error {
   readonly status: number;
 
   /**
-   * @param detail shown to the client app: never the auth URL, client id or secret (seed 5 keeps them server-side)
+   * @param detail shown to the client app: never the auth URL, client id or secret (they stay server-side: a client app is not trusted with them)
    * @param internalReason logged only: e.g. the auth server's own error, which names its URL
    * @param retryAfterSeconds a 503's Retry-After; default RETRY_AFTER_SECONDS
    */

@@ -52,7 +52,7 @@ interface Obtained {
 
 const TIMED_OUT = Symbol('timed out');
 
-/** Validates the query value; throws the 400 problems of seed section 7. */
+/** Validates the query value; throws a 400 problem when it is missing, repeated or malformed. */
 export function parseApplicationPackage(value: unknown): string {
   if (value === undefined) {
     throw new BrokerProblem('missing-application-package', 'the query parameter application_package is required');
@@ -70,7 +70,7 @@ function served(entry: CachedToken, cache: CacheOutcome): BrokerToken {
 }
 
 /**
- * The broker's core (seed 4.4 and 5): application → platform credentials → cached token, or one auth-server request
+ * The broker's core: application → platform credentials → cached token, or one auth-server request
  * shared by every concurrent miss (in this process by a promise, across instances by a Redis lock). A token near its
  * end is refreshed ahead, in the background, while it is still served; a request waits only when no cached token has
  * more than the margin left, and never longer than the auth timeout. A failing auth server is left alone for a while
@@ -110,7 +110,7 @@ export class TokenBroker {
     return this.backoff.snapshot();
   }
 
-  /** The platform of an application, or the 400/401 problem of seed section 7. */
+  /** The platform of an application; an unknown application is a 400, a platform without usable credentials a 401. */
   platformOf(application: string): PlatformCredentials {
     const platformName = this.options.config.applications.get(application);
     const platform = platformName === undefined ? undefined : this.options.config.platforms.get(platformName);
