@@ -1,4 +1,3 @@
-import { format } from 'node:util';
 import { Option, type Command } from 'commander';
 import type { BrokerLogLevel } from '../broker/server.js';
 import { UsageError } from '../errors.js';
@@ -53,8 +52,10 @@ Config (secrets come from env vars or files, not from the config text):
    "applications": {"com.acme.shop": "android", "shop.acme.example": "web"},
    "cache": {"marginSeconds": 60}}
 
-Endpoints: GET /api/gatekeeper-token, GET /healthz, GET /readyz.
-SIGTERM/SIGINT: stop accepting connections, finish in-flight requests, then exit 0.
+Endpoints: GET /api/gatekeeper-token, GET /healthz, GET /readyz, GET /metrics (or on server.metricsPort).
+SIGTERM/SIGINT: /readyz answers 503 for server.shutdownDelaySeconds while tokens are still served, then stop
+accepting connections, finish in-flight requests (at most server.shutdownTimeoutSeconds), exit 0; a second
+signal exits at once. SIGHUP: read the config again (kept as it was if the new one is not valid).
 Exit codes: 0 stopped by a signal; 2 invalid config or options (the message names the field), or the port
 cannot be bound.
 Logs: one JSON object per line on stderr (request id, application, cache hit/miss, auth latency; no secrets).`,
@@ -76,32 +77,23 @@ Logs: one JSON object per line on stderr (request id, application, cache hit/mis
       const { startBroker } = await import('../broker/server.js');
       const config = loadBrokerConfig(configPath, { env: context.env });
       if (context.signal.aborted) return;
-      // Libraries (ioredis) print plain-text warnings with console.warn, some while the broker starts: they become
-      // JSON log lines (held until the logger exists), so stderr stays one JSON object per line.
-      const { warn, error } = console;
-      const held: [level: 'warn' | 'error', message: string][] = [];
-      let external = (level: 'warn' | 'error', message: string): void => {
-        held.push([level, message]);
-      };
-      console.warn = (...args: unknown[]) => external('warn', format(...args));
-      console.error = (...args: unknown[]) => external('error', format(...args));
+      const broker = await startBroker(config, {
+        host,
+        port,
+        ...(redisUrl !== undefined ? { redisUrl } : {}),
+        env: context.env,
+        logStream: context.stderr,
+        logLevel: options.logLevel,
+        reloadConfig: () => loadBrokerConfig(configPath, { env: context.env }),
+      });
+      const stopReloading = context.onReloadSignal?.(() => broker.reload());
+      // One plain line on stdout, so scripts (and `--port 0`) learn where it listens; the logs are on stderr.
+      context.stdout.write(`broker listening on ${broker.url}\n`);
       try {
-        const broker = await startBroker(config, {
-          host,
-          port,
-          ...(redisUrl !== undefined ? { redisUrl } : {}),
-          logStream: context.stderr,
-          logLevel: options.logLevel,
-        });
-        external = (level, message) => broker.logExternal(level, message);
-        for (const [level, message] of held) external(level, message);
-        // One plain line on stdout, so scripts (and `--port 0`) learn where it listens; the logs are on stderr.
-        context.stdout.write(`broker listening on ${broker.url}\n`);
         await untilAborted(context.signal);
-        await broker.close();
       } finally {
-        console.warn = warn;
-        console.error = error;
+        stopReloading?.();
       }
+      await broker.close();
     });
 }
