@@ -265,7 +265,11 @@ export async function buildBrokerApp(initialConfig: BrokerConfig, deps: BrokerDe
     // A URL fastify cannot decode (`/%E0%A4%A`) is answered before any hook runs: give it the broker's problem+json,
     // request id and log line instead of fastify's own JSON.
     frameworkErrors: (error, request, reply) => {
-      request.tokenLog = { problem: 'malformed-url', reason: error.code };
+      const path = cutForLog(pathOf(request.url));
+      const client = clientOf(request);
+      const fields = { reqId: request.id, method: request.method, path, status: 400, problem: 'malformed-url', reason: error.code, client };
+      if (errors.shouldLog('400 malformed-url')) request.log.info(fields, 'request completed');
+      else request.log.debug(fields, 'request completed');
       sendAnswer(reply, answers.problem(new BrokerProblem('malformed-url', 'the URL is not valid (bad percent-encoding?)'), contextOf(request)));
     },
   });
@@ -291,7 +295,7 @@ export async function buildBrokerApp(initialConfig: BrokerConfig, deps: BrokerDe
       keyPrefix: config.redisKeyPrefix,
       ...(deps.redisProbeIntervalMs !== undefined ? { probeIntervalMs: deps.redisProbeIntervalMs } : {}),
       onStatusChange: (status, reason) => {
-        if (status === 'up') app.log.info({ redis: 'up', redisAt: where }, 'Redis takes commands; tokens are shared with other instances');
+        if (status === 'up') app.log.info({ redis: 'up', redisAt: where }, 'Redis connected and taking commands; tokens are shared with other instances');
         else app.log.warn({ redis: 'down', redisAt: where, reason }, 'Redis unavailable; serving tokens from this instance\'s memory and the auth server');
       },
     });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { firstLine, startCli, stopAllClis, type RunningCli } from '../helpers/cli.js';
-import { redisServerBinary, startRedis, warnIfRedisMissing, type TestRedis } from '../helpers/redis.js';
+import { startRedis, warnIfRedisMissing, type TestRedis } from '../helpers/redis.js';
 
 const CLIENT_ID = 'e2e-broker-client';
 const CLIENT_SECRET = 'e2e-broker-secret-5d2b90';
@@ -140,7 +140,6 @@ describe.skipIf(redisMissing)('e2e: two broker processes sharing Redis', () => {
   let redis: TestRedis;
   let auth: Sandbox;
   beforeAll(async () => {
-    expect(redisServerBinary).toBeDefined();
     redis = await startRedis();
     auth = await startSandbox({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, stores: 1, days: 1 });
     writeFileSync(join(dir, 'web-secret'), `${CLIENT_SECRET}\n`);
