@@ -72,6 +72,8 @@ export interface RedisTokenCacheOptions {
   readonly onStatusChange?: (status: SharedCacheStatus, reason?: string) => void;
   /** A Redis command that takes longer fails, and the broker carries on from memory. */
   readonly commandTimeoutMs?: number;
+  /** A condition worth a warning that is not an outage (a password the server does not need). */
+  readonly onWarning?: (message: string) => void;
   /** How often a write is tried to tell whether Redis takes commands (a replica after a failover answers READONLY). */
   readonly probeIntervalMs?: number;
 }
@@ -82,7 +84,11 @@ const EXTEND_LOCK_SCRIPT =
   "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
 
 /** ioredis options for the configured Redis: one URL or Sentinel, a password, TLS files. */
-export function redisClientOptions(settings: RedisSettings, commandTimeoutMs: number): { url?: string; options: RedisOptions } {
+export function redisClientOptions(
+  settings: RedisSettings,
+  commandTimeoutMs: number,
+): { url?: string; options: RedisOptions; auth?: { username?: string; password: string } } {
+  const { url, auth } = withoutCredentials(settings.url, settings.password);
   const tls = settings.tls === undefined && !settings.url?.startsWith('rediss:') ? undefined : { ...settings.tls };
   const options: RedisOptions = {
     lazyConnect: true,
@@ -95,7 +101,6 @@ export function redisClientOptions(settings: RedisSettings, commandTimeoutMs: nu
     connectTimeout: 2000,
     // Keep trying in the background (0.1 s, 0.2 s, ... up to 2 s apart): the broker serves from memory meanwhile.
     retryStrategy: (times) => Math.min(times * 100, 2000),
-    ...(settings.password !== undefined ? { password: settings.password } : {}),
     ...(tls !== undefined ? { tls } : {}),
   };
   if (settings.sentinels !== undefined) {
@@ -109,9 +114,29 @@ export function redisClientOptions(settings: RedisSettings, commandTimeoutMs: nu
         // After a failover the old master (now a replica) answers READONLY: reconnect to the new master.
         reconnectOnError: (error) => error.message.startsWith('READONLY'),
       },
+      ...(auth !== undefined ? { auth } : {}),
     };
   }
-  return { ...(settings.url !== undefined ? { url: settings.url } : {}), options };
+  return { ...(url !== undefined ? { url } : {}), options, ...(auth !== undefined ? { auth } : {}) };
+}
+
+/**
+ * The URL without its user and password, and the credentials to send with AUTH (the configured password wins).
+ * The broker sends AUTH itself rather than through ioredis, which reports an unneeded password with console.warn:
+ * a plain-text line amid the JSON log.
+ */
+function withoutCredentials(url: string | undefined, password: string | undefined): { url?: string; auth?: { username?: string; password: string } } {
+  if (url === undefined) return password === undefined ? {} : { auth: { password } };
+  const parsed = new URL(url);
+  const username = decodeURIComponent(parsed.username);
+  const fromUrl = decodeURIComponent(parsed.password);
+  parsed.username = '';
+  parsed.password = '';
+  const secret = password ?? (fromUrl === '' ? undefined : fromUrl);
+  return {
+    url: parsed.toString(),
+    ...(secret !== undefined ? { auth: { ...(username !== '' ? { username } : {}), password: secret } } : {}),
+  };
 }
 
 /**
@@ -127,10 +152,14 @@ export class RedisTokenCache implements SharedTokenCache {
   private closing = false;
   private readonly probeTimer: NodeJS.Timeout;
 
+  private readonly auth: { username?: string; password: string } | undefined;
+  private authenticated = false;
+
   constructor(private readonly options: RedisTokenCacheOptions) {
-    const { url, options: clientOptions } = redisClientOptions(options.redis, options.commandTimeoutMs ?? 500);
+    const { url, options: clientOptions, auth } = redisClientOptions(options.redis, options.commandTimeoutMs ?? 500);
+    this.auth = auth;
     this.redis = url === undefined ? new Redis(clientOptions) : new Redis(url, clientOptions);
-    this.redis.on('ready', () => void this.probe());
+    this.redis.on('ready', () => void this.authenticateAndProbe());
     this.redis.on('error', (error: Error) => this.transition('down', redisErrorReason(error)));
     this.redis.on('close', () => this.transition('down', 'connection closed'));
     this.probeTimer = setInterval(() => void this.probe(), options.probeIntervalMs ?? 2000);
@@ -145,9 +174,30 @@ export class RedisTokenCache implements SharedTokenCache {
     this.redis.connect().catch((error: unknown) => this.transition('down', redisErrorReason(error)));
   }
 
+  /** On each new connection: AUTH when a password is configured, then the write probe. */
+  private async authenticateAndProbe(): Promise<void> {
+    this.authenticated = this.auth === undefined;
+    if (this.auth !== undefined) {
+      const { username, password } = this.auth;
+      try {
+        await (username === undefined ? this.redis.auth(password) : this.redis.auth(username, password));
+      } catch (error) {
+        const reason = redisErrorReason(error);
+        // A Redis without a password refuses AUTH but takes commands: say so once, as a warning, and carry on.
+        if (!/without any password configured|no password is set/i.test(error instanceof Error ? error.message : '')) {
+          this.transition('down', reason);
+          return;
+        }
+        this.options.onWarning?.('a Redis password is configured, but this Redis does not require a password');
+      }
+      this.authenticated = true;
+    }
+    await this.probe();
+  }
+
   /** One write: Redis is up when it succeeds. */
   private async probe(): Promise<void> {
-    if (this.closing || this.redis.status !== 'ready') return;
+    if (this.closing || this.redis.status !== 'ready' || !this.authenticated) return;
     try {
       await this.redis.set(`${this.options.keyPrefix}probe`, '1', 'PX', 10_000);
       this.transition('up');

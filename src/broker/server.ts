@@ -294,6 +294,7 @@ export async function buildBrokerApp(initialConfig: BrokerConfig, deps: BrokerDe
       redis,
       keyPrefix: config.redisKeyPrefix,
       ...(deps.redisProbeIntervalMs !== undefined ? { probeIntervalMs: deps.redisProbeIntervalMs } : {}),
+      onWarning: (message) => app.log.warn({ redisAt: where }, message),
       onStatusChange: (status, reason) => {
         if (status === 'up') app.log.info({ redis: 'up', redisAt: where }, 'Redis connected and taking commands; tokens are shared with other instances');
         else app.log.warn({ redis: 'down', redisAt: where, reason }, 'Redis unavailable; serving tokens from this instance\'s memory and the auth server');

@@ -169,7 +169,7 @@ describe.skipIf(redisMissing)('e2e: two broker processes sharing Redis', () => {
     expect(a.stderr()).not.toContain(CLIENT_SECRET);
   });
 
-  it('keeps stderr JSON when ioredis warns in plain text (a password for a Redis that has none)', async () => {
+  it('keeps stderr JSON when a password is given for a Redis that has none: one JSON warning, no secret', async () => {
     const password = 'redis-pass-4kT9';
     const withPassword = redis.url.replace('redis://', `redis://:${password}@`);
     const cli = runBroker(['--config', writeConfig('redis-password.json', goodConfig(auth.url)), '--port', '0', '--redis-url', withPassword], {
@@ -180,7 +180,7 @@ describe.skipIf(redisMissing)('e2e: two broker processes sharing Redis', () => {
     cli.kill('SIGTERM');
     expect(await exitCode(cli)).toBe(0);
     const entries = cli.stderr().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(entries.find((entry) => entry.external === true)).toMatchObject({ level: 'warn', msg: expect.stringMatching(/does not require a password/) as unknown });
+    expect(entries.filter((entry) => /does not require a password/.test(String(entry.msg)))).toMatchObject([{ level: 'warn' }]);
     expect(cli.stderr()).not.toContain(password);
   });
 });
