@@ -1,9 +1,11 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { firstLine, startCli, stopAllClis, type RunningCli } from '../helpers/cli.js';
+import { firstLine, startCli, stopAllClis, waitUntil, type RunningCli } from '../helpers/cli.js';
 import { startRedis, warnIfRedisMissing, type TestRedis } from '../helpers/redis.js';
 
 const CLIENT_ID = 'e2e-broker-client';
@@ -131,6 +133,99 @@ describe('e2e: area-metrics broker against the sandbox', () => {
     expect(entries.find((entry) => entry.msg === 'cache hits')).toMatchObject({ level: 'info', cacheHits: 1, applications: { 'com.acme.shop': 1 } });
     expect(entries.at(-1)?.msg).toBe('broker stopped');
     for (const secret of [CLIENT_SECRET, body.access_token, webToken]) expect(cli.stderr()).not.toContain(secret);
+  });
+});
+
+describe('e2e: a deploy and a reload, with signals to a real broker process', () => {
+  let auth: Sandbox;
+  beforeAll(async () => {
+    auth = await startSandbox({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, stores: 1, days: 1 });
+    writeFileSync(join(dir, 'web-secret'), `${CLIENT_SECRET}\n`);
+  });
+  afterAll(async () => {
+    await auth.close();
+  });
+
+  /** A keep-alive client that asks for tokens until the broker refuses connections; counts what it got. */
+  async function keepAliveClient(base: string, tally: { ok: number; closing: number; lost: number; refused: number }): Promise<void> {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      for (;;) {
+        const outcome = await new Promise<'ok' | 'closing' | 'lost' | 'refused'>((resolve) => {
+          const request = httpRequest(`${base}/api/gatekeeper-token?application_package=com.acme.shop`, { agent }, (response) => {
+            response.resume();
+            response.on('end', () => resolve(response.statusCode !== 200 ? 'lost' : response.headers.connection === 'close' ? 'closing' : 'ok'));
+          });
+          request.on('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED' ? 'refused' : 'lost'));
+          request.end();
+        });
+        tally[outcome] += 1;
+        if (outcome === 'refused') return;
+      }
+    } finally {
+      agent.destroy();
+    }
+  }
+
+  it('drains on SIGTERM: /readyz 503 at once, tokens still served with Connection: close, no request lost, exit 0 despite a stalled client', async () => {
+    const config = { ...goodConfig(auth.url), server: { shutdownDelaySeconds: 1, shutdownTimeoutSeconds: 1 } };
+    const cli = runBroker(['--config', writeConfig('drain.json', config), '--port', '0'], { E2E_ANDROID_SECRET: CLIENT_SECRET });
+    const base = await listening(cli);
+    expect((await fetch(`${base}/api/gatekeeper-token?application_package=com.acme.shop`)).status).toBe(200);
+    const tally = { ok: 0, closing: 0, lost: 0, refused: 0 };
+    const clients = Array.from({ length: 20 }, () => keepAliveClient(base, tally));
+    // A client that sends half a header and nothing more must not keep the process alive.
+    const { port } = new URL(base);
+    const stalled = connect(Number(port), '127.0.0.1', () => stalled.write('GET /healthz HTTP/1.1\r\nHost: x\r\n'));
+    stalled.on('error', () => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const signalledAt = Date.now();
+    cli.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const readyz = await fetch(`${base}/readyz`);
+    expect(readyz.status).toBe(503);
+    expect(readyz.headers.get('connection')).toBe('close');
+    expect(await exitCode(cli)).toBe(0);
+    expect(Date.now() - signalledAt).toBeLessThan(4000); // delay 1 s + timeout 1 s, not the stalled client's pleasure
+    await Promise.all(clients);
+    stalled.destroy();
+    expect(tally.lost).toBe(0);
+    expect(tally.closing).toBeGreaterThan(0);
+    expect(tally.refused).toBe(20);
+    const messages = cli.stderr().trim().split('\n').map((line) => (JSON.parse(line) as { msg: string }).msg);
+    expect(messages).toEqual(expect.arrayContaining(['broker draining: /readyz answers 503, tokens are still served', 'broker stopped']));
+  });
+
+  it('exits at once on a second signal, with the last log lines written', async () => {
+    const config = { ...goodConfig(auth.url), server: { shutdownDelaySeconds: 30 } };
+    const cli = runBroker(['--config', writeConfig('second-signal.json', config), '--port', '0'], { E2E_ANDROID_SECRET: CLIENT_SECRET });
+    await listening(cli);
+    cli.kill('SIGTERM');
+    await waitUntil(() => cli.stderr().includes('broker draining'), 'the draining line');
+    const secondAt = Date.now();
+    cli.kill('SIGTERM');
+    expect(await exitCode(cli)).toBe(143);
+    expect(Date.now() - secondAt).toBeLessThan(2000);
+    expect(cli.stderr().trim().split('\n').at(-1)).toMatch(/broker draining/);
+  });
+
+  it('reads the config again on SIGHUP, and keeps the old one with an error line when the new one is not valid', async () => {
+    const path = writeConfig('reload.json', goodConfig(auth.url));
+    const cli = runBroker(['--config', path, '--port', '0'], { E2E_ANDROID_SECRET: CLIENT_SECRET });
+    const base = await listening(cli);
+    const url = (application: string): string => `${base}/api/gatekeeper-token?application_package=${application}`;
+    expect((await fetch(url('com.acme.tv'))).status).toBe(400);
+    const withTv = goodConfig(auth.url);
+    writeConfig('reload.json', { ...withTv, applications: { ...(withTv.applications as object), 'com.acme.tv': 'android' } });
+    cli.kill('SIGHUP');
+    await waitUntil(() => cli.stderr().includes('config applied'), 'the reload line');
+    expect((await fetch(url('com.acme.tv'))).status).toBe(200);
+    writeConfig('reload.json', '{"authUrl": ');
+    cli.kill('SIGHUP');
+    await waitUntil(() => cli.stderr().includes('config not reloaded'), 'the refused reload line');
+    expect((await fetch(url('com.acme.tv'))).status).toBe(200);
+    cli.kill('SIGTERM');
+    expect(await exitCode(cli)).toBe(0);
   });
 });
 
