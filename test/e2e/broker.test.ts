@@ -272,6 +272,7 @@ describe.skipIf(redisMissing)('e2e: two broker processes sharing Redis', () => {
     });
     const base = await listening(cli);
     expect((await fetch(`${base}/api/gatekeeper-token?application_package=com.acme.shop`)).status).toBe(200);
+    await waitUntil(() => cli.stderr().includes('"redis":"up"'), 'Redis connected'); // start-up does not wait for it
     cli.kill('SIGTERM');
     expect(await exitCode(cli)).toBe(0);
     const entries = cli.stderr().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
