@@ -200,7 +200,7 @@ function sendAnswer(reply: FastifyReply, answer: Answer): FastifyReply {
  * server is built here too, with the timeouts a load balancer expects, since the fast path needs the server's own
  * request handler.
  */
-export async function buildBrokerApp(initialConfig: BrokerConfig, deps: BrokerDeps = {}): Promise<BrokerApp> {
+export function buildBrokerApp(initialConfig: BrokerConfig, deps: BrokerDeps = {}): BrokerApp {
   let config = initialConfig;
   // Secrets that were ever configured stay redacted after a rotation: old log readers and old errors may hold them.
   const knownCredentials = credentialsOf(config);
@@ -783,6 +783,6 @@ export async function listen(built: BrokerApp, config: BrokerConfig, where: { ho
 /** Builds the broker and listens: the one call of the command, the tests and the benchmark. */
 export async function startBroker(config: BrokerConfig, options: StartBrokerOptions = {}): Promise<RunningBroker> {
   const { host, port, ...deps } = options;
-  const built = await buildBrokerApp(config, deps);
+  const built = buildBrokerApp(config, deps);
   return listen(built, config, { ...(host !== undefined ? { host } : {}), ...(port !== undefined ? { port } : {}) });
 }

@@ -43,7 +43,7 @@ const tokenUrl = (broker: RunningBroker, application = APP): string => `${broker
 
 describe('timeouts a load balancer expects', () => {
   it('sets keep-alive 65 s, the header and request timeouts 10 s by default on the server the fast path answers on', async () => {
-    const built = await buildBrokerApp(configOf('http://127.0.0.1:9'), { logStream: new LogCapture() });
+    const built = buildBrokerApp(configOf('http://127.0.0.1:9'), { logStream: new LogCapture() });
     stops.push(() => built.dispose());
     await built.app.ready();
     expect(built.app.server.keepAliveTimeout).toBe(65_000);
@@ -136,7 +136,7 @@ describe('rotation without restart', () => {
     for (let waited = 0; waited < 5000 && !logs.text().includes('a secret file changed'); waited += 20) await sleep(20);
     expect(logs.text()).toContain('a secret file changed');
     expect((await fetch(tokenUrl(broker))).status).toBe(200);
-    expect((await (await fetch(`${broker.url}/readyz`)).json()) as unknown).toMatchObject({ platforms: { android: 'ok' } });
+    expect((await (await fetch(`${broker.url}/readyz`)).json())).toMatchObject({ platforms: { android: 'ok' } });
     expect(logs.text()).not.toContain(NEW_SECRET);
     expect(logs.text()).not.toContain(OLD_SECRET);
   });
