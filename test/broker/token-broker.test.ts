@@ -346,12 +346,12 @@ describe('a rotated secret', () => {
       return { accessToken: `token-${source.calls}`, expiresAt: clock.ms + 3_600_000 };
     };
     const old = config();
-    let renewed: BrokerConfig | undefined;
-    const broker = new TokenBroker({ config: old, source, now: clock.now, rereadSecret: () => renewed });
+    const reread: { renewed?: BrokerConfig } = {};
+    const broker = new TokenBroker({ config: old, source, now: clock.now, rereadSecret: () => reread.renewed });
     expect((await problemOf(broker.token(APP))).kind).toBe('auth-server-rejected');
     expect(broker.platformStates()).toEqual(new Map([['android', 'rejected'], ['ios', 'unset']]));
     const android = old.platforms.get('android')!;
-    renewed = { ...old, platforms: new Map([...old.platforms, ['android', { ...android, clientSecret: 'new-secret' }]]) };
+    reread.renewed = { ...old, platforms: new Map([...old.platforms, ['android', { ...android, clientSecret: 'new-secret' }]]) };
     clock.ms += 60_000; // past the back-off
     expect((await broker.token(APP)).accessToken).toBe('token-3');
     expect(secrets).toEqual(['secret', 'secret', 'new-secret']);
