@@ -14,7 +14,8 @@ import { createRedactor } from '../redact.js';
 import { removeStaleTempFiles } from '../output/stale-temp.js';
 import { resolveDays } from '../window/days.js';
 import type { CommandContext } from './context.js';
-import { addImportOptions, resolveImportConfig, type ImportConfig, type RawImportOptions } from './import-options.js';
+import { IMPORT_OPTIONS, resolveImportConfig, type ImportConfig } from './import-options.js';
+import { addOptions, type CollectedOptions } from './options.js';
 
 const COMMANDS: readonly { name: string; metrics: readonly MetricName[]; summary: string }[] = [
   { name: 'unique-users', metrics: ['unique-users'], summary: 'import the Unique Users metric' },
@@ -40,13 +41,13 @@ Examples:
 export function registerImportCommands(program: Command, context: CommandContext): void {
   for (const spec of COMMANDS) {
     const command = program.command(spec.name).description(spec.summary).addHelpText('after', examples(spec.name));
-    addImportOptions(command).action(async (raw: RawImportOptions) => {
+    addOptions(command, IMPORT_OPTIONS).action(async (raw: CollectedOptions) => {
       await runImportCommand(spec.metrics, raw, context);
     });
   }
 }
 
-async function runImportCommand(metricNames: readonly MetricName[], raw: RawImportOptions, context: CommandContext): Promise<void> {
+async function runImportCommand(metricNames: readonly MetricName[], raw: CollectedOptions, context: CommandContext): Promise<void> {
   if (raw.logFormat === 'json') {
     // A bad flag found while resolving the config is reported as JSON too (with --log-format json every stderr line is JSON).
     const early = createLogger({ stream: context.stderr, format: 'json', level: 'error' });
@@ -96,6 +97,7 @@ async function runImportCommand(metricNames: readonly MetricName[], raw: RawImpo
     ...(state ? { state } : {}),
     now,
     signal: context.signal,
+    env: context.env,
     // Known at once, so a closed stdout (`| head`) that ends the process early still exits with it.
     onFailure: (_unit, error) => {
       context.exitCode ??= exitCodeFor(error);

@@ -71,6 +71,6 @@ export function createLogger(options: LoggerOptions): Logger {
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org). */
-export function useColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
+export function useColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
   return Boolean(stream.isTTY) && !env.NO_COLOR;
 }

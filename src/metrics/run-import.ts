@@ -83,6 +83,8 @@ export interface ImportIo {
   readonly progress: ImportProgress;
   readonly state?: ImportState;
   readonly signal?: AbortSignal;
+  /** Where the proxy variables are read (the command's environment, never the process's own). */
+  readonly env: NodeJS.ProcessEnv;
   /** The clock that tells today and settled days apart (default: now). */
   readonly now?: Date;
   /** Told of each failed unit as soon as it is reported, in plan order (the run's exit code may be needed early). */
@@ -108,7 +110,7 @@ export interface ImportSummary {
  */
 export async function runImport(units: readonly Unit[], settings: ImportSettings, io: ImportIo): Promise<ImportSummary> {
   const { logger } = io.progress;
-  const dispatcher = createDispatcher({ connections: settings.concurrency + 2, timeoutMs: settings.timeoutMs });
+  const dispatcher = createDispatcher({ connections: settings.concurrency + 2, timeoutMs: settings.timeoutMs, env: io.env });
   const client = new HttpClient({
     dispatcher,
     timeoutMs: settings.timeoutMs,

@@ -1,4 +1,3 @@
-import { DateTime } from 'luxon';
 import { UsageError } from '../errors.js';
 
 /** A calendar day in UTC, as `YYYY-MM-DD`. */
@@ -9,7 +8,10 @@ const DAY_MS = 86_400_000;
 
 /** Whether `value` is a `YYYY-MM-DD` day that exists (`2026-02-30` and `2026-2-3` are not). */
 export function isValidDay(value: string): boolean {
-  return DAY_PATTERN.test(value) && DateTime.fromISO(value, { zone: 'utc' }).isValid;
+  // Date rolls an impossible day over (02-30 becomes 03-02), so a day that exists comes back unchanged.
+  if (!DAY_PATTERN.test(value)) return false;
+  const ms = Date.parse(`${value}T00:00:00Z`);
+  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === value;
 }
 
 /** Parses a `YYYY-MM-DD` flag value strictly: `2026-02-30` and `2026-2-3` are usage errors. */

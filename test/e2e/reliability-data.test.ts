@@ -1,5 +1,5 @@
 /**
- * Issue 4, bad data: every way a body or a record can break the data contract (SPEC 2.5), with `--on-invalid fail`
+ * Bad data: every way a body or a record can break the data contract, with `--on-invalid fail`
  * (exit 5, one line naming metric, day, store_code, field and value) and `skip` (exit 0, the record set aside in
  * `_rejected/`). A tiny loopback server serves crafted envelopes; the BUILT binary is what runs.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 4, what lands on disk: completeness, atomic and idempotent files, interrupts, partial failure in a backfill,
+ * What lands on disk: completeness, atomic and idempotent files, interrupts, partial failure in a backfill,
  * and `--catch-up` with its state file; the BUILT binary against a sandbox started in the test.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';

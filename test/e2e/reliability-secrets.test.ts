@@ -1,5 +1,5 @@
 /**
- * Issue 4, secrets: across every failure path of the import (and a success), with `-v` in text and JSON logs, the
+ * Secrets: across every failure path of the import (and a success), with `-v` in text and JSON logs, the
  * client secret (and the Basic header that carries it) appears nowhere in stdout, stderr or any file written.
  */
 import { createServer, type Server } from 'node:http';
