@@ -24,6 +24,9 @@ export const TOKEN_PATH = '/api/gatekeeper-token';
 
 export const DEFAULT_HIT_SUMMARY_INTERVAL_MS = 60_000;
 
+/** After the listener closes, how long idle connections are left for a request already on its way. */
+const IDLE_CLOSE_GRACE_MS = 500;
+
 export type BrokerLogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 /** What the broker needs besides its config; every field has a default fit for production. */
@@ -261,7 +264,10 @@ export function buildBrokerApp(initialConfig: BrokerConfig, deps: BrokerDeps = {
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
     genReqId: (request) => requestIdOf(request.headers['x-request-id']),
     routerOptions: { ignoreTrailingSlash: true },
-    forceCloseConnections: 'idle',
+    // Idle connections are closed by listen()'s drain, a moment after the listener closes, not at once: a request
+    // may be on its way on one. A request arriving while closing is answered, not refused with 503.
+    forceCloseConnections: false,
+    return503OnClosing: false,
     // A URL fastify cannot decode (`/%E0%A4%A`) is answered before any hook runs: give it the broker's problem+json,
     // request id and log line instead of fastify's own JSON.
     frameworkErrors: (error, request, reply) => {
@@ -758,6 +764,17 @@ export async function listen(built: BrokerApp, config: BrokerConfig, where: { ho
         // Node stops enforcing its header and request timeouts once close() is called: a slow client would hold the
         // process open. Whatever has not finished by the shutdown timeout is destroyed.
         const server = built.app.server;
+        // Node closes idle keep-alive connections the moment the listener closes, and a request a client has just
+        // sent on one is lost with it. They are closed a moment later instead, and again every 100 ms: a request
+        // that was on its way has arrived by then, and is answered with `Connection: close`.
+        const closeIdle = server.closeIdleConnections.bind(server);
+        server.closeIdleConnections = () => undefined;
+        let sweeper: NodeJS.Timeout | undefined;
+        const sweep = (): void => {
+          closeIdle();
+          sweeper = setTimeout(sweep, 100);
+        };
+        sweeper = setTimeout(sweep, Math.min(IDLE_CLOSE_GRACE_MS, settings.shutdownTimeoutMs / 2));
         const forced = setTimeout(() => {
           built.log('warn', 'shutdown timeout: destroying the connections still open');
           server.closeAllConnections();
@@ -766,6 +783,7 @@ export async function listen(built: BrokerApp, config: BrokerConfig, where: { ho
           await built.app.close();
         } finally {
           clearTimeout(forced);
+          clearTimeout(sweeper);
         }
         if (metricsServer !== undefined) {
           const stopping = new Promise((resolve) => metricsServer?.close(resolve));
