@@ -28,6 +28,22 @@ function writeConfig(name: string, config: unknown): string {
   return path;
 }
 
+/** The sandbox as the auth server of a describe block, started once for its tests, and the web platform's secret file. */
+function sandboxForBlock(): () => Sandbox {
+  let started: Sandbox | undefined;
+  beforeAll(async () => {
+    started = await startSandbox({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, stores: 1, days: 1 });
+    writeFileSync(join(dir, 'web-secret'), `${CLIENT_SECRET}\n`);
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  return () => {
+    if (started === undefined) throw new Error('the sandbox is started before the tests');
+    return started;
+  };
+}
+
 function goodConfig(authUrl: string): Record<string, unknown> {
   return {
     authUrl,
@@ -85,18 +101,11 @@ describe('e2e: area-metrics broker, configuration errors', () => {
 });
 
 describe('e2e: area-metrics broker against the sandbox', () => {
-  let auth: Sandbox;
-  beforeAll(async () => {
-    auth = await startSandbox({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, stores: 1, days: 1 });
-    writeFileSync(join(dir, 'web-secret'), `${CLIENT_SECRET}\n`);
-  });
-  afterAll(async () => {
-    await auth.close();
-  });
+  const sandbox = sandboxForBlock();
 
   it('serves cached tokens, answers 401 for an unset secret with a start warning, logs JSON without secrets, stops on SIGTERM', async () => {
-    const before = auth.tokenRequests();
-    const cli = runBroker(['--config', writeConfig('good.json', goodConfig(auth.url)), '--port', '0'], { E2E_ANDROID_SECRET: CLIENT_SECRET });
+    const before = sandbox().tokenRequests();
+    const cli = runBroker(['--config', writeConfig('good.json', goodConfig(sandbox().url)), '--port', '0'], { E2E_ANDROID_SECRET: CLIENT_SECRET });
     const base = await listening(cli);
     const url = (application: string): string => `${base}/api/gatekeeper-token?application_package=${encodeURIComponent(application)}`;
 
@@ -110,7 +119,7 @@ describe('e2e: area-metrics broker against the sandbox', () => {
     expect(web.status).toBe(200);
     expect(web.headers.get('access-control-allow-origin')).toBe('https://shop.acme.example');
     const webToken = ((await web.json()) as { access_token: string }).access_token;
-    expect(auth.tokenRequests() - before).toBe(2);
+    expect(sandbox().tokenRequests() - before).toBe(2);
 
     const ios = await fetch(url('com.acme.ShopApp'));
     expect(ios.status).toBe(401);
@@ -137,14 +146,7 @@ describe('e2e: area-metrics broker against the sandbox', () => {
 });
 
 describe('e2e: a deploy and a reload, with signals to a real broker process', () => {
-  let auth: Sandbox;
-  beforeAll(async () => {
-    auth = await startSandbox({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, stores: 1, days: 1 });
-    writeFileSync(join(dir, 'web-secret'), `${CLIENT_SECRET}\n`);
-  });
-  afterAll(async () => {
-    await auth.close();
-  });
+  const sandbox = sandboxForBlock();
 
   /**
    * A load balancer's connection: keep-alive requests until the load balancer stops sending (it saw /readyz fail);
@@ -170,7 +172,7 @@ describe('e2e: a deploy and a reload, with signals to a real broker process', ()
   }
 
   it('drains on SIGTERM: /readyz 503 at once, tokens still served with Connection: close, no request lost, exit 0 despite a stalled client', async () => {
-    const config = { ...goodConfig(auth.url), server: { shutdownDelaySeconds: 1, shutdownTimeoutSeconds: 1 } };
+    const config = { ...goodConfig(sandbox().url), server: { shutdownDelaySeconds: 1, shutdownTimeoutSeconds: 1 } };
     const cli = runBroker(['--config', writeConfig('drain.json', config), '--port', '0'], { E2E_ANDROID_SECRET: CLIENT_SECRET });
     const base = await listening(cli);
     expect((await fetch(`${base}/api/gatekeeper-token?application_package=com.acme.shop`)).status).toBe(200);
@@ -203,7 +205,7 @@ describe('e2e: a deploy and a reload, with signals to a real broker process', ()
   });
 
   it('exits at once on a second signal, with the last log lines written', async () => {
-    const config = { ...goodConfig(auth.url), server: { shutdownDelaySeconds: 30 } };
+    const config = { ...goodConfig(sandbox().url), server: { shutdownDelaySeconds: 30 } };
     const cli = runBroker(['--config', writeConfig('second-signal.json', config), '--port', '0'], { E2E_ANDROID_SECRET: CLIENT_SECRET });
     await listening(cli);
     cli.kill('SIGTERM');
@@ -216,12 +218,12 @@ describe('e2e: a deploy and a reload, with signals to a real broker process', ()
   });
 
   it('reads the config again on SIGHUP, and keeps the old one with an error line when the new one is not valid', async () => {
-    const path = writeConfig('reload.json', goodConfig(auth.url));
+    const path = writeConfig('reload.json', goodConfig(sandbox().url));
     const cli = runBroker(['--config', path, '--port', '0'], { E2E_ANDROID_SECRET: CLIENT_SECRET });
     const base = await listening(cli);
     const url = (application: string): string => `${base}/api/gatekeeper-token?application_package=${application}`;
     expect((await fetch(url('com.acme.tv'))).status).toBe(400);
-    const withTv = goodConfig(auth.url);
+    const withTv = goodConfig(sandbox().url);
     writeConfig('reload.json', { ...withTv, applications: { ...(withTv.applications as object), 'com.acme.tv': 'android' } });
     cli.kill('SIGHUP');
     await waitUntil(() => cli.stderr().includes('config applied'), 'the reload line');
