@@ -259,6 +259,8 @@ describe.skipIf(redisMissing)('e2e: two broker processes sharing Redis', () => {
     const b = runBroker(['--config', config, '--port', '0', '--redis-url', redis.url], env);
     const [baseA, baseB] = await Promise.all([listening(a), listening(b)]);
     expect(baseA).not.toBe(baseB);
+    // Start-up does not wait for Redis: wait until both instances use it.
+    await waitUntil(() => a.stderr().includes('"redis":"up"') && b.stderr().includes('"redis":"up"'), 'Redis connected in both');
     const path = '/api/gatekeeper-token?application_package=com.acme.shop';
     const fromA = (await (await fetch(`${baseA}${path}`)).json()) as { access_token: string };
     const fromB = (await (await fetch(`${baseB}${path}`)).json()) as { access_token: string };
