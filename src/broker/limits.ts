@@ -43,19 +43,20 @@ export class RequestLimits {
   }
 
   /** The 429 problem when the client has used its requests for this minute, else undefined. */
-  async admit(client: string): Promise<BrokerProblem | undefined> {
-    try {
-      await this.limiter.consume(client);
-      return undefined;
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) return undefined; // the store failed twice over: do not refuse for it
-      return new BrokerProblem(
-        'too-many-requests',
-        `more than ${this.settings.perClientPerMinute} token requests a minute from this client; retry later`,
-        undefined,
-        Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)),
-      );
-    }
+  admit(client: string): Promise<BrokerProblem | undefined> {
+    // One promise per request, not an async function around another: this runs for every cached answer.
+    return this.limiter.consume(client).then(
+      () => undefined,
+      (rejection: unknown) => {
+        if (!(rejection instanceof RateLimiterRes)) return undefined; // the store failed twice over: do not refuse for it
+        return new BrokerProblem(
+          'too-many-requests',
+          `more than ${this.settings.perClientPerMinute} token requests a minute from this client; retry later`,
+          undefined,
+          Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)),
+        );
+      },
+    );
   }
 
   /** The 503 problem when every place in flight is taken. */
