@@ -53,10 +53,11 @@ export const IMPORT_OPTIONS = {
   date: valueOption({ flags: '--date <YYYY-MM-DD>', parse: day, description: 'one UTC day (default: yesterday, UTC)' }),
   from: valueOption({ flags: '--from <YYYY-MM-DD>', parse: day, description: 'first UTC day of a range (backfill)' }),
   to: valueOption({ flags: '--to <YYYY-MM-DD>', parse: day, defaultText: '--from', description: 'last UTC day of the range, inclusive' }),
-  catchUp: switchOption({ flags: '--catch-up', description: 'for each metric, every day after its own last complete day in the state, through yesterday' }),
-  maxDays: valueOption({ flags: '--max-days <n>', parse: integer(1, 3660), default: 31, description: 'at most this many missing days per metric for --catch-up; a cut says so' }),
+  catchUp: switchOption({ flags: '--catch-up', description: "for each metric, its pending days and every day after its own last complete day in the state, through yesterday" }),
+  maxDays: valueOption({ flags: '--max-days <n>', parse: integer(1, 3660), default: 31, description: 'at most this many new days per metric for --catch-up, and at most this many pending days retried beside them; a cut says so' }),
   lookback: valueOption({ flags: '--lookback <n>', parse: integer(0, 366), default: 0, description: 'with --catch-up: also re-import the n complete days before, for late corrections' }),
   settleDays: valueOption({ flags: '--settle-days <n>', parse: integer(1, 3660), default: 3, description: 'a day this many days old is final even if some stores never reported' }),
+  giveUpDays: valueOption({ flags: '--give-up-days <n>', parse: integer(1, 3660), default: 14, description: 'a day still unpublished this many days after its window ended is given up (one warning; status lists it)' }),
   store: listOption({ flags: '--store <code>', parse: path('a non-empty store code'), description: 'only this store_code; repeatable (one unit per store)' }),
   output: valueOption({ flags: '-o, --output <dir|->', env: 'AREA_METRICS_OUTPUT', parse: outputPath, default: './area-metrics-data', description: 'output folder, or - for stdout' }),
   format: valueOption({ flags: '-f, --format <format>', parse: oneOf(OUTPUT_FORMATS), choices: OUTPUT_FORMATS, defaultText: 'csv for files, ndjson for stdout', description: 'file format' }),
@@ -83,6 +84,7 @@ export interface ImportConfig {
   readonly credentials?: ClientCredentials;
   readonly window: WindowRequest | { readonly kind: 'catch-up'; readonly maxDays: number; readonly lookback: number };
   readonly settleDays: number;
+  readonly giveUpDays: number;
   readonly storeCodes: readonly string[];
   readonly output: OutputTarget;
   readonly format: OutputFormat;
@@ -146,6 +148,7 @@ export async function resolveImportConfig(collected: CollectedOptions, env: Node
     ...(credentials ? { credentials } : {}),
     window,
     settleDays: options.settleDays,
+    giveUpDays: options.giveUpDays,
     storeCodes: [...new Set(options.store)],
     output,
     format,
@@ -162,7 +165,12 @@ export async function resolveImportConfig(collected: CollectedOptions, env: Node
   };
 }
 
-async function resolveCredentials(options: ImportOptions, collected: CollectedOptions, env: NodeJS.ProcessEnv): Promise<ClientCredentials> {
+/** The client id and secret as the import's credential options give them (`check` takes the same options). */
+export async function resolveCredentials(
+  options: Pick<ImportOptions, 'clientId' | 'clientSecret' | 'clientSecretFile'>,
+  collected: CollectedOptions,
+  env: NodeJS.ProcessEnv,
+): Promise<ClientCredentials> {
   if (options.clientId === undefined) throw new UsageError('missing --client-id (or AREA_METRICS_CLIENT_ID)');
   // The secret's own precedence (a flag of either kind beats both env vars) needs to know which were flags.
   const byFlag = (key: 'clientSecret' | 'clientSecretFile'): string | undefined =>

@@ -43,6 +43,8 @@ export interface HttpRequest {
    * instead of being treated as failures.
    */
   readonly acceptStatus?: (status: number) => boolean;
+  /** What the request is for (`traffic 2026-11-20 page 2`), put before it in every warning and error about it. */
+  readonly label?: string;
 }
 
 export interface HttpResponse {
@@ -117,9 +119,13 @@ export async function fetchBuffered(
   return new BufferedResponse(response.status, response.headers, body);
 }
 
-/** Only origin and path: query strings can be long, and nothing after the path is needed to identify a call. */
-export function describeRequest(request: Pick<HttpRequest, 'method' | 'url'>): string {
-  return `${request.method} ${request.url.origin}${request.url.pathname}`;
+/**
+ * Only origin and path: query strings can be long, and nothing after the path is needed to identify a call. The
+ * caller's label first, so a retry line in a night's log says which unit and page it was.
+ */
+export function describeRequest(request: Pick<HttpRequest, 'method' | 'url' | 'label'>): string {
+  const call = `${request.method} ${request.url.origin}${request.url.pathname}`;
+  return request.label === undefined ? call : `${request.label}: ${call}`;
 }
 
 /** An HTTP date starts with the day's name (`Sun, 06 Nov 1994 08:49:37 GMT` and its two obsolete forms). */

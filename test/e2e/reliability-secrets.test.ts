@@ -14,7 +14,8 @@ import { listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 const CLIENT_ID = 'secrets-client';
 const SECRET = 'Pq7-Zeta-S3cret-9a1f';
 const WRONG_SECRET = 'Wr0ng-Zeta-S3cret-55e2';
-const DAY = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+// The day before yesterday: every store's local day in its UTC window has ended, so the sandbox serves all of it.
+const DAY = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
 
 /** Every form a leaked secret could take: as is, URL-encoded, and inside the Basic header. */
 function forbidden(secret: string): string[] {
