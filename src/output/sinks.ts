@@ -31,12 +31,8 @@ export interface UnitSink {
   describe(data: UnitData): string;
 }
 
-/**
- * Encoded pieces are handed to the writer in chunks of about this many bytes. Units are committed one after the
- * other while pages are decoded on the same thread, so every write is a wait behind a page: a typical unit (a few MB)
- * goes in one write, and a big one's copy in memory stays bounded.
- */
-const CHUNK_BYTES = 4 * 1024 * 1024;
+/** Encoded pieces are handed to the writer in chunks of about this many bytes. */
+const CHUNK_BYTES = 256 * 1024;
 
 /** A unit's bytes: the header when `withHeader`, then its results' pieces in order, in writer-sized chunks. */
 function* unitChunks(data: UnitData, withHeader: boolean): Generator<string | Buffer> {
