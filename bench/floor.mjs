@@ -32,7 +32,7 @@ const headers = {
   accept: 'application/json',
 };
 // Same pool as the importer builds (connections = concurrency + 2).
-const dispatcher = createDispatcher({ connections: concurrency + 2, timeoutMs: 60_000 });
+const dispatcher = createDispatcher({ connections: concurrency + 2, timeoutMs: 60_000, env: process.env });
 
 // Same plan order as the importer: metric, then day.
 const units = METRICS.flatMap((metric) => daysBetween(values.from, values.to).map((day) => ({ metric, day })));

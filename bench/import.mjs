@@ -79,7 +79,9 @@ async function curlJqRun({ baseUrl, from, to, out }) {
  */
 export async function importComparison({ rounds, tools, log }) {
   const sandbox = await startSandboxProcess(['--stores', '2000', '--zones', '20', '--days', '30']);
-  const window = { baseUrl: sandbox.url, from: utcDay(-7), to: utcDay(-1) };
+  // Windows end the day before yesterday: the sandbox serves a store's local day once it has ended, and yesterday's
+  // window still holds running days, so its rows would change while the benchmark runs.
+  const window = { baseUrl: sandbox.url, from: utcDay(-8), to: utcDay(-2) };
   const variants = [
     { name: 'area-metrics all --format csv', key: 'csv', run: importerRun('csv') },
     { name: 'area-metrics all --format ndjson', key: 'ndjson', run: importerRun('ndjson') },
@@ -146,10 +148,10 @@ export async function importComparison({ rounds, tools, log }) {
 
 /** Peak RSS of a 30-day backfill against the same data set, to compare with 7 days (memory must not grow). */
 export async function thirtyDays({ log }) {
-  const sandbox = await startSandboxProcess(['--stores', '2000', '--zones', '20', '--days', '30']);
+  const sandbox = await startSandboxProcess(['--stores', '2000', '--zones', '20', '--days', '31']);
   const out = await tempDir('30d');
   try {
-    const window = { baseUrl: sandbox.url, from: utcDay(-30), to: utcDay(-1), out };
+    const window = { baseUrl: sandbox.url, from: utcDay(-31), to: utcDay(-2), out };
     const result = await importerRun('csv')(window);
     log(`30 days, CSV: ${(result.wallMs / 1000).toFixed(2)} s, ${result.rows} rows, peak RSS ${(result.maxRssKb / 1024).toFixed(0)} MB`);
     return { ...result, window };
@@ -161,10 +163,10 @@ export async function thirtyDays({ log }) {
 
 /** One big day: 20,000 stores x 30 zones, --page-size 10000. */
 export async function bigDay({ log }) {
-  const sandbox = await startSandboxProcess(['--stores', '20000', '--zones', '30', '--days', '1']);
+  const sandbox = await startSandboxProcess(['--stores', '20000', '--zones', '30', '--days', '2']);
   const out = await tempDir('bigday');
   try {
-    const day = utcDay(-1);
+    const day = utcDay(-2);
     const result = await importerRun('csv')({ baseUrl: sandbox.url, from: day, to: day, out, pageSize: 10_000 });
     log(`big day, CSV: ${(result.wallMs / 1000).toFixed(2)} s, ${result.rows} rows, peak RSS ${(result.maxRssKb / 1024).toFixed(0)} MB`);
     return { ...result, day };

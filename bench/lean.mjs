@@ -33,7 +33,7 @@ const concurrency = Number(values.concurrency);
 const pageSize = Number(values['page-size']);
 const credentials = { clientId: process.env.AREA_METRICS_CLIENT_ID, clientSecret: process.env.AREA_METRICS_CLIENT_SECRET };
 const headers = { authorization: basicAuthorization(credentials), accept: 'application/json' };
-const dispatcher = createDispatcher({ connections: concurrency + 2, timeoutMs: 60_000 });
+const dispatcher = createDispatcher({ connections: concurrency + 2, timeoutMs: 60_000, env: process.env });
 
 const DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
 const SCREEN_TIME = /^(\d{2,4}):([0-5]\d):([0-5]\d)$/;

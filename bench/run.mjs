@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run bench`: import benchmark (importer vs the lean reference, the floor and curl+jq; 30 days; one big day) and broker
 // benchmark (autocannon vs a bare node:http server, cold burst). One summary table at the end; the raw numbers go to
-// bench/results/<timestamp>.json. Options: --rounds N (default 3), --skip-import, --skip-broker, --skip-memory.
+// bench/results/<timestamp>.json. Options: --rounds N (default 3), --skip-import, --skip-broker, --skip-memory,
+// --skip-startup.
 import { execSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -10,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { brokerBenchmark } from './broker.mjs';
 import { bigDay, importComparison, thirtyDays } from './import.mjs';
 import { ROOT, formatTable, mb, seconds, toolStatus } from './lib.mjs';
+import { startupBenchmark } from './startup.mjs';
 
 const { values: flags } = parseArgs({
   options: {
@@ -17,6 +19,7 @@ const { values: flags } = parseArgs({
     'skip-import': { type: 'boolean', default: false },
     'skip-memory': { type: 'boolean', default: false },
     'skip-broker': { type: 'boolean', default: false },
+    'skip-startup': { type: 'boolean', default: false },
     // How the broker benchmark measured before (load generator in this process, 200-byte references), to compare.
     'broker-load-in-process': { type: 'boolean', default: false },
     'broker-bare-bytes': { type: 'string' },
@@ -143,6 +146,21 @@ if (!flags['skip-memory']) {
   });
 }
 
+const startupTable = [];
+if (!flags['skip-startup']) {
+  await section('start-up', async () => {
+    const startup = startupBenchmark();
+    results.startup = startup;
+    const row = (name, ms) => [name, ms.toFixed(0), `+${(ms - startup.bare).toFixed(0)}`, 'within 100 ms of bare node', pass(ms - startup.bare <= 100)];
+    startupTable.push(
+      ['node -e 0 (bare node)', startup.bare.toFixed(0), '', '', ''],
+      row('area-metrics --version', startup.version),
+      row('area-metrics --help', startup.help),
+      ['area-metrics traffic --help (loads the import command)', startup.importHelp.toFixed(0), `+${(startup.importHelp - startup.bare).toFixed(0)}`, '', ''],
+    );
+  });
+}
+
 const brokerTable = [];
 if (!flags['skip-broker']) {
   await section('broker', async () => {
@@ -222,6 +240,11 @@ out.push(
 if (table.length) {
   out.push(`Import (median of ${rounds} interleaved runs; sandbox 2,000 stores x 20 zones in its own process, loopback)`);
   out.push(formatTable(['run', 'wall s', 'rows/s', 'peak RSS MB', 'vs lean', 'vs floor', 'vs curl+jq', 'target', 'met'], table));
+}
+if (startupTable.length) {
+  out.push('');
+  out.push(`Start-up (median of ${results.startup.runs} interleaved runs, the same node binary)`);
+  out.push(formatTable(['command', 'wall ms', 'vs bare ms', 'target', 'met'], startupTable));
 }
 if (brokerTable.length) {
   const broker = results.broker;

@@ -1,15 +1,44 @@
 import { Command, CommanderError } from 'commander';
-import { registerBrokerCommand } from './commands/broker.js';
 import type { CommandContext } from './commands/context.js';
-import { registerImportCommands } from './commands/import.js';
-import { registerSandboxCommand } from './commands/sandbox.js';
-import { registerStatusCommand } from './commands/status.js';
-import { registerTokenCommand } from './commands/token.js';
 import { exitCodeFor, messageOf, UsageError } from './errors.js';
 import { createLogger } from './log/logger.js';
 import { VERSION } from './version.js';
 
-export function buildProgram(context: CommandContext): Command {
+/** Declares a command (or a family of them) on the program. */
+type Register = (program: Command, context: CommandContext) => void;
+
+/**
+ * Every command, by name, with the module that declares it. Only the module of the command being run is loaded
+ * (a cron job's import never loads fastify, and `--version` loads none); the others appear in the top-level help
+ * by their summary alone.
+ */
+const COMMANDS: readonly { readonly name: string; readonly summary: string; readonly load: () => Promise<Register> }[] = [
+  { name: 'unique-users', summary: 'import the Unique Users metric', load: async () => (await import('./commands/import.js')).registerImportCommands },
+  { name: 'avg-screen-time', summary: 'import the Average Screen Time metric', load: async () => (await import('./commands/import.js')).registerImportCommands },
+  { name: 'traffic', summary: 'import the Area Traffic metric', load: async () => (await import('./commands/import.js')).registerImportCommands },
+  { name: 'all', summary: 'import all three metrics in one run', load: async () => (await import('./commands/import.js')).registerImportCommands },
+  { name: 'status', summary: "say how far behind each metric's output is, its coverage and gaps, from the state alone (no credentials, no request)", load: async () => (await import('./commands/status.js')).registerStatusCommand },
+  { name: 'check', summary: 'test the URL and credentials: one tiny request per metric (page_size=1, yesterday)', load: async () => (await import('./commands/check.js')).registerCheckCommand },
+  { name: 'accept', summary: 'record days as final whatever their data (no request): --catch-up stops asking, status counts no gap', load: async () => (await import('./commands/settle-days.js')).registerSettleCommands },
+  { name: 'reopen', summary: 'make days pending again (no request), so the next --catch-up imports them', load: async () => (await import('./commands/settle-days.js')).registerSettleCommands },
+  { name: 'token', summary: 'Do the OAuth 2.0 client-credentials exchange (or ask a token broker) and show the token, for debugging', load: async () => (await import('./commands/token.js')).registerTokenCommand },
+  { name: 'broker', summary: 'Run the token broker: GET /api/gatekeeper-token?application_package=X answers a cached JWT for app X', load: async () => (await import('./commands/broker.js')).registerBrokerCommand },
+  { name: 'sandbox', summary: 'run a local emulator of the metrics API and its auth server, with deterministic synthetic data', load: async () => (await import('./commands/sandbox.js')).registerSandboxCommand },
+];
+
+/** The command a command line names: its first word that is not an option (`help traffic` names traffic). */
+function commandName(args: readonly string[]): string | undefined {
+  const words = args.filter((arg) => !arg.startsWith('-'));
+  return words[0] === 'help' ? words[1] : words[0];
+}
+
+/** A command as the top-level help lists it: the same whether its module was loaded or not. */
+function subcommandTerm(command: Command): string {
+  const args = command.registeredArguments.map((argument) => (argument.required ? `<${argument.name()}>` : `[${argument.name()}]`));
+  return [command.name(), ...(command.name() === 'help' ? [] : ['[options]']), ...args].join(' ');
+}
+
+export async function buildProgram(context: CommandContext, args: readonly string[]): Promise<Command> {
   const program = new Command('area-metrics')
     .description("Import a store-analytics vendor's daily area metrics into files, and the tools around it.")
     .version(VERSION)
@@ -20,12 +49,14 @@ export function buildProgram(context: CommandContext): Command {
       writeErr: (text) => context.stderr.write(text),
       // Commander's own messages become our single error line (printed by runCli), not a second one.
       outputError: () => {},
-    });
-  registerImportCommands(program, context);
-  registerStatusCommand(program, context);
-  registerTokenCommand(program, context);
-  registerBrokerCommand(program, context);
-  registerSandboxCommand(program, context);
+    })
+    // A command not loaded is declared without its options; every command has some.
+    .configureHelp({ subcommandTerm });
+  const named = COMMANDS.find((command) => command.name === commandName(args));
+  if (named) (await named.load())(program, context);
+  for (const command of COMMANDS) {
+    if (!program.commands.some((declared) => declared.name() === command.name)) program.command(command.name).description(command.summary);
+  }
   return program;
 }
 
@@ -59,8 +90,8 @@ function requestedLogFormat(args: readonly string[]): string | undefined {
 
 /** Runs one command line and returns the exit code; never exits the process itself. */
 export async function runCli(args: readonly string[], context: CommandContext): Promise<number> {
-  const program = buildProgram(context);
   try {
+    const program = await buildProgram(context, args);
     await program.parseAsync([...args], { from: 'user' });
     return context.exitCode ?? 0;
   } catch (error) {

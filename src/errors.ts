@@ -44,6 +44,11 @@ export class OutputError extends AreaMetricsError {
   readonly exitCode = 7;
 }
 
+/** `status --max-behind`: a metric is further behind than allowed, or has a gap. */
+export class BehindError extends AreaMetricsError {
+  readonly exitCode = 8;
+}
+
 /** The run was stopped by a signal; 128 + the signal number. */
 export class InterruptedError extends AreaMetricsError {
   readonly exitCode: number;

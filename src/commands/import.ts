@@ -1,20 +1,22 @@
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
-import type { Logger } from '../log/logger.js';
 import { exitCodeFor } from '../errors.js';
 import { createLogger, useColor } from '../log/logger.js';
 import { createImportProgress } from '../log/progress.js';
 import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
-import { catchUpFrom, planUnits, runImport, withoutEmptyUnits, type MetricDays } from '../metrics/run-import.js';
+import { catchUpFrom, planUnits, runImport, withoutEmptyUnits, type ImportSummary, type MetricDays } from '../metrics/run-import.js';
 import { unitFirstPageUrl, unitLabel } from '../metrics/unit.js';
 import { checkWritableFolder } from '../output/atomic-file.js';
 import { FileSink, StreamSink } from '../output/sinks.js';
 import { ImportState, STATE_FILE_NAME } from '../output/state.js';
 import { createRedactor } from '../redact.js';
 import { removeStaleTempFiles } from '../output/stale-temp.js';
-import { resolveDays } from '../window/days.js';
+import { describeRange, rangesOfDays } from '../window/day-ranges.js';
+import { resolveDays, type UtcDay } from '../window/days.js';
+import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
-import { addImportOptions, resolveImportConfig, type ImportConfig, type RawImportOptions } from './import-options.js';
+import { IMPORT_OPTIONS, resolveImportConfig, type ImportConfig } from './import-options.js';
+import { addOptions, type CollectedOptions } from './options.js';
 
 const COMMANDS: readonly { name: string; metrics: readonly MetricName[]; summary: string }[] = [
   { name: 'unique-users', metrics: ['unique-users'], summary: 'import the Unique Users metric' },
@@ -40,13 +42,13 @@ Examples:
 export function registerImportCommands(program: Command, context: CommandContext): void {
   for (const spec of COMMANDS) {
     const command = program.command(spec.name).description(spec.summary).addHelpText('after', examples(spec.name));
-    addImportOptions(command).action(async (raw: RawImportOptions) => {
-      await runImportCommand(spec.metrics, raw, context);
+    addOptions(command, IMPORT_OPTIONS).action(async (raw: CollectedOptions) => {
+      await runImportCommand(spec.name, spec.metrics, raw, context);
     });
   }
 }
 
-async function runImportCommand(metricNames: readonly MetricName[], raw: RawImportOptions, context: CommandContext): Promise<void> {
+async function runImportCommand(commandName: string, metricNames: readonly MetricName[], raw: CollectedOptions, context: CommandContext): Promise<void> {
   if (raw.logFormat === 'json') {
     // A bad flag found while resolving the config is reported as JSON too (with --log-format json every stderr line is JSON).
     const early = createLogger({ stream: context.stderr, format: 'json', level: 'error' });
@@ -67,15 +69,28 @@ async function runImportCommand(metricNames: readonly MetricName[], raw: RawImpo
   const statePath =
     config.statePath ?? (config.output.kind === 'files' ? join(config.output.dir, STATE_FILE_NAME) : undefined);
   const state = statePath === undefined ? undefined : await ImportState.load(statePath, { now, metricNames: METRIC_NAMES });
-  const plan = planDays(metricNames, config, state, now, progress.logger);
+  const { plan, cuts } = planDays(metricNames, config, state, now);
   const units = planUnits(plan, config.storeCodes);
 
   if (config.dryRun) {
     for (const unit of units) context.stdout.write(`GET ${unitFirstPageUrl(unit, config.baseUrl, config.pageSize).href}\n`);
     return;
   }
+  // The first line of every run: which run this is, so a log appended to night after night can be read by night.
+  const output = config.output.kind === 'files' ? config.output.dir : 'stdout';
+  progress.logger.info(`area-metrics ${VERSION} ${commandName} ${describeWindow(config)}: ${describePlan(plan)}; output ${output}`, {
+    version: VERSION,
+    command: commandName,
+    planned: Object.fromEntries(plan.map(({ metric, days }) => [metric, days.length])),
+    output,
+  });
+  for (const cut of cuts) progress.logger.warn(cut.message, cut.fields);
+  const recordRun = async (exitCode: number, rows: Readonly<Record<string, number>>): Promise<void> => {
+    await state?.recordRun({ time: new Date().toISOString(), command: `${commandName} ${describeWindow(config)}`, exitCode, rows: { ...rows } });
+  };
   if (units.length === 0) {
-    progress.finish('nothing to import: every day through yesterday is already complete', { units: 0 }, true);
+    await recordRun(0, {});
+    progress.finish('nothing to import: no day is pending, and every day through yesterday is complete, accepted or given up', { units: 0 }, true);
     return;
   }
   if (!config.credentials) throw new Error('credentials are resolved for every run but --dry-run');
@@ -89,59 +104,121 @@ async function runImportCommand(metricNames: readonly MetricName[], raw: RawImpo
   }
 
   const encoding = { format: config.format, shape: config.shape };
-  const summary = await runImport(units, { ...config, credentials: config.credentials }, {
-    sink: config.output.kind === 'stdout' ? new StreamSink(context.stdout) : withoutEmptyUnits(new FileSink(config.output.dir, encoding)),
-    encoding,
-    progress,
-    ...(state ? { state } : {}),
-    now,
-    signal: context.signal,
-    // Known at once, so a closed stdout (`| head`) that ends the process early still exits with it.
-    onFailure: (_unit, error) => {
-      context.exitCode ??= exitCodeFor(error);
-    },
-  });
+  let summary: ImportSummary;
+  try {
+    summary = await runImport(units, { ...config, credentials: config.credentials }, {
+      sink: config.output.kind === 'stdout' ? new StreamSink(context.stdout) : withoutEmptyUnits(new FileSink(config.output.dir, encoding)),
+      encoding,
+      progress,
+      ...(state ? { state } : {}),
+      now,
+      signal: context.signal,
+      env: context.env,
+      // Known at once, so a closed stdout (`| head`) that ends the process early still exits with it.
+      onFailure: (_unit, error) => {
+        context.exitCode ??= exitCodeFor(error);
+      },
+    });
+  } catch (error) {
+    // An interrupted run is a run too: status shows how it ended. Best effort: the state may be what failed.
+    await recordRun(exitCodeFor(error), {}).catch(() => {});
+    throw error;
+  }
 
   const first = summary.failures[0];
+  const notTried =
+    summary.stoppedBy === 'credentials'
+      ? `; ${summary.notTried} not attempted: the credentials were rejected`
+      : summary.notTried
+        ? `; ${summary.notTried} not tried, the output could not be written`
+        : '';
   const line =
     `imported ${summary.succeeded} of ${summary.units} units, ${summary.rows} rows` +
+    `${summary.unchanged ? `, ${summary.unchanged} unchanged` : ''}` +
     `${summary.rejected ? `, ${summary.rejected} rejected records` : ''}${summary.warnings ? `, ${summary.warnings} warnings` : ''}` +
     ` in ${summary.seconds.toFixed(1)} s` +
     (first ? `; ${summary.failures.length} failed, first: ${unitLabel(first.unit)}` : '') +
-    (summary.notTried ? `; ${summary.notTried} not tried, the output could not be written` : '');
-  const { failures: _failures, ...fields } = summary;
-  progress.finish(line, { ...fields, failed: summary.failures.length, seconds: Number(summary.seconds.toFixed(1)) }, !first);
+    notTried;
+  const { failures: _failures, rowsByMetric, ...fields } = summary;
   // The run's exit code is that of the first failed unit in (metric, day, store) order.
-  if (first) context.exitCode = exitCodeFor(first.error);
+  const exitCode = first ? exitCodeFor(first.error) : 0;
+  try {
+    await recordRun(exitCode, rowsByMetric);
+  } catch (error) {
+    // A run that already failed (a full disk) is reported by its unit; otherwise the state's failure is the news.
+    if (!first) throw error;
+  }
+  progress.finish(line, { ...fields, rows_by_metric: rowsByMetric, failed: summary.failures.length, seconds: Number(summary.seconds.toFixed(1)) }, !first);
+  if (first) context.exitCode = exitCode;
+}
+
+/** A cut `--max-days` made, as the warning that says so. */
+interface Cut {
+  readonly message: string;
+  readonly fields: Readonly<Record<string, unknown>>;
 }
 
 /**
- * The days of each metric: `--catch-up` per metric from its own state (a `--max-days` cut is a warning naming the days
- * left), otherwise the window the flags name, the same for every metric.
+ * The days of each metric: `--catch-up` per metric from its own coverage (each `--max-days` cut a warning naming the
+ * days left), otherwise the window the flags name, the same for every metric.
  */
 function planDays(
   metricNames: readonly MetricName[],
   config: ImportConfig,
   state: ImportState | undefined,
   now: Date,
-  logger: Logger,
-): MetricDays[] {
+): { plan: MetricDays[]; cuts: Cut[] } {
   const { window } = config;
   if (window.kind !== 'catch-up') {
     const days = resolveDays(window, now);
-    return metricNames.map((metric) => ({ metric, days }));
+    return { plan: metricNames.map((metric) => ({ metric, days })), cuts: [] };
   }
-  return catchUpFrom(state, metricNames, config.storeCodes, window, now).map((plan) => {
-    if (plan.left) {
-      const taken = plan.days.slice(plan.lookbackDays);
-      logger.warn(
-        `${plan.metric}: --max-days ${window.maxDays} cut the catch-up: importing ${taken[0]}..${taken.at(-1)} now, ` +
-          `${plan.left.count} more days still missing (${plan.left.from}..${plan.left.to}); the next --catch-up continues`,
-        { metric: plan.metric, max_days: window.maxDays, days_left: plan.left.count },
-      );
+  const cuts: Cut[] = [];
+  const plan = catchUpFrom(state, metricNames, config.storeCodes, window, now).map((metric) => {
+    if (metric.freshLeft) {
+      const { fresh, freshLeft } = metric;
+      cuts.push({
+        message:
+          `${metric.metric}: --max-days ${window.maxDays} cut the new days: importing ${describeDays(fresh)} now, ` +
+          `${freshLeft.count} more day${freshLeft.count === 1 ? ' is' : 's are'} left (${describeRange([freshLeft.from, freshLeft.to])}) for the next --catch-up`,
+        fields: { metric: metric.metric, max_days: window.maxDays, days_left: freshLeft.count },
+      });
     }
-    return { metric: plan.metric, days: plan.days };
+    if (metric.pendingLeft) {
+      cuts.push({
+        message:
+          `${metric.metric}: --max-days ${window.maxDays} cut the pending days: retrying the oldest ${metric.pending.length} ` +
+          `(${describeDays(metric.pending)}), ${metric.pendingLeft} more wait for the next --catch-up`,
+        fields: { metric: metric.metric, max_days: window.maxDays, pending_left: metric.pendingLeft },
+      });
+    }
+    return { metric: metric.metric, days: metric.days };
   });
+  return { plan, cuts };
+}
+
+/** The window as the command line gave it, for the run's first line and the state's last run. */
+function describeWindow(config: ImportConfig): string {
+  const { window } = config;
+  switch (window.kind) {
+    case 'catch-up':
+      return `--catch-up --max-days ${window.maxDays}${window.lookback ? ` --lookback ${window.lookback}` : ''}`;
+    case 'date':
+      return `--date ${window.date}`;
+    case 'range':
+      return `--from ${window.from} --to ${window.to ?? window.from}`;
+    case 'default':
+      return '(yesterday)';
+  }
+}
+
+/** `traffic 2026-11-10..2026-11-12 (3 days), unique-users none`. */
+function describePlan(plan: readonly MetricDays[]): string {
+  return plan.map(({ metric, days }) => `${metric} ${days.length === 0 ? 'none' : `${describeDays(days)} (${days.length} day${days.length === 1 ? '' : 's'})`}`).join(', ');
+}
+
+function describeDays(days: readonly UtcDay[]): string {
+  return rangesOfDays(days).map(describeRange).join(', ');
 }
 
 /** Where this tool writes under an output folder: the folder itself (the state), each metric's, each `_rejected` one. */

@@ -1,90 +1,104 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { createLogger, useColor } from '../log/logger.js';
+import { SANDBOX_LIMITS, type Limit } from '../sandbox/limits.js';
 import { DEFAULT_SANDBOX, type Sandbox, type SandboxFaults, type SandboxPublishing } from '../sandbox/types.js';
 import type { CommandContext } from './context.js';
+import {
+  addOptions,
+  integer,
+  listOption,
+  readOptions,
+  switchOption,
+  text,
+  valueOption,
+  type CollectedOptions,
+  type OptionValues,
+  type Parser,
+} from './options.js';
 
 /** The CLI's default port: stable for people following the README; `--port 0` picks a free one. */
 export const SANDBOX_CLI_DEFAULT_PORT = 8080;
 
-interface SandboxCommandOptions {
-  host: string;
-  port: number;
-  stores: number;
-  zones: number;
-  days: number;
-  seed: number;
-  clientId: string;
-  clientSecret: string;
-  tokenTtl: number;
-  latencyMs?: number;
-  failNth?: NonNullable<SandboxFaults['failNth']>;
-  rateLimitNth?: NonNullable<SandboxFaults['rateLimitNth']>;
-  truncateNth?: NonNullable<SandboxFaults['truncateNth']>;
-  foreignNextOrigin?: string;
-  repeatResult?: boolean;
-  tokenLatencyMs?: number;
-  tokenFailNth?: NonNullable<SandboxFaults['tokenFailNth']>;
-  hideDay?: NonNullable<SandboxPublishing['hidden']>;
-  correctDay?: NonNullable<SandboxPublishing['corrected']>;
-  publishAfter?: number;
-  verbose?: boolean;
-}
+type FailRule = NonNullable<SandboxFaults['failNth']>;
+type HiddenRule = NonNullable<SandboxPublishing['hidden']>[number];
+type CorrectedRule = NonNullable<SandboxPublishing['corrected']>[number];
 
-function integerParser(flag: string, min: number, max: number): (text: string) => number {
-  return (text) => {
-    const value = /^-?\d+$/.test(text.trim()) ? Number(text) : Number.NaN;
-    if (!Number.isInteger(value) || value < min || value > max) {
-      throw new UsageError(`${flag} must be an integer in ${min}..${max} (got "${text}")`);
-    }
-    return value;
-  };
+/** A whole number inside one of the sandbox's limits. */
+function within(limit: Limit): Parser<number> {
+  return integer(limit.min, limit.max);
 }
 
 /** `A:B[:TIMES]` with integer parts, e.g. `3:503` or `3:503:2`. */
-function colonParts(flag: string, text: string, shape: string, required: number): number[] {
-  const parts = text.split(':');
+function colonParts(source: string, value: string, shape: string, required: number): number[] {
+  const parts = value.split(':');
   if (parts.length < required || parts.length > required + 1 || parts.some((part) => !/^\d+$/.test(part))) {
-    throw new UsageError(`${flag} expects ${shape} (got "${text}")`);
+    throw new UsageError(`${source} expects ${shape} (got "${value}")`);
   }
   return parts.map(Number);
 }
 
-function failRule(flag: string): (text: string) => { n: number; status: number; times?: number } {
-  return (text) => {
-    const [n, status, times] = colonParts(flag, text, 'N:STATUS[:TIMES], e.g. 2:503', 2);
-    return { n: n!, status: status!, ...(times === undefined ? {} : { times }) };
-  };
-}
+const failRule: Parser<FailRule> = (value, source) => {
+  const [n, status, times] = colonParts(source, value, 'N:STATUS[:TIMES], e.g. 2:503', 2);
+  return { n: n!, status: status!, ...(times === undefined ? {} : { times }) };
+};
 
-function rateLimitRule(text: string): { n: number; retryAfterSeconds: number; times?: number } {
-  const [n, seconds, times] = colonParts('--rate-limit-nth', text, 'N:SECONDS[:TIMES], e.g. 1:2', 2);
+const rateLimitRule: Parser<NonNullable<SandboxFaults['rateLimitNth']>> = (value, source) => {
+  const [n, seconds, times] = colonParts(source, value, 'N:SECONDS[:TIMES], e.g. 1:2', 2);
   return { n: n!, retryAfterSeconds: seconds!, ...(times === undefined ? {} : { times }) };
-}
+};
 
-function truncateRule(text: string): { n: number; times?: number } {
-  const [n, times] = colonParts('--truncate-nth', text, 'N[:TIMES], e.g. 2', 1);
+const truncateRule: Parser<NonNullable<SandboxFaults['truncateNth']>> = (value, source) => {
+  const [n, times] = colonParts(source, value, 'N[:TIMES], e.g. 2', 1);
   return { n: n!, ...(times === undefined ? {} : { times }) };
-}
+};
 
-/** `DAY[:S001,S002]`: a UTC day's window, or only some stores of it; repeatable. */
-function hideRule(text: string, previous: NonNullable<SandboxPublishing['hidden']> = []): NonNullable<SandboxPublishing['hidden']> {
-  const match = /^(\d{4}-\d{2}-\d{2})(?::(.+))?$/.exec(text);
-  if (!match) throw new UsageError(`--hide-day expects DAY[:STORE,STORE...], e.g. 2026-11-20 or 2026-11-20:S001,S003 (got "${text}")`);
-  return [...previous, { day: match[1]!, ...(match[2] === undefined ? {} : { stores: match[2].split(',') }) }];
-}
+/** `DAY[:S001,S002]`: a UTC day's window, or only some stores of it. */
+const hideRule: Parser<HiddenRule> = (value, source) => {
+  const match = /^(\d{4}-\d{2}-\d{2})(?::(.+))?$/.exec(value);
+  if (!match) throw new UsageError(`${source} expects DAY[:STORE,STORE...], e.g. 2026-11-20 or 2026-11-20:S001,S003 (got "${value}")`);
+  return { day: match[1]!, ...(match[2] === undefined ? {} : { stores: match[2].split(',') }) };
+};
 
-/** `DAY[:REVISION]`: the day's values as the vendor corrected them (revision 1 unless given); repeatable. */
-function correctRule(text: string, previous: NonNullable<SandboxPublishing['corrected']> = []): NonNullable<SandboxPublishing['corrected']> {
-  const match = /^(\d{4}-\d{2}-\d{2})(?::(\d{1,7}))?$/.exec(text);
-  if (!match) throw new UsageError(`--correct-day expects DAY[:REVISION], e.g. 2026-11-18 or 2026-11-18:2 (got "${text}")`);
-  return [...previous, { day: match[1]!, revision: match[2] === undefined ? 1 : Number(match[2]) }];
-}
+/** `DAY[:REVISION]`: the day's values as the vendor corrected them (revision 1 unless given). */
+const correctRule: Parser<CorrectedRule> = (value, source) => {
+  const match = /^(\d{4}-\d{2}-\d{2})(?::(\d+))?$/.exec(value);
+  if (!match) throw new UsageError(`${source} expects DAY[:REVISION], e.g. 2026-11-18 or 2026-11-18:2 (got "${value}")`);
+  return { day: match[1]!, revision: match[2] === undefined ? 1 : within(SANDBOX_LIMITS.revision)(match[2], `${source} revision`) };
+};
+
+/** Every option of the command: one row each drives commander, the help and the parsing. No env vars are read. */
+const SANDBOX_OPTIONS = {
+  host: valueOption({ flags: '--host <host>', parse: text, default: DEFAULT_SANDBOX.host, description: 'interface to listen on' }),
+  port: valueOption({ flags: '--port <port>', parse: within(SANDBOX_LIMITS.port), default: SANDBOX_CLI_DEFAULT_PORT, description: 'port to listen on (0 = any free port, printed on start)' }),
+  stores: valueOption({ flags: '--stores <n>', parse: within(SANDBOX_LIMITS.stores), default: DEFAULT_SANDBOX.stores, description: 'number of stores (S001, S002, ...; 14 or more span every offset from -11:00 to +13:00)' }),
+  zones: valueOption({ flags: '--zones <n>', parse: within(SANDBOX_LIMITS.zones), default: DEFAULT_SANDBOX.zones, description: 'most zones per store (each store has between half of it and it)' }),
+  days: valueOption({ flags: '--days <n>', parse: within(SANDBOX_LIMITS.days), default: DEFAULT_SANDBOX.days, description: 'UTC days with data, ending yesterday (UTC)' }),
+  seed: valueOption({ flags: '--seed <n>', parse: within(SANDBOX_LIMITS.seed), default: DEFAULT_SANDBOX.seed, description: 'seed of the synthetic data (same seed, same data)' }),
+  clientId: valueOption({ flags: '--client-id <id>', parse: text, default: DEFAULT_SANDBOX.clientId, description: 'accepted client id (Basic auth user and OAuth client)' }),
+  clientSecret: valueOption({ flags: '--client-secret <secret>', parse: text, default: DEFAULT_SANDBOX.clientSecret, description: 'accepted client secret' }),
+  tokenTtl: valueOption({ flags: '--token-ttl <seconds>', parse: within(SANDBOX_LIMITS.tokenTtlSeconds), default: DEFAULT_SANDBOX.tokenTtlSeconds, description: 'expires_in and JWT lifetime of issued tokens' }),
+  serveInProgress: switchOption({ flags: '--serve-in-progress', description: "serve a store's local day before it has ended, with values that change every hour until it does (default: only days that have ended)" }),
+  latencyMs: valueOption({ flags: '--latency-ms <ms>', parse: within(SANDBOX_LIMITS.latencyMs), description: 'fault: delay every metric request' }),
+  failNth: valueOption({ flags: '--fail-nth <N:STATUS[:TIMES]>', parse: failRule, description: 'fault: the Nth metric request (and TIMES-1 more) answers STATUS' }),
+  rateLimitNth: valueOption({ flags: '--rate-limit-nth <N:SECONDS[:TIMES]>', parse: rateLimitRule, description: 'fault: the Nth metric request answers 429 with Retry-After' }),
+  truncateNth: valueOption({ flags: '--truncate-nth <N[:TIMES]>', parse: truncateRule, description: 'fault: the Nth metric request answers 200 with a truncated JSON body' }),
+  foreignNextOrigin: valueOption({ flags: '--foreign-next-origin <origin>', parse: text, description: 'fault: next/previous links point at this origin (a misconfigured proxy)' }),
+  repeatResult: switchOption({ flags: '--repeat-result', description: 'fault: each page after the first repeats a result of the previous page and omits one' }),
+  tokenLatencyMs: valueOption({ flags: '--token-latency-ms <ms>', parse: within(SANDBOX_LIMITS.latencyMs), description: 'fault: delay every token request' }),
+  tokenFailNth: valueOption({ flags: '--token-fail-nth <N:STATUS[:TIMES]>', parse: failRule, description: 'fault: the Nth token request answers STATUS' }),
+  hideDay: listOption({ flags: '--hide-day <DAY[:STORES]>', parse: hideRule, description: "late vendor: the UTC day's window (or these comma-separated stores of it) is not published yet; repeatable" }),
+  correctDay: listOption({ flags: '--correct-day <DAY[:REVISION]>', parse: correctRule, description: "late vendor: the UTC day's values as corrected after publishing (revision 1 unless given); repeatable" }),
+  publishAfter: valueOption({ flags: '--publish-after <seconds>', parse: within(SANDBOX_LIMITS.publishAfterSeconds), description: 'late vendor: publish the --hide-day windows this many seconds after start' }),
+  verbose: switchOption({ flags: '-v, --verbose', description: 'log every request on stderr' }),
+};
+
+type SandboxCommandOptions = OptionValues<typeof SANDBOX_OPTIONS>;
 
 function publishingFrom(options: SandboxCommandOptions): SandboxPublishing {
   return {
-    ...(options.hideDay ? { hidden: options.hideDay } : {}),
-    ...(options.correctDay ? { corrected: options.correctDay } : {}),
+    ...(options.hideDay.length > 0 ? { hidden: [...options.hideDay] } : {}),
+    ...(options.correctDay.length > 0 ? { corrected: [...options.correctDay] } : {}),
   };
 }
 
@@ -123,6 +137,9 @@ export function startBanner(sandbox: Sandbox, options: SandboxCommandOptions, no
     `client secret: ${secretShown}`,
     `token URL:     ${sandbox.url}/oauth2/token`,
     `data:          ${options.stores} stores, ${minimumZones}-${options.zones} zones each, UTC days ${firstDay}..${lastDay}, seed ${options.seed}`,
+    options.serveInProgress
+      ? "served:        every store's local day, also while it runs (its values change every hour until it ends)"
+      : "served:        a store's local day once it has ended (--serve-in-progress: also while it runs)",
     ...(faults === '{}' ? [] : [`faults:        ${faults}`]),
     ...(publishing === '{}' ? [] : [`publishing:    ${publishing}`]),
     `try:           area-metrics all --base-url ${sandbox.url} --client-id ${sandbox.clientId} --client-secret ${secretArgument} -o ./demo-data`,
@@ -153,6 +170,7 @@ async function runSandbox(options: SandboxCommandOptions, context: CommandContex
       clientId: options.clientId,
       clientSecret: options.clientSecret,
       tokenTtlSeconds: options.tokenTtl,
+      serveInProgress: options.serveInProgress,
       faults: faultsFrom(options),
       publishing: publishingFrom(options),
       onRequest: (request) => {
@@ -189,80 +207,11 @@ async function runSandbox(options: SandboxCommandOptions, context: CommandContex
   logger.info(`sandbox stopped after ${sandbox.requests.length} requests`);
 }
 
-/** The whole-number options of the data set and the listener: one row each drives commander and the help. */
-const INTEGER_OPTIONS: readonly { flags: string; description: string; fallback: number; min: number; max: number }[] = [
-  { flags: '--port <port>', description: 'port to listen on (0 = any free port, printed on start)', fallback: SANDBOX_CLI_DEFAULT_PORT, min: 0, max: 65_535 },
-  { flags: '--stores <n>', description: 'number of stores (S001, S002, ...)', fallback: DEFAULT_SANDBOX.stores, min: 1, max: 1_000_000 },
-  { flags: '--zones <n>', description: 'most zones per store (each store has between half of it and it)', fallback: DEFAULT_SANDBOX.zones, min: 1, max: 1000 },
-  { flags: '--days <n>', description: 'UTC days with data, ending yesterday (UTC)', fallback: DEFAULT_SANDBOX.days, min: 1, max: 3660 },
-  { flags: '--seed <n>', description: 'seed of the synthetic data (same seed, same data)', fallback: DEFAULT_SANDBOX.seed, min: 0, max: 2 ** 31 - 1 },
-];
-
 export function registerSandboxCommand(program: Command, context: CommandContext): void {
   const command = program
     .command('sandbox')
-    .description('run a local emulator of the metrics API and its auth server, with deterministic synthetic data')
-    .option('--host <host>', 'interface to listen on', DEFAULT_SANDBOX.host);
-  for (const spec of INTEGER_OPTIONS) {
-    const name = spec.flags.split(' ')[0] as string;
-    command.addOption(new Option(spec.flags, spec.description).default(spec.fallback).argParser(integerParser(name, spec.min, spec.max)));
-  }
-  command
-    .option('--client-id <id>', 'accepted client id (Basic auth user and OAuth client)', DEFAULT_SANDBOX.clientId)
-    .option('--client-secret <secret>', 'accepted client secret', DEFAULT_SANDBOX.clientSecret)
-    .addOption(
-      new Option('--token-ttl <seconds>', 'expires_in and JWT lifetime of issued tokens')
-        .default(DEFAULT_SANDBOX.tokenTtlSeconds)
-        .argParser(integerParser('--token-ttl', 1, 31_536_000)),
-    )
-    .addOption(
-      new Option('--latency-ms <ms>', 'fault: delay every metric request').argParser(
-        integerParser('--latency-ms', 0, 600_000),
-      ),
-    )
-    .addOption(
-      new Option('--fail-nth <N:STATUS[:TIMES]>', 'fault: the Nth metric request (and TIMES-1 more) answers STATUS').argParser(
-        failRule('--fail-nth'),
-      ),
-    )
-    .addOption(
-      new Option('--rate-limit-nth <N:SECONDS[:TIMES]>', 'fault: the Nth metric request answers 429 with Retry-After').argParser(
-        rateLimitRule,
-      ),
-    )
-    .addOption(
-      new Option('--truncate-nth <N[:TIMES]>', 'fault: the Nth metric request answers 200 with a truncated JSON body').argParser(
-        truncateRule,
-      ),
-    )
-    .option('--foreign-next-origin <origin>', 'fault: next/previous links point at this origin (a misconfigured proxy)')
-    .option('--repeat-result', 'fault: each page after the first repeats a result of the previous page and omits one')
-    .addOption(
-      new Option('--token-latency-ms <ms>', 'fault: delay every token request').argParser(
-        integerParser('--token-latency-ms', 0, 600_000),
-      ),
-    )
-    .addOption(
-      new Option('--token-fail-nth <N:STATUS[:TIMES]>', 'fault: the Nth token request answers STATUS').argParser(
-        failRule('--token-fail-nth'),
-      ),
-    )
-    .addOption(
-      new Option('--hide-day <DAY[:STORES]>', 'late vendor: the UTC day\'s window (or these comma-separated stores of it) is not published yet; repeatable').argParser(
-        hideRule,
-      ),
-    )
-    .addOption(
-      new Option('--correct-day <DAY[:REVISION]>', 'late vendor: the UTC day\'s values as corrected after publishing (revision 1 unless given); repeatable').argParser(
-        correctRule,
-      ),
-    )
-    .addOption(
-      new Option('--publish-after <seconds>', 'late vendor: publish the --hide-day windows this many seconds after start').argParser(
-        integerParser('--publish-after', 0, 86_400),
-      ),
-    )
-    .option('-v, --verbose', 'log every request on stderr')
+    .description('run a local emulator of the metrics API and its auth server, with deterministic synthetic data');
+  addOptions(command, SANDBOX_OPTIONS)
     .addHelpText(
       'after',
       `
@@ -282,7 +231,7 @@ Examples:
   curl -X POST localhost:8080/_sandbox/publishing -d '{"hidden": [{"day": "2026-11-20", "stores": ["S001"]}]}'
   curl -u demo-client:demo-secret 'http://127.0.0.1:8080/api/bi/area-metrics/traffic/?datetime_gte=2026-11-20T00:00:00Z&datetime_lte=2026-11-20T23:59:59Z'`,
     )
-    .action(async (options: SandboxCommandOptions) => {
-      await runSandbox(options, context);
+    .action(async (collected: CollectedOptions) => {
+      await runSandbox(readOptions(SANDBOX_OPTIONS, collected, context.env), context);
     });
 }

@@ -1,11 +1,9 @@
 import { readSecretFile } from '../auth/secret-file.js';
 import { UsageError } from '../errors.js';
 
-/** An environment variable's value; an empty one counts as unset, so `FOO=` never means "". */
-export function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const value = env[name];
-  return value === undefined || value === '' ? undefined : value;
-}
+import { envValue } from './options.js';
+
+export { envValue };
 
 export interface SecretFlags {
   readonly clientSecret?: string | undefined;

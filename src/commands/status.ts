@@ -1,30 +1,30 @@
-import { join } from 'node:path';
-import { Option, type Command } from 'commander';
-import { UsageError } from '../errors.js';
+import type { Command } from 'commander';
+import { BehindError, UsageError } from '../errors.js';
 import { METRIC_NAMES } from '../metrics/descriptors.js';
-import { ImportState, metricOfKey, STATE_FILE_NAME, type PendingDay } from '../output/state.js';
-import { daysFrom, yesterday, type UtcDay } from '../window/days.js';
+import { ImportState, metricOfKey, type LastRun, type PendingDay } from '../output/state.js';
+import { daysOfRanges, describeRange, rangesHold, rangesOfDays, type DayRange } from '../window/day-ranges.js';
+import { daysBetween, daysFrom, yesterday, type UtcDay } from '../window/days.js';
 import type { CommandContext } from './context.js';
-import { envValue } from './settings.js';
-
-interface StatusOptions {
-  readonly output?: string;
-  readonly state?: string;
-  readonly maxBehind?: string;
-  readonly json?: boolean;
-  readonly format?: 'text' | 'json' | 'prometheus';
-}
+import { addOptions, integer, oneOf, readOptions, switchOption, valueOption, type CollectedOptions } from './options.js';
+import { STATE_LOCATION_OPTIONS, statePathOf } from './state-location.js';
 
 /** One state key as `status` reports it. */
 export interface KeyStatus {
   readonly key: string;
   readonly metric: string;
+  /** The earliest day the state knows of (complete, accepted, given up or pending). */
+  readonly firstDay: UtcDay | null;
   readonly lastCompleteDay: UtcDay | null;
-  /** Days between the last complete day and yesterday (UTC); null when no day is complete yet. */
+  /** Days between the last complete (or accepted) day and yesterday (UTC); null when no day is complete yet. */
   readonly daysBehind: number | null;
   readonly stores: number | null;
+  /** Days between the first and the last complete day that are neither complete nor accepted, as ranges. */
+  readonly gaps: readonly DayRange[];
+  readonly gapDays: number;
   readonly pending: readonly ({ readonly day: UtcDay } & PendingDay)[];
-  /** More than `--max-behind` days behind (never complete counts as behind). */
+  readonly givenUp: readonly DayRange[];
+  readonly accepted: readonly DayRange[];
+  /** More than `--max-behind` days behind (never complete counts as behind), or a gap. */
   readonly behind: boolean;
 }
 
@@ -32,52 +32,79 @@ export interface KeyStatus {
 export function statusOf(state: ImportState, now: Date, maxBehind: number | undefined): KeyStatus[] {
   const last = yesterday(now);
   return state.keys().map((key) => {
+    const coverage = state.coverage(key);
     const lastCompleteDay = state.lastCompleteDay(key) ?? null;
-    const daysBehind = lastCompleteDay === null ? null : daysFrom(lastCompleteDay, last);
+    const lastAccepted = coverage.accepted.at(-1)?.[1];
+    const lastFinal = [lastCompleteDay, lastAccepted].filter((day): day is UtcDay => typeof day === 'string').sort().at(-1);
+    const firstDay =
+      [...coverage.complete, ...coverage.accepted, ...coverage.givenUp].map(([first]) => first).concat(coverage.pending.map(({ day }) => day)).sort()[0] ?? null;
+    const gapDays =
+      firstDay === null || lastFinal === undefined
+        ? []
+        : daysBetween(firstDay, lastFinal).filter((day) => !rangesHold(coverage.complete, day) && !rangesHold(coverage.accepted, day));
+    const daysBehind = lastFinal === undefined ? null : Math.max(0, daysFrom(lastFinal, last));
     return {
       key,
       metric: metricOfKey(key),
+      firstDay,
       lastCompleteDay,
       daysBehind,
       stores: state.storeCount(key) ?? null,
-      pending: state.pending(key).map(({ day, status }) => ({ day, ...status })),
-      behind: maxBehind !== undefined && (daysBehind === null || daysBehind > maxBehind),
+      gaps: rangesOfDays(gapDays),
+      gapDays: gapDays.length,
+      pending: coverage.pending.map(({ day, status }) => ({ day, ...status })),
+      givenUp: coverage.givenUp,
+      accepted: coverage.accepted,
+      behind: maxBehind !== undefined && (daysBehind === null || daysBehind > maxBehind || gapDays.length > 0),
     };
   });
 }
 
 function describePending(pending: KeyStatus['pending'][number]): string {
   switch (pending.reason) {
-    case 'not-published':
-      return `${pending.day} not published`;
-    case 'partial':
-      {
+    case 'partly-published': {
       const missing = pending.missingStores ?? 0;
-      return `${pending.day} partial (${missing} store${missing === 1 ? '' : 's'} missing)`;
+      return `${pending.day} partly published (${missing} store${missing === 1 ? '' : 's'} missing)`;
     }
     case 'not-over':
       return `${pending.day} imported before it was over`;
+    default:
+      return `${pending.day} ${pending.reason.replace('-', ' ')}`;
   }
 }
 
-export function formatText(statuses: readonly KeyStatus[]): string {
+function list(ranges: readonly DayRange[]): string {
+  return ranges.length === 0 ? '-' : ranges.map(describeRange).join(', ');
+}
+
+function describeRun(run: LastRun): string {
+  const rows = Object.entries(run.rows).map(([metric, count]) => `${metric} ${count}`);
+  return `last run: ${run.time} ${run.command}, exit ${run.exitCode}, rows: ${rows.length === 0 ? 'none' : rows.join(', ')}`;
+}
+
+export function formatText(statuses: readonly KeyStatus[], lastRun: LastRun | undefined): string {
   const rows = [
-    ['metric', 'last complete', 'behind', 'stores', 'pending'],
+    ['metric', 'first day', 'last complete', 'behind', 'stores', 'gaps', 'given up', 'pending'],
     ...statuses.map((status) => [
       status.key,
+      status.firstDay ?? '-',
       status.lastCompleteDay ?? 'none yet',
       status.daysBehind === null ? '-' : String(status.daysBehind),
       status.stores === null ? '-' : String(status.stores),
+      list(status.gaps),
+      list(status.givenUp),
       status.pending.length === 0 ? '-' : status.pending.map(describePending).join(', '),
     ]),
   ];
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ')).join('\n') + '\n';
+  const table = rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  '));
+  return [...table, ...(lastRun ? [describeRun(lastRun)] : [])].join('\n') + '\n';
 }
 
 /** Prometheus text exposition, e.g. for node_exporter's textfile collector. */
-export function formatPrometheus(statuses: readonly KeyStatus[]): string {
+export function formatPrometheus(statuses: readonly KeyStatus[], lastRun: LastRun | undefined): string {
   const label = (status: KeyStatus): string => `{metric="${escapeLabel(status.metric)}",key="${escapeLabel(status.key)}"}`;
+  const dayStart = (day: UtcDay | null): number | null => (day === null ? null : Date.parse(`${day}T00:00:00Z`) / 1000);
   const family = (name: string, help: string, value: (status: KeyStatus) => number | null): string[] => {
     const samples = statuses.flatMap((status) => {
       const sample = value(status);
@@ -85,14 +112,29 @@ export function formatPrometheus(statuses: readonly KeyStatus[]): string {
     });
     return [`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, ...samples];
   };
+  const run = lastRun
+    ? [
+        '# HELP area_metrics_last_run_timestamp_seconds When the last import run ended.',
+        '# TYPE area_metrics_last_run_timestamp_seconds gauge',
+        `area_metrics_last_run_timestamp_seconds ${Date.parse(lastRun.time) / 1000}`,
+        '# HELP area_metrics_last_run_exit_code The last import run\'s exit code.',
+        '# TYPE area_metrics_last_run_exit_code gauge',
+        `area_metrics_last_run_exit_code ${lastRun.exitCode}`,
+        '# HELP area_metrics_last_run_rows Rows the last import run wrote, per metric.',
+        '# TYPE area_metrics_last_run_rows gauge',
+        ...Object.entries(lastRun.rows).map(([metric, rows]) => `area_metrics_last_run_rows{metric="${escapeLabel(metric)}"} ${rows}`),
+      ]
+    : [];
   return (
     [
-      ...family('area_metrics_last_complete_day_timestamp_seconds', 'Start (UTC) of the last complete day.', (status) =>
-        status.lastCompleteDay === null ? null : Date.parse(`${status.lastCompleteDay}T00:00:00Z`) / 1000,
-      ),
+      ...family('area_metrics_first_day_timestamp_seconds', 'Start (UTC) of the earliest day the state knows of.', (status) => dayStart(status.firstDay)),
+      ...family('area_metrics_last_complete_day_timestamp_seconds', 'Start (UTC) of the last complete day.', (status) => dayStart(status.lastCompleteDay)),
       ...family('area_metrics_days_behind', 'Days between the last complete day and yesterday (UTC).', (status) => status.daysBehind),
       ...family('area_metrics_stores', 'Stores that reported on the last complete day.', (status) => status.stores),
-      ...family('area_metrics_pending_days', 'Days after the last complete one that are not complete yet.', (status) => status.pending.length),
+      ...family('area_metrics_gap_days', 'Days before the last complete one that are neither complete nor accepted.', (status) => status.gapDays),
+      ...family('area_metrics_pending_days', 'Days asked for that are not complete yet.', (status) => status.pending.length),
+      ...family('area_metrics_given_up_days', 'Days given up as never published.', (status) => daysOfRanges(status.givenUp).length),
+      ...run,
     ].join('\n') + '\n'
   );
 }
@@ -101,57 +143,59 @@ function escapeLabel(value: string): string {
   return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }
 
-async function runStatus(options: StatusOptions, context: CommandContext): Promise<void> {
-  if (options.json === true && options.format !== undefined && options.format !== 'json') {
+const STATUS_FORMATS = ['text', 'json', 'prometheus'] as const;
+
+const STATUS_OPTIONS = {
+  ...STATE_LOCATION_OPTIONS,
+  maxBehind: valueOption({ flags: '--max-behind <n>', parse: integer(0, 99_999, 'a whole number of days'), description: 'exit 8 when a metric is more than n days behind yesterday (UTC), or has a gap' }),
+  json: switchOption({ flags: '--json', description: 'one JSON object on stdout (same as --format json)' }),
+  format: valueOption({ flags: '--format <format>', parse: oneOf(STATUS_FORMATS), choices: STATUS_FORMATS, defaultText: 'text', description: 'text, json, or prometheus (node_exporter textfile collector)' }),
+};
+
+async function runStatus(collected: CollectedOptions, context: CommandContext): Promise<void> {
+  const options = readOptions(STATUS_OPTIONS, collected, context.env);
+  if (options.json && options.format !== undefined && options.format !== 'json') {
     throw new UsageError(`--json contradicts --format ${options.format}; pick one`);
   }
-  const format = options.json === true ? 'json' : (options.format ?? 'text');
-  let maxBehind: number | undefined;
-  if (options.maxBehind !== undefined) {
-    maxBehind = /^\d{1,5}$/.test(options.maxBehind.trim()) ? Number(options.maxBehind.trim()) : Number.NaN;
-    if (Number.isNaN(maxBehind)) throw new UsageError(`--max-behind ${JSON.stringify(options.maxBehind)} must be a whole number of days`);
-  }
-  const output = options.output ?? envValue(context.env, 'AREA_METRICS_OUTPUT') ?? './area-metrics-data';
-  if (options.state === undefined && output === '-') throw new UsageError('status reads a folder\'s state; with -o - pass --state <file>');
-  const path = options.state ?? join(output, STATE_FILE_NAME);
+  const format = options.json ? 'json' : (options.format ?? 'text');
+  const { maxBehind } = options;
+  const path = statePathOf(options, 'status');
   const now = new Date();
   const state = await ImportState.loadExisting(path, { now, metricNames: METRIC_NAMES });
   const statuses = statusOf(state, now, maxBehind);
+  const lastRun = state.lastRun();
   if (format === 'json') {
-    context.stdout.write(`${JSON.stringify({ state: path, yesterday: yesterday(now), maxBehind: maxBehind ?? null, metrics: statuses })}\n`);
+    context.stdout.write(`${JSON.stringify({ state: path, yesterday: yesterday(now), maxBehind: maxBehind ?? null, metrics: statuses, lastRun: lastRun ?? null })}\n`);
   } else if (format === 'prometheus') {
-    context.stdout.write(formatPrometheus(statuses));
+    context.stdout.write(formatPrometheus(statuses, lastRun));
   } else {
-    context.stdout.write(formatText(statuses));
+    context.stdout.write(formatText(statuses, lastRun));
   }
   const behind = statuses.filter((status) => status.behind);
   if (behind.length > 0) {
-    const which = behind.map((status) => `${status.key} (${status.daysBehind === null ? 'no complete day yet' : `${status.daysBehind} days`})`);
-    context.reportError(`behind by more than --max-behind ${maxBehind}: ${which.join(', ')}`);
-    context.exitCode = 1;
+    const which = behind.map((status) => {
+      const days = status.daysBehind === null ? 'no complete day yet' : `${status.daysBehind} day${status.daysBehind === 1 ? '' : 's'} behind`;
+      return `${status.key} (${days}${status.gapDays > 0 ? `, gaps ${list(status.gaps)}` : ''})`;
+    });
+    throw new BehindError(`behind by more than --max-behind ${maxBehind}, or with gaps: ${which.join('; ')}`);
   }
 }
 
 export function registerStatusCommand(program: Command, context: CommandContext): void {
-  program
+  const command = program
     .command('status')
-    .description("say how far behind each metric's output is, from the state file alone (no credentials, no request)")
-    .option('-o, --output <dir>', 'output folder whose state to read (env: AREA_METRICS_OUTPUT, default: ./area-metrics-data)')
-    .option('--state <file>', 'state file to read (default: <output>/.area-metrics-state.json)')
-    .option('--max-behind <n>', 'exit 1 when a metric is more than n days behind yesterday (UTC)')
-    .option('--json', 'one JSON object on stdout (same as --format json)')
-    .addOption(new Option('--format <format>', 'text, json, or prometheus (node_exporter textfile collector)').choices(['text', 'json', 'prometheus']))
+    .description("say how far behind each metric's output is, its coverage and gaps, from the state alone (no credentials, no request)")
     .addHelpText(
       'after',
       `
-Exit codes: 0 fine, 1 a metric is more than --max-behind days behind, 2 no or unusable state file.
+Exit codes: 0 fine, 8 a metric is more than --max-behind days behind or has a gap, 2 no or unusable state file.
 
 Examples:
   $ area-metrics status -o /data/area-metrics
   $ area-metrics status -o /data/area-metrics --max-behind 1 || echo behind | mail -s area-metrics ops@example.com
   $ area-metrics status -o /data/area-metrics --format prometheus > /var/lib/node_exporter/area_metrics.prom`,
-    )
-    .action(async (options: StatusOptions) => {
-      await runStatus(options, context);
-    });
+    );
+  addOptions(command, STATUS_OPTIONS).action(async (collected: CollectedOptions) => {
+    await runStatus(collected, context);
+  });
 }

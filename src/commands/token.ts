@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { requestClientCredentialsToken, tokenEndpointUrl, type TokenResponse } from '../auth/client-credentials.js';
 import { brokerTokenUrl, requestBrokerToken } from '../auth/broker-client.js';
 import { describeToken, formatHuman, formatJson, formatRaw } from '../auth/token-report.js';
@@ -8,28 +8,41 @@ import { DEFAULT_RETRY_POLICY, HttpClient } from '../fetch/http-client.js';
 import { createLogger, useColor } from '../log/logger.js';
 import { createRedactor } from '../redact.js';
 import type { CommandContext } from './context.js';
-import { envValue, resolveClientSecret } from './settings.js';
+import {
+  addOptions,
+  givenBy,
+  integer,
+  readOptions,
+  seconds,
+  switchOption,
+  text,
+  valueOption,
+  type CollectedOptions,
+  type OptionValues,
+} from './options.js';
+import { resolveClientSecret } from './settings.js';
 
-interface TokenOptions {
-  authUrl?: string;
-  clientId?: string;
-  clientSecret?: string;
-  clientSecretFile?: string;
-  scope?: string;
-  broker?: string;
-  app?: string;
-  raw?: boolean;
-  json?: boolean;
-  timeout: number;
-  retries: number;
-  verbose?: boolean;
-}
+const TOKEN_OPTIONS = {
+  authUrl: valueOption({ flags: '--auth-url <url>', env: 'AREA_METRICS_AUTH_URL', parse: text, description: 'auth server root; POSTs to {url}/oauth2/token' }),
+  clientId: valueOption({ flags: '--client-id <id>', env: 'AREA_METRICS_CLIENT_ID', parse: text, description: 'OAuth client id' }),
+  clientSecret: valueOption({ flags: '--client-secret <secret>', env: 'AREA_METRICS_CLIENT_SECRET', parse: text, description: 'OAuth client secret' }),
+  clientSecretFile: valueOption({ flags: '--client-secret-file <path>', env: 'AREA_METRICS_CLIENT_SECRET_FILE', parse: text, description: 'read the client secret from a file, trailing newline trimmed' }),
+  scope: valueOption({ flags: '--scope <scope>', parse: text, description: 'scope to request (sent only when given)' }),
+  broker: valueOption({ flags: '--broker <client_server_url>', parse: text, description: "ask this token broker's /api/gatekeeper-token instead (needs --app)" }),
+  app: valueOption({ flags: '--app <application_package>', parse: text, description: 'the application package to ask the broker for' }),
+  raw: switchOption({ flags: '--raw', description: 'print only the token on stdout' }),
+  json: switchOption({ flags: '--json', description: "print the server's JSON plus decoded header and claims on stdout" }),
+  timeout: valueOption({ flags: '--timeout <seconds>', parse: seconds(3600), default: 30_000, defaultText: '30', description: 'per request timeout' }),
+  retries: valueOption({ flags: '--retries <n>', parse: integer(0, 10), default: 0, description: 'retries on network errors, timeouts and 5xx' }),
+  verbose: switchOption({ flags: '-v, --verbose', description: 'say where each setting came from and what is sent (never the secret)' }),
+};
+
+type TokenOptions = OptionValues<typeof TOKEN_OPTIONS>;
 
 type Target =
   | { kind: 'auth-server'; authUrl: string; clientId: string; clientSecret: string; scope?: string }
   | { kind: 'broker'; brokerUrl: string; applicationPackage: string };
 
-const DEFAULT_TIMEOUT_SECONDS = 30;
 
 const EXAMPLES = `
 Examples:
@@ -44,32 +57,19 @@ Exit codes: 0 token shown, 2 usage, 3 credentials or application refused, 4 serv
 The JWT signature is never verified: this command is for looking, not for trusting.
 `;
 
-function parseSeconds(value: string): number {
-  const seconds = Number(value);
-  // Counted in whole milliseconds (timers take no fractions): below 0.0005 s it would be no timeout at all.
-  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !(Math.round(seconds * 1000) >= 1) || seconds > 3600) {
-    throw new UsageError(`--timeout must be a number of seconds from 0.001 to 3600 (got ${JSON.stringify(value)})`);
-  }
-  return seconds;
-}
-
-function parseRetries(value: string): number {
-  if (!/^\d+$/.test(value.trim()) || Number(value) > 10) {
-    throw new UsageError(`--retries must be an integer from 0 to 10 (got ${JSON.stringify(value)})`);
-  }
-  return Number(value);
-}
-
-async function resolveTarget(options: TokenOptions, env: NodeJS.ProcessEnv): Promise<{ target: Target; secretSource?: string }> {
+async function resolveTarget(
+  options: TokenOptions,
+  collected: CollectedOptions,
+  env: NodeJS.ProcessEnv,
+): Promise<{ target: Target; secretSource?: string }> {
+  const byFlag = (key: keyof typeof TOKEN_OPTIONS): boolean => givenBy(TOKEN_OPTIONS[key], collected, {}) === 'flag';
   if (options.raw && options.json) throw new UsageError('--raw and --json cannot be used together');
   if (options.app !== undefined && options.broker === undefined) throw new UsageError('--app needs --broker');
 
   if (options.broker !== undefined) {
     // Explicit client-credential flags with --broker mean a confused command line; env vars are ignored silently
     // because a shell set up for the import commands has them.
-    const stray = (['authUrl', 'clientId', 'clientSecret', 'clientSecretFile', 'scope'] as const).find(
-      (key) => options[key] !== undefined,
-    );
+    const stray = (['authUrl', 'clientId', 'clientSecret', 'clientSecretFile', 'scope'] as const).find(byFlag);
     if (stray) {
       const flag = `--${stray.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
       throw new UsageError(`${flag} cannot be used with --broker (the broker holds the credentials)`);
@@ -80,20 +80,26 @@ async function resolveTarget(options: TokenOptions, env: NodeJS.ProcessEnv): Pro
     return { target: { kind: 'broker', brokerUrl: options.broker, applicationPackage: options.app } };
   }
 
-  const authUrl = options.authUrl ?? envValue(env, 'AREA_METRICS_AUTH_URL');
+  const { authUrl, clientId } = options;
   if (authUrl === undefined) throw new UsageError('missing auth URL: pass --auth-url or set AREA_METRICS_AUTH_URL');
-  const clientId = options.clientId ?? envValue(env, 'AREA_METRICS_CLIENT_ID');
   if (clientId === undefined) throw new UsageError('missing client id: pass --client-id or set AREA_METRICS_CLIENT_ID');
 
-  const { secret: clientSecret, source } = await resolveClientSecret(options, env);
+  const { secret: clientSecret, source } = await resolveClientSecret(
+    {
+      clientSecret: byFlag('clientSecret') ? options.clientSecret : undefined,
+      clientSecretFile: byFlag('clientSecretFile') ? options.clientSecretFile : undefined,
+    },
+    env,
+  );
   return {
     target: { kind: 'auth-server', authUrl, clientId, clientSecret, ...(options.scope ? { scope: options.scope } : {}) },
     secretSource: source,
   };
 }
 
-async function runToken(options: TokenOptions, context: CommandContext): Promise<void> {
-  const { target, secretSource } = await resolveTarget(options, context.env);
+async function runToken(collected: CollectedOptions, context: CommandContext): Promise<void> {
+  const options = readOptions(TOKEN_OPTIONS, collected, context.env);
+  const { target, secretSource } = await resolveTarget(options, collected, context.env);
   const credentials = target.kind === 'auth-server' ? [{ clientId: target.clientId, secret: target.clientSecret }] : [];
   // Every line from here on, the final error line included, is redacted: a server may echo what it was sent.
   context.redact = createRedactor(credentials);
@@ -106,7 +112,7 @@ async function runToken(options: TokenOptions, context: CommandContext): Promise
   });
   if (secretSource !== undefined) logger.debug(`client secret from ${secretSource}`);
 
-  const timeoutMs = Math.round(options.timeout * 1000);
+  const timeoutMs = options.timeout;
   const dispatcher = createDispatcher({ timeoutMs, connections: 1, env: context.env });
   const http = new HttpClient({
     dispatcher,
@@ -153,30 +159,13 @@ async function runToken(options: TokenOptions, context: CommandContext): Promise
 }
 
 export function registerTokenCommand(program: Command, context: CommandContext): void {
-  program
-    .command('token')
+  const command = program.command('token');
+  addOptions(command, TOKEN_OPTIONS)
     .description(
       'Do the OAuth 2.0 client-credentials exchange (or ask a token broker) and show the token, for debugging',
     )
-    .option('--auth-url <url>', 'auth server root; POSTs to {url}/oauth2/token (env AREA_METRICS_AUTH_URL)')
-    .option('--client-id <id>', 'OAuth client id (env AREA_METRICS_CLIENT_ID)')
-    .option('--client-secret <secret>', 'OAuth client secret (env AREA_METRICS_CLIENT_SECRET)')
-    .option(
-      '--client-secret-file <path>',
-      'read the client secret from a file, trailing newline trimmed (env AREA_METRICS_CLIENT_SECRET_FILE)',
-    )
-    .option('--scope <scope>', 'scope to request (sent only when given)')
-    .option('--broker <client_server_url>', "ask this token broker's /api/gatekeeper-token instead (needs --app)")
-    .option('--app <application_package>', 'the application package to ask the broker for')
-    .option('--raw', 'print only the token on stdout')
-    .option('--json', "print the server's JSON plus decoded header and claims on stdout")
-    .addOption(
-      new Option('--timeout <seconds>', 'per request timeout').default(DEFAULT_TIMEOUT_SECONDS).argParser(parseSeconds),
-    )
-    .addOption(new Option('--retries <n>', 'retries on network errors, timeouts and 5xx').default(0).argParser(parseRetries))
-    .option('-v, --verbose', 'say where each setting came from and what is sent (never the secret)')
     .addHelpText('after', EXAMPLES)
-    .action(async (options: TokenOptions) => {
-      await runToken(options, context);
+    .action(async (collected: CollectedOptions) => {
+      await runToken(collected, context);
     });
 }

@@ -5,8 +5,8 @@ export interface DispatcherOptions {
   /** Sockets per origin: enough for every unit and page in flight. */
   readonly connections?: number;
   readonly timeoutMs: number;
-  /** Where the proxy variables are read. */
-  readonly env?: NodeJS.ProcessEnv;
+  /** Where the proxy variables are read: the command's environment, passed down, never read from the process here. */
+  readonly env: NodeJS.ProcessEnv;
 }
 
 export interface ProxySettings {
@@ -56,7 +56,7 @@ export function proxySettings(env: NodeJS.ProcessEnv): ProxySettings {
  */
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   return new EnvHttpProxyAgent({
-    ...proxySettings(options.env ?? process.env),
+    ...proxySettings(options.env),
     connections: options.connections ?? 16,
     keepAliveTimeout: 30_000,
     headersTimeout: options.timeoutMs,

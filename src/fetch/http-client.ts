@@ -43,6 +43,8 @@ export interface HttpRequest {
    * instead of being treated as failures.
    */
   readonly acceptStatus?: (status: number) => boolean;
+  /** What the request is for (`traffic 2026-11-20 page 2`), put before it in every warning and error about it. */
+  readonly label?: string;
 }
 
 export interface HttpResponse {
@@ -117,9 +119,13 @@ export async function fetchBuffered(
   return new BufferedResponse(response.status, response.headers, body);
 }
 
-/** Only origin and path: query strings can be long, and nothing after the path is needed to identify a call. */
-export function describeRequest(request: Pick<HttpRequest, 'method' | 'url'>): string {
-  return `${request.method} ${request.url.origin}${request.url.pathname}`;
+/**
+ * Only origin and path: query strings can be long, and nothing after the path is needed to identify a call. The
+ * caller's label first, so a retry line in a night's log says which unit and page it was.
+ */
+export function describeRequest(request: Pick<HttpRequest, 'method' | 'url' | 'label'>): string {
+  const call = `${request.method} ${request.url.origin}${request.url.pathname}`;
+  return request.label === undefined ? call : `${request.label}: ${call}`;
 }
 
 /** An HTTP date starts with the day's name (`Sun, 06 Nov 1994 08:49:37 GMT` and its two obsolete forms). */
@@ -149,12 +155,17 @@ async function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   await delay(ms, undefined, signal ? { signal } : {});
 }
 
-interface Failure {
-  readonly reason: string;
-  readonly retryable: boolean;
-  readonly retryAfterMs?: number;
-  readonly final?: Error;
-}
+/**
+ * Why an attempt failed, as the retry loop decides on it: `transient` is retried while attempts last, then becomes
+ * an UnavailableError (exit 4); `malformed` likewise, then a ContractError (exit 5: the server is not sending the
+ * API's JSON); `final` is thrown at once (401, 403, a proxy refusing our credentials); `refused` is an answer that
+ * retrying will not change (400, 404, other statuses), reported like `transient`'s last attempt.
+ */
+type Failure =
+  | { readonly kind: 'transient'; readonly reason: string; readonly retryAfterMs?: number }
+  | { readonly kind: 'malformed'; readonly reason: string }
+  | { readonly kind: 'refused'; readonly reason: string }
+  | { readonly kind: 'final'; readonly error: Error };
 
 /**
  * HTTP with timeouts and retries, over the global `fetch` with an undici dispatcher (so nock can intercept it in
@@ -181,26 +192,26 @@ export class HttpClient {
   async send<T>(request: HttpRequest, parse: (response: HttpResponse) => T | Promise<T>): Promise<T> {
     const what = describeRequest(request);
     const attempts = this.retry.retries + 1;
-    let last: Failure | undefined;
+    let last: Exclude<Failure, { kind: 'final' }> | undefined;
     let made = 0;
     for (let attempt = 0; attempt < attempts; attempt++) {
       if (attempt > 0 && last) {
         const backoff = backoffDelay(attempt - 1, this.retry, this.random);
-        const delay = last.retryAfterMs !== undefined ? Math.min(last.retryAfterMs, this.retry.maxRetryAfterMs) : backoff;
+        const retryAfterMs = last.kind === 'transient' ? last.retryAfterMs : undefined;
+        const delay = retryAfterMs !== undefined ? Math.min(retryAfterMs, this.retry.maxRetryAfterMs) : backoff;
         this.logger.warn(`${what}: ${last.reason}; retry ${attempt}/${this.retry.retries} in ${(delay / 1000).toFixed(1)} s`);
         await this.sleep(delay, this.options.signal).catch(() => this.throwIfInterrupted());
       }
       made++;
       const outcome = await this.attempt(request, parse);
       if (outcome.ok) return outcome.value;
+      if (outcome.failure.kind === 'final') throw outcome.failure.error;
       last = outcome.failure;
-      if (last.final) throw last.final;
-      if (!last.retryable) break;
+      if (last.kind === 'refused') break;
     }
-    const failure = last as Failure;
+    const failure = last as NonNullable<typeof last>;
     const tries = `${made} attempt${made === 1 ? '' : 's'}`;
-    if (failure.final) throw failure.final;
-    if (failure.reason.startsWith('malformed body')) {
+    if (failure.kind === 'malformed') {
       throw new ContractError(`${what}: ${failure.reason} (after ${tries}); the server is not sending the API's JSON`);
     }
     throw new UnavailableError(`${what}: ${failure.reason} (after ${tries}); check the URL or try again later`);
@@ -225,16 +236,16 @@ export class HttpClient {
     } catch (error) {
       if (this.options.signal?.aborted) this.throwIfInterrupted();
       if (timeout.aborted) {
-        return { ok: false, failure: { reason: `timed out after ${this.options.timeoutMs / 1000} s`, retryable: true } };
+        return { ok: false, failure: { kind: 'transient', reason: `timed out after ${this.options.timeoutMs / 1000} s` } };
       }
       const proxyStatus = proxyStatusOf(error);
       if (proxyStatus === 407) {
         // The same credentials will be refused again: retrying only delays the message.
         const message = `${what}: proxy authentication required (HTTP 407 from the proxy); check the user and password in the proxy variable (HTTP_PROXY/HTTPS_PROXY)`;
-        return { ok: false, failure: { reason: 'HTTP 407 from the proxy', retryable: false, final: new UnavailableError(message) } };
+        return { ok: false, failure: { kind: 'final', error: new UnavailableError(message) } };
       }
       const reason = proxyStatus === undefined ? `network error: ${networkReason(error)}` : `the proxy answered HTTP ${proxyStatus}`;
-      return { ok: false, failure: { reason, retryable: true } };
+      return { ok: false, failure: { kind: 'transient', reason } };
     }
 
     const { status } = response;
@@ -243,32 +254,20 @@ export class HttpClient {
         return { ok: true, value: await parse(response) };
       } catch (error) {
         if (error instanceof MalformedBodyError) {
-          return { ok: false, failure: { reason: `malformed body: ${error.message}`, retryable: true } };
+          return { ok: false, failure: { kind: 'malformed', reason: `malformed body: ${error.message}` } };
         }
         throw error;
       }
     }
     if (status === 401 || status === 403) {
-      return {
-        ok: false,
-        failure: {
-          reason: `HTTP ${status}`,
-          retryable: false,
-          final: new AuthError(`${what}: HTTP ${status}: credentials rejected; check the client id and secret`),
-        },
-      };
+      const error = new AuthError(`${what}: HTTP ${status}: credentials rejected; check the client id and secret`);
+      return { ok: false, failure: { kind: 'final', error } };
     }
-    const retryable = RETRYABLE_STATUSES.has(status);
-    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
     const detail = errorDetail(response.text);
-    return {
-      ok: false,
-      failure: {
-        reason: `HTTP ${status}${detail ? ` (${detail})` : ''}`,
-        retryable,
-        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-      },
-    };
+    const reason = `HTTP ${status}${detail ? ` (${detail})` : ''}`;
+    if (!RETRYABLE_STATUSES.has(status)) return { ok: false, failure: { kind: 'refused', reason } };
+    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+    return { ok: false, failure: { kind: 'transient', reason, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) } };
   }
 }
 

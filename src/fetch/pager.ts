@@ -24,6 +24,8 @@ export interface PagerOptions<P extends PageLinks> {
   readonly headers: Readonly<Record<string, string>>;
   /** Turns a 2xx body into the page; throws MalformedBodyError for a body that is not the API's (retried). */
   readonly parse: (response: HttpResponse) => P | Promise<P>;
+  /** Names a page's request in warnings and errors (`traffic 2026-11-20 page 2`). */
+  readonly label?: (page: number) => string;
   /** Called when a `next` link pointed at another origin and was rebased. */
   readonly onRebase?: (from: string, to: URL) => void;
 }
@@ -43,7 +45,7 @@ export async function* followPages<P extends PageLinks>(firstUrl: URL, options: 
     const content = await options.client.send(
       // A 404 after the first page is the result set shrinking while we page (DRF: "Invalid page."): a fresh fetch
       // of the unit sees the new set, where the first page's 404 means a wrong URL.
-      { method: 'GET', url, headers: options.headers, ...(number > 1 ? { acceptStatus: (status) => status === 404 } : {}) },
+      { method: 'GET', url, headers: options.headers, ...(options.label ? { label: options.label(number) } : {}), ...(number > 1 ? { acceptStatus: (status) => status === 404 } : {}) },
       (response) => {
         if (response.status === 404) throw new PagingAnomaly(`page ${number} is gone (HTTP 404): the results changed while paging`);
         return options.parse(response);

@@ -24,6 +24,8 @@ export interface LoggerOptions {
   /** Credentials whose every spelling (raw, JSON-escaped, URL-encoded, Basic) is replaced by `***` in every line. */
   readonly credentials?: readonly Credential[];
   readonly color?: boolean;
+  /** Text lines start with the time (ISO 8601, UTC), so a log appended to night after night can be read by night. */
+  readonly timestamps?: boolean;
   readonly now?: () => Date;
 }
 
@@ -54,7 +56,7 @@ export function createLogger(options: LoggerOptions): Logger {
       line = JSON.stringify({ time: now().toISOString(), level, msg: message, ...(redactValue(rawFields, redact) as LogFields) });
     } else {
       const prefix = level === 'info' ? '' : `${level}: `;
-      const text = `${prefix}${message}`;
+      const text = `${options.timestamps ? `${now().toISOString()} ` : ''}${prefix}${message}`;
       line = options.color && COLOR[level] ? `${COLOR[level]}${text}${RESET}` : text;
     }
     options.stream.write(`${line}\n`);
@@ -71,6 +73,6 @@ export function createLogger(options: LoggerOptions): Logger {
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org). */
-export function useColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
+export function useColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
   return Boolean(stream.isTTY) && !env.NO_COLOR;
 }

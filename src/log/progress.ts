@@ -22,7 +22,8 @@ export async function createImportProgress(
   const interactive =
     Boolean(stream.isTTY) && (stream.columns ?? 0) > 0 && options.format === 'text' && options.level !== 'error';
   if (!interactive) {
-    const logger = createLogger({ ...options, stream });
+    // Off a terminal (cron appending to a file) every line carries its time.
+    const logger = createLogger({ timestamps: !stream.isTTY, ...options, stream });
     return {
       logger,
       page: (label, page, rows) => logger.debug(`${label}: page ${page}, ${rows} rows so far`),

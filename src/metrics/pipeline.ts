@@ -1,9 +1,18 @@
-import { InterruptedError, OutputError } from '../errors.js';
+import { AuthError, InterruptedError, OutputError } from '../errors.js';
 import type { UnitSink } from '../output/sinks.js';
 import type { Unit, UnitData } from './unit.js';
 
 export type UnitOutcome =
-  | { readonly unit: Unit; readonly ok: true; readonly data: UnitData; readonly destination: string }
+  | {
+      readonly unit: Unit;
+      readonly ok: true;
+      readonly data: UnitData;
+      readonly destination: string;
+      /** The file written, when the sink writes files. */
+      readonly path?: string;
+      /** False when the bytes equal what was there, which was left untouched. */
+      readonly changed: boolean;
+    }
   | { readonly unit: Unit; readonly ok: false; readonly error: unknown };
 
 export interface PipelineOptions {
@@ -12,39 +21,68 @@ export interface PipelineOptions {
   readonly fetch: (unit: Unit) => Promise<UnitData>;
   readonly sink: UnitSink;
   readonly signal?: AbortSignal;
-  /** After each unit, in plan order: the place to log it and to advance the state. */
+  /**
+   * Aborted when a request's credentials are rejected: the fetches (whose client listens to it) stop at once and no
+   * further unit starts, since every other request would be rejected the same way.
+   */
+  readonly halt?: AbortController;
+  /**
+   * After the sink, in plan order, once per unit: records it (the state) and returns its final outcome, which is a
+   * failure when the record could not be written.
+   */
+  readonly settle?: (outcome: UnitOutcome) => Promise<UnitOutcome>;
+  /** Each unit's final outcome, once, in plan order: the place to count and log it. */
   readonly onOutcome?: (outcome: UnitOutcome) => Promise<void> | void;
 }
 
+export interface PipelineResult {
+  /** In plan order; units after them were never fetched or never written. */
+  readonly outcomes: UnitOutcome[];
+  /** Why units were left: the output failed, or the credentials were rejected. */
+  readonly stoppedBy?: 'output' | 'credentials';
+}
+
 type Settled = { ok: true; data: UnitData } | { ok: false; error: unknown };
+
+/** The reason a halted fetch rejects with: not the unit's failure, only the end of the run. */
+class Halted extends Error {}
 
 /**
  * Fetches units concurrently and commits them strictly in plan order (metric, day, store): output and state are the
  * same whatever the timing, and at most 2 × concurrency fetched units wait in memory for their turn. A failed unit
  * does not stop the others, but one whose output could not be written (`OutputError`: a full or read-only disk)
- * stops the fetching: the units in flight finish and are dropped, and the outcomes end there. An interrupt stops
- * everything and is rethrown.
+ * stops the fetching: the units in flight finish and are dropped, and the outcomes end there. A rejected credential
+ * stops everything at once: requests in flight are aborted and the outcomes end with that unit (units before it that
+ * were fetched whole are still committed). An interrupt stops everything and is rethrown.
  *
- * Memory stays flat over any range: once a unit is committed and reported to `onOutcome`, its rows and results are
- * released, so the returned outcomes carry every count but no `pieces`.
+ * A unit is committed once: the sink writes it, `settle` records it, and only the final outcome reaches `onOutcome`.
+ * Memory stays flat over any range: once a unit is committed, its rows and results are released, so the returned
+ * outcomes carry every count but no `pieces`.
  */
-export async function runPipeline(units: readonly Unit[], options: PipelineOptions): Promise<UnitOutcome[]> {
+export async function runPipeline(units: readonly Unit[], options: PipelineOptions): Promise<PipelineResult> {
   const concurrency = Math.max(1, options.concurrency);
   const lookahead = concurrency * 2;
   const settled: (Promise<Settled> | undefined)[] = [];
   let running = 0;
   let nextToStart = 0;
   let committed = 0;
-  let outputFailed = false;
+  let stoppedBy: PipelineResult['stoppedBy'];
+  let authReported = false;
 
   const startMore = (): void => {
     while (running < concurrency && nextToStart < units.length && nextToStart < committed + lookahead) {
-      if (options.signal?.aborted || outputFailed) return;
+      if (options.signal?.aborted || stoppedBy !== undefined) return;
       const index = nextToStart++;
       running++;
       const promise = options.fetch(units[index] as Unit).then(
         (data): Settled => ({ ok: true, data }),
-        (error: unknown): Settled => ({ ok: false, error }),
+        (error: unknown): Settled => {
+          if (error instanceof AuthError && stoppedBy === undefined) {
+            stoppedBy = 'credentials';
+            options.halt?.abort(new Halted('credentials rejected'));
+          }
+          return { ok: false, error };
+        },
       );
       settled[index] = promise;
       void promise.finally(() => {
@@ -59,12 +97,20 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
   for (let index = 0; index < units.length; index++) {
     const unit = units[index] as Unit;
     throwIfInterrupted(options.signal);
-    const result = await (settled[index] as Promise<Settled>);
+    const result = await settled[index];
+    if (stoppedBy === 'credentials') {
+      // Not started, aborted by the halt, or rejected like the first one in flight at the same time: the first
+      // rejection in plan order is the one reported, the others are units not attempted.
+      const skipped = result === undefined || (!result.ok && (result.error instanceof Halted || (result.error instanceof AuthError && authReported)));
+      if (skipped) continue;
+      if (!result.ok && result.error instanceof AuthError) authReported = true;
+    }
+    if (result === undefined) break;
     let outcome: UnitOutcome;
     if (result.ok) {
       try {
-        await options.sink.commit(result.data, options.signal);
-        outcome = { unit, ok: true, data: result.data, destination: options.sink.describe(result.data) };
+        const written = await options.sink.commit(result.data, options.signal);
+        outcome = { unit, ok: true, data: result.data, destination: options.sink.describe(result.data), changed: written.changed, ...(written.path === undefined ? {} : { path: written.path }) };
       } catch (error) {
         outcome = { unit, ok: false, error };
       }
@@ -76,25 +122,28 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
       throwIfInterrupted(options.signal);
       throw outcome.error;
     }
-    try {
-      await options.onOutcome?.(outcome);
-    } catch (error) {
-      // Recording a written unit (the state) can meet the same failing disk: the unit then fails with that error.
-      if (!outcome.ok || !(error instanceof OutputError)) throw error;
-      outcome = { unit, ok: false, error };
-      await options.onOutcome?.(outcome);
+    if (options.settle) {
+      try {
+        outcome = await options.settle(outcome);
+      } catch (error) {
+        // Recording a written unit (the state) can meet the same failing disk: the unit then fails with that error.
+        if (!outcome.ok || !(error instanceof OutputError)) throw error;
+        outcome = { unit, ok: false, error };
+      }
     }
+    await options.onOutcome?.(outcome);
     settled[index] = undefined;
     outcomes.push(outcome.ok ? { ...outcome, data: { ...outcome.data, pieces: [] } } : outcome);
     committed = index + 1;
     if (!outcome.ok && outcome.error instanceof OutputError) {
-      outputFailed = true;
+      stoppedBy = 'output';
       await Promise.allSettled(settled.filter((promise) => promise !== undefined));
       break;
     }
     startMore();
   }
-  return outcomes;
+  await Promise.allSettled(settled.filter((promise) => promise !== undefined));
+  return { outcomes, ...(stoppedBy === undefined ? {} : { stoppedBy }) };
 }
 
 function throwIfInterrupted(signal: AbortSignal | undefined): void {

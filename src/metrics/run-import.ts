@@ -6,10 +6,11 @@ import type { Logger } from '../log/logger.js';
 import type { ImportProgress } from '../log/progress.js';
 import type { OutputEncoding } from '../output/format.js';
 import type { UnitData as SinkUnitData, UnitSink } from '../output/sinks.js';
-import { stateKey, type ImportState, type PendingDay } from '../output/state.js';
-import { catchUpDays, isSettled, today, type CatchUpPlan, type UtcDay } from '../window/days.js';
+import { stateKey, type ImportState } from '../output/state.js';
+import { daysOfRanges } from '../window/day-ranges.js';
+import { catchUpDays, isSettled, shouldGiveUp, today, type CatchUpPlan, type UtcDay } from '../window/days.js';
 import { METRICS, type MetricName } from './descriptors.js';
-import { runPipeline, type UnitOutcome } from './pipeline.js';
+import { runPipeline, type PipelineResult, type UnitOutcome } from './pipeline.js';
 import { fetchUnit, unitLabel, type Unit } from './unit.js';
 import { describeValue, describeViolation } from './check.js';
 
@@ -31,12 +32,11 @@ export function planUnits(plan: readonly MetricDays[], storeCodes: readonly stri
 
 export interface MetricCatchUp extends CatchUpPlan {
   readonly metric: MetricName;
-  readonly lastCompleteDay: UtcDay | undefined;
 }
 
 /**
- * `--catch-up` for each metric on its own, from its own last complete day: a metric with a gap is caught up even
- * when another has no state yet (which starts at yesterday).
+ * `--catch-up` for each metric on its own, from its own coverage: its pending days and the days after its last settled
+ * one. A metric with a gap is caught up even when another has no state yet (which starts at yesterday).
  */
 export function catchUpFrom(
   state: ImportState | undefined,
@@ -46,8 +46,20 @@ export function catchUpFrom(
   now: Date,
 ): MetricCatchUp[] {
   return metrics.map((metric) => {
-    const lastCompleteDay = state?.lastCompleteDay(stateKey(metric, storeCodes));
-    return { metric, lastCompleteDay, ...catchUpDays(lastCompleteDay, options, now) };
+    const coverage = state?.coverage(stateKey(metric, storeCodes));
+    const settled = [...(coverage?.complete ?? []), ...(coverage?.accepted ?? []), ...(coverage?.givenUp ?? [])].map(([, last]) => last).sort();
+    return {
+      metric,
+      ...catchUpDays(
+        {
+          complete: daysOfRanges(coverage?.complete ?? []),
+          settledThrough: settled.at(-1),
+          pending: (coverage?.pending ?? []).map(({ day }) => day),
+        },
+        options,
+        now,
+      ),
+    };
   });
 }
 
@@ -59,7 +71,7 @@ export function withoutEmptyUnits(sink: UnitSink): UnitSink {
   // A complete unit's results are its pieces plus the records set aside.
   const empty = (data: SinkUnitData): boolean => data.pieces.length === 0 && data.rejected.length === 0;
   return {
-    commit: (data, signal) => (empty(data) ? Promise.resolve() : sink.commit(data, signal)),
+    commit: (data, signal) => (empty(data) ? Promise.resolve({ changed: false }) : sink.commit(data, signal)),
     describe: (data) => (empty(data) ? 'nothing written (no results)' : sink.describe(data)),
   };
 }
@@ -75,6 +87,8 @@ export interface ImportSettings {
   readonly onInvalid: 'fail' | 'skip';
   /** A day this many days old is final even if stores are missing. */
   readonly settleDays: number;
+  /** A day still unpublished this many days after its window ended is given up. */
+  readonly giveUpDays: number;
 }
 
 export interface ImportIo {
@@ -83,6 +97,8 @@ export interface ImportIo {
   readonly progress: ImportProgress;
   readonly state?: ImportState;
   readonly signal?: AbortSignal;
+  /** Where the proxy variables are read (the command's environment, never the process's own). */
+  readonly env: NodeJS.ProcessEnv;
   /** The clock that tells today and settled days apart (default: now). */
   readonly now?: Date;
   /** Told of each failed unit as soon as it is reported, in plan order (the run's exit code may be needed early). */
@@ -92,9 +108,14 @@ export interface ImportIo {
 export interface ImportSummary {
   readonly units: number;
   readonly succeeded: number;
-  /** Units never fetched or never written because the output failed first (a full or read-only disk). */
+  /** Units written whose bytes equal the file already there, left untouched. */
+  readonly unchanged: number;
+  /** Units never fetched or never written because the run stopped first. */
   readonly notTried: number;
+  /** Why it stopped: the output failed (a full or read-only disk), or the credentials were rejected. */
+  readonly stoppedBy?: 'output' | 'credentials';
   readonly rows: number;
+  readonly rowsByMetric: Readonly<Record<string, number>>;
   readonly rejected: number;
   readonly warnings: number;
   readonly seconds: number;
@@ -108,25 +129,33 @@ export interface ImportSummary {
  */
 export async function runImport(units: readonly Unit[], settings: ImportSettings, io: ImportIo): Promise<ImportSummary> {
   const { logger } = io.progress;
-  const dispatcher = createDispatcher({ connections: settings.concurrency + 2, timeoutMs: settings.timeoutMs });
+  const now = io.now ?? new Date();
+  // Aborted at the first rejected credential, so no further request carries them.
+  const halt = new AbortController();
+  const dispatcher = createDispatcher({ connections: settings.concurrency + 2, timeoutMs: settings.timeoutMs, env: io.env });
   const client = new HttpClient({
     dispatcher,
     timeoutMs: settings.timeoutMs,
     retry: { ...DEFAULT_RETRY_POLICY, retries: settings.retries },
     logger,
-    ...(io.signal ? { signal: io.signal } : {}),
+    signal: io.signal ? AbortSignal.any([io.signal, halt.signal]) : halt.signal,
   });
   const headers = { authorization: basicAuthorization(settings.credentials), accept: 'application/json' };
-  const days = new DayCompletion(units, { storeCodes: settings.storeCodes, settleDays: settings.settleDays, now: io.now ?? new Date() }, io.state, logger);
+  const rules = { storeCodes: settings.storeCodes, settleDays: settings.settleDays, giveUpDays: settings.giveUpDays, now };
+  const days = new DayCompletion(units, rules, io.state, logger);
   const started = Date.now();
   let rows = 0;
   let rejected = 0;
   let warnings = 0;
-  let outcomes: UnitOutcome[];
+  let unchanged = 0;
+  const rowsByMetric: Record<string, number> = {};
+  let result: PipelineResult;
   try {
-    outcomes = await runPipeline(units, {
+    await days.markAsked();
+    result = await runPipeline(units, {
       concurrency: settings.concurrency,
       sink: io.sink,
+      halt,
       ...(io.signal ? { signal: io.signal } : {}),
       fetch: (unit) =>
         fetchUnit(unit, {
@@ -139,7 +168,8 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
           logger,
           onPage: (current, page, rowsSoFar) => io.progress.page(unitLabel(current), page, rowsSoFar),
         }),
-      onOutcome: async (outcome) => {
+      settle: (outcome) => days.settle(outcome),
+      onOutcome: (outcome) => {
         const label = unitLabel(outcome.unit);
         if (!outcome.ok) {
           logger.error(failureLine(label, outcome.error), { unit: label, exit_code: exitCodeFor(outcome.error) });
@@ -147,32 +177,49 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
         } else {
           const { data } = outcome;
           rows += data.rowCount;
+          rowsByMetric[data.unit.metric.name] = (rowsByMetric[data.unit.metric.name] ?? 0) + data.rowCount;
           rejected += data.rejected.length;
           warnings += data.warnings.length;
+          if (outcome.path !== undefined && !outcome.changed) unchanged++;
           for (const warning of data.warnings) logger.warn(`${label}: ${warning}`);
           for (const record of data.rejected) {
             // Names the record and its value like the --on-invalid fail line: with -o - this line is all that is kept.
             const { store_code: storeCode } = (record.record ?? {}) as { store_code?: unknown };
             logger.warn(`${label}: rejected record (store_code ${describeValue(storeCode)}): ${describeViolation(record)}`);
           }
+          const kept = outcome.path !== undefined && !outcome.changed ? ' (unchanged)' : '';
           io.progress.unitDone(
             `${label}: ${data.rowCount} rows from ${data.count} results in ${data.pages} page(s)` +
-              `${data.rejected.length ? `, ${data.rejected.length} rejected` : ''} -> ${outcome.destination}`,
-            { unit: label, rows: data.rowCount, results: data.count, pages: data.pages, rejected: data.rejected.length, warnings: data.warnings.length, destination: outcome.destination },
+              `${data.rejected.length ? `, ${data.rejected.length} rejected` : ''} -> ${outcome.destination}${kept}`,
+            {
+              unit: label,
+              rows: data.rowCount,
+              results: data.count,
+              pages: data.pages,
+              rejected: data.rejected.length,
+              warnings: data.warnings.length,
+              destination: outcome.destination,
+              ...(outcome.path === undefined ? {} : { path: outcome.path }),
+              changed: outcome.changed,
+            },
           );
         }
-        await days.record(outcome);
+        days.logNotes();
       },
     });
   } finally {
     await dispatcher.close();
   }
+  const { outcomes } = result;
   const failures = outcomes.flatMap((outcome) => (outcome.ok ? [] : [{ unit: outcome.unit, error: outcome.error }]));
   return {
     units: units.length,
     succeeded: outcomes.length - failures.length,
+    unchanged,
     notTried: units.length - outcomes.length,
+    ...(result.stoppedBy === undefined ? {} : { stoppedBy: result.stoppedBy }),
     rows,
+    rowsByMetric,
     rejected,
     warnings: warnings + days.warnings,
     seconds: (Date.now() - started) / 1000,
@@ -186,12 +233,14 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
  */
 function failureLine(label: string, error: unknown): string {
   const message = messageOf(error);
-  return message.startsWith(`${label}:`) ? message : `${label}: ${message}`;
+  // A request's errors start with the unit's label and page (`traffic 2026-11-20 page 2: ...`).
+  return message.startsWith(`${label}:`) || message.startsWith(`${label} page `) ? message : `${label}: ${message}`;
 }
 
 interface DayRules {
   readonly storeCodes: readonly string[];
   readonly settleDays: number;
+  readonly giveUpDays: number;
   readonly now: Date;
 }
 
@@ -207,20 +256,21 @@ interface DayTally {
 const NAMED_STORES = 5;
 
 /**
- * Decides, once every unit of a (metric, day) is committed (in plan order), whether the day is complete, and records
- * it in the state or says why not. A day is complete when its window is over, it has results, and no store of the
- * metric's last complete day (with `--store`: no store asked for) is missing; a day `settleDays` old is complete even
- * with stores missing, so a store that closed does not hold the state back. A day after the last complete one that is
- * not complete stops the metric there in this run, so `--catch-up` asks for it again and no gap is hidden.
+ * Judges each (metric, day) once every unit of it is committed (in plan order), and records the judgement in the
+ * state: complete when its window is over, it has results, and no store of the metric's latest complete day (with
+ * `--store`: no store asked for) is missing; a day `settleDays` old is complete even with stores missing, so a store
+ * that closed does not hold the state back. Otherwise the day is pending with its reason, and a day still unpublished
+ * `giveUpDays` after its window ended is given up, with one warning. A day already final stays final. Each day is
+ * judged on its own: a pending day never holds later days back.
  */
 export class DayCompletion {
-  /** Warnings logged about days (not published, partly published, not over). */
+  /** Warnings logged about days (not published, partly published, not over, given up). */
   warnings = 0;
   private readonly tallies = new Map<string, DayTally>();
-  private readonly blocked = new Set<string>();
+  private notes: string[] = [];
 
   constructor(
-    units: readonly Unit[],
+    private readonly units: readonly Unit[],
     private readonly rules: DayRules,
     private readonly state: ImportState | undefined,
     private readonly logger: Logger,
@@ -233,10 +283,21 @@ export class DayCompletion {
     }
   }
 
-  async record(outcome: UnitOutcome): Promise<void> {
+  /** Before any request: the days of the run are pending until judged, so an interrupted run leaves them pending. */
+  async markAsked(): Promise<void> {
+    const asked = new Map<string, { key: string; day: UtcDay }>();
+    for (const unit of this.units) {
+      const key = stateKey(unit.metric.name, this.rules.storeCodes);
+      asked.set(`${key} ${unit.day}`, { key, day: unit.day });
+    }
+    await this.state?.markAsked([...asked.values()]);
+  }
+
+  /** Tallies the unit and, when it is its day's last, judges and records the day; returns the unit's final outcome. */
+  async settle(outcome: UnitOutcome): Promise<UnitOutcome> {
     const { metric, day } = outcome.unit;
     const tally = this.tallies.get(`${metric.name} ${day}`);
-    if (tally === undefined) return;
+    if (tally === undefined) return outcome;
     if (outcome.ok) {
       tally.results += outcome.data.count;
       for (const code of outcome.data.storeCodes) tally.stores.add(code);
@@ -244,52 +305,64 @@ export class DayCompletion {
       tally.failed = true;
     }
     if (--tally.left === 0) await this.finishDay(metric.name, day, tally);
+    return outcome;
+  }
+
+  /** Logs what the last `settle` had to say about its day (after the unit's own line). */
+  logNotes(): void {
+    for (const note of this.notes) this.logger.warn(note);
+    this.notes = [];
   }
 
   private async finishDay(metric: MetricName, day: UtcDay, tally: DayTally): Promise<void> {
     const key = stateKey(metric, this.rules.storeCodes);
-    const last = this.state?.lastCompleteDay(key);
     const label = `${metric} ${day}`;
-    if (last !== undefined && day <= last) {
-      // Already complete (a look-back or a backfill): the state never moves backwards.
+    if (this.state?.isFinal(key, day)) {
+      // Already complete or accepted (a look-back or a backfill): a final day stays final.
       if (!tally.failed && tally.results === 0) this.warn(`${label}: no results on this re-import; the file of the earlier import is kept`);
       return;
     }
     if (tally.failed) {
-      // The failure has been logged with its unit and decides the exit code; later days must not hide it.
-      this.blocked.add(metric);
+      // The failure has been logged with its unit and decides the exit code; the day waits for the next run.
+      if (!this.state?.isGivenUp(key, day)) await this.state?.markPending(key, day, { reason: 'failed' });
       return;
     }
     if (day >= today(this.rules.now)) {
       this.warn(`${label}: today (UTC) is not over yet; imported what there is, not recorded complete`);
-      return this.pending(metric, key, day, { reason: 'not-over', stores: tally.stores.size });
+      await this.state?.markPending(key, day, { reason: 'not-over', stores: tally.stores.size });
+      return;
     }
     if (tally.results === 0) {
+      if (this.state?.isGivenUp(key, day)) return;
+      if (shouldGiveUp(day, this.rules.giveUpDays, this.rules.now)) {
+        this.warn(
+          `${label}: still not published ${this.rules.giveUpDays} days after its window ended (--give-up-days ${this.rules.giveUpDays}): given up, ` +
+            `--catch-up no longer asks for it; \`area-metrics accept ${metric} --date ${day}\` settles it, \`reopen\` asks again`,
+        );
+        await this.state?.markGivenUp(key, day);
+        return;
+      }
       this.warn(`${label}: no results: the vendor has not published this day yet; nothing written, not recorded complete; the next --catch-up asks again`);
-      return this.pending(metric, key, day, { reason: 'not-published', stores: 0 });
+      await this.state?.markPending(key, day, { reason: 'not-published', stores: 0 });
+      return;
     }
     const expected = this.rules.storeCodes.length > 0 ? this.rules.storeCodes : (this.state?.storeCodes(key) ?? []);
     const missing = expected.filter((code) => !tally.stores.has(code));
     if (missing.length > 0) {
       const named = `${missing.slice(0, NAMED_STORES).join(', ')}${missing.length > NAMED_STORES ? ', ...' : ''}`;
-      const what = `${missing.length} of ${expected.length} stores${this.rules.storeCodes.length > 0 ? ' asked for' : ' of the last complete day'} missing (${named})`;
+      const what = `${missing.length} of ${expected.length} stores${this.rules.storeCodes.length > 0 ? ' asked for' : ' of the latest complete day'} missing (${named})`;
       if (!isSettled(day, this.rules.settleDays, this.rules.now)) {
         this.warn(`${label}: partly published: ${what}; file written with ${tally.stores.size} store${tally.stores.size === 1 ? '' : 's'}, not recorded complete; the next --catch-up asks again`);
-        return this.pending(metric, key, day, { reason: 'partial', missingStores: missing.length, stores: tally.stores.size });
+        await this.state?.markPending(key, day, { reason: 'partly-published', missingStores: missing.length, stores: tally.stores.size });
+        return;
       }
       this.warn(`${label}: ${what}; recorded complete anyway: the day is at least --settle-days ${this.rules.settleDays} days old`);
     }
-    if (this.blocked.has(metric)) return;
     await this.state?.markComplete(key, day, [...tally.stores]);
-  }
-
-  private async pending(metric: MetricName, key: string, day: UtcDay, status: PendingDay): Promise<void> {
-    this.blocked.add(metric);
-    await this.state?.markPending(key, day, status);
   }
 
   private warn(line: string): void {
     this.warnings++;
-    this.logger.warn(line);
+    this.notes.push(line);
   }
 }

@@ -98,6 +98,7 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number)
       baseUrl: options.baseUrl,
       headers: options.headers,
       parse: (response) => decodePage(response.body, context),
+      label: (page) => `${unitLabel(unit)} page ${page}`,
       onRebase: (from, to) => {
         if (rebaseWarned) return;
         rebaseWarned = true;

@@ -34,6 +34,51 @@ export async function writeFileAtomic(path: string, chunks: Iterable<string | Ui
   }
 }
 
+/**
+ * Like `writeFileAtomic`, unless the file already holds exactly these bytes: then it is left untouched (same inode and
+ * mtime, so a loader that watches files sees no change) and false is returned. `chunks` is called once per pass.
+ */
+export async function writeFileAtomicIfChanged(
+  path: string,
+  chunks: () => Iterable<string | Uint8Array>,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  if (await holdsBytes(path, chunks())) return false;
+  await writeFileAtomic(path, chunks(), signal);
+  return true;
+}
+
+/** Whether the file at `path` is exactly these bytes; a file that cannot be read is not (the write then reports why). */
+async function holdsBytes(path: string, chunks: Iterable<string | Uint8Array>): Promise<boolean> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'r');
+  } catch {
+    return false;
+  }
+  try {
+    const { size } = await handle.stat();
+    let offset = 0;
+    for (const chunk of chunks) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+      if (offset + bytes.length > size) return false;
+      const onDisk = Buffer.allocUnsafe(bytes.length);
+      for (let read = 0; read < bytes.length; ) {
+        const { bytesRead } = await handle.read(onDisk, read, bytes.length - read, offset + read);
+        if (bytesRead === 0) return false;
+        read += bytesRead;
+      }
+      if (!onDisk.equals(bytes)) return false;
+      offset += bytes.length;
+    }
+    return offset === size;
+  } catch {
+    return false;
+  } finally {
+    await handle.close().catch(() => {});
+  }
+}
+
 async function writeThenRename(path: string, chunks: Iterable<string | Uint8Array>, signal: AbortSignal | undefined): Promise<void> {
   const folder = dirname(path);
   const temp = tempName(folder, basename(path));

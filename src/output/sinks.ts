@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { writeFileAtomic } from './atomic-file.js';
+import { writeFileAtomicIfChanged } from './atomic-file.js';
 import { extensionOf, jsonOrUndefined, type OutputEncoding } from './format.js';
 import { asOutputError } from './write-failure.js';
 
@@ -24,9 +24,17 @@ export interface UnitData {
   readonly rejected: readonly SetAsideRecord[];
 }
 
+/** What committing a unit did. */
+export interface UnitWrite {
+  /** False when the output already held these bytes and was left untouched. */
+  readonly changed: boolean;
+  /** The file, for sinks that write files. */
+  readonly path?: string;
+}
+
 /** Where a complete unit goes. `commit` is called once per unit, in plan order, only for complete units. */
 export interface UnitSink {
-  commit(data: UnitData, signal?: AbortSignal): Promise<void>;
+  commit(data: UnitData, signal?: AbortSignal): Promise<UnitWrite>;
   /** Human description of where the unit went, for the log. */
   describe(data: UnitData): string;
 }
@@ -79,9 +87,10 @@ export class FileSink implements UnitSink {
     return join(this.outputDir, '_rejected', data.unit.metric.name, unitFileName(data, 'ndjson'));
   }
 
-  async commit(data: UnitData, signal?: AbortSignal): Promise<void> {
+  async commit(data: UnitData, signal?: AbortSignal): Promise<UnitWrite> {
     const { metric } = data.unit;
-    await writeFileAtomic(this.pathOf(data), unitChunks(data, true), signal);
+    const path = this.pathOf(data);
+    const changed = await writeFileAtomicIfChanged(path, () => unitChunks(data, true), signal);
     const rejectedPath = this.rejectedPathOf(data);
     if (data.rejected.length === 0) {
       // A re-run that finds the data clean removes what an earlier run set aside, so the folder tells the truth.
@@ -90,14 +99,15 @@ export class FileSink implements UnitSink {
       } catch (error) {
         throw asOutputError(error, `cannot remove ${rejectedPath}`);
       }
-      return;
+      return { changed, path };
     }
     const lines = data.rejected.map((rejected) => {
       const line = { metric: metric.name, day: data.unit.day, field: rejected.field, value: rejected.value ?? null, reason: rejected.reason, record: rejected.record };
       // A record nested deeper than JSON.stringify can go is kept as a note rather than failing the unit.
       return `${jsonOrUndefined(line) ?? JSON.stringify({ ...line, value: null, record: '(nested too deeply to keep)' })}\n`;
     });
-    await writeFileAtomic(rejectedPath, lines, signal);
+    await writeFileAtomicIfChanged(rejectedPath, () => lines, signal);
+    return { changed, path };
   }
 
   describe(data: UnitData): string {
@@ -111,9 +121,10 @@ export class StreamSink implements UnitSink {
 
   constructor(private readonly stream: Writable) {}
 
-  async commit(data: UnitData): Promise<void> {
+  async commit(data: UnitData): Promise<UnitWrite> {
     for (const chunk of unitChunks(data, !this.headerWritten)) await this.write(chunk);
     this.headerWritten = true;
+    return { changed: true };
   }
 
   describe(): string {

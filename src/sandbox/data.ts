@@ -5,17 +5,19 @@ import type { MetricName } from './types.js';
 /**
  * The sandbox's synthetic data set. Every datum is a pure function of (seed, store, local day, zone), so the
  * data does not depend on the wall clock except for which days exist (the `days` UTC days ending yesterday), and
- * a query only costs the results it returns.
+ * a query only costs the results it returns. Which of them are served at a moment is decided in `serving.ts`.
  */
 
 const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
 
 /**
- * UTC offsets in minutes, assigned round-robin so that any 4 consecutive stores already include +00:00, +02:00,
- * -05:00 and +05:30. Stores east of UTC answer the UTC window of the day before their local day (that is intended).
+ * UTC offsets in minutes, assigned round-robin so that the first 4 stores already include +00:00, +02:00, -05:00
+ * and +05:30, and 14 stores span -11:00 to +13:00 (the far ends of inhabited offsets, whose local days start and end
+ * furthest from UTC's). Stores east of UTC answer the UTC window of the day before their local day (that is intended).
+ * New offsets go at the end, so the stores that exist keep theirs.
  */
-export const STORE_OFFSETS_MINUTES: readonly number[] = [120, 0, -300, 330, 60, -480, 540, 345, -210, 600, -180, 480];
+export const STORE_OFFSETS_MINUTES: readonly number[] = [120, 0, -300, 330, 60, -480, 540, 345, -210, 600, -180, 480, -660, 780];
 
 /**
  * Free-text zone labels as stores name them: `[n] LABEL` forms, commas, double quotes, semicolons, non-ASCII.
@@ -98,6 +100,8 @@ export interface QueryRefs {
   readonly count: number;
   readonly storeIndexes: Int32Array;
   readonly localDays: Int32Array;
+  /** The latest local midnight among them (epoch ms), or -Infinity when there are none. */
+  readonly latestMs: number;
 }
 
 /** Instants in epoch milliseconds, both inclusive. */
@@ -238,15 +242,11 @@ export class Dataset {
     const fromMs = Math.max(window.fromMs, coverage.fromMs);
     const toMs = Math.min(window.toMs, coverage.toMs);
     const key = `${metric}|${fromMs}|${toMs}|${storeIndex ?? '*'}`;
-    const cached = this.queryCache.get(key);
-    if (cached) {
-      // Refresh its place in the LRU order.
-      this.queryCache.delete(key);
-      this.queryCache.set(key, cached);
-      return cached;
-    }
+    const cached = this.cached(key);
+    if (cached) return cached;
     const storeIndexes: number[] = [];
     const localDays: number[] = [];
+    let latestMs = Number.NEGATIVE_INFINITY;
     if (fromMs <= toMs) {
       const first = storeIndex ?? 0;
       const last = storeIndex ?? this.config.stores - 1;
@@ -258,6 +258,7 @@ export class Dataset {
           storeIndexes.push(index);
           localDays.push(day);
         }
+        if (firstDay <= lastDay) latestMs = Math.max(latestMs, lastDay * DAY_MS - offsetMs);
       }
     }
     const refs: QueryRefs = {
@@ -265,6 +266,7 @@ export class Dataset {
       count: storeIndexes.length,
       storeIndexes: Int32Array.from(storeIndexes),
       localDays: Int32Array.from(localDays),
+      latestMs,
     };
     // Fisher-Yates with a PRNG seeded by the query, so the order is stable for the query but not sorted.
     const random = seededRandom(hashInts(this.config.seed, hashString(key)));
@@ -273,36 +275,67 @@ export class Dataset {
       swap(refs.storeIndexes, position, other);
       swap(refs.localDays, position, other);
     }
-    this.queryCache.set(key, refs);
+    this.remember(refs);
+    return refs;
+  }
+
+  private cached(key: string): QueryRefs | undefined {
+    const cached = this.queryCache.get(key);
+    if (cached) {
+      // Refresh its place in the LRU order.
+      this.queryCache.delete(key);
+      this.queryCache.set(key, cached);
+    }
+    return cached;
+  }
+
+  private remember(refs: QueryRefs): void {
+    this.queryCache.set(refs.key, refs);
     if (this.queryCache.size > QUERY_CACHE_ENTRIES) {
       const oldest = this.queryCache.keys().next().value;
       if (oldest !== undefined) this.queryCache.delete(oldest);
     }
-    return refs;
   }
 
   /**
-   * The refs that `keep` accepts, in the same order, as a query of their own named `key` (for caches): results the
-   * vendor has not published yet are left out this way.
+   * The refs that `keep` accepts, in the same order, as a query of their own named `key` (cached under it, so `key`
+   * must name everything `keep` depends on): results the vendor does not serve are left out this way.
    */
   filter(refs: QueryRefs, keep: (storeIndex: number, localDay: number) => boolean, key: string): QueryRefs {
+    const cached = this.cached(key);
+    if (cached) return cached;
     const storeIndexes: number[] = [];
     const localDays: number[] = [];
+    let latestMs = Number.NEGATIVE_INFINITY;
     for (let position = 0; position < refs.count; position += 1) {
-      if (!keep(refs.storeIndexes[position]!, refs.localDays[position]!)) continue;
-      storeIndexes.push(refs.storeIndexes[position]!);
-      localDays.push(refs.localDays[position]!);
+      const storeIndex = refs.storeIndexes[position]!;
+      const localDay = refs.localDays[position]!;
+      if (!keep(storeIndex, localDay)) continue;
+      storeIndexes.push(storeIndex);
+      localDays.push(localDay);
+      latestMs = Math.max(latestMs, Dataset.instantOf(localDay, this.store(storeIndex).offsetMinutes));
     }
-    return { key, count: storeIndexes.length, storeIndexes: Int32Array.from(storeIndexes), localDays: Int32Array.from(localDays) };
+    const kept = { key, count: storeIndexes.length, storeIndexes: Int32Array.from(storeIndexes), localDays: Int32Array.from(localDays), latestMs };
+    this.remember(kept);
+    return kept;
+  }
+
+  /** The seed of a result's values as first published (revision 0) or as a later correction revised them. */
+  revisionSeed(revision: number): number {
+    return revision === 0 ? this.config.seed : hashInts(this.config.seed, 31, revision);
+  }
+
+  /** The seed of the values of a local day still running, as they stood in a given hour (hours since the epoch). */
+  provisionalSeed(hour: number): number {
+    return hashInts(this.config.seed, 37, hour);
   }
 
   /**
-   * One result object: a store on its local day, with one entry per zone. A `revision` above 0 gives the values a
-   * vendor's later correction would: other, equally valid ones (the stores and zones stay).
+   * One result object: a store on its local day, with one entry per zone. Another `seed` than the data set's
+   * (`revisionSeed`, `provisionalSeed`) gives other, equally valid values: the stores and zones stay.
    */
-  result(metric: MetricName, storeIndex: number, localDay: number, revision = 0): MetricResult {
+  result(metric: MetricName, storeIndex: number, localDay: number, seed = this.config.seed): MetricResult {
     const store = this.store(storeIndex);
-    const seed = revision === 0 ? this.config.seed : hashInts(this.config.seed, 31, revision);
     const salt = METRIC_SALT[metric];
     const date = `${new Date(localDay * DAY_MS).toISOString().slice(0, 10)}T00:00:00${store.offsetText}`;
     const zoneNames = store.zoneNames;
@@ -331,20 +364,20 @@ export class Dataset {
     return { store_code: store.code, date, granularity: 'daily', values };
   }
 
-  /** The results of refs[start, end) in served order, each at the revision `revisionOf` gives (default 0). */
+  /** The results of refs[start, end) in served order, each with the values of the seed `seedOf` gives (default: as first published). */
   slice(
     metric: MetricName,
     refs: QueryRefs,
     start: number,
     end: number,
-    revisionOf?: (storeIndex: number, localDay: number) => number,
+    seedOf?: (storeIndex: number, localDay: number) => number,
   ): MetricResult[] {
     const results: MetricResult[] = [];
     const stop = Math.min(end, refs.count);
     for (let position = start; position < stop; position += 1) {
       const storeIndex = refs.storeIndexes[position]!;
       const localDay = refs.localDays[position]!;
-      results.push(this.result(metric, storeIndex, localDay, revisionOf?.(storeIndex, localDay) ?? 0));
+      results.push(this.result(metric, storeIndex, localDay, seedOf?.(storeIndex, localDay) ?? this.config.seed));
     }
     return results;
   }

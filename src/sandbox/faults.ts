@@ -1,17 +1,23 @@
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
+import { SANDBOX_LIMITS, type Limit } from './limits.js';
 import type { SandboxFaults } from './types.js';
 
 const count = z.number().int().min(1);
+
+/** The schema of a whole number inside a limit of the limits table, for settings that arrive as JSON. */
+export function integerIn(limit: Limit): z.ZodNumber {
+  return z.number().int().min(limit.min).max(limit.max);
+}
 // A failure is an error status: a 1xx leaves the client waiting and a 204/304 cannot carry the JSON error body.
 const status = z.number().int().min(400).max(599);
 
 /** Every way faults reach the sandbox (options, setFaults, CLI flags, the admin endpoint) goes through this. */
 export const sandboxFaultsSchema = z.strictObject({
-  latencyMs: z.number().int().min(0).max(600_000).optional(),
+  latencyMs: integerIn(SANDBOX_LIMITS.latencyMs).optional(),
   failNth: z.strictObject({ n: count, status, times: count.optional() }).optional(),
   rateLimitNth: z
-    .strictObject({ n: count, retryAfterSeconds: z.number().int().min(0).max(86_400), times: count.optional() })
+    .strictObject({ n: count, retryAfterSeconds: integerIn(SANDBOX_LIMITS.retryAfterSeconds), times: count.optional() })
     .optional(),
   truncateNth: z.strictObject({ n: count, times: count.optional() }).optional(),
   foreignNextOrigin: z
@@ -19,7 +25,7 @@ export const sandboxFaultsSchema = z.strictObject({
     .refine((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), 'an http(s) origin')
     .optional(),
   repeatResult: z.boolean().optional(),
-  tokenLatencyMs: z.number().int().min(0).max(600_000).optional(),
+  tokenLatencyMs: integerIn(SANDBOX_LIMITS.latencyMs).optional(),
   tokenFailNth: z.strictObject({ n: count, status, times: count.optional() }).optional(),
 });
 

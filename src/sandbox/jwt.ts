@@ -4,7 +4,7 @@ function base64url(data: string | Buffer): string {
   return Buffer.from(data).toString('base64url');
 }
 
-/** A compact HS256 JWS (RFC 7515/7519) over the given claims. */
+/** A signed JWT in compact form: base64url(header).base64url(claims).base64url(HMAC-SHA256 of the first two). */
 export function signHs256(claims: Record<string, unknown>, key: string): string {
   const signingInput = `${base64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${base64url(JSON.stringify(claims))}`;
   const signature = createHmac('sha256', key).update(signingInput).digest('base64url');

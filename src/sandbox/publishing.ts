@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
+import { integerIn } from './faults.js';
+import { SANDBOX_LIMITS } from './limits.js';
 import type { SandboxPublishing } from './types.js';
 
 const DAY_MS = 86_400_000;
@@ -13,7 +15,7 @@ const stores = z.array(z.string().min(1)).min(1).optional();
 /** Every way publishing rules reach the sandbox (options, setPublishing, CLI flags, the admin endpoint) goes through this. */
 export const sandboxPublishingSchema = z.strictObject({
   hidden: z.array(z.strictObject({ day, stores })).optional(),
-  corrected: z.array(z.strictObject({ day, stores, revision: z.number().int().min(1).max(1_000_000) })).optional(),
+  corrected: z.array(z.strictObject({ day, stores, revision: integerIn(SANDBOX_LIMITS.revision) })).optional(),
 });
 
 export function parsePublishing(input: unknown, where: string): SandboxPublishing {

@@ -58,7 +58,7 @@ export interface SandboxOptions {
   stores?: number;
   /** Most zones a store has (each store has between ceil(zones/2) and zones). Default 6. */
   zones?: number;
-  /** UTC days covered, ending yesterday (UTC). Default 14. */
+  /** UTC days covered, ending yesterday (UTC): the local midnights they hold. Default 14. */
   days?: number;
   /** Default 1. */
   seed?: number;
@@ -72,8 +72,17 @@ export interface SandboxOptions {
   tokenSigningKey?: string;
   faults?: SandboxFaults;
   publishing?: SandboxPublishing;
-  /** "Yesterday" is computed from this (default real clock). Token `iat`/`exp` always use the real clock. */
+  /**
+   * The sandbox's clock (default the real one): which days exist ("yesterday") and which local days have ended are
+   * decided by it, on every request. Token `iat`/`exp` always use the real clock.
+   */
   now?: () => Date;
+  /**
+   * Serve a store's local day while it is still running, with values that change every hour until it ends. Default
+   * false: a local day is served only once it has ended (24 hours after its local midnight), as a real vendor
+   * cannot have final figures earlier.
+   */
+  serveInProgress?: boolean;
   /** Called once per answered request (e.g. to log it); it must not throw. */
   onRequest?: (request: Readonly<RecordedRequest>) => void;
 }
@@ -116,8 +125,8 @@ export interface Sandbox {
   /** Replaces the publishing rules (`{}`: everything published, as first published). */
   setPublishing(publishing: SandboxPublishing): void;
   /**
-   * The sandbox's own results for a window, exactly as it serves them over all pages (unsorted order), without
-   * the effect of fault switches (but with the publishing rules: they are the data).
+   * The sandbox's own results for a window, exactly as it serves them at its `now` over all pages (unsorted order),
+   * without the effect of fault switches (but with the publishing rules and the end of local days: they are the data).
    */
   results(metric: MetricName, window: ResultWindow): unknown[];
   close(): Promise<void>;

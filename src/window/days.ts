@@ -1,4 +1,3 @@
-import { DateTime } from 'luxon';
 import { UsageError } from '../errors.js';
 
 /** A calendar day in UTC, as `YYYY-MM-DD`. */
@@ -9,7 +8,10 @@ const DAY_MS = 86_400_000;
 
 /** Whether `value` is a `YYYY-MM-DD` day that exists (`2026-02-30` and `2026-2-3` are not). */
 export function isValidDay(value: string): boolean {
-  return DAY_PATTERN.test(value) && DateTime.fromISO(value, { zone: 'utc' }).isValid;
+  // Date rolls an impossible day over (02-30 becomes 03-02), so a day that exists comes back unchanged.
+  if (!DAY_PATTERN.test(value)) return false;
+  const ms = Date.parse(`${value}T00:00:00Z`);
+  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === value;
 }
 
 /** Parses a `YYYY-MM-DD` flag value strictly: `2026-02-30` and `2026-2-3` are usage errors. */
@@ -92,34 +94,60 @@ function notInFuture(day: UtcDay, flag: string, now: Date): UtcDay {
 
 /** What `--catch-up` does for one metric. */
 export interface CatchUpPlan {
-  /** Days to import, oldest first: the look-back days, then the missing days this run takes. */
+  /** Days to import, oldest first: look-back, pending and new days together. */
   readonly days: UtcDay[];
-  /** The complete days re-imported before the first missing one (`--lookback`). */
-  readonly lookbackDays: number;
-  /** Set when `--max-days` cut the missing days: the first and last day left for a later run, and how many. */
-  readonly left?: { readonly from: UtcDay; readonly to: UtcDay; readonly count: number };
+  /** The complete days re-imported for late corrections (`--lookback`). */
+  readonly lookback: UtcDay[];
+  /** Pending days retried in this run. */
+  readonly pending: UtcDay[];
+  /** Days after the last settled one, taken in this run. */
+  readonly fresh: UtcDay[];
+  /** Set when `--max-days` cut the new days: the first and last day left for a later run, and how many. */
+  readonly freshLeft?: { readonly from: UtcDay; readonly to: UtcDay; readonly count: number };
+  /** Pending days left for a later run by `--max-days`. */
+  readonly pendingLeft?: number;
+}
+
+/** What catch-up needs of a metric's coverage. */
+export interface CatchUpCoverage {
+  /** The complete days, oldest first (look-back takes the latest). */
+  readonly complete: readonly UtcDay[];
+  /** The latest day that is complete, accepted or given up: new days start after it. */
+  readonly settledThrough: UtcDay | undefined;
+  /** Days asked for before and not final yet, oldest first (given-up days are not among them). */
+  readonly pending: readonly UtcDay[];
 }
 
 /**
- * Every day after `lastCompleteDay` through yesterday, at most `maxDays` of them (oldest first, so the state advances
- * day by day), preceded by `lookback` complete days to pick up late corrections. No last complete day means
+ * The pending days, and every day after the last settled one through yesterday: a pending day never holds later days
+ * back. `maxDays` bounds each of the two, oldest first (pending days that wait are retried by the next run, new days
+ * continue where this run stopped). `lookback` adds the latest complete days, for late corrections. No coverage means
  * yesterday only: how far back to go is a backfill's decision, not a guess.
  */
-export function catchUpDays(
-  lastCompleteDay: UtcDay | undefined,
-  options: { readonly maxDays: number; readonly lookback: number },
-  now: Date,
-): CatchUpPlan {
+export function catchUpDays(coverage: CatchUpCoverage, options: { readonly maxDays: number; readonly lookback: number }, now: Date): CatchUpPlan {
   const last = yesterday(now);
-  if (lastCompleteDay === undefined) return { days: [last], lookbackDays: 0 };
-  const first = addDays(lastCompleteDay, 1);
-  const missing = first > last ? [] : daysBetween(first, last);
-  const taken = missing.slice(0, options.maxDays);
-  const lookback = options.lookback === 0 ? [] : daysBetween(addDays(first, -options.lookback), lastCompleteDay);
-  const rest = missing.slice(options.maxDays);
+  const pendingAll = coverage.pending.filter((day) => day <= last);
+  const waiting = new Set(pendingAll);
+  const first = coverage.settledThrough === undefined ? last : addDays(coverage.settledThrough, 1);
+  const freshAll = first > last ? [] : daysBetween(first, last).filter((day) => !waiting.has(day));
+  const fresh = freshAll.slice(0, options.maxDays);
+  const pending = pendingAll.slice(0, options.maxDays);
+  const lookback = options.lookback === 0 ? [] : coverage.complete.slice(-options.lookback);
+  const freshRest = freshAll.slice(options.maxDays);
   return {
-    days: [...lookback, ...taken],
-    lookbackDays: lookback.length,
-    ...(rest.length > 0 ? { left: { from: rest[0]!, to: rest.at(-1)!, count: rest.length } } : {}),
+    days: [...new Set([...lookback, ...pending, ...fresh])].sort(),
+    lookback,
+    pending,
+    fresh,
+    ...(freshRest.length > 0 ? { freshLeft: { from: freshRest[0]!, to: freshRest.at(-1)!, count: freshRest.length } } : {}),
+    ...(pendingAll.length > pending.length ? { pendingLeft: pendingAll.length - pending.length } : {}),
   };
+}
+
+/**
+ * Whether a day that has no results yet is given up: its window ended `giveUpDays` days ago or more (the window of D
+ * ends at the start of D+1).
+ */
+export function shouldGiveUp(day: UtcDay, giveUpDays: number, now: Date): boolean {
+  return now.getTime() - Date.parse(`${addDays(day, 1)}T00:00:00Z`) >= giveUpDays * DAY_MS;
 }

@@ -207,7 +207,7 @@ describe('token against an auth server', () => {
     [['--raw', '--json'], '--raw and --json'],
     [['--app', 'com.acme'], '--app needs --broker'],
     [['--timeout', 'soon'], '--timeout'],
-    [['--timeout', '0.0001'], '--timeout must be a number of seconds from 0.001 to 3600'],
+    [['--timeout', '0.0001'], '--timeout "0.0001" must be a number of seconds from 0.001 to 3600'],
     [['--retries', '-1'], '--retries'],
   ])('rejects %j as a usage error', async (args, message) => {
     const result = await run(['--auth-url', baseUrl, '--client-id', 'a', ...args]);

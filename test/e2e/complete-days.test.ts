@@ -7,9 +7,10 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { servingDaysInProgress } from '../helpers/sandbox-clock.js';
 import { assertBuilt, runCli, startCli, stopAllClis } from '../helpers/cli.js';
 import { deadPid, livePid } from '../helpers/pids.js';
-import { listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
+import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Days-S3cret-7f01';
 const STATE = '.area-metrics-state.json';
@@ -36,13 +37,18 @@ function requestedDays(before: number, metric?: string): string[] {
     .sort();
 }
 
-interface StateV2 {
+interface StateV3 {
   version: number;
-  metrics: Record<string, { lastCompleteDay?: string; stores?: number; pending?: Record<string, { reason: string; missingStores?: number }> }>;
+  metrics: Record<string, { complete?: [string, string][]; stores?: number; pending?: Record<string, { reason: string; missingStores?: number }> }>;
 }
 
-async function readState(out: string): Promise<StateV2> {
-  return JSON.parse(await readFile(join(out, STATE), 'utf8')) as StateV2;
+async function readState(out: string): Promise<StateV3> {
+  return JSON.parse(await readFile(join(out, STATE), 'utf8')) as StateV3;
+}
+
+/** A key's latest complete day. */
+function lastComplete(state: StateV3, key: string): string | undefined {
+  return state.metrics[key]?.complete?.at(-1)?.[1];
 }
 
 async function writeV1State(out: string, lastCompleteDay: Record<string, string>): Promise<void> {
@@ -62,7 +68,7 @@ async function storesIn(path: string): Promise<string[]> {
 
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({ port: 0, stores: 4, zones: 2, days: 12, clientId: 'days-client', clientSecret: SECRET });
+  sandbox = await startSandbox({ ...servingDaysInProgress(), port: 0, stores: 4, zones: 2, days: 12, clientId: 'days-client', clientSecret: SECRET });
 });
 
 afterEach(async () => {
@@ -89,7 +95,7 @@ describe('a vendor that has not published yet', () => {
     }
     expect(await listFiles(out)).toEqual([STATE]);
     const state = await readState(out);
-    expect(state.metrics.traffic?.lastCompleteDay).toBe(daysAgo(2));
+    expect(lastComplete(state, 'traffic')).toBe(daysAgo(2));
     expect(state.metrics.traffic?.pending).toEqual({ [yesterday]: { reason: 'not-published', stores: 0 } });
 
     sandbox.setPublishing({});
@@ -100,7 +106,7 @@ describe('a vendor that has not published yet', () => {
     expect(requestedDays(before)).toEqual([yesterday, yesterday, yesterday]);
     expect(await storesIn(join(out, 'traffic', `${yesterday}.csv`))).toEqual(STORES);
     const healed = await readState(out);
-    expect(healed.metrics.traffic).toMatchObject({ lastCompleteDay: yesterday, stores: 4 });
+    expect(healed.metrics.traffic).toMatchObject({ complete: [expect.arrayContaining([yesterday])], stores: 4 });
     expect(healed.metrics.traffic?.pending).toBeUndefined();
   });
 
@@ -111,9 +117,14 @@ describe('a vendor that has not published yet', () => {
     const result = await runCli(importArgs('traffic', out, '--catch-up'));
     expect(result.code, result.stderr).toBe(0);
     expect(warnings(result.stderr)).toEqual([expect.stringContaining(`traffic ${daysAgo(5)}: no results`)]);
-    // The later days are written, but the state waits at the gap.
+    // The later days are written and complete; the empty day stays pending, a gap that status shows.
     expect(await listFiles(out)).toEqual([STATE, ...[4, 3, 2, 1].map((n) => `traffic/${daysAgo(n)}.csv`)]);
-    expect((await readState(out)).metrics.traffic?.lastCompleteDay).toBe(daysAgo(6));
+    const state = await readState(out);
+    expect(state.metrics.traffic?.complete).toEqual([
+      [daysAgo(6), daysAgo(6)],
+      [daysAgo(4), daysAgo(1)],
+    ]);
+    expect(state.metrics.traffic?.pending).toEqual({ [daysAgo(5)]: { reason: 'not-published', stores: 0 } });
   });
 });
 
@@ -122,24 +133,28 @@ describe('a vendor that publishes store by store', () => {
     const out = await tempDir();
     const first = await runCli(importArgs('traffic', out, '--date', daysAgo(3)));
     expect(first.code, first.stderr).toBe(0);
-    expect((await readState(out)).metrics.traffic).toMatchObject({ lastCompleteDay: daysAgo(3), stores: 4 });
+    expect((await readState(out)).metrics.traffic).toMatchObject({ complete: [expect.arrayContaining([daysAgo(3)])], stores: 4 });
 
     sandbox.setPublishing({ hidden: [{ day: daysAgo(2), stores: ['S002', 'S003'] }] });
     const partial = await runCli(importArgs('traffic', out, '--catch-up'));
     expect(partial.code, partial.stderr).toBe(0);
     expect(warnings(partial.stderr)).toEqual([
-      `warn: traffic ${daysAgo(2)}: partly published: 2 of 4 stores of the last complete day missing (S002, S003); file written with 2 stores, not recorded complete; the next --catch-up asks again`,
+      `warn: traffic ${daysAgo(2)}: partly published: 2 of 4 stores of the latest complete day missing (S002, S003); file written with 2 stores, not recorded complete; the next --catch-up asks again`,
     ]);
     expect(await storesIn(join(out, 'traffic', `${daysAgo(2)}.csv`))).toEqual(['S001', 'S004']);
     const state = await readState(out);
-    expect(state.metrics.traffic?.lastCompleteDay).toBe(daysAgo(3));
-    expect(state.metrics.traffic?.pending).toEqual({ [daysAgo(2)]: { reason: 'partial', missingStores: 2, stores: 2 } });
+    // Yesterday is complete all the same: the partly published day does not hold it back.
+    expect(state.metrics.traffic?.complete).toEqual([
+      [daysAgo(3), daysAgo(3)],
+      [daysAgo(1), daysAgo(1)],
+    ]);
+    expect(state.metrics.traffic?.pending).toEqual({ [daysAgo(2)]: { reason: 'partly-published', missingStores: 2, stores: 2 } });
 
     sandbox.setPublishing({});
     const complete = await runCli(importArgs('traffic', out, '--catch-up'));
     expect(complete.code, complete.stderr).toBe(0);
     expect(await storesIn(join(out, 'traffic', `${daysAgo(2)}.csv`))).toEqual(STORES);
-    expect((await readState(out)).metrics.traffic?.lastCompleteDay).toBe(daysAgo(1));
+    expect(lastComplete(await readState(out), 'traffic')).toBe(daysAgo(1));
   });
 
   it('a day --settle-days old is recorded complete with the missing stores named, and the next day is judged by it', async () => {
@@ -150,9 +165,9 @@ describe('a vendor that publishes store by store', () => {
     const result = await runCli(importArgs('unique-users', out, '--catch-up'));
     expect(result.code, result.stderr).toBe(0);
     expect(warnings(result.stderr)).toEqual([
-      `warn: unique-users ${daysAgo(3)}: 1 of 4 stores of the last complete day missing (S004); recorded complete anyway: the day is at least --settle-days 3 days old`,
+      `warn: unique-users ${daysAgo(3)}: 1 of 4 stores of the latest complete day missing (S004); recorded complete anyway: the day is at least --settle-days 3 days old`,
     ]);
-    expect((await readState(out)).metrics['unique-users']).toMatchObject({ lastCompleteDay: daysAgo(1), stores: 3 });
+    expect((await readState(out)).metrics['unique-users']).toMatchObject({ complete: [expect.arrayContaining([daysAgo(1)])], stores: 3 });
   });
 
   it('with --store the expectation is those stores; a store with no results writes no file', async () => {
@@ -163,7 +178,7 @@ describe('a vendor that publishes store by store', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(warnings(result.stderr)).toEqual([expect.stringContaining(`traffic ${daysAgo(1)}: partly published: 1 of 2 stores asked for missing (S002)`)]);
     expect(await listFiles(out)).toEqual([STATE, `traffic/${daysAgo(1)}.store-S001.csv`]);
-    expect((await readState(out)).metrics['traffic[store=S001,S002]']?.lastCompleteDay).toBe(daysAgo(2));
+    expect(lastComplete(await readState(out), 'traffic[store=S001,S002]')).toBe(daysAgo(2));
   });
 });
 
@@ -178,7 +193,7 @@ describe('future days and today', () => {
     expect(result.code).toBe(2);
     expect(result.stderr.trim().split('\n')).toEqual([expect.stringContaining(message)]);
     expect(sandbox.requests.length).toBe(before);
-    expect(await listFiles(out)).toEqual([]);
+    expect(await dataFiles(out)).toEqual([]);
   });
 
   it('today may be imported, with a warning naming it, and is never recorded complete', async () => {
@@ -187,7 +202,7 @@ describe('future days and today', () => {
     const result = await runCli(importArgs('traffic', out, '--date', today));
     expect(result.code, result.stderr).toBe(0);
     expect(warnings(result.stderr)).toEqual([`warn: traffic ${today}: today (UTC) is not over yet; imported what there is, not recorded complete`]);
-    expect((await readState(out)).metrics.traffic?.lastCompleteDay).toBeUndefined();
+    expect(lastComplete(await readState(out), 'traffic')).toBeUndefined();
   });
 });
 
@@ -202,7 +217,7 @@ describe('--catch-up per metric', () => {
     expect(requestedDays(before, 'unique-users')).toEqual([daysAgo(1)]);
     expect(requestedDays(before, 'avg-screen-time')).toEqual([]);
     const state = await readState(out);
-    for (const metric of ['traffic', 'unique-users', 'avg-screen-time']) expect(state.metrics[metric]?.lastCompleteDay).toBe(daysAgo(1));
+    for (const metric of ['traffic', 'unique-users', 'avg-screen-time']) expect(lastComplete(state, metric)).toBe(daysAgo(1));
   });
 
   it('a --max-days cut warns naming --max-days, the days imported and the days still missing; exit 0', async () => {
@@ -211,9 +226,9 @@ describe('--catch-up per metric', () => {
     const result = await runCli(importArgs('unique-users', out, '--catch-up', '--max-days', '3'));
     expect(result.code, result.stderr).toBe(0);
     expect(warnings(result.stderr)).toEqual([
-      `warn: unique-users: --max-days 3 cut the catch-up: importing ${daysAgo(9)}..${daysAgo(7)} now, 6 more days still missing (${daysAgo(6)}..${daysAgo(1)}); the next --catch-up continues`,
+      `warn: unique-users: --max-days 3 cut the new days: importing ${daysAgo(9)}..${daysAgo(7)} now, 6 more days are left (${daysAgo(6)}..${daysAgo(1)}) for the next --catch-up`,
     ]);
-    expect((await readState(out)).metrics['unique-users']?.lastCompleteDay).toBe(daysAgo(7));
+    expect(lastComplete(await readState(out), 'unique-users')).toBe(daysAgo(7));
   });
 });
 
@@ -237,7 +252,7 @@ describe('--lookback', () => {
     expect(after.get(`traffic/${daysAgo(4)}.csv`)).toEqual(before.get(`traffic/${daysAgo(4)}.csv`));
     expect(after.get(`traffic/${daysAgo(2)}.csv`)).toEqual(before.get(`traffic/${daysAgo(2)}.csv`));
     expect(after.get(`traffic/${daysAgo(3)}.csv`)).toEqual(corrected);
-    expect((await readState(out)).metrics.traffic?.lastCompleteDay).toBe(daysAgo(1));
+    expect(lastComplete(await readState(out), 'traffic')).toBe(daysAgo(1));
 
     // Up to date, a look-back still re-imports; a re-import that finds nothing keeps the earlier file.
     sandbox.setPublishing({ hidden: [{ day: daysAgo(1) }] });
@@ -245,7 +260,7 @@ describe('--lookback', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(warnings(again.stderr)).toEqual([`warn: traffic ${daysAgo(1)}: no results on this re-import; the file of the earlier import is kept`]);
     expect((await readTree(out)).get(`traffic/${daysAgo(1)}.csv`)).toEqual(after.get(`traffic/${daysAgo(1)}.csv`));
-    expect((await readState(out)).metrics.traffic?.lastCompleteDay).toBe(daysAgo(1));
+    expect(lastComplete(await readState(out), 'traffic')).toBe(daysAgo(1));
   });
 
   it('--lookback without --catch-up is a usage error', async () => {
@@ -289,8 +304,8 @@ describe('two runs into one folder at the same time', () => {
     const results = await Promise.all(runs.map((run) => run.done));
     for (const result of results) expect(result.code, result.stderr).toBe(0);
     const state = await readState(out);
-    expect(state.metrics.traffic?.lastCompleteDay).toBe(daysAgo(1));
-    expect(state.metrics['unique-users']?.lastCompleteDay).toBe(daysAgo(1));
+    expect(lastComplete(state, 'traffic')).toBe(daysAgo(1));
+    expect(lastComplete(state, 'unique-users')).toBe(daysAgo(1));
     const days = [7, 6, 5, 4, 3, 2, 1].map(daysAgo);
     expect(await listFiles(out)).toEqual([STATE, ...days.map((day) => `traffic/${day}.csv`), ...days.map((day) => `unique-users/${day}.csv`)]);
   });
@@ -306,7 +321,7 @@ describe('two runs into one folder at the same time', () => {
     const runs = [1, 2].map(() => startCli(importArgs('traffic', out, '--catch-up', '--concurrency', '1', '--page-size', '2'), { timeoutMs: 60_000 }));
     const results = await Promise.all(runs.map((run) => run.done));
     for (const result of results) expect(result.code, result.stderr).toBe(0);
-    expect((await readState(out)).metrics.traffic).toMatchObject({ lastCompleteDay: daysAgo(1), stores: 4 });
+    expect((await readState(out)).metrics.traffic).toMatchObject({ complete: [expect.arrayContaining([daysAgo(1)])], stores: 4 });
     const tree = await readTree(out);
     const expected = await readTree(reference);
     expect([...tree.keys()]).toEqual([...expected.keys()]);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, BIN, cliEnv, runCli, stopAllClis, type CliResult } from '../helpers/cli.js';
 import { envelope, sendJson, startCraftedProxy, startCraftedServer, usersResult, type CraftedServer } from '../helpers/crafted-server.js';
-import { listFiles, useTempDirs } from '../helpers/tmp.js';
+import { dataFiles, listFiles, useTempDirs } from '../helpers/tmp.js';
 
 const CLIENT_ID = 'acme';
 // A quote and a backslash: a JSON log spells them `\"` and `\\`.
@@ -107,7 +107,7 @@ describe.concurrent('exit codes that tell the truth', () => {
     // `| head -1`: read one chunk, then close the pipe.
     child.stdout.once('data', () => child.stdout.destroy());
     const code = await new Promise<number | null>((resolve) => child.on('close', (exitCode) => resolve(exitCode)));
-    expect(stderr).toContain(`unique-users ${DAY}: GET`);
+    expect(stderr).toContain(`unique-users ${DAY} page 1: GET`);
     expect(code, stderr).toBe(4);
   });
 
@@ -134,7 +134,7 @@ describe.concurrent('exit codes that tell the truth', () => {
     if (when === 'always') {
       expect(server.calls(name)).toHaveLength(6);
       expect(result.stderr).toMatch(/incomplete data after 3 fetches/);
-      expect(await listFiles(out)).toEqual([]);
+      expect(await dataFiles(out)).toEqual([]);
     } else {
       expect(server.calls(name)).toHaveLength(4);
       const csv = lines(await readFile(join(out, 'unique-users', `${DAY}.csv`), 'utf8'));
@@ -159,7 +159,8 @@ describe.concurrent('configuration mistakes are usage errors, not bugs', () => {
     const out = await tempDir(context);
     const result = await runCli(importArgs(server.url, out), { env: { HTTPS_PROXY: 'http://:8765', HTTP_PROXY: undefined } });
     expect(result.code, result.stderr).toBe(2);
-    expect(lines(result.stderr)).toEqual([expect.stringMatching(/^error: HTTPS_PROXY is not a proxy URL; use e\.g\. /)]);
+    // The run's first line names it; the one error line follows.
+    expect(lines(result.stderr)).toEqual([expect.stringMatching(/^area-metrics \S+ unique-users --date /), expect.stringMatching(/^error: HTTPS_PROXY is not a proxy URL; use e\.g\. /)]);
     expect(result.stderr).not.toContain(':8765');
   });
 

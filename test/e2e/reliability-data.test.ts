@@ -1,5 +1,5 @@
 /**
- * Issue 4, bad data: every way a body or a record can break the data contract (SPEC 2.5), with `--on-invalid fail`
+ * Bad data: every way a body or a record can break the data contract, with `--on-invalid fail`
  * (exit 5, one line naming metric, day, store_code, field and value) and `skip` (exit 0, the record set aside in
  * `_rejected/`). A tiny loopback server serves crafted envelopes; the BUILT binary is what runs.
  */
@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, runCli, stopAllClis, type CliResult } from '../helpers/cli.js';
-import { listFiles, useTempDirs } from '../helpers/tmp.js';
+import { dataFiles, listFiles, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Data-S3cret-c0ffee';
 const DAY = '2026-03-10';
@@ -188,7 +188,7 @@ describe.concurrent('a body that is not an envelope', () => {
       expect(line).toMatch(reason);
       expect(line).toMatch(/after 2 attempts/);
       expect(summary).toMatch(/imported 0 of 1 units/);
-      expect(await listFiles(out)).toEqual([]);
+      expect(await dataFiles(out)).toEqual([]);
     }
   });
 });
@@ -200,7 +200,7 @@ describe.concurrent('a body that is not text, or too deep to handle', () => {
     expect(result.code, result.stderr).toBe(5);
     expect(callsFor('latin1')).toBe(2);
     expect(errorLines(result.stderr)[0]).toMatch(/not UTF-8 text/);
-    expect(await listFiles(out)).toEqual([]);
+    expect(await dataFiles(out)).toEqual([]);
   });
 
   it('a value nested 5,000 deep ends the unit with exit 5 in time, fail or skip', async (context) => {
@@ -255,7 +255,7 @@ describe.concurrent('a record that breaks the data contract', () => {
     expect(line).toContain('store_code "S2"');
     expect(line).toContain(`${bad.field} ${bad.shown}`);
     expect(line).toMatch(/--on-invalid skip/);
-    expect(await listFiles(out)).toEqual([]);
+    expect(await dataFiles(out)).toEqual([]);
 
     const skipped = await runCli(importArgs(bad.metric, bad.name, out, '--on-invalid', 'skip'));
     await expectSkipped(bad, out, skipped);
@@ -282,7 +282,7 @@ describe.concurrent('paging that cannot be complete', () => {
     const line = errorLines(result.stderr).find((text) => text.includes('incomplete')) ?? '';
     expect(line).toContain(`unique-users ${DAY}`);
     expect(line).toMatch(/expected 5 results, received 2/);
-    expect(await listFiles(out)).toEqual([]);
+    expect(await dataFiles(out)).toEqual([]);
   });
 
   it('a next link that loops is cut short, counted as incomplete (exit 6), never followed forever', async (context) => {
@@ -292,7 +292,7 @@ describe.concurrent('paging that cannot be complete', () => {
     // Per fetch: page 1, then its own link again is refused without a request; 3 fetches.
     expect(callsFor('next-loop')).toBe(3);
     expect(errorLines(result.stderr).join('\n')).toMatch(new RegExp(`unique-users ${DAY}: incomplete`));
-    expect(await listFiles(out)).toEqual([]);
+    expect(await dataFiles(out)).toEqual([]);
   });
 });
 

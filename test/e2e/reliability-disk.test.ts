@@ -10,9 +10,9 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { assertBuilt, BIN, cliEnv, runCli, stopAllClis, type CliResult } from '../helpers/cli.js';
+import { assertBuilt, BIN, cliEnv, runCli, stopAllClis, withoutTimestamps, type CliResult } from '../helpers/cli.js';
 import { mountTmpfs, tmpfsUnavailable, type Tmpfs } from '../helpers/tmpfs.js';
-import { listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
+import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Disk-S3cret-7c21e0';
 const PAGE = 4096;
@@ -46,6 +46,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
+  sandbox.setPublishing({});
   await stopAllClis();
 });
 
@@ -82,6 +83,8 @@ describe('on a small tmpfs', () => {
     expect(before.get(`unique-users/${day}.csv`)?.length).toBeGreaterThan(2 * PAGE);
 
     await mounted().fill(PAGE);
+    // Corrected data: the same bytes would leave every file untouched and need no space at all.
+    sandbox.setPublishing({ corrected: [{ day, revision: 1 }] });
     const result = await runCli(importArgs('all', out, '--date', day));
     expect(result.code).toBe(7);
     const path = join(out, 'unique-users', `${day}.csv`);
@@ -89,8 +92,29 @@ describe('on a small tmpfs', () => {
       `error: unique-users ${day}: cannot write ${path}: disk full (ENOSPC); free some space and run again`,
     ]);
     expect(result.stderr).toMatch(/imported 0 of 3 units, .*; 1 failed, first: unique-users .*; 2 not tried, the output could not be written/);
-    // Same files (the state included), same bytes, and no temp file (readTree lists hidden files too).
+    // Same data files, same bytes, and no temp file (readTree lists hidden files too).
     expect(await readTree(out)).toEqual(before);
+  });
+
+  it('a state that cannot be written once the day is judged: the unit is committed once, as failed (no rows counted, no "done" line); exit 7', async () => {
+    const day = daysAgo(3);
+    const reference = await tempDir();
+    expect((await runCli(importArgs('traffic', reference, '--date', day))).code).toBe(0);
+    const pages = Math.ceil((await stat(join(reference, 'traffic', `${day}.csv`))).size / PAGE);
+
+    // Room for the state as the run starts (the days it is asked for) and for the data file, not for the state's
+    // next copy: the day's judgement cannot be recorded.
+    const out = join(mounted().path, 'out');
+    await mounted().fill((1 + pages) * PAGE);
+    const result = await runCli(importArgs('traffic', out, '--date', day));
+    expect(result.code).toBe(7);
+    expect(failureLines(result)).toEqual([
+      `error: traffic ${day}: cannot write ${join(out, '.area-metrics-state.json')}: disk full (ENOSPC); free some space and run again`,
+    ]);
+    expect(result.stderr).not.toMatch(/ rows from /);
+    expect(result.stderr).toMatch(/^error: imported 0 of 1 units, 0 rows in [\d.]+ s; 1 failed, first: traffic /m);
+    // The state was never told the day is complete.
+    expect(await readFile(join(out, '.area-metrics-state.json'), 'utf8')).not.toContain('"complete"');
   });
 
   it('a disk without a free byte: exit 7 before any request', async () => {
@@ -132,11 +156,13 @@ describe('on a small tmpfs', () => {
     expect(written).toEqual(days.slice(0, written.length).map((day) => `traffic/${day}.csv`));
     for (const file of written) expect(await readFile(join(out, file))).toEqual(await readFile(join(reference, file)));
     expect((await listFiles(out)).filter((file) => file.endsWith('.tmp'))).toEqual([]);
-    // The state names no day after the last complete file.
+    // The state records as complete only days whose file is complete; the others stay pending.
     const lastWritten = days[written.length - 1] as string;
-    const stateDays = (await readFile(join(out, '.area-metrics-state.json'), 'utf8')).match(/\d{4}-\d{2}-\d{2}/g) ?? [];
-    expect(stateDays).toContain(lastWritten);
-    expect(stateDays.filter((day) => day > lastWritten)).toEqual([]);
+    const state = JSON.parse(await readFile(join(out, '.area-metrics-state.json'), 'utf8')) as {
+      metrics: { traffic: { complete: [string, string][]; pending: Record<string, unknown> } };
+    };
+    expect(state.metrics.traffic.complete).toEqual([[days[0], lastWritten]]);
+    expect(Object.keys(state.metrics.traffic.pending)).toEqual(days.slice(written.length));
     // Fetching stopped: the failed day and at most the one after it (in flight) were asked for, nothing later.
     const asked = new Set(metricRequestsSince(requests).map((request) => (request.query.datetime_gte ?? '').slice(0, 10)));
     for (const day of days.slice(written.length + 2)) expect(asked.has(day), `${day} was fetched`).toBe(false);
@@ -169,7 +195,7 @@ describe('on a small tmpfs', () => {
       `error: cannot create folder ${stateFolder}: read-only file system (EROFS); mount it read-write or choose another folder`,
     ]);
     expect(metricRequestsSince(requests)).toEqual([]);
-    expect(await listFiles(out)).toEqual([]);
+    expect(await dataFiles(out)).toEqual([]);
   });
 });
 
@@ -184,7 +210,7 @@ async function runOntoFullDisk(args: readonly string[]): Promise<CliResult> {
   const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
     child.on('close', (exitCode, exitSignal) => resolve([exitCode, exitSignal])),
   );
-  return { code, signal, stdout: '', stderr };
+  return { code, signal, stdout: '', stderr: withoutTimestamps(stderr), rawStderr: stderr };
 }
 
 describe.skipIf(!existsSync('/dev/full'))('stdout onto a full disk (`> /dev/full`)', () => {

@@ -1,13 +1,14 @@
 /**
- * Issue 4, what lands on disk: completeness, atomic and idempotent files, interrupts, partial failure in a backfill,
+ * What lands on disk: completeness, atomic and idempotent files, interrupts, partial failure in a backfill,
  * and `--catch-up` with its state file; the BUILT binary against a sandbox started in the test.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { servingDaysInProgress } from '../helpers/sandbox-clock.js';
 import { assertBuilt, runCli, startCli, stopAllClis, waitUntil } from '../helpers/cli.js';
-import { listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
+import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Files-S3cret-41be07';
 const STATE = '.area-metrics-state.json';
@@ -28,16 +29,32 @@ function metricRequestsSince(before: number): { path: string; query: Record<stri
   return sandbox.requests.slice(before).filter((request) => request.path.startsWith('/api/bi/area-metrics/'));
 }
 
-/** The last complete day per state key, from the state file (version 2). */
+interface StateV3 {
+  version: number;
+  metrics: Record<string, { complete?: [string, string][]; pending?: Record<string, { reason: string }> }>;
+}
+
+async function readState(out: string): Promise<StateV3> {
+  const state = JSON.parse(await readFile(join(out, STATE), 'utf8')) as StateV3;
+  expect(state.version).toBe(3);
+  return state;
+}
+
+/** The latest complete day per state key. */
 async function lastCompleteDays(out: string): Promise<Record<string, string | undefined>> {
-  const state = JSON.parse(await readFile(join(out, STATE), 'utf8')) as { version: number; metrics: Record<string, { lastCompleteDay?: string }> };
-  expect(state.version).toBe(2);
-  return Object.fromEntries(Object.entries(state.metrics).map(([key, entry]) => [key, entry.lastCompleteDay]));
+  const state = await readState(out);
+  return Object.fromEntries(Object.entries(state.metrics).map(([key, entry]) => [key, entry.complete?.at(-1)?.[1]]));
+}
+
+/** A key's pending days and their reasons. */
+async function pendingDays(out: string, key: string): Promise<Record<string, string>> {
+  const pending = (await readState(out)).metrics[key]?.pending ?? {};
+  return Object.fromEntries(Object.entries(pending).map(([day, status]) => [day, status.reason]));
 }
 
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({ port: 0, stores: 3, zones: 3, days: 10, clientId: 'files-client', clientSecret: SECRET });
+  sandbox = await startSandbox({ ...servingDaysInProgress(), port: 0, stores: 3, zones: 3, days: 10, clientId: 'files-client', clientSecret: SECRET });
 });
 
 afterEach(async () => {
@@ -65,7 +82,7 @@ describe('completeness', () => {
     const line = result.stderr.split('\n').find((text) => text.includes('incomplete')) ?? '';
     expect(line).toContain(`traffic ${day}`);
     expect(line).toMatch(/expected 3 results, received 3, 1 repeated/);
-    expect(await listFiles(out)).toEqual([]);
+    expect(await dataFiles(out)).toEqual([]);
   });
 
   it('a repeat that goes away on a refetch: exit 0 and the same file as a clean run', async () => {
@@ -151,23 +168,35 @@ describe('partial failure in a backfill', () => {
     const line = result.stderr.split('\n').find((text) => text.startsWith('error:') && text.includes('HTTP 404')) ?? '';
     expect(line).toContain(`avg-screen-time ${days[2]}`);
     expect(result.stderr).toMatch(new RegExp(`imported 4 of 5 units.*1 failed, first: avg-screen-time ${days[2]}`));
-    // The state stops before the failed day, so --catch-up will try it again.
-    expect(await lastCompleteDays(out)).toEqual({ 'avg-screen-time': days[1] });
+    // The failed day is pending, so --catch-up will try it again; the days after it are complete all the same.
+    expect(await lastCompleteDays(out)).toEqual({ 'avg-screen-time': days[4] });
+    expect(await pendingDays(out, 'avg-screen-time')).toEqual({ [days[2]!]: 'failed' });
   });
 
   it('with two failed days the exit code is the earlier one\'s, in either order', async () => {
-    // Day 2 rejected credentials (3), day 4 a malformed body (5), and the other way round.
+    // Day 2 a malformed body (5), day 4 a 503 (4), and the other way round.
     const outA = await tempDir();
-    sandbox.setFaults({ failNth: { n: 2, status: 401 }, truncateNth: { n: 4 } });
+    sandbox.setFaults({ truncateNth: { n: 2 }, failNth: { n: 4, status: 503 } });
     const a = await runCli(importArgs('traffic', outA, '--from', days[0]!, '--to', days[4]!, '--concurrency', '1', '--retries', '0'));
-    expect(a.code).toBe(3);
+    expect(a.code).toBe(5);
     expect((await listFiles(outA)).filter((path) => path.startsWith('traffic/'))).toHaveLength(3);
 
     const outB = await tempDir();
-    sandbox.setFaults({ truncateNth: { n: 2 }, failNth: { n: 4, status: 401 } });
+    sandbox.setFaults({ failNth: { n: 2, status: 503 }, truncateNth: { n: 4 } });
     const b = await runCli(importArgs('traffic', outB, '--from', days[0]!, '--to', days[4]!, '--concurrency', '1', '--retries', '0'));
-    expect(b.code).toBe(5);
+    expect(b.code).toBe(4);
     expect((await listFiles(outB)).filter((path) => path.startsWith('traffic/'))).toHaveLength(3);
+  });
+
+  it('a rejected credential ends the run there: the days after it are not attempted, exit 3', async () => {
+    const out = await tempDir();
+    sandbox.setFaults({ failNth: { n: 2, status: 401 }, truncateNth: { n: 4 } });
+    const before = sandbox.requests.length;
+    const result = await runCli(importArgs('traffic', out, '--from', days[0]!, '--to', days[4]!, '--concurrency', '1', '--retries', '0'));
+    expect(result.code).toBe(3);
+    expect(metricRequestsSince(before)).toHaveLength(2);
+    expect(await dataFiles(out)).toEqual([`traffic/${days[0]}.csv`]);
+    expect(await pendingDays(out, 'traffic')).toEqual(Object.fromEntries(days.slice(1).map((day) => [day, day === days[1] ? 'failed' : 'interrupted'])));
   });
 });
 
@@ -227,6 +256,7 @@ describe('--catch-up', () => {
     const failed = await runCli(importArgs('traffic', out, '--catch-up', '--concurrency', '1', '--retries', '0'));
     expect(failed.code).toBe(4);
     expect(await lastCompleteDays(out)).toEqual({ traffic: daysAgo(3) });
+    expect(await pendingDays(out, 'traffic')).toEqual({ [daysAgo(2)]: 'failed', [daysAgo(1)]: 'failed' });
     sandbox.setFaults({});
     const before = sandbox.requests.length;
     const retried = await runCli(importArgs('traffic', out, '--catch-up'));

@@ -1,5 +1,5 @@
 /**
- * Issue 4, secrets: across every failure path of the import (and a success), with `-v` in text and JSON logs, the
+ * Secrets: across every failure path of the import (and a success), with `-v` in text and JSON logs, the
  * client secret (and the Basic header that carries it) appears nowhere in stdout, stderr or any file written.
  */
 import { createServer, type Server } from 'node:http';
@@ -14,7 +14,8 @@ import { listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 const CLIENT_ID = 'secrets-client';
 const SECRET = 'Pq7-Zeta-S3cret-9a1f';
 const WRONG_SECRET = 'Wr0ng-Zeta-S3cret-55e2';
-const DAY = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+// The day before yesterday: every store's local day in its UTC window has ended, so the sandbox serves all of it.
+const DAY = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
 
 /** Every form a leaked secret could take: as is, URL-encoded, and inside the Basic header. */
 function forbidden(secret: string): string[] {

@@ -9,7 +9,8 @@ describe('e2e: area-metrics sandbox', () => {
     const match = /^sandbox listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(await firstLine(cli));
     expect(match).not.toBeNull();
     const base = match![1]!;
-    const day = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    // The day before yesterday: every store's local day in its UTC window has ended, so all of it is served.
+    const day = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
     const query = new URLSearchParams({ datetime_gte: `${day}T00:00:00Z`, datetime_lte: `${day}T23:59:59Z`, page_size: '2' });
     const auth = `Basic ${Buffer.from('demo-client:demo-secret').toString('base64')}`;
     const response = await fetch(`${base}/api/bi/area-metrics/unique-users/?${query.toString()}`, { headers: { authorization: auth } });
@@ -31,6 +32,39 @@ describe('e2e: area-metrics sandbox', () => {
     expect(stderr).not.toMatch(/internal error|trace/i);
     // A signal is the sandbox's normal way to stop.
     expect(code).toBe(0);
+  });
+
+  it("serves yesterday's window's local days once they have ended; --serve-in-progress serves all of them", async () => {
+    const args = ['sandbox', '--port', '0', '--stores', '14', '--zones', '4', '--days', '2', '--seed', '3'];
+    const finalOnly = startCli(args);
+    const inProgress = startCli([...args, '--serve-in-progress']);
+    const baseOf = async (cli: typeof finalOnly): Promise<string> => /^sandbox listening on (\S+)$/.exec(await firstLine(cli))![1]!;
+    const [finalBase, progressBase] = [await baseOf(finalOnly), await baseOf(inProgress)];
+    const day = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const query = new URLSearchParams({ datetime_gte: `${day}T00:00:00Z`, datetime_lte: `${day}T23:59:59Z` });
+    const auth = { authorization: `Basic ${Buffer.from('demo-client:demo-secret').toString('base64')}` };
+    type Envelope = { count: number; results: { store_code: string; date: string }[] };
+    const get = async (base: string): Promise<Envelope> =>
+      (await (await fetch(`${base}/api/bi/area-metrics/traffic/?${query.toString()}`, { headers: auth })).json()) as Envelope;
+    const every = await get(progressBase);
+    const before = Date.now();
+    const served = await get(finalBase);
+    const after = Date.now();
+    expect(every.count).toBe(14);
+    // Stores from -11:00 to +13:00: east of UTC, yesterday's window holds their local today.
+    expect(new Set(every.results.map((result) => result.date.slice(-6)))).toEqual(
+      new Set(['+02:00', '+00:00', '-05:00', '+05:30', '+01:00', '-08:00', '+09:00', '+05:45', '-03:30', '+10:00', '-03:00', '+08:00', '-11:00', '+13:00']),
+    );
+    const endedBy = (at: number): string[] =>
+      every.results.filter((result) => Date.parse(result.date) + 86_400_000 <= at).map((result) => result.store_code).sort();
+    const servedStores = served.results.map((result) => result.store_code).sort();
+    expect(served.count).toBe(servedStores.length);
+    // A local day may end between the two clock readings; either answer is right, nothing else is.
+    expect([endedBy(before), endedBy(after)]).toContainEqual(servedStores);
+    finalOnly.kill('SIGTERM');
+    inProgress.kill('SIGTERM');
+    expect((await finalOnly.done).code).toBe(0);
+    expect((await inProgress.done).code).toBe(0);
   });
 
   it('fails with exit 2 and one clear line for a bad flag', async () => {

@@ -6,6 +6,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { servingDaysInProgress } from '../helpers/sandbox-clock.js';
 import { assertBuilt, runCli } from '../helpers/cli.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
@@ -21,7 +22,7 @@ const tempDir = useTempDirs('status-');
 
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({ port: 0, stores: 3, zones: 2, days: 6, clientId: 'status-client', clientSecret: SECRET });
+  sandbox = await startSandbox({ ...servingDaysInProgress(), port: 0, stores: 3, zones: 2, days: 6, clientId: 'status-client', clientSecret: SECRET });
 });
 
 afterAll(async () => {
@@ -39,7 +40,8 @@ interface StatusJson {
   state: string;
   yesterday: string;
   maxBehind: number | null;
-  metrics: { key: string; metric: string; lastCompleteDay: string | null; daysBehind: number | null; stores: number | null; pending: { day: string; reason: string; missingStores?: number }[]; behind: boolean }[];
+  metrics: { key: string; metric: string; firstDay: string | null; lastCompleteDay: string | null; daysBehind: number | null; stores: number | null; gaps: [string, string][]; pending: { day: string; reason: string; missingStores?: number }[]; behind: boolean }[];
+  lastRun: { time: string; command: string; exitCode: number; rows: Record<string, number> } | null;
 }
 
 describe('area-metrics status', () => {
@@ -61,40 +63,46 @@ describe('area-metrics status', () => {
     expect(text.stderr).toBe('');
     expect(sandbox.requests.length).toBe(before);
     const lines = text.stdout.trim().split('\n').map((line) => line.split(/\s{2,}/));
-    expect(lines).toEqual([
-      ['metric', 'last complete', 'behind', 'stores', 'pending'],
-      ['traffic', daysAgo(1), '0', '3', '-'],
-      ['unique-users', daysAgo(3), '2', '3', `${daysAgo(2)} partial (1 store missing), ${daysAgo(1)} not published`],
+    expect(lines.slice(0, 3)).toEqual([
+      ['metric', 'first day', 'last complete', 'behind', 'stores', 'gaps', 'given up', 'pending'],
+      ['traffic', daysAgo(4), daysAgo(1), '0', '3', '-', '-', '-'],
+      ['unique-users', daysAgo(4), daysAgo(3), '2', '3', '-', '-', `${daysAgo(2)} partly published (1 store missing), ${daysAgo(1)} not published`],
     ]);
+    expect(lines[3]).toEqual([expect.stringMatching(/^last run: \d{4}-\d{2}-\d{2}T[\d:.]+Z unique-users --catch-up --max-days 31, exit 0, rows: unique-users \d+$/)]);
 
     const json = await runCli(['status', '-o', out, '--json', '--max-behind', '1']);
-    expect(json.code).toBe(1);
-    expect(json.stderr.trim().split('\n')).toEqual([expect.stringMatching(/behind by more than --max-behind 1: unique-users \(2 days\)$/)]);
+    expect(json.code).toBe(8);
+    expect(json.stderr.trim().split('\n')).toEqual([expect.stringMatching(/behind by more than --max-behind 1, or with gaps: unique-users \(2 days behind\)$/)]);
     const report = JSON.parse(json.stdout) as StatusJson;
-    expect(report).toMatchObject({ state: join(out, STATE), yesterday: daysAgo(1), maxBehind: 1 });
+    expect(report).toMatchObject({ state: join(out, STATE), yesterday: daysAgo(1), maxBehind: 1, lastRun: { exitCode: 0 } });
     expect(report.metrics).toEqual([
-      { key: 'traffic', metric: 'traffic', lastCompleteDay: daysAgo(1), daysBehind: 0, stores: 3, pending: [], behind: false },
+      { key: 'traffic', metric: 'traffic', firstDay: daysAgo(4), lastCompleteDay: daysAgo(1), daysBehind: 0, stores: 3, gaps: [], gapDays: 0, pending: [], givenUp: [], accepted: [], behind: false },
       {
         key: 'unique-users',
         metric: 'unique-users',
+        firstDay: daysAgo(4),
         lastCompleteDay: daysAgo(3),
         daysBehind: 2,
         stores: 3,
+        gaps: [],
+        gapDays: 0,
         pending: [
-          { day: daysAgo(2), reason: 'partial', missingStores: 1, stores: 2 },
+          { day: daysAgo(2), reason: 'partly-published', missingStores: 1, stores: 2 },
           { day: daysAgo(1), reason: 'not-published', stores: 0 },
         ],
+        givenUp: [],
+        accepted: [],
         behind: true,
       },
     ]);
     expect((await runCli(['status', '-o', out, '--max-behind', '2'])).code).toBe(0);
   });
 
-  it('--max-behind: a metric more than n days behind, or never complete, exits 1', async () => {
+  it('--max-behind: a metric more than n days behind, or never complete, exits 8', async () => {
     const out = await folderWithState({ version: 1, lastCompleteDay: { traffic: daysAgo(4), 'avg-screen-time': daysAgo(1) } });
     const behind = await runCli(['status', '-o', out, '--max-behind', '2']);
-    expect(behind.code).toBe(1);
-    expect(behind.stderr).toContain('traffic (3 days)');
+    expect(behind.code).toBe(8);
+    expect(behind.stderr).toContain('traffic (3 days behind)');
     expect(behind.stderr).not.toContain('avg-screen-time');
     expect((await runCli(['status', '-o', out, '--max-behind', '3'])).code).toBe(0);
     // Without --max-behind, status only reports.
@@ -102,7 +110,7 @@ describe('area-metrics status', () => {
 
     const never = await folderWithState({ version: 2, metrics: { traffic: { pending: { [daysAgo(1)]: { reason: 'not-published', stores: 0 } } } }, storeSets: {} });
     const result = await runCli(['status', '--state', join(never, STATE), '--max-behind', '5']);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(8);
     expect(result.stderr).toContain('traffic (no complete day yet)');
     expect(result.stdout).toContain('none yet');
   });

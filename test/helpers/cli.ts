@@ -12,7 +12,21 @@ export interface CliResult {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
   readonly stdout: string;
+  /** stderr with each line's leading timestamp removed (text logs off a terminal carry one), for matching messages. */
   readonly stderr: string;
+  /** stderr exactly as written. */
+  readonly rawStderr: string;
+}
+
+/** A text log line's leading time, ISO 8601 UTC with milliseconds. */
+export const LOG_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z /;
+
+/** The text without the leading timestamp of each line. */
+export function withoutTimestamps(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => line.replace(LOG_TIMESTAMP, ''))
+    .join('\n');
 }
 
 export interface CliOptions {
@@ -93,7 +107,7 @@ export function startCli(args: readonly string[], options: CliOptions = {}): Run
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       live.delete(child);
-      resolvePromise({ code, signal, stdout, stderr });
+      resolvePromise({ code, signal, stdout, stderr: withoutTimestamps(stderr), rawStderr: stderr });
     });
   });
   if (child.pid === undefined) throw new Error('could not spawn node');

@@ -3,7 +3,7 @@ import { DateTime } from 'luxon';
 import type { MetricName } from '../../src/metrics/descriptors.js';
 
 /**
- * The output rows as SPEC 2.4 defines them, written the plain way: one object per zone, a full sort, csv-stringify
+ * The output rows as the README defines them (columns, order, CSV quoting), written the plain way: one object per zone, a full sort, csv-stringify
  * and JSON.stringify. The importer builds the same bytes a faster way; the tests hold it to these.
  */
 export interface ReferenceRow {

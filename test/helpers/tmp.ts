@@ -41,9 +41,20 @@ export async function listFiles(dir: string): Promise<string[]> {
     .sort();
 }
 
-/** Every file under `dir` with its bytes, keyed by relative path: for byte-for-byte comparisons of two runs. */
+/** The state file an import keeps beside the data. */
+const STATE_FILE = '.area-metrics-state.json';
+
+/** Every file under `dir` but the state file: what a run wrote for a loader. */
+export async function dataFiles(dir: string): Promise<string[]> {
+  return (await listFiles(dir)).filter((path) => path !== STATE_FILE);
+}
+
+/**
+ * Every data file under `dir` with its bytes, keyed by relative path: for byte-for-byte comparisons of two runs. The
+ * state file is left out: it records when each run ended, so no two runs write it alike.
+ */
 export async function readTree(dir: string): Promise<Map<string, Buffer>> {
   const tree = new Map<string, Buffer>();
-  for (const path of await listFiles(dir)) tree.set(path, await readFile(join(dir, path)));
+  for (const path of await dataFiles(dir)) tree.set(path, await readFile(join(dir, path)));
   return tree;
 }

@@ -46,3 +46,18 @@ describe('createLogger redaction', () => {
     expect(lines()).toEqual(['{"time":"1970-01-01T00:00:00.000Z","level":"info","msg":"imported 3 units","units":3,"path":"out/a.csv"}']);
   });
 });
+
+describe('createLogger timestamps', () => {
+  it('starts every text line with the ISO 8601 UTC time when asked (off a terminal), and not otherwise', () => {
+    let text = '';
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        text += chunk.toString('utf8');
+        done();
+      },
+    });
+    createLogger({ stream, format: 'text', level: 'info', timestamps: true, now: () => new Date('2026-11-21T02:30:00.123Z') }).warn('traffic 2026-11-20: late');
+    createLogger({ stream, format: 'text', level: 'info', now: () => new Date('2026-11-21T02:30:00.123Z') }).info('plain');
+    expect(text.split('\n')).toEqual(['2026-11-21T02:30:00.123Z warn: traffic 2026-11-20: late', 'plain', '']);
+  });
+});

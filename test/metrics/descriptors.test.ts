@@ -3,7 +3,7 @@ import { columnNames, compareResults, METRICS } from '../../src/metrics/descript
 import { zoneOf } from '../../src/metrics/schema.js';
 
 describe('metric descriptors', () => {
-  it('give the exact column order of SPEC 2.4', () => {
+  it('give the exact column order users load by', () => {
     expect(columnNames(METRICS['unique-users']).join(',')).toBe('store_code,date,day,granularity,zone,unique_users');
     expect(columnNames(METRICS['avg-screen-time']).join(',')).toBe(
       'store_code,date,day,granularity,zone,avg_screen_time,avg_screen_time_seconds',

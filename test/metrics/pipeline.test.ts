@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InterruptedError, OutputError, UnavailableError } from '../../src/errors.js';
+import { AuthError, InterruptedError, OutputError, UnavailableError } from '../../src/errors.js';
 import { METRICS } from '../../src/metrics/descriptors.js';
 import { runPipeline, type UnitOutcome } from '../../src/metrics/pipeline.js';
 import type { Unit, UnitData } from '../../src/metrics/unit.js';
@@ -20,6 +20,7 @@ function recordingSink(): UnitSink & { committed: string[] } {
     committed,
     commit: async (unitData) => {
       committed.push(unitData.unit.day);
+      return { changed: true };
     },
     describe: () => 'memory',
   };
@@ -32,7 +33,7 @@ describe('runPipeline', () => {
     let inFlight = 0;
     let maxInFlight = 0;
     const sink = recordingSink();
-    const outcomes = await runPipeline(units, {
+    const { outcomes } = await runPipeline(units, {
       concurrency: 2,
       sink,
       fetch: async (unit) => {
@@ -50,7 +51,7 @@ describe('runPipeline', () => {
 
   it('keeps going past a failed unit and reports it in order', async () => {
     const sink = recordingSink();
-    const outcomes = await runPipeline(units, {
+    const { outcomes } = await runPipeline(units, {
       concurrency: 3,
       sink,
       fetch: async (unit) => {
@@ -84,12 +85,13 @@ describe('runPipeline', () => {
     const fetched: string[] = [];
     const committed: string[] = [];
     const full = new OutputError('cannot write out/traffic/2026-11-02.csv: disk full (ENOSPC); free some space');
-    const outcomes = await runPipeline(units, {
+    const { outcomes } = await runPipeline(units, {
       concurrency: 1,
       sink: {
         commit: async (unitData) => {
           if (unitData.unit.day === '2026-11-02') throw full;
           committed.push(unitData.unit.day);
+          return { changed: true };
         },
         describe: () => 'memory',
       },
@@ -111,26 +113,57 @@ describe('runPipeline', () => {
     expect(fetched).not.toContain('2026-11-05');
   });
 
-  it('a unit whose state cannot be recorded (disk full) fails with that error and stops the run', async () => {
+  it('a unit whose state cannot be recorded (disk full) is committed once, as failed, and stops the run', async () => {
     const seen: [string, boolean][] = [];
+    const settled: string[] = [];
     const full = new OutputError('cannot write out/.area-metrics-state.json: disk full (ENOSPC); free some space');
-    const outcomes = await runPipeline(units, {
+    const { outcomes, stoppedBy } = await runPipeline(units, {
       concurrency: 2,
       sink: recordingSink(),
       fetch: async (unit) => data(unit),
+      settle: async (outcome) => {
+        settled.push(outcome.unit.day);
+        if (outcome.ok && outcome.unit.day === '2026-11-02') throw full;
+        return outcome;
+      },
       onOutcome: (outcome: UnitOutcome) => {
         seen.push([outcome.unit.day, outcome.ok]);
-        if (outcome.ok && outcome.unit.day === '2026-11-02') throw full;
       },
     });
-    // Told twice about 2026-11-02: written, then failed because its state could not be recorded.
+    // Recorded once and told once about 2026-11-02: as the failure it is, never first as written.
+    expect(settled).toEqual(['2026-11-01', '2026-11-02']);
     expect(seen).toEqual([
       ['2026-11-01', true],
-      ['2026-11-02', true],
       ['2026-11-02', false],
     ]);
     expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, false]);
     expect(outcomes[1]).toMatchObject({ error: full });
+    expect(stoppedBy).toBe('output');
+  });
+
+  it('the first rejected credential halts the run: fetches in flight are aborted, none starts after, one failure is reported', async () => {
+    const halt = new AbortController();
+    const started: string[] = [];
+    const seen: [string, boolean][] = [];
+    const { outcomes, stoppedBy } = await runPipeline(units, {
+      concurrency: 3,
+      halt,
+      sink: recordingSink(),
+      fetch: async (unit) => {
+        started.push(unit.day);
+        if (unit.day === '2026-11-02') throw new AuthError('HTTP 401: credentials rejected');
+        // The others wait until the halt aborts them, as a request in flight would.
+        await new Promise((_resolve, reject) => halt.signal.addEventListener('abort', () => reject(halt.signal.reason as Error)));
+        return data(unit);
+      },
+      onOutcome: (outcome) => {
+        seen.push([outcome.unit.day, outcome.ok]);
+      },
+    });
+    expect(started).toEqual(['2026-11-01', '2026-11-02', '2026-11-03']);
+    expect(seen).toEqual([['2026-11-02', false]]);
+    expect(outcomes).toHaveLength(1);
+    expect(stoppedBy).toBe('credentials');
   });
 
   it('any other error while recording a unit is a bug and is thrown', async () => {
@@ -139,7 +172,7 @@ describe('runPipeline', () => {
       concurrency: 1,
       sink: recordingSink(),
       fetch: async (unit) => data(unit),
-      onOutcome: () => {
+      settle: () => {
         throw bug;
       },
     });

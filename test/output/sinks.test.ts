@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
+import { readFile, stat, utimes } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { METRICS } from '../../src/metrics/descriptors.js';
-import { unitFileName } from '../../src/output/sinks.js';
+import { FileSink, unitFileName, type UnitData } from '../../src/output/sinks.js';
+import { useTempDirs } from '../helpers/tmp.js';
 
 const metric = METRICS['unique-users'];
 
@@ -24,5 +27,29 @@ describe('unitFileName', () => {
   it('keeps the readable name up to 180 encoded characters', () => {
     const code = 'S'.repeat(180);
     expect(unitFileName({ unit: { metric, day: '2026-03-10', storeCode: code } }, 'ndjson')).toBe(`2026-03-10.store-${code}.ndjson`);
+  });
+});
+
+describe('FileSink and unchanged files', () => {
+  const tempDir = useTempDirs('sinks-');
+  const unitData = (text: string): UnitData => ({ unit: { metric, day: '2026-03-10' }, header: 'h\n', pieces: [Buffer.from(text)], rejected: [] });
+
+  it('leaves a file holding the same bytes untouched (same inode and mtime) and says so; other bytes replace it', async () => {
+    const out = await tempDir();
+    const sink = new FileSink(out, { format: 'csv', shape: 'rows' });
+    const path = join(out, 'unique-users', '2026-03-10.csv');
+    expect(await sink.commit(unitData('a\n'))).toEqual({ changed: true, path });
+    const old = new Date('2026-01-01T00:00:00Z');
+    await utimes(path, old, old);
+    const before = await stat(path);
+    expect(await sink.commit(unitData('a\n'))).toEqual({ changed: false, path });
+    const after = await stat(path);
+    expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+    // Same length, other bytes; and a longer file with the same start.
+    expect(await sink.commit(unitData('b\n'))).toEqual({ changed: true, path });
+    expect(await readFile(path, 'utf8')).toBe('h\nb\n');
+    expect(await sink.commit(unitData('b\nc\n'))).toEqual({ changed: true, path });
+    expect(await sink.commit(unitData('b\n'))).toEqual({ changed: true, path });
+    expect(await readFile(path, 'utf8')).toBe('h\nb\n');
   });
 });

@@ -22,47 +22,81 @@ async function onDisk(): Promise<{ version: number; metrics: Record<string, Reco
 }
 
 describe('ImportState', () => {
-  it('starts empty when there is no file, and persists the last complete day with its stores', async () => {
+  it('starts empty when there is no file, and persists complete days as ranges with the latest day\'s stores', async () => {
     const state = await ImportState.load(path, OPTIONS);
     expect(state.lastCompleteDay('traffic')).toBeUndefined();
-    expect(await state.markComplete('traffic', '2026-11-18', ['S002', 'S001'])).toBe(true);
-    expect(await state.markComplete('traffic', '2026-11-19', ['S003', 'S001', 'S002'])).toBe(true);
+    await state.markComplete('traffic', '2026-11-18', ['S002', 'S001']);
+    await state.markComplete('traffic', '2026-11-19', ['S003', 'S001', 'S002']);
+    await state.markComplete('traffic', '2026-11-15', ['S001']);
     const reloaded = await ImportState.load(path, OPTIONS);
     expect(reloaded.lastCompleteDay('traffic')).toBe('2026-11-19');
+    expect(reloaded.coverage('traffic').complete).toEqual([
+      ['2026-11-15', '2026-11-15'],
+      ['2026-11-18', '2026-11-19'],
+    ]);
+    // An older day completing later does not change the expectation.
     expect(reloaded.storeCount('traffic')).toBe(3);
     expect(reloaded.storeCodes('traffic')).toEqual(['S001', 'S002', 'S003']);
     const file = await onDisk();
     expect(file.version).toBe(STATE_VERSION);
-    expect(file.metrics.traffic).toMatchObject({ lastCompleteDay: '2026-11-19', stores: 3 });
-    // The set of the 18th is no longer referred to, so it is gone.
+    expect(STATE_VERSION).toBe(3);
     expect(Object.keys(file.storeSets)).toHaveLength(1);
   });
 
-  it('only advances one day at a time and never moves backwards', async () => {
+  it('a final day stays final: a later judgement of it changes nothing', async () => {
     const state = await ImportState.load(path, OPTIONS);
     await state.markComplete('traffic', '2026-11-10', ['S001']);
-    expect(await state.markComplete('traffic', '2026-11-12', ['S001'])).toBe(false);
-    expect(await state.markComplete('traffic', '2026-11-05', ['S001'])).toBe(false);
-    expect(await state.markComplete('traffic', '2026-11-10', [])).toBe(false);
-    expect(state.lastCompleteDay('traffic')).toBe('2026-11-10');
-    expect(state.storeCodes('traffic')).toEqual(['S001']);
+    expect(await state.markPending('traffic', '2026-11-10', { reason: 'not-published', stores: 0 })).toBe(false);
+    await state.accept('traffic', ['2026-11-11']);
+    expect(await state.markPending('traffic', '2026-11-11', { reason: 'failed' })).toBe(false);
+    expect(state.isFinal('traffic', '2026-11-10')).toBe(true);
+    expect(state.isFinal('traffic', '2026-11-11')).toBe(true);
+    expect(state.pending('traffic')).toEqual([]);
   });
 
-  it('keeps pending days after the last complete one, and drops them once they are complete', async () => {
+  it('each day has one status: pending, given up, accepted or complete, and reopen makes any of them pending', async () => {
     const state = await ImportState.load(path, OPTIONS);
     await state.markComplete('traffic', '2026-11-17', ['S001']);
-    expect(await state.markPending('traffic', '2026-11-18', { reason: 'partial', missingStores: 1, stores: 0 })).toBe(true);
+    expect(await state.markPending('traffic', '2026-11-18', { reason: 'partly-published', missingStores: 1, stores: 0 })).toBe(true);
     expect(await state.markPending('traffic', '2026-11-19', { reason: 'not-published', stores: 0 })).toBe(true);
-    expect(await state.markPending('traffic', '2026-11-17', { reason: 'not-over' })).toBe(false);
-    expect((await ImportState.load(path, OPTIONS)).pending('traffic')).toEqual([
-      { day: '2026-11-18', status: { reason: 'partial', missingStores: 1, stores: 0 } },
-      { day: '2026-11-19', status: { reason: 'not-published', stores: 0 } },
-    ]);
-    await state.markComplete('traffic', '2026-11-18', ['S001']);
-    expect(state.pending('traffic').map((entry) => entry.day)).toEqual(['2026-11-19']);
+    await state.markGivenUp('traffic', '2026-11-19');
+    expect((await ImportState.load(path, OPTIONS)).coverage('traffic')).toEqual({
+      complete: [['2026-11-17', '2026-11-17']],
+      accepted: [],
+      givenUp: [['2026-11-19', '2026-11-19']],
+      pending: [{ day: '2026-11-18', status: { reason: 'partly-published', missingStores: 1, stores: 0 } }],
+    });
+    await state.accept('traffic', ['2026-11-17', '2026-11-18', '2026-11-19']);
+    expect(state.coverage('traffic')).toMatchObject({ complete: [['2026-11-17', '2026-11-17']], accepted: [['2026-11-18', '2026-11-19']], givenUp: [], pending: [] });
+    await state.reopen('traffic', ['2026-11-17', '2026-11-19']);
+    expect(state.coverage('traffic')).toMatchObject({
+      complete: [],
+      accepted: [['2026-11-18', '2026-11-18']],
+      pending: [
+        { day: '2026-11-17', status: { reason: 'reopened' } },
+        { day: '2026-11-19', status: { reason: 'reopened' } },
+      ],
+    });
   });
 
-  it('reads a version 1 file of the previous release and upgrades it on the next write', async () => {
+  it('days a run is asked for are pending (interrupted) until judged; a pending day keeps its reason', async () => {
+    const state = await ImportState.load(path, OPTIONS);
+    await state.markComplete('traffic', '2026-11-17', ['S001']);
+    await state.markPending('traffic', '2026-11-18', { reason: 'not-published', stores: 0 });
+    await state.markAsked(['2026-11-17', '2026-11-18', '2026-11-19'].map((day) => ({ key: 'traffic', day })));
+    expect(state.pending('traffic')).toEqual([
+      { day: '2026-11-18', status: { reason: 'not-published', stores: 0 } },
+      { day: '2026-11-19', status: { reason: 'interrupted' } },
+    ]);
+  });
+
+  it('records the last run', async () => {
+    const state = await ImportState.load(path, OPTIONS);
+    await state.recordRun({ time: '2026-11-21T02:30:05.000Z', command: 'all --catch-up', exitCode: 0, rows: { traffic: 12 } });
+    expect((await ImportState.load(path, OPTIONS)).lastRun()).toEqual({ time: '2026-11-21T02:30:05.000Z', command: 'all --catch-up', exitCode: 0, rows: { traffic: 12 } });
+  });
+
+  it('reads version 1 and 2 files of earlier releases and upgrades them on the next write', async () => {
     await writeFile(path, JSON.stringify({ version: 1, lastCompleteDay: { traffic: '2026-11-18', 'unique-users[store=S001]': '2026-11-17' } }));
     const state = await ImportState.load(path, OPTIONS);
     expect(state.lastCompleteDay('traffic')).toBe('2026-11-18');
@@ -70,19 +104,29 @@ describe('ImportState', () => {
     expect(state.storeCodes('traffic')).toBeUndefined();
     await state.markComplete('traffic', '2026-11-19', ['S001']);
     const file = await onDisk();
-    expect(file.version).toBe(2);
-    expect(file.metrics['unique-users[store=S001]']).toEqual({ lastCompleteDay: '2026-11-17' });
-    expect(file.metrics.traffic).toMatchObject({ lastCompleteDay: '2026-11-19', stores: 1 });
+    expect(file.version).toBe(3);
+    expect(file.metrics['unique-users[store=S001]']).toEqual({ complete: [['2026-11-17', '2026-11-17']] });
+    expect(file.metrics.traffic).toMatchObject({ complete: [['2026-11-18', '2026-11-19']], stores: 1 });
+
+    await writeFile(path, JSON.stringify({ version: 2, metrics: { traffic: { lastCompleteDay: '2026-11-17', pending: { '2026-11-18': { reason: 'partial', missingStores: 2, stores: 2 } } } }, storeSets: {} }));
+    const v2 = await ImportState.load(path, OPTIONS);
+    expect(v2.coverage('traffic')).toMatchObject({
+      complete: [['2026-11-17', '2026-11-17']],
+      pending: [{ day: '2026-11-18', status: { reason: 'partly-published', missingStores: 2, stores: 2 } }],
+    });
   });
 
   it.each([
     [{ lastCompleteDay: { traffic: '2026-02-30' } }, /traffic lastCompleteDay "2026-02-30" is not a valid day/],
     [{ version: 1, lastCompleteDay: { traffic: '2026-13-01' } }, /traffic lastCompleteDay "2026-13-01" is not a valid day/],
-    [{ version: 1, lastCompleteDay: { traffic: '2099-01-01' } }, /traffic lastCompleteDay 2099-01-01 is in the future \(today is 2026-11-21 UTC\)/],
+    [{ version: 1, lastCompleteDay: { traffic: '2099-01-01' } }, /traffic complete 2099-01-01 is in the future \(today is 2026-11-21 UTC\)/],
     // Today is not over, so it cannot be complete.
-    [{ version: 1, lastCompleteDay: { traffic: '2026-11-21' } }, /lastCompleteDay 2026-11-21 is in the future/],
+    [{ version: 1, lastCompleteDay: { traffic: '2026-11-21' } }, /traffic complete 2026-11-21 is in the future/],
+    [{ version: 3, metrics: { traffic: { accepted: [['2026-11-05', '2026-11-03']] } }, storeSets: {} }, /traffic accepted range 2026-11-05..2026-11-03 ends before it starts/],
+    [{ version: 3, metrics: { traffic: { givenUp: [['2026-11-05', '2026-11-32']] } }, storeSets: {} }, /traffic givenUp "2026-11-32" is not a valid day/],
+    [{ version: 3, metrics: { traffic: { pending: { '2026-11-05': { reason: 'lost' } } } }, storeSets: {} }, /not an area-metrics state file: metrics.traffic.pending.2026-11-05.reason/],
     [{ version: 1, lastCompleteDay: { trafic: '2026-11-01' } }, /unknown metric key "trafic"/],
-    [{ version: 3, metrics: {} }, /has version 3, newer than this area-metrics reads \(2\); upgrade area-metrics/],
+    [{ version: 4, metrics: {} }, /has version 4, newer than this area-metrics reads \(3\); upgrade area-metrics/],
     [{ version: 2, metrics: { traffic: { lastCompleteDay: '2026-11-01', storeSet: 'abc' } }, storeSets: {} }, /names store set "abc", which is not in storeSets/],
     [{ version: 2, metrics: { traffic: { pending: { '2026-11-31': { reason: 'not-over' } } } }, storeSets: {} }, /pending day "2026-11-31" is not a valid day/],
     [{ version: 1, lastCompleteDay: { traffic: 'yesterday' } }, /"yesterday" is not a valid day/],
@@ -139,7 +183,8 @@ describe('ImportState', () => {
   it('takes over a lock left by a process that is gone', async () => {
     await symlink(String(await deadPid()), `${path}.lock`);
     const state = await ImportState.load(path, OPTIONS);
-    expect(await state.markComplete('traffic', '2026-11-20', ['S001'])).toBe(true);
+    await state.markComplete('traffic', '2026-11-20', ['S001']);
+    expect(state.lastCompleteDay('traffic')).toBe('2026-11-20');
     await expect(lstat(`${path}.lock`)).rejects.toThrow(/ENOENT/);
   });
 
@@ -148,15 +193,15 @@ describe('ImportState', () => {
     await symlink(String(process.pid), lock);
     const state = await ImportState.load(path, OPTIONS);
     let done = false;
-    const marking = state.markComplete('traffic', '2026-11-20', ['S001']).then((changed) => {
+    const marking = state.markComplete('traffic', '2026-11-20', ['S001']).then(() => {
       done = true;
-      return changed;
     });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(done).toBe(false);
     const old = new Date(Date.now() - 120_000);
     await lutimes(lock, old, old);
-    expect(await marking).toBe(true);
+    await marking;
+    expect(state.lastCompleteDay('traffic')).toBe('2026-11-20');
   });
 
   it('keys store-limited runs apart from whole runs', () => {

@@ -47,8 +47,10 @@ describe('area-metrics sandbox command', () => {
     expect(stdout.text).toContain('client id:     demo-client');
     expect(stdout.text).toContain('client secret: demo-secret');
     expect(stdout.text).toContain('faults:        {"failNth":{"n":1,"status":503}}');
+    expect(stdout.text).toContain("served:        a store's local day once it has ended");
     expect(stdout.text).toContain(`area-metrics all --base-url ${match![1]}`);
-    const day = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    // The day before yesterday: every store's local day in its UTC window has ended, so all of it is served.
+    const day = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
     const url = `${match![1]}/api/bi/area-metrics/traffic?datetime_gte=${day}T00:00:00Z&datetime_lte=${day}T23:59:59Z`;
     const headers = { authorization: basic('demo-client', 'demo-secret') };
     expect((await fetch(url, { headers })).status).toBe(503);

@@ -82,6 +82,15 @@ describe('sandbox data set', () => {
     expect(dates[codeWithOffset('-05:00')]).toBe('2026-11-20T00:00:00-05:00');
   });
 
+  it('spans -11:00 to +13:00 with 14 stores, and keeps the offsets of the first 12 stores', () => {
+    const dataset = new Dataset({ stores: 14, zones: 3, days: 2, seed: 1 });
+    const offsets = Array.from({ length: 14 }, (_, index) => dataset.store(index).offsetText);
+    expect(offsets).toEqual([
+      '+02:00', '+00:00', '-05:00', '+05:30', '+01:00', '-08:00', '+09:00', '+05:45', '-03:30', '+10:00', '-03:00', '+08:00',
+      '-11:00', '+13:00',
+    ]);
+  });
+
   it('selects by instant for windows that are not whole UTC days', () => {
     const dataset = new Dataset({ stores: 12, zones: 3, days: 3, seed: 1 });
     // 2026-11-20T22:00:00Z is local midnight of 2026-11-21 in +02:00 only.

@@ -1,6 +1,10 @@
 import type { Sandbox } from '../../src/sandbox/index.js';
 
-export const NOW = new Date('2026-11-22T10:00:00Z'); // yesterday (UTC) = 2026-11-21
+/**
+ * Late in the day after YESTERDAY, when every store's local day whose midnight lies in YESTERDAY's UTC window has
+ * ended (the latest such midnight is 23:00Z of YESTERDAY, for a store at +01:00), so its whole window is served.
+ */
+export const NOW = new Date('2026-11-22T23:30:00Z');
 export const YESTERDAY = '2026-11-21';
 
 export function basic(user: string, password: string): string {

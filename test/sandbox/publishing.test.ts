@@ -114,10 +114,11 @@ describe('sandbox command publishing flags', () => {
   });
 
   it('--publish-after publishes the hidden windows while it runs', async () => {
-    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    // The day before yesterday: every store's local day in its UTC window has ended, so all of it is served.
+    const dayBefore = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
     const stdout = new Collector();
     const controller = new AbortController();
-    const done = runCli(['sandbox', '--port', '0', '--stores', '2', '--hide-day', yesterday, '--publish-after', '1'], {
+    const done = runCli(['sandbox', '--port', '0', '--stores', '2', '--hide-day', dayBefore, '--publish-after', '1'], {
       stdout,
       stderr: new Collector(),
       env: {},
@@ -128,7 +129,7 @@ describe('sandbox command publishing flags', () => {
       for (let attempt = 0; attempt < 200 && !stdout.text.includes('\n'); attempt++) await new Promise((resolve) => setTimeout(resolve, 25));
       const base = /^sandbox listening on (\S+)/.exec(stdout.text)?.[1] ?? '';
       const count = async (): Promise<number> => {
-        const response = await fetch(`${base}/api/bi/area-metrics/traffic/?${new URLSearchParams(dayParams(yesterday)).toString()}`, {
+        const response = await fetch(`${base}/api/bi/area-metrics/traffic/?${new URLSearchParams(dayParams(dayBefore)).toString()}`, {
           headers: { authorization: `Basic ${Buffer.from('demo-client:demo-secret').toString('base64')}` },
         });
         return ((await response.json()) as { count: number }).count;

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { isLoopback } from '../../src/sandbox/server.js';
+import { isLoopback } from '../../src/sandbox/http.js';
 import { allPages, basic, dayParams, getJson, metricUrl, NOW, YESTERDAY, type Envelope } from './helpers.js';
 
 let sandbox: Sandbox;
@@ -156,6 +156,14 @@ describe('sandbox metrics API: filters and envelope', () => {
     const post = await fetch(metricUrl(sandbox, 'traffic', dayParams(YESTERDAY)), { method: 'POST' });
     expect(post.status).toBe(405);
     expect(post.headers.get('allow')).toBe('GET');
+    expect(await post.json()).toEqual({ detail: 'Method "POST" not allowed.' });
+    const put = await fetch(`${sandbox.url}/_sandbox/faults`, { method: 'PUT', body: '{}' });
+    expect(put.status).toBe(405);
+    expect(put.headers.get('allow')).toBe('POST, GET');
+    await put.arrayBuffer();
+    const unknownAdmin = await fetch(`${sandbox.url}/_sandbox/nothing`);
+    expect(unknownAdmin.status).toBe(404);
+    await unknownAdmin.arrayBuffer();
   });
 });
 

@@ -70,7 +70,7 @@ describe('sandbox token endpoint', () => {
     await response.arrayBuffer();
   });
 
-  it('accepts a secret with + and % in Basic auth whether sent raw or form-encoded first (RFC 6749 2.3.1)', async () => {
+  it('accepts a secret with + and % in Basic auth whether sent raw or form-encoded first, as OAuth 2.0 clients may do', async () => {
     const special = await startSandbox({ clientId: 'id+1', clientSecret: 'a+b%41c d', stores: 1, days: 1 });
     try {
       const status = async (id: string, secret: string): Promise<number> => {

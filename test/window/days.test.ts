@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { addDays, catchUpDays, daysBetween, daysFrom, isSettled, parseDay, resolveDays, today, utcDayBounds, yesterday } from '../../src/window/days.js';
+import { addDays, catchUpDays, daysBetween, daysFrom, isSettled, parseDay, resolveDays, shouldGiveUp, today, utcDayBounds, yesterday } from '../../src/window/days.js';
 
 describe('yesterday (UTC)', () => {
   it('is the previous UTC day just after midnight and just before the next one', () => {
@@ -74,30 +74,57 @@ describe('resolveDays', () => {
 describe('catchUpDays', () => {
   const now = new Date('2026-11-21T02:30:00Z');
   const plain = { maxDays: 31, lookback: 0 };
-
-  it('every day after the last complete one through yesterday', () => {
-    expect(catchUpDays('2026-11-16', plain, now)).toEqual({ days: ['2026-11-17', '2026-11-18', '2026-11-19', '2026-11-20'], lookbackDays: 0 });
-    expect(catchUpDays('2026-11-20', plain, now)).toEqual({ days: [], lookbackDays: 0 });
+  const after = (settledThrough: string | undefined, pending: string[] = [], complete: string[] = settledThrough ? [settledThrough] : []) => ({
+    settledThrough,
+    pending,
+    complete,
   });
 
-  it('no last complete day means yesterday only, and no look-back', () => {
-    expect(catchUpDays(undefined, { maxDays: 31, lookback: 2 }, now)).toEqual({ days: ['2026-11-20'], lookbackDays: 0 });
-  });
-
-  it('a --max-days cut names the days left', () => {
-    expect(catchUpDays('2026-10-10', { maxDays: 5, lookback: 0 }, now)).toEqual({
-      days: ['2026-10-11', '2026-10-12', '2026-10-13', '2026-10-14', '2026-10-15'],
-      lookbackDays: 0,
-      left: { from: '2026-10-16', to: '2026-11-20', count: 36 },
-    });
-  });
-
-  it('--lookback adds the complete days before the first missing one, also when nothing is missing', () => {
-    expect(catchUpDays('2026-11-18', { maxDays: 31, lookback: 2 }, now)).toEqual({
+  it('every day after the last settled one through yesterday', () => {
+    expect(catchUpDays(after('2026-11-16'), plain, now)).toEqual({
       days: ['2026-11-17', '2026-11-18', '2026-11-19', '2026-11-20'],
-      lookbackDays: 2,
+      lookback: [],
+      pending: [],
+      fresh: ['2026-11-17', '2026-11-18', '2026-11-19', '2026-11-20'],
     });
-    expect(catchUpDays('2026-11-20', { maxDays: 31, lookback: 1 }, now)).toEqual({ days: ['2026-11-20'], lookbackDays: 1 });
+    expect(catchUpDays(after('2026-11-20'), plain, now).days).toEqual([]);
+  });
+
+  it('no coverage means yesterday only, and no look-back', () => {
+    expect(catchUpDays(after(undefined), { maxDays: 31, lookback: 2 }, now).days).toEqual(['2026-11-20']);
+  });
+
+  it('a pending day is retried beside the new days and never holds them back', () => {
+    const plan = catchUpDays(after('2026-11-18', ['2026-11-10', '2026-11-19']), plain, now);
+    expect(plan.days).toEqual(['2026-11-10', '2026-11-19', '2026-11-20']);
+    expect(plan.pending).toEqual(['2026-11-10', '2026-11-19']);
+    expect(plan.fresh).toEqual(['2026-11-20']);
+  });
+
+  it('--max-days bounds the new days and the pending ones, oldest first, and says what is left', () => {
+    const pending = ['2026-09-01', '2026-09-02', '2026-09-03', '2026-09-04', '2026-09-05', '2026-09-06'];
+    expect(catchUpDays(after('2026-10-10', pending), { maxDays: 5, lookback: 0 }, now)).toEqual({
+      days: [...pending.slice(0, 5), '2026-10-11', '2026-10-12', '2026-10-13', '2026-10-14', '2026-10-15'],
+      lookback: [],
+      pending: pending.slice(0, 5),
+      fresh: ['2026-10-11', '2026-10-12', '2026-10-13', '2026-10-14', '2026-10-15'],
+      freshLeft: { from: '2026-10-16', to: '2026-11-20', count: 36 },
+      pendingLeft: 1,
+    });
+  });
+
+  it('--lookback adds the latest complete days, also when nothing is missing', () => {
+    const complete = ['2026-11-15', '2026-11-17', '2026-11-18'];
+    expect(catchUpDays(after('2026-11-18', [], complete), { maxDays: 31, lookback: 2 }, now).days).toEqual(['2026-11-17', '2026-11-18', '2026-11-19', '2026-11-20']);
+    expect(catchUpDays(after('2026-11-20', [], ['2026-11-20']), { maxDays: 31, lookback: 1 }, now)).toMatchObject({ days: ['2026-11-20'], lookback: ['2026-11-20'] });
+  });
+});
+
+describe('shouldGiveUp', () => {
+  it('a day is given up once its window ended giveUpDays ago', () => {
+    // The window of 2026-11-06 ended at 2026-11-07T00:00Z; 14 days later is 2026-11-21T00:00Z.
+    expect(shouldGiveUp('2026-11-06', 14, new Date('2026-11-20T23:59:59Z'))).toBe(false);
+    expect(shouldGiveUp('2026-11-06', 14, new Date('2026-11-21T00:00:00Z'))).toBe(true);
   });
 });
 

@@ -1,0 +1,69 @@
+import { addDays, type UtcDay } from './days.js';
+
+/**
+ * What a day is: `utc`, the vendor's own windowing (a UTC day's window, whatever local days its results carry), or
+ * `local`, a store-local calendar day (every result of the file has that `day`, and every store's day is in it).
+ */
+export type DayMode = 'utc' | 'local';
+
+export const DAY_MODES = ['utc', 'local'] as const satisfies readonly DayMode[];
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * A result's local day has ended once its `date` (the store's local midnight) is this far in the past: 24 h, plus one
+ * for a day that changes to or from daylight saving time.
+ */
+export const LOCAL_DAY_END_MS = 25 * HOUR_MS;
+
+/** The API's inclusive filters for a day. */
+export interface DayWindow {
+  readonly gte: string;
+  readonly lte: string;
+}
+
+/**
+ * The window a day is requested with. A UTC day is its own 24 hours. A local day D is the one window that holds every
+ * offset's midnight of D: from D's midnight at +14:00, (D-1)T10:00Z, to D's midnight at -12:00, DT12:00Z.
+ */
+export function dayWindow(day: UtcDay, mode: DayMode): DayWindow {
+  return mode === 'utc' ? { gte: `${day}T00:00:00Z`, lte: `${day}T23:59:59Z` } : { gte: `${addDays(day, -1)}T10:00:00Z`, lte: `${day}T12:00:00Z` };
+}
+
+/**
+ * When every local day a window can hold has ended: the latest local midnight it can hold is its upper bound, and
+ * that local day has ended LOCAL_DAY_END_MS later. Before this instant the day is not over, whatever its data says.
+ */
+export function overAt(day: UtcDay, mode: DayMode): number {
+  return Date.parse(dayWindow(day, mode).lte) + LOCAL_DAY_END_MS;
+}
+
+/** Whether a result whose local midnight is `instant` is still in its day at `now`. */
+export function inItsDay(instant: number, now: Date): boolean {
+  return instant + LOCAL_DAY_END_MS > now.getTime();
+}
+
+/**
+ * The day a run with no window imports: yesterday (UTC) in UTC mode, as cron expects; in local mode the latest local
+ * day that has ended in every offset, -12:00 included.
+ */
+export function defaultDay(mode: DayMode, now: Date): UtcDay {
+  const today = now.toISOString().slice(0, 10);
+  if (mode === 'utc') return addDays(today, -1);
+  let day = addDays(today, -1);
+  while (overAt(day, 'local') > now.getTime()) day = addDays(day, -1);
+  return day;
+}
+
+/**
+ * Whether a result of local day `resultDay` belongs to the file of day `day`. In local mode only that day's results
+ * do; the neighbouring local days a far-east or far-west store has inside the window are dropped.
+ */
+export function keepsDay(mode: DayMode, day: UtcDay, resultDay: string): boolean {
+  return mode === 'utc' || resultDay === day;
+}
+
+/** In local mode, whether a result's `day` may be in the window at all: the day itself or a neighbour. */
+export function isDayOrNeighbour(day: UtcDay, resultDay: string): boolean {
+  return resultDay === day || resultDay === addDays(day, -1) || resultDay === addDays(day, 1);
+}

@@ -1,0 +1,39 @@
+import { addDays, daysBetween, type UtcDay } from './days.js';
+
+/** Inclusive runs of consecutive days, `[first, last]`, sorted and disjoint: how a long coverage stays small. */
+export type DayRange = [UtcDay, UtcDay];
+
+/** Every day the ranges hold, oldest first. */
+export function daysOfRanges(ranges: readonly DayRange[]): UtcDay[] {
+  return ranges.flatMap(([first, last]) => daysBetween(first, last));
+}
+
+/** The days as sorted, merged ranges (duplicates and any order welcome). */
+export function rangesOfDays(days: Iterable<UtcDay>): DayRange[] {
+  const sorted = [...new Set(days)].sort();
+  const ranges: DayRange[] = [];
+  for (const day of sorted) {
+    const current = ranges.at(-1);
+    if (current !== undefined && addDays(current[1], 1) === day) current[1] = day;
+    else ranges.push([day, day]);
+  }
+  return ranges;
+}
+
+export function rangesHold(ranges: readonly DayRange[], day: UtcDay): boolean {
+  return ranges.some(([first, last]) => first <= day && day <= last);
+}
+
+export function withDays(ranges: readonly DayRange[], days: Iterable<UtcDay>): DayRange[] {
+  return rangesOfDays([...daysOfRanges(ranges), ...days]);
+}
+
+export function withoutDays(ranges: readonly DayRange[], days: Iterable<UtcDay>): DayRange[] {
+  const removed = new Set(days);
+  return rangesOfDays(daysOfRanges(ranges).filter((day) => !removed.has(day)));
+}
+
+/** `2026-11-01..2026-11-03`, or the one day. */
+export function describeRange([first, last]: DayRange): string {
+  return first === last ? first : `${first}..${last}`;
+}

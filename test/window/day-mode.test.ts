@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { dayWindow, defaultDay, inItsDay, isDayOrNeighbour, keepsDay, overAt } from '../../src/window/day-mode.js';
+
+/** A store's local midnight of `day` at `offset` (e.g. '+14:00'), as the API spells `date`, and its instant. */
+function midnight(day: string, offset: string): number {
+  return Date.parse(`${day}T00:00:00${offset}`);
+}
+
+describe('dayWindow', () => {
+  it('is the UTC day itself in UTC mode', () => {
+    expect(dayWindow('2026-11-22', 'utc')).toEqual({ gte: '2026-11-22T00:00:00Z', lte: '2026-11-22T23:59:59Z' });
+  });
+
+  it('holds every offset\'s midnight of a local day, from +14:00 to -12:00, across a month end', () => {
+    const window = dayWindow('2026-12-01', 'local');
+    expect(window).toEqual({ gte: '2026-11-30T10:00:00Z', lte: '2026-12-01T12:00:00Z' });
+    for (const offset of ['+14:00', '+13:00', '+05:45', '+00:00', '-03:30', '-11:00', '-12:00']) {
+      const instant = midnight('2026-12-01', offset);
+      expect(instant).toBeGreaterThanOrEqual(Date.parse(window.gte));
+      expect(instant).toBeLessThanOrEqual(Date.parse(window.lte));
+    }
+    // The neighbours that also fall inside: D+1 far east, D-1 far west.
+    expect(midnight('2026-12-02', '+14:00')).toBeLessThanOrEqual(Date.parse(window.lte));
+    expect(midnight('2026-11-30', '-12:00')).toBeGreaterThanOrEqual(Date.parse(window.gte));
+  });
+});
+
+describe('overAt and inItsDay', () => {
+  it('a UTC day is over 25 h after its window ends: its last local days started just before midnight UTC', () => {
+    expect(new Date(overAt('2026-11-22', 'utc')).toISOString()).toBe('2026-11-24T00:59:59.000Z');
+  });
+
+  it('a local day is over 25 h after its -12:00 midnight', () => {
+    expect(new Date(overAt('2026-11-22', 'local')).toISOString()).toBe('2026-11-23T13:00:00.000Z');
+  });
+
+  it('a store at +02:00 is in its day 2026-11-23 at 18:28 UTC on the 23rd, and out of it 25 h after its midnight', () => {
+    const instant = midnight('2026-11-23', '+02:00');
+    expect(inItsDay(instant, new Date('2026-11-23T18:28:00Z'))).toBe(true);
+    expect(inItsDay(instant, new Date('2026-11-23T23:00:00Z'))).toBe(false);
+  });
+});
+
+describe('defaultDay', () => {
+  it('is yesterday in UTC mode', () => {
+    expect(defaultDay('utc', new Date('2026-11-23T02:30:00Z'))).toBe('2026-11-22');
+  });
+
+  it('is the latest local day over everywhere in local mode', () => {
+    expect(defaultDay('local', new Date('2026-11-23T12:59:59Z'))).toBe('2026-11-21');
+    expect(defaultDay('local', new Date('2026-11-23T13:00:00Z'))).toBe('2026-11-22');
+    expect(defaultDay('local', new Date('2026-11-23T02:30:00Z'))).toBe('2026-11-21');
+  });
+});
+
+describe('keepsDay and isDayOrNeighbour', () => {
+  it('local mode keeps the day alone; UTC mode keeps every day of the window', () => {
+    expect(keepsDay('local', '2026-11-22', '2026-11-22')).toBe(true);
+    expect(keepsDay('local', '2026-11-22', '2026-11-23')).toBe(false);
+    expect(keepsDay('utc', '2026-11-22', '2026-11-23')).toBe(true);
+  });
+
+  it('a neighbour is the day before or after, across a year end', () => {
+    expect(isDayOrNeighbour('2027-01-01', '2026-12-31')).toBe(true);
+    expect(isDayOrNeighbour('2026-12-31', '2027-01-01')).toBe(true);
+    expect(isDayOrNeighbour('2026-12-31', '2027-01-02')).toBe(false);
+  });
+});
