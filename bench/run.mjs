@@ -2,7 +2,7 @@
 // `npm run bench`: import benchmark (importer vs the lean reference, the floor and curl+jq; 30 days; one big day) and broker
 // benchmark (autocannon vs a bare node:http server, cold burst). One summary table at the end; the raw numbers go to
 // bench/results/<timestamp>.json. Options: --rounds N (default 3), --skip-import, --skip-broker, --skip-memory,
-// --skip-startup.
+// --skip-startup, --skip-object-store.
 import { execSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { brokerBenchmark } from './broker.mjs';
 import { bigDay, importComparison, thirtyDays } from './import.mjs';
 import { ROOT, formatTable, mb, seconds, toolStatus } from './lib.mjs';
+import { objectStoreBenchmark } from './object-store.mjs';
 import { startupBenchmark } from './startup.mjs';
 
 const { values: flags } = parseArgs({
@@ -20,6 +21,7 @@ const { values: flags } = parseArgs({
     'skip-memory': { type: 'boolean', default: false },
     'skip-broker': { type: 'boolean', default: false },
     'skip-startup': { type: 'boolean', default: false },
+    'skip-object-store': { type: 'boolean', default: false },
     // How the broker benchmark measured before (load generator in this process, 200-byte references), to compare.
     'broker-load-in-process': { type: 'boolean', default: false },
     'broker-bare-bytes': { type: 'string' },
@@ -108,6 +110,19 @@ if (!flags['skip-import']) {
     for (const variant of comparison.variants) {
       if (variant.key !== 'lean') log(`7 days: ${variant.name} vs lean, round by round: ${variant.vsLeanByRound.map(fmtRatio).join(', ')}`);
     }
+  });
+}
+
+if (!flags['skip-object-store']) {
+  await section('object store', async () => {
+    const objects = await objectStoreBenchmark({ rounds, log });
+    results.objectStore = objects;
+    const row = (name, sample, note) => [name, seconds(sample.wallMs), Math.round(sample.rows / (sample.wallMs / 1000)).toLocaleString('en-US'), mb(sample.maxRssKb), '', '', '', note, ''];
+    table.push(
+      row('7 days: all --format csv into a folder', objects.folder, ''),
+      row('7 days: the same into s3rver (one PUT per object)', objects.bucket, `${fmtRatio(ratio(objects.bucket.wallMs, objects.folder.wallMs))} the folder's time`),
+      row('7 days: the re-run into s3rver (all unchanged)', objects.rerun, `${fmtRatio(ratio(objects.rerun.wallMs, objects.bucket.wallMs))} the first run's time`),
+    );
   });
 }
 

@@ -12,15 +12,23 @@ type Register = (program: Command, context: CommandContext) => void;
  * (a cron job's import never loads fastify, and `--version` loads none); the others appear in the top-level help
  * by their summary alone.
  */
-const COMMANDS: readonly { readonly name: string; readonly summary: string; readonly load: () => Promise<Register> }[] = [
+interface CommandEntry {
+  readonly name: string;
+  /** Its arguments as commander declares them, e.g. `<metric>`, so that the help lists them unloaded too. */
+  readonly arguments?: string;
+  readonly summary: string;
+  readonly load: () => Promise<Register>;
+}
+
+const COMMANDS: readonly CommandEntry[] = [
   { name: 'unique-users', summary: 'import the Unique Users metric', load: async () => (await import('./commands/import.js')).registerImportCommands },
   { name: 'avg-screen-time', summary: 'import the Average Screen Time metric', load: async () => (await import('./commands/import.js')).registerImportCommands },
   { name: 'traffic', summary: 'import the Area Traffic metric', load: async () => (await import('./commands/import.js')).registerImportCommands },
   { name: 'all', summary: 'import all three metrics in one run', load: async () => (await import('./commands/import.js')).registerImportCommands },
   { name: 'status', summary: "say how far behind each metric's output is, its coverage and gaps, from the state alone (no credentials, no request)", load: async () => (await import('./commands/status.js')).registerStatusCommand },
   { name: 'check', summary: 'test the URL and credentials: one tiny request per metric (page_size=1, yesterday)', load: async () => (await import('./commands/check.js')).registerCheckCommand },
-  { name: 'accept', summary: 'record days as final whatever their data (no request): --catch-up stops asking, status counts no gap', load: async () => (await import('./commands/settle-days.js')).registerSettleCommands },
-  { name: 'reopen', summary: 'make days pending again (no request), so the next --catch-up imports them', load: async () => (await import('./commands/settle-days.js')).registerSettleCommands },
+  { name: 'accept', arguments: '<metric>', summary: 'record days as final whatever their data (no request): --catch-up stops asking, status counts no gap', load: async () => (await import('./commands/settle-days.js')).registerSettleCommands },
+  { name: 'reopen', arguments: '<metric>', summary: 'make days pending again (no request), so the next --catch-up imports them', load: async () => (await import('./commands/settle-days.js')).registerSettleCommands },
   { name: 'token', summary: 'Do the OAuth 2.0 client-credentials exchange (or ask a token broker) and show the token, for debugging', load: async () => (await import('./commands/token.js')).registerTokenCommand },
   { name: 'broker', summary: 'Run the token broker: GET /api/gatekeeper-token?application_package=X answers a cached JWT for app X', load: async () => (await import('./commands/broker.js')).registerBrokerCommand },
   { name: 'sandbox', summary: 'run a local emulator of the metrics API and its auth server, with deterministic synthetic data', load: async () => (await import('./commands/sandbox.js')).registerSandboxCommand },
@@ -55,7 +63,9 @@ export async function buildProgram(context: CommandContext, args: readonly strin
   const named = COMMANDS.find((command) => command.name === commandName(args));
   if (named) (await named.load())(program, context);
   for (const command of COMMANDS) {
-    if (!program.commands.some((declared) => declared.name() === command.name)) program.command(command.name).description(command.summary);
+    if (program.commands.some((declared) => declared.name() === command.name)) continue;
+    const stub = program.command(command.name).description(command.summary);
+    if (command.arguments !== undefined) stub.arguments(command.arguments);
   }
   return program;
 }

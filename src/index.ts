@@ -6,6 +6,10 @@ import { tempFilesInProgress } from './output/atomic-file.js';
 import { asOutputError } from './output/write-failure.js';
 
 // The only module that touches process-wide state: signals and the exit code.
+
+// The AWS SDK prints a notice about future Node versions straight to stderr, outside our log format; cron reads
+// every stderr line, so it is silenced here (engines in package.json says which Node this release runs on).
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const controller = new AbortController();
 let interrupted: InterruptedError | undefined;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

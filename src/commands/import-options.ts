@@ -3,6 +3,7 @@ import type { ClientCredentials } from '../fetch/basic-auth.js';
 import { parseBaseUrl } from '../fetch/urls.js';
 import type { LogFormat, LogLevel } from '../log/logger.js';
 import type { OutputFormat, OutputShape } from '../output/format.js';
+import { isObjectUrl, parseObjectUrl, type ObjectLocation } from '../output/object-location.js';
 import { parseDay, type UtcDay, type WindowRequest } from '../window/days.js';
 import {
   givenBy,
@@ -25,9 +26,19 @@ const OUTPUT_SHAPES = ['rows', 'results'] as const satisfies readonly OutputShap
 const LOG_FORMATS = ['text', 'json'] as const satisfies readonly LogFormat[];
 const ON_INVALID = ['fail', 'skip'] as const;
 
-/** `-` (stdout) or a folder; blank would quietly mean the current folder. */
-const outputPath: Parser<string> = (value) => {
-  if (value.trim() === '') throw new UsageError('-o/--output needs a folder, or - for stdout');
+/** `-` (stdout), `s3://bucket/prefix` (checked now) or a folder; blank would quietly mean the current folder. */
+const outputPath: Parser<string> = (value, source) => {
+  if (value.trim() === '') throw new UsageError('-o/--output needs a folder, s3://bucket/prefix, or - for stdout');
+  if (isObjectUrl(value)) parseObjectUrl(value, source);
+  return value;
+};
+
+/** A state file, or an object named by a full `s3://bucket/key`. */
+const stateFileOrObject: Parser<string> = (value, source) => {
+  if (value.trim() === '') throw new UsageError(`${source} needs a file path or s3://bucket/key`);
+  if (isObjectUrl(value) && parseObjectUrl(value, source).prefix === '') {
+    throw new UsageError(`${source} ${JSON.stringify(value)} names a bucket but no object; write s3://bucket/path/state.json`);
+  }
   return value;
 };
 
@@ -40,6 +51,13 @@ function path(what: string): Parser<string> {
 }
 
 const day: Parser<UtcDay> = (value, source) => parseDay(value, source);
+
+/** Shared with the commands that only read or settle the state (status, accept, reopen). */
+export const S3_FORCE_PATH_STYLE = switchOption({
+  flags: '--s3-force-path-style',
+  env: 'AREA_METRICS_S3_FORCE_PATH_STYLE',
+  description: 'path-style bucket addressing (host/bucket/key), which most S3-compatible stores need',
+});
 
 /**
  * The options of the four import commands: one table drives commander, `--help`, the env fallbacks and the
@@ -59,7 +77,8 @@ export const IMPORT_OPTIONS = {
   settleDays: valueOption({ flags: '--settle-days <n>', parse: integer(1, 3660), default: 3, description: 'a day this many days old is final even if some stores never reported' }),
   giveUpDays: valueOption({ flags: '--give-up-days <n>', parse: integer(1, 3660), default: 14, description: 'a day still unpublished this many days after its window ended is given up (one warning; status lists it)' }),
   store: listOption({ flags: '--store <code>', parse: path('a non-empty store code'), description: 'only this store_code; repeatable (one unit per store)' }),
-  output: valueOption({ flags: '-o, --output <dir|->', env: 'AREA_METRICS_OUTPUT', parse: outputPath, default: './area-metrics-data', description: 'output folder, or - for stdout' }),
+  output: valueOption({ flags: '-o, --output <dir|s3://bucket/prefix|->', env: 'AREA_METRICS_OUTPUT', parse: outputPath, default: './area-metrics-data', description: 'output folder, an S3-compatible bucket and prefix, or - for stdout' }),
+  s3ForcePathStyle: S3_FORCE_PATH_STYLE,
   format: valueOption({ flags: '-f, --format <format>', parse: oneOf(OUTPUT_FORMATS), choices: OUTPUT_FORMATS, defaultText: 'csv for files, ndjson for stdout', description: 'file format' }),
   shape: valueOption({ flags: '--shape <shape>', parse: oneOf(OUTPUT_SHAPES), choices: OUTPUT_SHAPES, default: 'rows', description: 'rows: one record per store, day and zone; results: one NDJSON line per API result' }),
   pageSize: valueOption({ flags: '--page-size <n>', parse: integer(1, 10_000), default: 1000, description: 'results per page, 1..10000' }),
@@ -67,7 +86,7 @@ export const IMPORT_OPTIONS = {
   retries: valueOption({ flags: '--retries <n>', parse: integer(0, 20), default: 5, description: 'retries per request on network errors, timeouts, 429 and 5xx' }),
   timeout: valueOption({ flags: '--timeout <seconds>', parse: seconds(3600), default: 60_000, defaultText: '60', description: 'per-request timeout' }),
   onInvalid: valueOption({ flags: '--on-invalid <mode>', parse: oneOf(ON_INVALID), choices: ON_INVALID, default: 'fail', description: 'a record that breaks the data contract fails the unit, or is set aside in _rejected/' }),
-  state: valueOption({ flags: '--state <file>', parse: path('a file path'), defaultText: '<output>/.area-metrics-state.json', description: 'state file for --catch-up' }),
+  state: valueOption({ flags: '--state <file|s3://bucket/key>', parse: stateFileOrObject, defaultText: '<output>/.area-metrics-state.json', description: 'state file (or object) for --catch-up and status' }),
   dryRun: switchOption({ flags: '--dry-run', description: 'print the requests it would make (no credentials needed) and exit' }),
   quiet: switchOption({ flags: '-q, --quiet', description: 'print errors only' }),
   verbose: switchOption({ flags: '-v, --verbose', description: 'also log every page fetched and every retry' }),
@@ -76,7 +95,10 @@ export const IMPORT_OPTIONS = {
 
 export type ImportOptions = OptionValues<typeof IMPORT_OPTIONS>;
 
-export type OutputTarget = { readonly kind: 'files'; readonly dir: string } | { readonly kind: 'stdout' };
+export type OutputTarget =
+  | { readonly kind: 'files'; readonly dir: string }
+  | { readonly kind: 'objects'; readonly url: string; readonly location: ObjectLocation }
+  | { readonly kind: 'stdout' };
 
 export interface ImportConfig {
   readonly baseUrl: URL;
@@ -94,7 +116,9 @@ export interface ImportConfig {
   readonly retries: number;
   readonly timeoutMs: number;
   readonly onInvalid: 'fail' | 'skip';
+  /** A file path or an `s3://bucket/key` URL. */
   readonly statePath?: string;
+  readonly s3ForcePathStyle: boolean;
   readonly dryRun: boolean;
   readonly logLevel: LogLevel;
   readonly logFormat: LogFormat;
@@ -128,14 +152,19 @@ export async function resolveImportConfig(collected: CollectedOptions, env: Node
   if (options.baseUrl === undefined) throw new UsageError('missing --base-url (or AREA_METRICS_BASE_URL)');
   const baseUrl = parseBaseUrl(options.baseUrl);
 
-  const output: OutputTarget = options.output === '-' ? { kind: 'stdout' } : { kind: 'files', dir: options.output };
+  const output: OutputTarget =
+    options.output === '-'
+      ? { kind: 'stdout' }
+      : isObjectUrl(options.output)
+        ? { kind: 'objects', url: options.output, location: parseObjectUrl(options.output, '-o/--output') }
+        : { kind: 'files', dir: options.output };
   const { shape } = options;
   const format = options.format ?? (output.kind === 'stdout' || shape === 'results' ? 'ndjson' : 'csv');
   if (shape === 'results' && format === 'csv') throw new UsageError('--shape results is NDJSON only; use --format ndjson');
   if (output.kind === 'stdout' && format === 'csv' && metricCount > 1) {
     throw new UsageError('CSV on stdout needs a single metric (their columns differ); use --format ndjson or -o <dir>');
   }
-  const statePath = options.state;
+  const { state: statePath } = options;
   if (catchUp && output.kind === 'stdout' && statePath === undefined) {
     throw new UsageError('--catch-up with -o - needs --state <file> to remember the last complete day');
   }
@@ -159,6 +188,7 @@ export async function resolveImportConfig(collected: CollectedOptions, env: Node
     timeoutMs: options.timeout,
     onInvalid: options.onInvalid,
     ...(statePath === undefined ? {} : { statePath }),
+    s3ForcePathStyle: options.s3ForcePathStyle,
     dryRun: options.dryRun,
     logLevel: options.quiet ? 'error' : options.verbose ? 'debug' : 'info',
     logFormat: options.logFormat,

@@ -2,13 +2,15 @@ import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { exitCodeFor } from '../errors.js';
 import { createLogger, useColor } from '../log/logger.js';
-import { createImportProgress } from '../log/progress.js';
+import { createImportProgress, type ImportProgress } from '../log/progress.js';
 import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
 import { catchUpFrom, planUnits, runImport, withoutEmptyUnits, type ImportSummary, type MetricDays } from '../metrics/run-import.js';
 import { unitFirstPageUrl, unitLabel } from '../metrics/unit.js';
 import { checkWritableFolder } from '../output/atomic-file.js';
-import { FileSink, StreamSink } from '../output/sinks.js';
-import { ImportState, STATE_FILE_NAME } from '../output/state.js';
+import { isObjectUrl } from '../output/object-location.js';
+import { ObjectSink } from '../output/object-sink.js';
+import { FileSink, StreamSink, type UnitSink } from '../output/sinks.js';
+import { ImportState } from '../output/state.js';
 import { createRedactor } from '../redact.js';
 import { removeStaleTempFiles } from '../output/stale-temp.js';
 import { describeRange, rangesOfDays } from '../window/day-ranges.js';
@@ -17,6 +19,7 @@ import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
 import { IMPORT_OPTIONS, resolveImportConfig, type ImportConfig } from './import-options.js';
 import { addOptions, type CollectedOptions } from './options.js';
+import { awsCredentialsIn, ObjectStores, stateStorageFor, stateUrlOf } from './state-location.js';
 
 const COMMANDS: readonly { name: string; metrics: readonly MetricName[]; summary: string }[] = [
   { name: 'unique-users', metrics: ['unique-users'], summary: 'import the Unique Users metric' },
@@ -34,6 +37,8 @@ Examples:
   $ area-metrics ${name} --from 2026-11-01 --to 2026-11-07 -f ndjson -o ./data
   # nightly: each metric from its own last complete day, plus 2 days again for late corrections
   $ area-metrics ${name} --catch-up --lookback 2
+  # into an S3-compatible bucket, the state beside the data (credentials from the AWS SDK's default chain)
+  $ area-metrics ${name} --catch-up -o s3://my-bucket/area-metrics
   # stream to another tool
   $ area-metrics ${name} --date 2026-11-20 -o - | jq -c .
 `;
@@ -55,7 +60,10 @@ async function runImportCommand(commandName: string, metricNames: readonly Metri
     context.reportError = (message) => early.error(message);
   }
   const config = await resolveImportConfig(raw, context.env, metricNames.length);
-  const credentials = config.credentials ? [{ clientId: config.credentials.clientId, secret: config.credentials.clientSecret }] : [];
+  const credentials = [
+    ...(config.credentials ? [{ clientId: config.credentials.clientId, secret: config.credentials.clientSecret }] : []),
+    ...awsCredentialsIn(context.env),
+  ];
   const progress = await createImportProgress(context.stderr, {
     format: config.logFormat,
     level: config.logLevel,
@@ -65,10 +73,40 @@ async function runImportCommand(commandName: string, metricNames: readonly Metri
   context.redact = createRedactor(credentials);
   context.reportError = (message) => progress.logger.error(message);
 
+  const stores = new ObjectStores({
+    env: context.env,
+    forcePathStyle: config.s3ForcePathStyle,
+    retries: config.retries,
+    timeoutMs: config.timeoutMs,
+    logger: progress.logger,
+  });
+  try {
+    await importInto(stores, commandName, metricNames, config, progress, context);
+  } finally {
+    // The SDK keeps connections open; the process must be free to end.
+    stores.close();
+  }
+}
+
+async function importInto(
+  stores: ObjectStores,
+  commandName: string,
+  metricNames: readonly MetricName[],
+  config: ImportConfig,
+  progress: ImportProgress,
+  context: CommandContext,
+): Promise<void> {
   const now = new Date();
-  const statePath =
-    config.statePath ?? (config.output.kind === 'files' ? join(config.output.dir, STATE_FILE_NAME) : undefined);
-  const state = statePath === undefined ? undefined : await ImportState.load(statePath, { now, metricNames: METRIC_NAMES });
+  const output = config.output.kind === 'files' ? config.output.dir : config.output.kind === 'objects' ? config.output.url : '-';
+  const stateUrl = stateUrlOf(output, config.statePath);
+  // Reading the state object is also the first call to the store: missing credentials, a wrong bucket or region fail
+  // here, before any download. A dry run of named days needs no store at all.
+  const skipObjectState = config.dryRun && config.window.kind !== 'catch-up' && stateUrl !== undefined && isObjectUrl(stateUrl);
+  const state =
+    stateUrl === undefined || skipObjectState
+      ? undefined
+      : await ImportState.load(await stateStorageFor(stateUrl, stores), { now, metricNames: METRIC_NAMES });
+  const statePath = stateUrl !== undefined && !isObjectUrl(stateUrl) ? stateUrl : undefined;
   const { plan, cuts } = planDays(metricNames, config, state, now);
   const units = planUnits(plan, config.storeCodes);
 
@@ -77,12 +115,12 @@ async function runImportCommand(commandName: string, metricNames: readonly Metri
     return;
   }
   // The first line of every run: which run this is, so a log appended to night after night can be read by night.
-  const output = config.output.kind === 'files' ? config.output.dir : 'stdout';
-  progress.logger.info(`area-metrics ${VERSION} ${commandName} ${describeWindow(config)}: ${describePlan(plan)}; output ${output}`, {
+  const shownOutput = output === '-' ? 'stdout' : output;
+  progress.logger.info(`area-metrics ${VERSION} ${commandName} ${describeWindow(config)}: ${describePlan(plan)}; output ${shownOutput}`, {
     version: VERSION,
     command: commandName,
     planned: Object.fromEntries(plan.map(({ metric, days }) => [metric, days.length])),
-    output,
+    output: shownOutput,
   });
   for (const cut of cuts) progress.logger.warn(cut.message, cut.fields);
   const recordRun = async (exitCode: number, rows: Readonly<Record<string, number>>): Promise<void> => {
@@ -107,7 +145,7 @@ async function runImportCommand(commandName: string, metricNames: readonly Metri
   let summary: ImportSummary;
   try {
     summary = await runImport(units, { ...config, credentials: config.credentials }, {
-      sink: config.output.kind === 'stdout' ? new StreamSink(context.stdout) : withoutEmptyUnits(new FileSink(config.output.dir, encoding)),
+      sink: await sinkFor(config, stores, context),
       encoding,
       progress,
       ...(state ? { state } : {}),
@@ -150,6 +188,18 @@ async function runImportCommand(commandName: string, metricNames: readonly Metri
   }
   progress.finish(line, { ...fields, rows_by_metric: rowsByMetric, failed: summary.failures.length, seconds: Number(summary.seconds.toFixed(1)) }, !first);
   if (first) context.exitCode = exitCode;
+}
+
+async function sinkFor(config: ImportConfig, stores: ObjectStores, context: CommandContext): Promise<UnitSink> {
+  const encoding = { format: config.format, shape: config.shape };
+  switch (config.output.kind) {
+    case 'stdout':
+      return new StreamSink(context.stdout);
+    case 'files':
+      return withoutEmptyUnits(new FileSink(config.output.dir, encoding));
+    case 'objects':
+      return withoutEmptyUnits(new ObjectSink(await stores.get(config.output.location.bucket), config.output.location, encoding));
+  }
 }
 
 /** A cut `--max-days` made, as the warning that says so. */

@@ -1,13 +1,13 @@
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
-import { ImportState } from '../output/state.js';
+import type { ImportState } from '../output/state.js';
 import { describeRange, rangesOfDays } from '../window/day-ranges.js';
 import { resolveDays, today, type UtcDay } from '../window/days.js';
 import type { CommandContext } from './context.js';
 import { IMPORT_OPTIONS } from './import-options.js';
 import { addOptions, readOptions, valueOption, type CollectedOptions, type OptionValues } from './options.js';
-import { STATE_LOCATION_OPTIONS, statePathOf } from './state-location.js';
+import { STATE_LOCATION_OPTIONS, withExistingState } from './state-location.js';
 
 const SETTLE_OPTIONS = {
   date: valueOption({ flags: '--date <YYYY-MM-DD>', parse: IMPORT_OPTIONS.date.parse, description: 'one UTC day' }),
@@ -48,8 +48,12 @@ async function runSettle(action: Action, argument: string, collected: CollectedO
   const options = readOptions(SETTLE_OPTIONS, collected, context.env);
   const now = new Date();
   const days = daysOf(options, action, now);
-  const path = statePathOf(options, action);
-  const state = await ImportState.loadExisting(path, { now, metricNames: METRIC_NAMES });
+  await withExistingState(action, options, context, async (state) => {
+    await settle(state, action, metrics, days, context);
+  });
+}
+
+async function settle(state: ImportState, action: Action, metrics: readonly MetricName[], days: readonly UtcDay[], context: CommandContext): Promise<void> {
   const what = `${rangesOfDays(days).map(describeRange).join(', ')} (${days.length} day${days.length === 1 ? '' : 's'})`;
   for (const metric of metrics) {
     if (action === 'accept') await state.accept(metric, days);
@@ -81,7 +85,9 @@ Examples:
   # a day the vendor will never publish: stop asking for it, and stop status counting it as a gap
   $ area-metrics accept traffic --date 2026-11-05 -o /data/area-metrics
   # the vendor republished a week: import it again on the next --catch-up
-  $ area-metrics reopen all --from 2026-11-01 --to 2026-11-07 -o /data/area-metrics`,
+  $ area-metrics reopen all --from 2026-11-01 --to 2026-11-07 -o /data/area-metrics
+  # the same, for a state kept in a bucket beside the data
+  $ area-metrics reopen all --from 2026-11-01 --to 2026-11-07 -o s3://my-bucket/area-metrics`,
       );
     addOptions(command, SETTLE_OPTIONS).action(async (metric: string, collected: CollectedOptions) => {
       await runSettle(action, metric, collected, context);

@@ -1,16 +1,109 @@
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
-import { STATE_FILE_NAME } from '../output/state.js';
-import { text, valueOption } from './options.js';
+import { createLogger } from '../log/logger.js';
+import { METRIC_NAMES } from '../metrics/descriptors.js';
+import { isObjectUrl, objectKey, parseObjectUrl } from '../output/object-location.js';
+import { ObjectStateStorage } from '../output/object-state.js';
+import type { ObjectStore, ObjectStoreConfig } from '../output/object-store.js';
+import { FileStateStorage, ImportState, STATE_FILE_NAME, type StateStorage } from '../output/state.js';
+import { createRedactor } from '../redact.js';
+import type { CommandContext } from './context.js';
+import { IMPORT_OPTIONS, S3_FORCE_PATH_STYLE } from './import-options.js';
+import { text, valueOption, type Parser } from './options.js';
 
-/** Where `status`, `accept` and `reopen` find the state: an output folder's, or a file named outright. */
-export const STATE_LOCATION_OPTIONS = {
-  output: valueOption({ flags: '-o, --output <dir>', env: 'AREA_METRICS_OUTPUT', parse: text, default: './area-metrics-data', description: 'output folder whose state to use' }),
-  state: valueOption({ flags: '--state <file>', parse: text, defaultText: '<output>/.area-metrics-state.json', description: 'state file to use' }),
+/** A folder, or an `s3://bucket/prefix` checked now. */
+const folderOrBucket: Parser<string> = (value, source) => {
+  const checked = text(value, source);
+  if (isObjectUrl(checked)) parseObjectUrl(checked, source);
+  return checked;
 };
 
-export function statePathOf(options: { readonly output: string; readonly state: string | undefined }, command: string): string {
-  if (options.state !== undefined) return options.state;
-  if (options.output === '-') throw new UsageError(`${command} uses a folder's state; with -o - pass --state <file>`);
-  return join(options.output, STATE_FILE_NAME);
+/** Where `status`, `accept` and `reopen` find the state: an output folder's or bucket prefix's, or one named outright. */
+export const STATE_LOCATION_OPTIONS = {
+  output: valueOption({ flags: '-o, --output <dir|s3://bucket/prefix>', env: 'AREA_METRICS_OUTPUT', parse: folderOrBucket, default: './area-metrics-data', description: 'output folder, or bucket and prefix, whose state to use' }),
+  state: valueOption({ flags: '--state <file|s3://bucket/key>', parse: IMPORT_OPTIONS.state.parse, defaultText: '<output>/.area-metrics-state.json', description: 'state file or object to use' }),
+  s3ForcePathStyle: S3_FORCE_PATH_STYLE,
+};
+
+/**
+ * Where a command's state lives: `--state` (a file or `s3://bucket/key`) if given, otherwise beside the output
+ * (`<dir>/.area-metrics-state.json` or the object `<prefix>/.area-metrics-state.json`); undefined for stdout
+ * without `--state`.
+ */
+export function stateUrlOf(output: string, state: string | undefined): string | undefined {
+  if (state !== undefined) return state;
+  if (output === '-') return undefined;
+  if (!isObjectUrl(output)) return join(output, STATE_FILE_NAME);
+  const location = parseObjectUrl(output, '-o/--output');
+  return `s3://${location.bucket}/${objectKey(location, STATE_FILE_NAME)}`;
+}
+
+/** The storage for a state URL: a file under a lock, or an object changed by conditional writes. */
+export async function stateStorageFor(url: string, stores: ObjectStores): Promise<StateStorage> {
+  if (!isObjectUrl(url)) return new FileStateStorage(url);
+  const { bucket, prefix } = parseObjectUrl(url, '--state');
+  return new ObjectStateStorage(await stores.get(bucket), prefix);
+}
+
+/**
+ * The object stores of one command, one per bucket (data and state may live in different buckets), closed together
+ * at the end. The AWS SDK is loaded only when an s3:// URL is used: a run into a folder never pays for it.
+ */
+export class ObjectStores {
+  private readonly stores = new Map<string, ObjectStore>();
+
+  constructor(private readonly config: ObjectStoreConfig) {}
+
+  async get(bucket: string): Promise<ObjectStore> {
+    let store = this.stores.get(bucket);
+    if (store === undefined) {
+      const { ObjectStore } = await import('../output/object-store.js');
+      store = ObjectStore.create(bucket, this.config);
+      this.stores.set(bucket, store);
+    }
+    return store;
+  }
+
+  /** Closes the SDK's connections, so the process is free to end. */
+  close(): void {
+    for (const store of this.stores.values()) store.close();
+    this.stores.clear();
+  }
+}
+
+/** The AWS credentials in the environment, so that no log or error line can show them, whatever a message quotes. */
+export function awsCredentialsIn(env: NodeJS.ProcessEnv): { secret: string }[] {
+  return ['AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_ACCESS_KEY_ID'].flatMap((name) => {
+    const value = env[name];
+    return value === undefined || value === '' ? [] : [{ secret: value }];
+  });
+}
+
+/**
+ * Opens the existing state a command reads or settles, wherever it lives (a folder, a bucket, `--state`), runs
+ * `use` with it, and closes the store's connections. No state there is a usage error.
+ */
+export async function withExistingState<T>(
+  command: string,
+  options: { readonly output: string; readonly state: string | undefined; readonly s3ForcePathStyle: boolean },
+  context: CommandContext,
+  use: (state: ImportState, location: string) => Promise<T>,
+): Promise<T> {
+  const url = stateUrlOf(options.output, options.state);
+  if (url === undefined) throw new UsageError(`${command} uses a folder's state; with -o - pass --state <file>`);
+  const credentials = awsCredentialsIn(context.env);
+  context.redact = createRedactor(credentials);
+  const stores = new ObjectStores({
+    env: context.env,
+    forcePathStyle: options.s3ForcePathStyle,
+    retries: IMPORT_OPTIONS.retries.default,
+    timeoutMs: IMPORT_OPTIONS.timeout.default,
+    logger: createLogger({ stream: context.stderr, format: 'text', level: 'warn', credentials }),
+  });
+  try {
+    const state = await ImportState.loadExisting(await stateStorageFor(url, stores), { now: new Date(), metricNames: METRIC_NAMES });
+    return await use(state, url);
+  } finally {
+    stores.close();
+  }
 }

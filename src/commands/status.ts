@@ -1,12 +1,11 @@
 import type { Command } from 'commander';
 import { BehindError, UsageError } from '../errors.js';
-import { METRIC_NAMES } from '../metrics/descriptors.js';
-import { ImportState, metricOfKey, type LastRun, type PendingDay } from '../output/state.js';
+import { metricOfKey, type ImportState, type LastRun, type PendingDay } from '../output/state.js';
 import { daysOfRanges, describeRange, rangesHold, rangesOfDays, type DayRange } from '../window/day-ranges.js';
 import { daysBetween, daysFrom, yesterday, type UtcDay } from '../window/days.js';
 import type { CommandContext } from './context.js';
 import { addOptions, integer, oneOf, readOptions, switchOption, valueOption, type CollectedOptions } from './options.js';
-import { STATE_LOCATION_OPTIONS, statePathOf } from './state-location.js';
+import { STATE_LOCATION_OPTIONS, withExistingState } from './state-location.js';
 
 /** One state key as `status` reports it. */
 export interface KeyStatus {
@@ -159,9 +158,8 @@ async function runStatus(collected: CollectedOptions, context: CommandContext): 
   }
   const format = options.json ? 'json' : (options.format ?? 'text');
   const { maxBehind } = options;
-  const path = statePathOf(options, 'status');
   const now = new Date();
-  const state = await ImportState.loadExisting(path, { now, metricNames: METRIC_NAMES });
+  const { state, path } = await withExistingState('status', options, context, (state, path) => Promise.resolve({ state, path }));
   const statuses = statusOf(state, now, maxBehind);
   const lastRun = state.lastRun();
   if (format === 'json') {
@@ -188,12 +186,14 @@ export function registerStatusCommand(program: Command, context: CommandContext)
     .addHelpText(
       'after',
       `
-Exit codes: 0 fine, 8 a metric is more than --max-behind days behind or has a gap, 2 no or unusable state file.
+Exit codes: 0 fine, 8 a metric is more than --max-behind days behind or has a gap, 2 no or unusable state file;
+with a state in a bucket also 3 (the store rejected the AWS credentials) and 4 (the store unreachable after retries).
 
 Examples:
   $ area-metrics status -o /data/area-metrics
   $ area-metrics status -o /data/area-metrics --max-behind 1 || echo behind | mail -s area-metrics ops@example.com
-  $ area-metrics status -o /data/area-metrics --format prometheus > /var/lib/node_exporter/area_metrics.prom`,
+  $ area-metrics status -o /data/area-metrics --format prometheus > /var/lib/node_exporter/area_metrics.prom
+  $ area-metrics status -o s3://my-bucket/area-metrics --max-behind 1`,
     );
   addOptions(command, STATUS_OPTIONS).action(async (collected: CollectedOptions) => {
     await runStatus(collected, context);

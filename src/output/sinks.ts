@@ -43,7 +43,7 @@ export interface UnitSink {
 const CHUNK_BYTES = 256 * 1024;
 
 /** A unit's bytes: the header when `withHeader`, then its results' pieces in order, in writer-sized chunks. */
-function* unitChunks(data: UnitData, withHeader: boolean): Generator<string | Buffer> {
+export function* unitChunks(data: UnitData, withHeader: boolean): Generator<string | Buffer> {
   if (withHeader && data.header !== undefined) yield data.header;
   let chunk: Uint8Array[] = [];
   let size = 0;
@@ -72,6 +72,15 @@ export function unitFileName(data: Pick<UnitData, 'unit'>, extension: string): s
   return `${day}.store-${name}.${extension}`;
 }
 
+/** The NDJSON lines of a unit's set-aside records, each with its metric, day, field, value and reason. */
+export function rejectedLines(data: UnitData): string[] {
+  return data.rejected.map((rejected) => {
+    const line = { metric: data.unit.metric.name, day: data.unit.day, field: rejected.field, value: rejected.value ?? null, reason: rejected.reason, record: rejected.record };
+    // A record nested deeper than JSON.stringify can go is kept as a note rather than failing the unit.
+    return `${jsonOrUndefined(line) ?? JSON.stringify({ ...line, value: null, record: '(nested too deeply to keep)' })}\n`;
+  });
+}
+
 /** `<output>/<metric>/<day>.<ext>`, written atomically; rejected records to `<output>/_rejected/<metric>/<day>.ndjson`. */
 export class FileSink implements UnitSink {
   constructor(
@@ -88,7 +97,6 @@ export class FileSink implements UnitSink {
   }
 
   async commit(data: UnitData, signal?: AbortSignal): Promise<UnitWrite> {
-    const { metric } = data.unit;
     const path = this.pathOf(data);
     const changed = await writeFileAtomicIfChanged(path, () => unitChunks(data, true), signal);
     const rejectedPath = this.rejectedPathOf(data);
@@ -101,12 +109,7 @@ export class FileSink implements UnitSink {
       }
       return { changed, path };
     }
-    const lines = data.rejected.map((rejected) => {
-      const line = { metric: metric.name, day: data.unit.day, field: rejected.field, value: rejected.value ?? null, reason: rejected.reason, record: rejected.record };
-      // A record nested deeper than JSON.stringify can go is kept as a note rather than failing the unit.
-      return `${jsonOrUndefined(line) ?? JSON.stringify({ ...line, value: null, record: '(nested too deeply to keep)' })}\n`;
-    });
-    await writeFileAtomicIfChanged(rejectedPath, () => lines, signal);
+    await writeFileAtomicIfChanged(rejectedPath, () => rejectedLines(data), signal);
     return { changed, path };
   }
 

@@ -77,7 +77,9 @@ describe('resolveImportConfig', () => {
     [{ clientId: undefined }, /missing --client-id/],
     [{ clientSecret: undefined }, /missing client secret: pass --client-secret or --client-secret-file/],
     [{ quiet: true, verbose: true }, /--quiet and --verbose/],
-    [{ output: '' }, /-o\/--output needs a folder, or - for stdout/],
+    [{ output: '' }, /-o\/--output needs a folder, s3:\/\/bucket\/prefix, or - for stdout/],
+    [{ output: 's3://Not_A_Bucket/x' }, /--output "s3:\/\/Not_A_Bucket\/x": "Not_A_Bucket" is not a bucket name/],
+    [{ state: 's3://bucket-only' }, /--state "s3:\/\/bucket-only" names a bucket but no object/],
     [{ output: '  ' }, /-o\/--output needs a folder/],
     [{ state: '' }, /--state needs a file path/],
     [{ timeout: '0.0001' }, /--timeout "0.0001" must be a number of seconds from 0.001 to 3600/],
@@ -94,6 +96,15 @@ describe('resolveImportConfig', () => {
     expect((error as Error).message).toMatch(message);
   });
 
+
+  it('-o s3://bucket/prefix is an object target; path-style from its flag or env var', async () => {
+    const config = await resolveImportConfig({ ...required, output: 's3://acme-data/area/metrics/' }, {}, 3);
+    expect(config.output).toEqual({ kind: 'objects', url: 's3://acme-data/area/metrics/', location: { bucket: 'acme-data', prefix: 'area/metrics' } });
+    expect(config.s3ForcePathStyle).toBe(false);
+    expect((await resolveImportConfig(required, { AREA_METRICS_S3_FORCE_PATH_STYLE: 'true' }, 3)).s3ForcePathStyle).toBe(true);
+    expect((await resolveImportConfig({ ...required, s3ForcePathStyle: true }, { AREA_METRICS_S3_FORCE_PATH_STYLE: '0' }, 3)).s3ForcePathStyle).toBe(true);
+    await expect(resolveImportConfig(required, { AREA_METRICS_S3_FORCE_PATH_STYLE: 'yes' }, 3)).rejects.toThrow(/AREA_METRICS_S3_FORCE_PATH_STYLE "yes" must be 1, true, 0 or false/);
+  });
 
   it('--catch-up carries --max-days and --lookback; --settle-days defaults to 3', async () => {
     const config = await resolveImportConfig({ ...required, catchUp: true, maxDays: '5', lookback: '2' }, {}, 3);

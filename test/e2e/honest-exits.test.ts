@@ -199,7 +199,7 @@ describe.concurrent('configuration mistakes are usage errors, not bugs', () => {
     const base = server.route('empty-output', (_request, response) => sendJson(response, 200, envelope([usersResult('S1', DAY)])));
     const result = await runCli(importArgs(base, ''), { cwd });
     expect(result.code, result.stderr).toBe(2);
-    expect(lines(result.stderr)).toEqual(['area-metrics: -o/--output needs a folder, or - for stdout']);
+    expect(lines(result.stderr)).toEqual(['area-metrics: -o/--output needs a folder, s3://bucket/prefix, or - for stdout']);
     expect(await listFiles(cwd)).toEqual([]);
     expect(server.calls('empty-output')).toHaveLength(0);
   });

@@ -7,6 +7,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { servingDaysInProgress } from '../helpers/sandbox-clock.js';
 import { assertBuilt, LOG_TIMESTAMP, runCli, startCli, stopAllClis, waitUntil } from '../helpers/cli.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
 
@@ -51,7 +52,7 @@ async function status(out: string, ...extra: string[]): Promise<{ code: number |
 
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({ port: 0, stores: 3, zones: 2, days: 20, clientId: 'months-client', clientSecret: SECRET });
+  sandbox = await startSandbox({ ...servingDaysInProgress(), port: 0, stores: 3, zones: 2, days: 20, clientId: 'months-client', clientSecret: SECRET });
 });
 
 afterEach(async () => {

@@ -1,0 +1,375 @@
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  type PutObjectCommandInput,
+} from '@aws-sdk/client-s3';
+import { AuthError, OutputError, UnavailableError, UsageError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import { objectUrl } from './object-location.js';
+
+/** How the tool reaches an S3-compatible store; the credentials come from the SDK's default chain unless given. */
+export interface ObjectStoreConfig {
+  /** Read for `AWS_REGION` and the endpoint variables (the SDK's credential chain reads the process's own). */
+  readonly env: NodeJS.ProcessEnv;
+  /** Path-style addressing (`http://host/bucket/key`), which most S3-compatible stores need. */
+  readonly forcePathStyle: boolean;
+  /** Retries per request on network errors, timeouts, throttling and 5xx. */
+  readonly retries: number;
+  readonly timeoutMs: number;
+  readonly logger: Logger;
+  /** Fixed credentials instead of the default chain (tests, embedding). */
+  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken?: string };
+}
+
+/** An object as read: its bytes and its ETag (the version a conditional write is made against). */
+export interface StoredObject {
+  readonly body: Buffer;
+  readonly etag: string | undefined;
+}
+
+/** What a write did: `unchanged` when the object already held these bytes and was left as it was. */
+export type WriteOutcome = 'written' | 'unchanged';
+
+/** The user metadata key holding the SHA-256 of an object's bytes, so an unchanged object is not written again. */
+export const CONTENT_HASH_METADATA = 'area-metrics-sha256';
+
+/** An ETag no store gives out: a conditional write against it must fail where conditions are enforced. */
+const PROBE_ETAG = '"area-metrics-condition-probe"';
+
+/** Read-merge-write attempts before giving up on a state that other runs keep changing. */
+const UPDATE_ATTEMPTS = 10;
+
+function nonEmpty(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** The endpoint override the SDK's own convention names (a store other than AWS), checked; undefined for AWS. */
+export function endpointFrom(env: NodeJS.ProcessEnv): string | undefined {
+  for (const name of ['AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL']) {
+    const value = nonEmpty(env, name);
+    if (value === undefined) continue;
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw new UsageError(`${name} ${JSON.stringify(value)} is not a URL; write it as https://host[:port]`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${name} must be an http:// or https:// URL`);
+    if (url.username !== '' || url.password !== '') throw new UsageError(`${name} must not carry credentials; use the AWS credential variables`);
+    return value;
+  }
+  return undefined;
+}
+
+/**
+ * An S3 client with the conventions SDK users already have (default credential chain, `AWS_REGION`,
+ * `AWS_ENDPOINT_URL_S3` / `AWS_ENDPOINT_URL`), and what S3-compatible stores accept: checksums only where an
+ * operation requires one (many stores refuse the newer trailing checksums), path-style addressing when asked.
+ */
+export function createObjectClient(config: ObjectStoreConfig): S3Client {
+  const endpoint = endpointFrom(config.env);
+  // A store other than AWS often has no region at all; SigV4 still needs a name, and us-east-1 is the one they accept.
+  const region = nonEmpty(config.env, 'AWS_REGION') ?? nonEmpty(config.env, 'AWS_DEFAULT_REGION') ?? (endpoint ? 'us-east-1' : undefined);
+  const sdkLogger = {
+    trace: () => {},
+    debug: () => {},
+    info: () => {},
+    warn: (...parts: unknown[]) => config.logger.warn(`AWS SDK: ${parts.map(String).join(' ')}`),
+    error: (...parts: unknown[]) => config.logger.debug(`AWS SDK: ${parts.map(String).join(' ')}`),
+  };
+  return new S3Client({
+    ...(region === undefined ? {} : { region }),
+    ...(endpoint === undefined ? {} : { endpoint }),
+    ...(config.credentials === undefined ? {} : { credentials: config.credentials }),
+    forcePathStyle: config.forcePathStyle,
+    maxAttempts: config.retries + 1,
+    retryMode: 'standard',
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    requestHandler: { connectionTimeout: config.timeoutMs, requestTimeout: config.timeoutMs },
+    logger: sdkLogger,
+  });
+}
+
+/** The parts of an SDK or network error we decide on. */
+interface FailureFacts {
+  readonly code: string;
+  readonly status: number | undefined;
+  readonly attempts: number | undefined;
+  readonly storeMessage: string | undefined;
+}
+
+function factsOf(error: unknown): FailureFacts | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const raw = error as Error & { code?: unknown; Code?: unknown; $metadata?: { httpStatusCode?: number; attempts?: number }; $fault?: unknown };
+  const status = raw.$metadata?.httpStatusCode;
+  const networkCode = typeof raw.code === 'string' ? raw.code : undefined;
+  const isSdkError = raw.$fault !== undefined || status !== undefined || raw.$metadata !== undefined;
+  const code =
+    networkCode ??
+    (typeof raw.Code === 'string' ? raw.Code : undefined) ??
+    (error.name !== 'Error' ? error.name : undefined) ??
+    (status === undefined ? undefined : `HTTP ${status}`);
+  // A Node error with some other code (ERR_INVALID_ARG_TYPE...) is a bug, not the store's answer.
+  const isNetworkError = networkCode !== undefined && NETWORK_CODES.has(networkCode);
+  if (code === undefined || (!isSdkError && !isNetworkError && !SDK_ERROR_NAMES.has(error.name))) return undefined;
+  // One line, short, and only what the store said: never the request, which names the access key.
+  const message = error.message.replace(/\s+/g, ' ').trim().slice(0, 200);
+  const storeMessage = message === '' || message === 'UnknownError' || message === code ? undefined : message;
+  return { code, status, attempts: raw.$metadata?.attempts, storeMessage };
+}
+
+/** SDK errors thrown before any answer: no credentials anywhere in the chain, a request timed out. */
+const SDK_ERROR_NAMES = new Set(['CredentialsProviderError', 'TimeoutError', 'RequestTimeout']);
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND', 'TimeoutError', 'RequestTimeout']);
+
+/** The store rejects who we are (not what we may do): wrong, expired or revoked keys and tokens. */
+const CREDENTIAL_CODES = new Set([
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+  'ExpiredToken',
+  'ExpiredTokenException',
+  'InvalidToken',
+  'TokenRefreshRequired',
+  'InvalidClientTokenId',
+]);
+
+/** The bucket lives elsewhere: another region, or an endpoint that is not the bucket's. */
+const REGION_CODES = new Set(['PermanentRedirect', 'AuthorizationHeaderMalformed', 'IllegalLocationConstraintException', 'MovedPermanently']);
+
+/** What a failed operation was doing, for the message and for the exit code of a refusal. */
+export type ObjectAction = 'read' | 'write' | 'remove';
+
+/**
+ * The typed error a failed store operation means: bad or expired credentials exit 3; no credentials, a wrong
+ * region or endpoint exit 2; a store unreachable or failing after retries exit 4; a store that refuses (no such
+ * bucket, access denied, quota) exit 7 for a write, and exit 2 for a read (the configuration names something the
+ * tool cannot use, before anything was written). An interrupt or a bug is returned as it is.
+ */
+export function objectStoreError(error: unknown, action: ObjectAction, bucket: string, key: string, endpoint: string | undefined): unknown {
+  if (error instanceof Error && /region is missing/i.test(error.message)) {
+    return new UsageError(`cannot ${action} ${objectUrl(bucket, key)}: no AWS region configured; set AWS_REGION`, { cause: error });
+  }
+  const facts = factsOf(error);
+  if (facts === undefined) return error;
+  const { code, status } = facts;
+  const url = objectUrl(bucket, key);
+  const what = `cannot ${action} ${url}`;
+  const said = facts.storeMessage === undefined ? '' : ` (${facts.storeMessage})`;
+  const where = endpoint ?? 'AWS S3';
+  if ((error as Error).name === 'CredentialsProviderError') {
+    return new UsageError(
+      `${what}: no AWS credentials found; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or run with a role`,
+      { cause: error },
+    );
+  }
+  if (CREDENTIAL_CODES.has(code)) {
+    return new AuthError(`${what}: the store rejected the credentials: ${code}${said}; check or renew the AWS credentials`, { cause: error });
+  }
+  if (REGION_CODES.has(code) || status === 301) {
+    return new UsageError(
+      `${what}: ${code}${said}: the bucket is not at ${where} in this region; set AWS_REGION to the bucket's region or fix AWS_ENDPOINT_URL_S3`,
+      { cause: error },
+    );
+  }
+  if (NETWORK_CODES.has(code) || (status !== undefined && (status >= 500 || status === 429)) || code === 'SlowDown') {
+    const tries = facts.attempts === undefined ? '' : ` after ${facts.attempts} attempt${facts.attempts === 1 ? '' : 's'}`;
+    const hint = code === 'ENOTFOUND' ? '; check the endpoint and bucket name (a store other than AWS may need --s3-force-path-style)' : '; run again later';
+    return new UnavailableError(`${what}: the object store at ${where} is unreachable or failing (${code}${said})${tries}${hint}`, { cause: error });
+  }
+  const remedy =
+    code === 'NoSuchBucket'
+      ? 'create the bucket or fix the name'
+      : code === 'AccessDenied' || status === 403
+        ? 'grant the tool s3:GetObject, s3:PutObject and s3:ListBucket on it (docs/import.md)'
+        : 'check the bucket and the store';
+  const message = `${what}: the store refused: ${code}${said}; ${remedy}`;
+  return action === 'read' ? new UsageError(message, { cause: error }) : new OutputError(message, { cause: error });
+}
+
+function statusOf(error: unknown): number | undefined {
+  return (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
+}
+
+function sha256(body: Uint8Array): string {
+  return createHash('sha256').update(body).digest('hex');
+}
+
+/**
+ * One bucket of an S3-compatible store. Every write is one PUT of the whole object (a Buffer body, so no streaming
+ * chunk encoding): a reader sees the old object or the new one, never half, and a failed write leaves the old one.
+ */
+export class ObjectStore {
+  /** Whether the store honours `If-Match`; found out by the first conditional write. */
+  private conditions: 'unknown' | 'enforced' | 'ignored' = 'unknown';
+
+  constructor(
+    private readonly client: S3Client,
+    readonly bucket: string,
+    private readonly logger: Logger,
+    /** The endpoint override, for messages; undefined for AWS. */
+    readonly endpoint: string | undefined,
+  ) {}
+
+  static create(bucket: string, config: ObjectStoreConfig): ObjectStore {
+    return new ObjectStore(createObjectClient(config), bucket, config.logger, endpointFrom(config.env));
+  }
+
+  url(key: string): string {
+    return objectUrl(this.bucket, key);
+  }
+
+  /** The object's bytes and ETag; undefined when there is no such key. */
+  async read(key: string, signal?: AbortSignal): Promise<StoredObject | undefined> {
+    try {
+      const answer = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), { abortSignal: signal });
+      const body = answer.Body === undefined ? Buffer.alloc(0) : Buffer.from(await answer.Body.transformToByteArray());
+      return { body, etag: answer.ETag };
+    } catch (error) {
+      if ((error as Error).name === 'NoSuchKey') return undefined;
+      throw this.failure(error, 'read', key, signal);
+    }
+  }
+
+  /**
+   * Writes `body` at `key` unless the object there already holds these bytes (the SHA-256 kept in its metadata), so
+   * a re-run rewrites nothing. A look that fails (no s3:ListBucket makes a missing key answer 403) just means "write".
+   */
+  async writeIfChanged(key: string, body: Uint8Array, signal?: AbortSignal): Promise<WriteOutcome> {
+    const hash = sha256(body);
+    if ((await this.storedHash(key, signal)) === hash) return 'unchanged';
+    await this.put({ Key: key, Body: Buffer.from(body.buffer, body.byteOffset, body.byteLength), Metadata: { [CONTENT_HASH_METADATA]: hash } }, signal);
+    return 'written';
+  }
+
+  /**
+   * Removes the object if there is one (looking first, so a run with nothing to remove needs no delete right). A look
+   * the store refuses (403: no s3:ListBucket, so a missing key cannot be told from a forbidden one) leaves it be.
+   */
+  async removeIfPresent(key: string, signal?: AbortSignal): Promise<boolean> {
+    const present = await this.exists(key, signal);
+    if (present === 'unknown') this.logger.debug(`cannot tell whether ${this.url(key)} exists (403); left as it is`);
+    if (present !== 'yes') return false;
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }), { abortSignal: signal });
+      return true;
+    } catch (error) {
+      throw this.failure(error, 'remove', key, signal);
+    }
+  }
+
+  /**
+   * Read-merge-write of one object: `change` gets the current bytes (undefined when there are none) and returns the
+   * new bytes, or undefined to leave it. The write is conditional on the version read (`If-Match` on its ETag, or
+   * `If-None-Match: *` when there was none), so a run that changed it meanwhile is never overwritten: its change is
+   * read again and merged. Where the store ignores conditions, a warning says so once and the write is plain.
+   * Returns whether it wrote.
+   */
+  async update(key: string, change: (current: Buffer | undefined) => Uint8Array | undefined, signal?: AbortSignal): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.read(key, signal);
+      const next = change(current?.body);
+      if (next === undefined) return false;
+      if (await this.writeConditionally(key, next, current?.etag, signal)) return true;
+      if (attempt >= UPDATE_ATTEMPTS) {
+        throw new OutputError(`cannot update ${this.url(key)}: other runs changed it ${attempt} times while this one tried; run again`);
+      }
+      this.logger.debug(`${this.url(key)} changed since it was read (another run); reading it again`);
+      // Jittered, so two runs that collided do not collide again in step.
+      await sleep(10 + Math.floor(Math.random() * 40 * attempt), undefined, { signal }).catch((error: unknown) => {
+        throw signal?.aborted ? (signal.reason as unknown) : error;
+      });
+    }
+  }
+
+  /** Writes `body` if the object is still the version `etag` names (absent when undefined); false if it is not. */
+  private async writeConditionally(key: string, body: Uint8Array, etag: string | undefined, signal: AbortSignal | undefined): Promise<boolean> {
+    const input = { Key: key, Body: Buffer.from(body.buffer, body.byteOffset, body.byteLength), ContentType: 'application/json' };
+    if (this.conditions === 'unknown') {
+      // The first conditional write of a run asks with a version that cannot match: a store that enforces
+      // conditions refuses it, one that ignores them writes (the bytes this run meant to write anyway).
+      const probe = await this.putUnless({ ...input, IfMatch: PROBE_ETAG }, signal);
+      if (probe === 'refused') {
+        this.conditions = 'enforced';
+      } else {
+        this.conditions = 'ignored';
+        this.logger.warn(
+          `the object store ignores conditional writes (If-Match), so two runs updating ${this.url(key)} at the same time ` +
+            `could lose one run's days; run one import at a time into this prefix`,
+          { bucket: this.bucket, key },
+        );
+        if (probe === 'written') return true;
+      }
+    }
+    if (this.conditions === 'ignored') {
+      await this.put(input, signal);
+      return true;
+    }
+    return (await this.putUnless(etag === undefined ? { ...input, IfNoneMatch: '*' } : { ...input, IfMatch: etag }, signal)) === 'written';
+  }
+
+  /**
+   * A conditional PUT: `refused` when the condition does not hold (412; 409 for a conflicting write in flight; 404
+   * for `If-Match` on a key that is gone), `unsupported` when the store says it does not implement conditions.
+   */
+  private async putUnless(input: Omit<PutObjectCommandInput, 'Bucket'>, signal: AbortSignal | undefined): Promise<'written' | 'refused' | 'unsupported'> {
+    try {
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, ...input }), { abortSignal: signal });
+      return 'written';
+    } catch (error) {
+      const status = statusOf(error);
+      if (status === 412 || status === 409 || (status === 404 && (error as Error).name === 'NoSuchKey')) return 'refused';
+      if (status === 501) return 'unsupported';
+      throw this.failure(error, 'write', input.Key ?? '', signal);
+    }
+  }
+
+  private async put(input: Omit<PutObjectCommandInput, 'Bucket'>, signal: AbortSignal | undefined): Promise<void> {
+    try {
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, ...input }), { abortSignal: signal });
+    } catch (error) {
+      throw this.failure(error, 'write', input.Key ?? '', signal);
+    }
+  }
+
+  private async storedHash(key: string, signal: AbortSignal | undefined): Promise<string | undefined> {
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }), { abortSignal: signal });
+      return head.Metadata?.[CONTENT_HASH_METADATA];
+    } catch (error) {
+      const status = statusOf(error);
+      if (status === 404 || status === 403) return undefined;
+      throw this.failure(error, 'read', key, signal);
+    }
+  }
+
+  private async exists(key: string, signal: AbortSignal | undefined): Promise<'yes' | 'no' | 'unknown'> {
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }), { abortSignal: signal });
+      return 'yes';
+    } catch (error) {
+      const status = statusOf(error);
+      if (status === 404) return 'no';
+      if (status === 403) return 'unknown';
+      throw this.failure(error, 'read', key, signal);
+    }
+  }
+
+  /** The typed error for a failed operation; the interrupt itself when the run was stopped. */
+  private failure(error: unknown, action: ObjectAction, key: string, signal: AbortSignal | undefined): unknown {
+    if (signal?.aborted) return signal.reason;
+    return objectStoreError(error, action, this.bucket, key, this.endpoint);
+  }
+
+  /** Closes the client's connections so the process can end. */
+  close(): void {
+    this.client.destroy();
+  }
+}

@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { METRICS } from '../../src/metrics/descriptors.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { ObjectSink } from '../../src/output/object-sink.js';
+import { ObjectStore } from '../../src/output/object-store.js';
+import type { UnitData } from '../../src/output/sinks.js';
+import { S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, startS3, type S3Harness } from '../helpers/s3.js';
+
+let s3: S3Harness;
+let store: ObjectStore;
+beforeAll(async () => {
+  s3 = await startS3();
+  store = ObjectStore.create(s3.bucket, {
+    env: { AWS_ENDPOINT_URL_S3: s3.endpoint },
+    forcePathStyle: true,
+    retries: 0,
+    timeoutMs: 5000,
+    logger: silentLogger,
+    credentials: { accessKeyId: S3_ACCESS_KEY_ID, secretAccessKey: S3_SECRET_ACCESS_KEY },
+  });
+});
+afterAll(async () => {
+  store.close();
+  await s3.close();
+});
+beforeEach(() => {
+  s3.requests.length = 0;
+  s3.faults.answerAll = undefined;
+});
+
+const metric = METRICS.traffic;
+
+function unit(rows: string[], rejected: UnitData['rejected'] = [], storeCode?: string): UnitData {
+  return {
+    unit: { metric, day: '2026-11-20', ...(storeCode === undefined ? {} : { storeCode }) },
+    header: 'store_code,zone\n',
+    pieces: rows.map((row) => Buffer.from(row)),
+    rejected,
+  };
+}
+
+describe('ObjectSink', () => {
+  it('writes the folder layout as keys under the prefix, header then pieces', async () => {
+    const sink = new ObjectSink(store, { bucket: s3.bucket, prefix: 'layout/nightly' }, { format: 'csv', shape: 'rows' });
+    expect(await sink.commit(unit(['S1,a\n', 'S2,b\n']))).toEqual({ changed: true, path: `s3://${s3.bucket}/layout/nightly/traffic/2026-11-20.csv` });
+    await sink.commit(unit(['S1,a\n'], [], 'A/B'));
+    expect([...(await s3.objects('layout/nightly')).entries()].map(([key, body]) => [key, body.toString()])).toEqual([
+      ['traffic/2026-11-20.csv', 'store_code,zone\nS1,a\nS2,b\n'],
+      ['traffic/2026-11-20.store-A%2FB.csv', 'store_code,zone\nS1,a\n'],
+    ]);
+    expect(sink.describe(unit([]))).toBe(`s3://${s3.bucket}/layout/nightly/traffic/2026-11-20.csv`);
+  });
+
+  it('reports an object that already holds the same bytes as unchanged and sends no PUT', async () => {
+    const sink = new ObjectSink(store, { bucket: s3.bucket, prefix: 'same' }, { format: 'csv', shape: 'rows' });
+    await sink.commit(unit(['S1,a\n']));
+    s3.requests.length = 0;
+    expect(await sink.commit(unit(['S1,a\n']))).toMatchObject({ changed: false });
+    expect(s3.requests.filter((request) => request.method === 'PUT')).toEqual([]);
+  });
+
+  it('keeps set-aside records under _rejected/, and removes them when a later run finds the day clean', async () => {
+    const sink = new ObjectSink(store, { bucket: s3.bucket, prefix: 'rejects' }, { format: 'ndjson', shape: 'rows' });
+    await sink.commit(unit(['{"a":1}\n'], [{ field: 'zone', value: '', reason: 'empty zone', record: { zone: '' } }]));
+    const rejected = await s3.read('rejects/_rejected/traffic/2026-11-20.ndjson');
+    expect(JSON.parse(rejected!.toString())).toMatchObject({ metric: 'traffic', day: '2026-11-20', field: 'zone', reason: 'empty zone' });
+    await sink.commit(unit(['{"a":1}\n']));
+    expect(await s3.read('rejects/_rejected/traffic/2026-11-20.ndjson')).toBeUndefined();
+    expect([...(await s3.objects('rejects')).keys()]).toEqual(['traffic/2026-11-20.ndjson']);
+  });
+
+  it('works without s3:ListBucket (every HEAD refused): writes each unit, and leaves _rejected/ as it is', async () => {
+    const sink = new ObjectSink(store, { bucket: s3.bucket, prefix: 'no-list' }, { format: 'csv', shape: 'rows' });
+    s3.faults.answerAll = { status: 403, code: 'AccessDenied', message: 'Access Denied', methods: ['HEAD'] };
+    expect(await sink.commit(unit(['S1,a\n']))).toMatchObject({ changed: true });
+    expect(await sink.commit(unit(['S1,a\n']))).toMatchObject({ changed: true });
+    s3.faults.answerAll = undefined;
+    expect((await s3.read('no-list/traffic/2026-11-20.csv'))?.toString()).toBe('store_code,zone\nS1,a\n');
+    expect(s3.requests.filter((request) => request.method === 'DELETE')).toEqual([]);
+  });
+});
