@@ -1,6 +1,6 @@
-// Import benchmark: the importer (CSV, NDJSON) side by side with the lean reference, the physical floor and curl+jq,
+// Import benchmark: the importer (CSV, NDJSON, Parquet) side by side with the lean reference, the physical floor and curl+jq,
 // interleaved, median of N rounds; then peak RSS for 30 days and for one big day.
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BIN, ROOT, measure, median, startSandboxProcess, tempDir, utcDay } from './lib.mjs';
 
@@ -55,6 +55,15 @@ async function compareOutputs({ csv, lean }, log) {
   log(`importer and lean reference wrote the same ${names.length} CSV files, byte for byte`);
 }
 
+/** Bytes of the data files an import wrote (the state file aside). */
+async function bytesOnDisk(folder) {
+  let bytes = 0;
+  for (const entry of await readdir(folder, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile() && !entry.name.startsWith('.')) bytes += (await stat(join(entry.parentPath ?? entry.path, entry.name))).size;
+  }
+  return bytes;
+}
+
 async function countLines(folder) {
   let lines = 0;
   for (const entry of await readdir(folder, { withFileTypes: true, recursive: true })) {
@@ -85,6 +94,7 @@ export async function importComparison({ rounds, tools, log }) {
   const variants = [
     { name: 'area-metrics all --format csv', key: 'csv', run: importerRun('csv') },
     { name: 'area-metrics all --format ndjson', key: 'ndjson', run: importerRun('ndjson') },
+    { name: 'area-metrics all --format parquet', key: 'parquet', run: importerRun('parquet') },
     // The measuring stick: a lean hand-written importer doing the same job without most of the guarantees (bench/lean.mjs).
     { name: 'lean reference (bench/lean.mjs), CSV', key: 'lean', run: leanRun },
     { name: 'floor: bare fetch, bodies discarded', key: 'floor', run: floorRun },
@@ -94,6 +104,8 @@ export async function importComparison({ rounds, tools, log }) {
   const samples = Object.fromEntries(variants.map((variant) => [variant.key, []]));
   // The first round's CSV files of the importer and of the lean reference, compared byte for byte: the same work.
   const firstOutputs = {};
+  // Bytes on disk of each format's first round.
+  const diskBytes = {};
   try {
     // One unmeasured warm-up: the sandbox builds its query cache and the page cache holds the node binary.
     log(`warm-up: ${window.from}..${window.to} against ${sandbox.url}`);
@@ -109,6 +121,10 @@ export async function importComparison({ rounds, tools, log }) {
               `peak RSS ${result.maxRssKb === undefined ? 'n/a' : `${(result.maxRssKb / 1024).toFixed(0)} MB`}` +
               (result.rows !== undefined ? `, ${result.rows} rows` : ''),
           );
+          if (round === 1 && ['csv', 'ndjson', 'parquet'].includes(variant.key)) {
+            diskBytes[variant.key] = await bytesOnDisk(out);
+            log(`${variant.name}: ${(diskBytes[variant.key] / 2 ** 20).toFixed(1)} MB on disk`);
+          }
         } finally {
           if (round === 1 && (variant.key === 'csv' || variant.key === 'lean')) firstOutputs[variant.key] = out;
           else await rm(out, { recursive: true, force: true });
@@ -121,7 +137,7 @@ export async function importComparison({ rounds, tools, log }) {
     for (const out of Object.values(firstOutputs)) await rm(out, { recursive: true, force: true });
   }
   const rows = samples.csv[0].rows;
-  for (const key of ['ndjson', 'lean', 'curljq']) {
+  for (const key of ['ndjson', 'parquet', 'lean', 'curljq']) {
     for (const sample of samples[key] ?? []) {
       if (sample.rows !== rows) throw new Error(`${key} produced ${sample.rows} rows, the CSV import ${rows}: not the same work`);
     }
@@ -141,6 +157,7 @@ export async function importComparison({ rounds, tools, log }) {
       cpuSeconds: median(runs.map((run) => run.cpuSeconds)),
       maxRssKb: median(runs.map((run) => run.maxRssKb)),
       rows,
+      diskBytes: diskBytes[variant.key],
     };
   });
   return { window, rows, requests: samples.floor[0]?.requests, variants: summary };
@@ -161,17 +178,28 @@ export async function thirtyDays({ log }) {
   }
 }
 
-/** One big day: 20,000 stores x 30 zones, --page-size 10000. */
-export async function bigDay({ log }) {
+/** One big day: 20,000 stores x 30 zones, --page-size 10000, in each of `formats` against the same sandbox. */
+export async function bigDay({ log, formats = ['csv'] }) {
   const sandbox = await startSandboxProcess(['--stores', '20000', '--zones', '30', '--days', '2']);
-  const out = await tempDir('bigday');
+  const runs = {};
   try {
     const day = utcDay(-2);
-    const result = await importerRun('csv')({ baseUrl: sandbox.url, from: day, to: day, out, pageSize: 10_000 });
-    log(`big day, CSV: ${(result.wallMs / 1000).toFixed(2)} s, ${result.rows} rows, peak RSS ${(result.maxRssKb / 1024).toFixed(0)} MB`);
-    return { ...result, day };
+    for (const format of formats) {
+      const out = await tempDir(`bigday-${format}`);
+      try {
+        const result = await importerRun(format)({ baseUrl: sandbox.url, from: day, to: day, out, pageSize: 10_000 });
+        const diskBytes = await bytesOnDisk(out);
+        log(
+          `big day, ${format}: ${(result.wallMs / 1000).toFixed(2)} s, ${result.rows} rows, peak RSS ${(result.maxRssKb / 1024).toFixed(0)} MB, ` +
+            `${(diskBytes / 2 ** 20).toFixed(1)} MB on disk`,
+        );
+        runs[format] = { ...result, day, diskBytes };
+      } finally {
+        await rm(out, { recursive: true, force: true });
+      }
+    }
+    return runs;
   } finally {
-    await rm(out, { recursive: true, force: true });
     await sandbox.stop();
   }
 }

@@ -21,7 +21,7 @@ import {
 } from './options.js';
 import { resolveClientSecret } from './settings.js';
 
-const OUTPUT_FORMATS = ['csv', 'ndjson'] as const satisfies readonly OutputFormat[];
+const OUTPUT_FORMATS = ['csv', 'ndjson', 'parquet'] as const satisfies readonly OutputFormat[];
 const OUTPUT_SHAPES = ['rows', 'results'] as const satisfies readonly OutputShape[];
 const LOG_FORMATS = ['text', 'json'] as const satisfies readonly LogFormat[];
 const ON_INVALID = ['fail', 'skip'] as const;
@@ -160,7 +160,8 @@ export async function resolveImportConfig(collected: CollectedOptions, env: Node
         : { kind: 'files', dir: options.output };
   const { shape } = options;
   const format = options.format ?? (output.kind === 'stdout' || shape === 'results' ? 'ndjson' : 'csv');
-  if (shape === 'results' && format === 'csv') throw new UsageError('--shape results is NDJSON only; use --format ndjson');
+  if (shape === 'results' && format !== 'ndjson') throw new UsageError(`--shape results is NDJSON only, not ${format}; use --format ndjson`);
+  if (output.kind === 'stdout' && format === 'parquet') throw new UsageError('Parquet is written to files only (a reader needs the whole file); use -o <dir>');
   if (output.kind === 'stdout' && format === 'csv' && metricCount > 1) {
     throw new UsageError('CSV on stdout needs a single metric (their columns differ); use --format ndjson or -o <dir>');
   }

@@ -35,6 +35,8 @@ Examples:
   $ area-metrics ${name} --base-url https://api.example.com
   # backfill a range into NDJSON files
   $ area-metrics ${name} --from 2026-11-01 --to 2026-11-07 -f ndjson -o ./data
+  # typed Parquet files for a warehouse (files only)
+  $ area-metrics ${name} --from 2026-11-01 --to 2026-11-07 -f parquet -o ./data
   # nightly: each metric from its own last complete day, plus 2 days again for late corrections
   $ area-metrics ${name} --catch-up --lookback 2
   # into an S3-compatible bucket, the state beside the data (credentials from the AWS SDK's default chain)

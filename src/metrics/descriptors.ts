@@ -1,3 +1,4 @@
+import type { ParquetColumnType } from '../output/parquet.js';
 import { avgScreenTimeValue, compareText, resultSchema, SCREEN_TIME, screenTimeSeconds, TRAFFIC_PCT, trafficPctValue, uniqueUsersValue } from './schema.js';
 
 export const METRIC_NAMES = ['unique-users', 'avg-screen-time', 'traffic'] as const;
@@ -21,6 +22,8 @@ export interface ValueColumn {
   readonly csv: (raw: unknown) => string;
   /** The NDJSON value, as JSON text. */
   readonly json: (raw: unknown) => string;
+  /** The Parquet type its CSV text is written as. */
+  readonly parquet: ParquetColumnType;
 }
 
 /**
@@ -43,6 +46,15 @@ export interface MetricDescriptor {
 
 export const COMMON_COLUMNS = ['store_code', 'date', 'day', 'granularity', 'zone'] as const;
 
+/** The common columns' Parquet types: `date` is the instant, `day` the store-local calendar date. */
+export const COMMON_PARQUET_TYPES: Readonly<Record<(typeof COMMON_COLUMNS)[number], ParquetColumnType>> = {
+  store_code: 'string',
+  date: 'timestamp',
+  day: 'date',
+  granularity: 'string',
+  zone: 'string',
+};
+
 const integerText = (raw: unknown): string => String(raw);
 const screenSeconds = (raw: unknown): string => String(screenTimeSeconds(raw as string));
 
@@ -53,7 +65,7 @@ export const METRICS: Readonly<Record<MetricName, MetricDescriptor>> = {
     valueKey: 'unique_users',
     schema: resultSchema('unique_users', uniqueUsersValue),
     isValue: (raw) => Number.isSafeInteger(raw) && (raw as number) >= 0,
-    columns: [{ name: 'unique_users', csv: integerText, json: integerText }],
+    columns: [{ name: 'unique_users', csv: integerText, json: integerText, parquet: 'int64' }],
   },
   'avg-screen-time': {
     name: 'avg-screen-time',
@@ -62,8 +74,8 @@ export const METRICS: Readonly<Record<MetricName, MetricDescriptor>> = {
     schema: resultSchema('avg_screen_time', avgScreenTimeValue),
     isValue: (raw) => typeof raw === 'string' && SCREEN_TIME.test(raw),
     columns: [
-      { name: 'avg_screen_time', csv: (raw) => raw as string, json: (raw) => `"${raw as string}"` },
-      { name: 'avg_screen_time_seconds', csv: screenSeconds, json: screenSeconds },
+      { name: 'avg_screen_time', csv: (raw) => raw as string, json: (raw) => `"${raw as string}"`, parquet: 'string' },
+      { name: 'avg_screen_time_seconds', csv: screenSeconds, json: screenSeconds, parquet: 'int32' },
     ],
   },
   traffic: {
@@ -72,8 +84,8 @@ export const METRICS: Readonly<Record<MetricName, MetricDescriptor>> = {
     valueKey: 'traffic_pct',
     schema: resultSchema('traffic_pct', trafficPctValue),
     isValue: (raw) => typeof raw === 'string' && TRAFFIC_PCT.test(raw),
-    // CSV keeps the API's exact text (e.g. "0.10000"); NDJSON carries the number (0.1).
-    columns: [{ name: 'traffic_pct', csv: (raw) => raw as string, json: (raw) => String(Number(raw)) }],
+    // CSV keeps the API's exact text (e.g. "0.10000"); NDJSON carries the number (0.1); Parquet the exact decimal.
+    columns: [{ name: 'traffic_pct', csv: (raw) => raw as string, json: (raw) => String(Number(raw)), parquet: 'decimal(6,5)' }],
     warningOf: trafficSumWarning,
   },
 };

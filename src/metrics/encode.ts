@@ -1,5 +1,7 @@
 import { csvField, csvLine, jsonOrUndefined, jsonString, type OutputEncoding } from '../output/format.js';
-import { columnNames, type MetricDescriptor, type MetricResult } from './descriptors.js';
+import type { ParquetTable } from '../output/parquet.js';
+import { VERSION } from '../version.js';
+import { COMMON_COLUMNS, COMMON_PARQUET_TYPES, columnNames, type MetricDescriptor, type MetricResult } from './descriptors.js';
 import { entriesByZone, zoneOf } from './schema.js';
 
 /**
@@ -16,7 +18,33 @@ export function headerOf(metric: MetricDescriptor, encoding: OutputEncoding): st
 
 export function resultEncoder(metric: MetricDescriptor, encoding: OutputEncoding): ResultEncoder {
   if (encoding.shape === 'results') return (record) => recordLine(metric, record);
+  if (encoding.format === 'parquet') return parquetRowsEncoder(metric);
   return encoding.format === 'csv' ? csvRowsEncoder(metric) : ndjsonRowsEncoder(metric);
+}
+
+/**
+ * For `-f parquet`: the typed columns (the CSV's names and order) and the file's metadata (what wrote it, the metric,
+ * the window the unit requested); undefined for the other formats.
+ */
+export function parquetTableOf(
+  metric: MetricDescriptor,
+  encoding: OutputEncoding,
+  requested: { readonly gte: string; readonly lte: string },
+): ParquetTable | undefined {
+  if (encoding.shape !== 'rows' || encoding.format !== 'parquet') return undefined;
+  const common = COMMON_COLUMNS.map((name) => ({ name, type: COMMON_PARQUET_TYPES[name] }));
+  return {
+    columns: [...common, ...metric.columns.map((column) => ({ name: column.name, type: column.parquet }))],
+    // store_code, date, day and granularity are shared by a result's rows; zone and the values are each row's own.
+    sharedColumns: COMMON_COLUMNS.indexOf('zone'),
+    metadata: [
+      { key: 'area_metrics.version', value: VERSION },
+      { key: 'area_metrics.metric', value: metric.name },
+      { key: 'area_metrics.datetime_gte', value: requested.gte },
+      { key: 'area_metrics.datetime_lte', value: requested.lte },
+    ],
+    createdBy: `area-metrics version ${VERSION}`,
+  };
 }
 
 function recordLine(metric: MetricDescriptor, record: MetricResult): string | undefined {
@@ -47,6 +75,27 @@ function csvRowsEncoder(metric: MetricDescriptor): ResultEncoder {
       text += '\n';
     }
     return text;
+  };
+}
+
+/**
+ * Parquet rows, held until the unit is written as one JSON line per result: its shared fields, then each row's zone
+ * and value fields, every field the CSV's text (the Parquet writer types them exactly from that text).
+ */
+function parquetRowsEncoder(metric: MetricDescriptor): ResultEncoder {
+  const { columns, valueKey } = metric;
+  return (result) => {
+    let text = `[${jsonString(result.store_code)},${jsonString(result.date)},"${localDay(result.date)}",${JSON.stringify(result.granularity)},[`;
+    let separator = '[';
+    for (const entry of entriesByZone(result.values)) {
+      const raw = entry[valueKey];
+      text += separator + jsonString(zoneOf(entry));
+      // Value texts are digits, `.` and `:` only: nothing to escape.
+      for (const column of columns) text += `,"${column.csv(raw)}"`;
+      text += ']';
+      separator = ',[';
+    }
+    return `${text}]]\n`;
   };
 }
 

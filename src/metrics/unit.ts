@@ -4,10 +4,11 @@ import { followPages, PagingAnomaly } from '../fetch/pager.js';
 import { firstPageUrl } from '../fetch/urls.js';
 import { silentLogger, type Logger } from '../log/logger.js';
 import type { OutputEncoding } from '../output/format.js';
+import type { ParquetTable } from '../output/parquet.js';
 import { utcDayBounds, type UtcDay } from '../window/days.js';
 import { describeValue, describeViolation, type RequestScope } from './check.js';
 import { compareResults, type MetricDescriptor } from './descriptors.js';
-import { headerOf, resultEncoder } from './encode.js';
+import { headerOf, parquetTableOf, resultEncoder } from './encode.js';
 import { decodePage, type EncodedResult, type PageContext, type RejectedRecord } from './page.js';
 
 export type { RejectedRecord } from './page.js';
@@ -39,6 +40,8 @@ export interface UnitData {
   readonly rowCount: number;
   /** The CSV header, for the `rows` shape in CSV. */
   readonly header: string | undefined;
+  /** With `-f parquet`: the columns' types and the file's metadata. */
+  readonly table?: ParquetTable | undefined;
   /** The unit's output as UTF-8, one piece per valid result, in output order (store_code, date; rows by zone). */
   readonly pieces: Uint8Array[];
   readonly rejected: RejectedRecord[];
@@ -133,9 +136,10 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number)
   const storeCodes: string[] = [];
   for (const result of results) if (storeCodes.at(-1) !== result.storeCode) storeCodes.push(result.storeCode);
   const header = headerOf(unit.metric, options.encoding);
+  const table = parquetTableOf(unit.metric, options.encoding, utcDayBounds(unit.day));
   return {
     complete: true,
-    data: { unit, count, pages, rowCount, header, pieces: results.map((result) => result.bytes), rejected, warnings, storeCodes, attempts: attempt },
+    data: { unit, count, pages, rowCount, header, table, pieces: results.map((result) => result.bytes), rejected, warnings, storeCodes, attempts: attempt },
   };
 }
 

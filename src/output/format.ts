@@ -1,7 +1,8 @@
 import { stringify } from 'csv-stringify/sync';
 import { boundedMemo } from '../memo.js';
 
-export type OutputFormat = 'csv' | 'ndjson';
+/** `parquet` is for files only: a Parquet file is read from its footer, so it cannot be a stream. */
+export type OutputFormat = 'csv' | 'ndjson' | 'parquet';
 export type OutputShape = 'rows' | 'results';
 
 export interface OutputEncoding {

@@ -1,7 +1,7 @@
 import { extensionOf, type OutputEncoding } from './format.js';
 import { objectKey, type ObjectLocation } from './object-location.js';
 import type { ObjectStore } from './object-store.js';
-import { rejectedLines, unitChunks, unitFileName, type UnitData, type UnitSink, type UnitWrite } from './sinks.js';
+import { rejectedLines, unitFileChunks, unitFileName, type UnitData, type UnitSink, type UnitWrite } from './sinks.js';
 
 function bytesOf(chunks: Iterable<string | Uint8Array>): Buffer {
   return Buffer.concat([...chunks].map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk)));
@@ -29,7 +29,7 @@ export class ObjectSink implements UnitSink {
 
   async commit(data: UnitData, signal?: AbortSignal): Promise<UnitWrite> {
     const key = this.keyOf(data);
-    const outcome = await this.store.writeIfChanged(key, bytesOf(unitChunks(data, true)), signal);
+    const outcome = await this.store.writeIfChanged(key, bytesOf(unitFileChunks(data, this.encoding)), signal);
     const rejectedKey = this.rejectedKeyOf(data);
     // A re-run that finds the data clean removes what an earlier run set aside, so the bucket tells the truth.
     if (data.rejected.length === 0) await this.store.removeIfPresent(rejectedKey, signal);

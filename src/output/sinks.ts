@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { writeFileAtomicIfChanged } from './atomic-file.js';
 import { extensionOf, jsonOrUndefined, type OutputEncoding } from './format.js';
+import { parquetFileChunks, type ParquetTable } from './parquet.js';
 import { asOutputError } from './write-failure.js';
 
 /** A record set aside by `--on-invalid skip`, with where and why it broke the data contract. */
@@ -21,6 +22,8 @@ export interface UnitData {
   readonly header: string | undefined;
   /** UTF-8 bytes, in output order. */
   readonly pieces: readonly Uint8Array[];
+  /** With `-f parquet`: the columns' types and the file's metadata; the pieces are then its rows as JSON lines. */
+  readonly table?: ParquetTable | undefined;
   readonly rejected: readonly SetAsideRecord[];
 }
 
@@ -81,6 +84,13 @@ export function rejectedLines(data: UnitData): string[] {
   });
 }
 
+/** A unit's whole file as it is stored, in a folder or a bucket: its text, or with `-f parquet` its Parquet file. */
+export function unitFileChunks(data: UnitData, encoding: OutputEncoding): Iterable<string | Uint8Array> {
+  if (extensionOf(encoding) !== 'parquet') return unitChunks(data, true);
+  if (data.table === undefined) throw new Error(`no Parquet table for ${data.unit.metric.name} ${data.unit.day}`);
+  return parquetFileChunks(data.table, data.pieces);
+}
+
 /** `<output>/<metric>/<day>.<ext>`, written atomically; rejected records to `<output>/_rejected/<metric>/<day>.ndjson`. */
 export class FileSink implements UnitSink {
   constructor(
@@ -98,7 +108,7 @@ export class FileSink implements UnitSink {
 
   async commit(data: UnitData, signal?: AbortSignal): Promise<UnitWrite> {
     const path = this.pathOf(data);
-    const changed = await writeFileAtomicIfChanged(path, () => unitChunks(data, true), signal);
+    const changed = await writeFileAtomicIfChanged(path, () => unitFileChunks(data, this.encoding), signal);
     const rejectedPath = this.rejectedPathOf(data);
     if (data.rejected.length === 0) {
       // A re-run that finds the data clean removes what an earlier run set aside, so the folder tells the truth.

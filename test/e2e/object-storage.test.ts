@@ -92,6 +92,19 @@ describe('import into an S3-compatible bucket', () => {
     expect(await readdir(toBucket.cwd)).toEqual([]);
   });
 
+  it('-f parquet puts the same Parquet files as a folder import', async () => {
+    const day = daysAgo(3);
+    const local = await tempDir();
+    const toFolder = await runCli(['traffic', ...api(), '--date', day, '-o', local, '-f', 'parquet'], { timeoutMs: 60_000 });
+    expect(toFolder.code, toFolder.stderr).toBe(0);
+    const toBucket = await run(['traffic', ...api(), '--date', day, '-o', `s3://${s3.bucket}/parquet`, '-f', 'parquet']);
+    expect(toBucket.code, toBucket.stderr).toBe(0);
+    const file = (await readTree(local)).get(`traffic/${day}.parquet`);
+    const object = (await s3.objects('parquet')).get(`traffic/${day}.parquet`);
+    expect(file?.subarray(0, 4).toString()).toBe('PAR1');
+    expect(object?.equals(file!)).toBe(true);
+  });
+
   it('a re-run of the same days rewrites nothing', async () => {
     const args = ['traffic', ...api(), '--from', daysAgo(3), '--to', daysAgo(2), '-o', `s3://${s3.bucket}/rerun`];
     expect((await run(args)).code).toBe(0);
