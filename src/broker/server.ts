@@ -39,7 +39,7 @@ export interface BrokerDeps {
    */
   readonly logStream?: Writable;
   readonly logLevel?: BrokerLogLevel;
-  /** Where the auth-server client reads the proxy variables; default process.env. */
+  /** Where the auth-server client reads the proxy variables (the command passes its env); default none. */
   readonly env?: NodeJS.ProcessEnv;
   /** Replaces the auth-server client (tests). */
   readonly tokenSource?: TokenSource;
@@ -309,7 +309,7 @@ export function buildBrokerApp(initialConfig: BrokerConfig, deps: BrokerDeps = {
     // Not awaited: a Redis that hangs must not delay start-up (the broker serves from memory until it answers).
     shared.connect();
   }
-  const source = deps.tokenSource ?? new AuthServerTokenSource({ timeoutMs: config.authTimeoutMs, env: deps.env ?? process.env });
+  const source = deps.tokenSource ?? new AuthServerTokenSource({ timeoutMs: config.authTimeoutMs, env: deps.env ?? {} });
   const sharedCache: SharedTokenCache | undefined = shared;
   const broker: TokenBroker = new TokenBroker({
     config,
