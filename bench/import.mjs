@@ -98,7 +98,7 @@ export async function importComparison({ rounds, tools, log }) {
     { name: 'area-metrics all --format csv --days local', key: 'local', run: importerRun('csv', ['--days', 'local']) },
     { name: 'area-metrics all --format ndjson', key: 'ndjson', run: importerRun('ndjson') },
     { name: 'area-metrics all --format parquet', key: 'parquet', run: importerRun('parquet') },
-    // The measuring stick: a lean hand-written importer doing the same job without the guarantees (bench/lean.mjs).
+    // The measuring stick: a lean hand-written importer doing the same job without most of the guarantees (bench/lean.mjs).
     { name: 'lean reference (bench/lean.mjs), CSV', key: 'lean', run: leanRun },
     { name: 'floor: bare fetch, bodies discarded', key: 'floor', run: floorRun },
   ];
@@ -151,7 +151,11 @@ export async function importComparison({ rounds, tools, log }) {
   }
   const summary = variants.map((variant) => {
     const runs = samples[variant.key];
+    // Each round's ratio to the lean reference's run of the same round: the machine's slow phases hit both alike.
+    const leanRuns = samples.lean ?? [];
+    const vsLeanByRound = runs.map((run, round) => (leanRuns[round] ? Number((run.wallMs / leanRuns[round].wallMs).toFixed(2)) : undefined));
     return {
+      vsLeanByRound,
       key: variant.key,
       name: variant.name,
       runs: runs.length,

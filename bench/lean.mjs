@@ -1,8 +1,13 @@
 #!/usr/bin/env node
-// The lean reference: what a careful engineer would hand-write for this job in about 60 lines, as a measuring stick
-// for the importer (not product code). Same pages, same HTTP stack and pool, same units in flight as the importer;
-// each page is JSON.parse'd, each record checked with typeof and three regexes, rows built with template strings,
-// the unit's rows sorted and written as one CSV file per unit. No completeness check, no atomic file, no state.
+// The lean reference: what a careful engineer would hand-write for this job, as a measuring stick for the importer
+// (not product code). Same pages, same HTTP stack and pool, same units in flight as the importer. Each page is
+// JSON.parse'd and each record checked (types, the date's shape, the value's shape); each row is one string, a sort
+// key (store_code, date, zone, separated by NUL, the lowest code point) followed by its CSV line; a unit's strings
+// are sorted with the default sort, the keys cut off, and the unit written as one CSV file. The count the first page
+// announces is checked against the results received. No per-row objects, no comparator.
+// Not done (the importer does): the date's calendar and offset ranges, the result's day against the requested one,
+// repeated results and zones, lone surrogates, the page bound, re-fetching an incomplete unit, retries, atomic files
+// with fsync, the state file. See docs/bench.md.
 // Usage: node bench/lean.mjs --base-url URL --from D1 --to D2 --out DIR [--concurrency 4] [--page-size 1000]
 // Prints one JSON line on stdout: { units, requests, rows }.
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -30,23 +35,26 @@ const credentials = { clientId: process.env.AREA_METRICS_CLIENT_ID, clientSecret
 const headers = { authorization: basicAuthorization(credentials), accept: 'application/json' };
 const dispatcher = createDispatcher({ connections: concurrency + 2, timeoutMs: 60_000, env: process.env });
 
-const DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:Z|[+-]\d{2}:\d{2})$/;
+const DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
+const SCREEN_TIME = /^(\d{2,4}):([0-5]\d):([0-5]\d)$/;
+const TRAFFIC = /^0*(?:0(?:\.\d+)?|1(?:\.0+)?)$/;
+const isText = (value) => typeof value === 'string' && value.length > 0 && !value.includes('\u0000');
 const quote = (text) => (/[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
 const METRICS = {
   'unique-users': {
     header: 'store_code,date,day,granularity,zone,unique_users',
-    cells: (v) => (Number.isInteger(v.unique_users) && v.unique_users >= 0 ? `${v.unique_users}` : undefined),
+    cells: (v) => (Number.isSafeInteger(v.unique_users) && v.unique_users >= 0 ? `${v.unique_users}` : undefined),
   },
   'avg-screen-time': {
     header: 'store_code,date,day,granularity,zone,avg_screen_time,avg_screen_time_seconds',
     cells: (v) => {
-      const match = typeof v.avg_screen_time === 'string' && /^(\d{2,}):([0-5]\d):([0-5]\d)$/.exec(v.avg_screen_time);
+      const match = typeof v.avg_screen_time === 'string' && SCREEN_TIME.exec(v.avg_screen_time);
       return match ? `${v.avg_screen_time},${Number(match[1]) * 3600 + Number(match[2]) * 60 + Number(match[3])}` : undefined;
     },
   },
   traffic: {
     header: 'store_code,date,day,granularity,zone,traffic_pct',
-    cells: (v) => (typeof v.traffic_pct === 'string' && /^[01]\.\d{5}$/.test(v.traffic_pct) ? v.traffic_pct : undefined),
+    cells: (v) => (typeof v.traffic_pct === 'string' && TRAFFIC.test(v.traffic_pct) ? v.traffic_pct : undefined),
   },
 };
 
@@ -56,29 +64,38 @@ let rowCount = 0;
 async function importUnit({ metric, day }) {
   const { header, cells } = METRICS[metric];
   const rows = [];
+  let count;
+  let received = 0;
   let url = firstPageUrl(baseUrl, metric, { ...utcDayBounds(day), pageSize });
   while (url) {
     const response = await fetch(url, { headers, dispatcher });
     if (response.status !== 200) throw new Error(`${metric} ${day}: HTTP ${response.status}`);
     const page = JSON.parse(await response.text());
     requests++;
+    if (!Number.isInteger(page.count) || !Array.isArray(page.results)) throw new Error(`${metric} ${day}: not a page`);
+    count ??= page.count;
+    received += page.results.length;
     for (const r of page.results) {
-      if (typeof r.store_code !== 'string' || !DATE.test(r.date) || r.granularity !== 'daily' || !Array.isArray(r.values)) {
+      if (!isText(r.store_code) || typeof r.date !== 'string' || !DATE.test(r.date) || r.granularity !== 'daily' || !Array.isArray(r.values)) {
         throw new Error(`${metric} ${day}: invalid record`);
       }
-      const prefix = `${quote(r.store_code)},${r.date},${r.date.slice(0, 10)},daily,`;
+      const key = `${r.store_code}\u0000${r.date}\u0000`;
+      const line = `${quote(r.store_code)},${r.date},${r.date.slice(0, 10)},daily,`;
       for (const v of r.values) {
-        const value = typeof v.zone === 'string' ? cells(v) : undefined;
+        const value = isText(v.zone) ? cells(v) : undefined;
         if (value === undefined) throw new Error(`${metric} ${day}: invalid value`);
-        rows.push({ key: `${r.store_code}\u0000${r.date}\u0000${v.zone}`, line: `${prefix}${quote(v.zone)},${value}\n` });
+        rows.push(`${key}${v.zone}\u0000${line}${quote(v.zone)},${value}\n`);
       }
     }
     url = page.next ? new URL(page.next) : undefined;
   }
-  rows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  if (received !== count) throw new Error(`${metric} ${day}: expected ${count} results, received ${received}`);
+  rows.sort();
+  let text = `${header}\n`;
+  for (const row of rows) text += row.slice(row.lastIndexOf('\u0000') + 1);
   rowCount += rows.length;
   await mkdir(join(values.out, metric), { recursive: true });
-  await writeFile(join(values.out, metric, `${day}.csv`), `${header}\n${rows.map((row) => row.line).join('')}`);
+  await writeFile(join(values.out, metric, `${day}.csv`), text);
 }
 
 const units = Object.keys(METRICS).flatMap((metric) => daysBetween(values.from, values.to).map((day) => ({ metric, day })));

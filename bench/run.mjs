@@ -119,6 +119,9 @@ if (!flags['skip-import']) {
       ]);
     }
     log(`7 days: ${comparison.rows} rows per run (3 metrics), ${comparison.requests} requests, window ${comparison.window.from}..${comparison.window.to}`);
+    for (const variant of comparison.variants) {
+      if (variant.key !== 'lean') log(`7 days: ${variant.name} vs lean, round by round: ${variant.vsLeanByRound.map(fmtRatio).join(', ')}`);
+    }
   });
 }
 

@@ -26,7 +26,7 @@ const COMMANDS: readonly CommandEntry[] = [
   { name: 'traffic', summary: 'import the Area Traffic metric', load: async () => (await import('./commands/import.js')).registerImportCommands },
   { name: 'all', summary: 'import all three metrics in one run', load: async () => (await import('./commands/import.js')).registerImportCommands },
   { name: 'status', summary: "say how far behind each metric's output is, its coverage and gaps, from the state alone (no credentials, no request)", load: async () => (await import('./commands/status.js')).registerStatusCommand },
-  { name: 'check', summary: 'test the URL and credentials: one tiny request per metric (page_size=1, yesterday)', load: async () => (await import('./commands/check.js')).registerCheckCommand },
+  { name: 'check', summary: 'test the URL and credentials: one tiny request per metric (page_size=1, yesterday); OK per metric or what is wrong', load: async () => (await import('./commands/check.js')).registerCheckCommand },
   { name: 'accept', arguments: '<metric>', summary: 'record days as final whatever their data (no request): --catch-up stops asking, status counts no gap', load: async () => (await import('./commands/settle-days.js')).registerSettleCommands },
   { name: 'reopen', arguments: '<metric>', summary: 'make days pending again (no request), so the next --catch-up imports them', load: async () => (await import('./commands/settle-days.js')).registerSettleCommands },
   { name: 'token', summary: 'Do the OAuth 2.0 client-credentials exchange (or ask a token broker) and show the token, for debugging', load: async () => (await import('./commands/token.js')).registerTokenCommand },

@@ -29,6 +29,10 @@ const context: CommandContext = {
   stderr: process.stderr,
   env: process.env,
   signal: controller.signal,
+  onReloadSignal: (reload) => {
+    process.on('SIGHUP', reload);
+    return () => process.off('SIGHUP', reload);
+  },
   reportError: (message) => process.stderr.write(`area-metrics: ${message}\n`),
 };
 

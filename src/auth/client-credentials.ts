@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AuthError, ContractError, UsageError } from '../errors.js';
 import { basicAuthorization, type ClientCredentials } from '../fetch/basic-auth.js';
-import { describeRequest, type HttpClient, type HttpResponse } from '../fetch/http-client.js';
+import { describeRequest, type HttpResponse, type Transport } from '../fetch/http-client.js';
 import { createRedactor, type Redactor } from '../redact.js';
 import { decodeJwt, numericDateClaim } from './jwt.js';
 
@@ -125,7 +125,7 @@ type Outcome = { kind: 'token'; token: TokenResponse } | { kind: 'rejected'; err
  * UnavailableError for network failures, timeouts, 5xx and other statuses, ContractError for an unusable 2xx.
  */
 export async function requestClientCredentialsToken(
-  http: HttpClient,
+  http: Transport,
   request: ClientCredentialsRequest,
 ): Promise<TokenResponse> {
   const url = tokenEndpointUrl(request.authUrl);
@@ -183,7 +183,7 @@ export interface TokenLifetime {
 }
 
 /**
- * When the token stops being valid: the earlier of `requestSentAt + expires_in` and the JWT `exp` claim (SPEC 4).
+ * When the token stops being valid: the earlier of `requestSentAt + expires_in` and the JWT `exp` claim.
  * Counting from when the request was sent, not received, errs on the safe side of network latency.
  */
 export function tokenLifetime(token: TokenResponse, requestSentAt: Date): TokenLifetime {

@@ -64,6 +64,11 @@ export class AuthBackoff {
     this.events?.closed(platform, state.failures);
   }
 
+  /** Forgets a platform's failures without an event (its credentials changed: the next call is a new start). */
+  forget(platform: string): void {
+    this.states.delete(platform);
+  }
+
   /** Platform → whether calls are held back now (for the metrics). */
   snapshot(): Map<string, BackoffState | undefined> {
     const now = this.now();

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
+import type { RedisSettings } from './config.js';
 import type { CachePlan } from './expiry.js';
 
 /** A cached token and the points of its life (see `planCache`). Times are epoch milliseconds. */
@@ -65,12 +66,16 @@ export interface SharedTokenCache {
 }
 
 export interface RedisTokenCacheOptions {
-  readonly url: string;
+  readonly redis: RedisSettings;
   readonly keyPrefix: string;
   /** Called on every up/down transition, with a reason for "down" (never a secret: the URL's password is not in it). */
   readonly onStatusChange?: (status: SharedCacheStatus, reason?: string) => void;
   /** A Redis command that takes longer fails, and the broker carries on from memory. */
   readonly commandTimeoutMs?: number;
+  /** A condition worth a warning that is not an outage (a password the server does not need). */
+  readonly onWarning?: (message: string) => void;
+  /** How often a write is tried to tell whether Redis takes commands (a replica after a failover answers READONLY). */
+  readonly probeIntervalMs?: number;
 }
 
 // Deletes the lock only if we still own it, so a lock that expired and was taken by another instance survives.
@@ -78,35 +83,136 @@ const UNLOCK_SCRIPT = "if redis.call('get', KEYS[1]) == ARGV[1] then return redi
 const EXTEND_LOCK_SCRIPT =
   "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
 
-/** Redis as the shared cache (ioredis). Fails fast when Redis is down (no offline queue) and keeps reconnecting. */
+/** ioredis options for the configured Redis: one URL or Sentinel, a password, TLS files. */
+export function redisClientOptions(
+  settings: RedisSettings,
+  commandTimeoutMs: number,
+): { url?: string; options: RedisOptions; auth?: { username?: string; password: string } } {
+  const { url, auth } = withoutCredentials(settings.url, settings.password);
+  const tls = settings.tls === undefined && !settings.url?.startsWith('rediss:') ? undefined : { ...settings.tls };
+  const options: RedisOptions = {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    // The write probe below tells whether Redis takes commands; the INFO-based ready check would only print a
+    // plain-text warning on stderr where INFO is not permitted (NOPERM).
+    enableReadyCheck: false,
+    commandTimeout: commandTimeoutMs,
+    connectTimeout: 2000,
+    // Keep trying in the background (0.1 s, 0.2 s, ... up to 2 s apart): the broker serves from memory meanwhile.
+    retryStrategy: (times) => Math.min(times * 100, 2000),
+    ...(tls !== undefined ? { tls } : {}),
+  };
+  if (settings.sentinels !== undefined) {
+    return {
+      options: {
+        ...options,
+        sentinels: settings.sentinels.map(({ host, port }) => ({ host, port })),
+        ...(settings.name !== undefined ? { name: settings.name } : {}),
+        sentinelRetryStrategy: (times) => Math.min(times * 100, 2000),
+        ...(tls !== undefined ? { enableTLSForSentinelMode: true, sentinelTLS: tls } : {}),
+        // After a failover the old master (now a replica) answers READONLY: reconnect to the new master.
+        reconnectOnError: (error) => error.message.startsWith('READONLY'),
+      },
+      ...(auth !== undefined ? { auth } : {}),
+    };
+  }
+  return { ...(url !== undefined ? { url } : {}), options, ...(auth !== undefined ? { auth } : {}) };
+}
+
+/**
+ * The URL without its user and password, and the credentials to send with AUTH (the configured password wins).
+ * The broker sends AUTH itself rather than through ioredis, which reports an unneeded password with console.warn:
+ * a plain-text line amid the JSON log.
+ */
+function withoutCredentials(url: string | undefined, password: string | undefined): { url?: string; auth?: { username?: string; password: string } } {
+  if (url === undefined) return password === undefined ? {} : { auth: { password } };
+  const parsed = new URL(url);
+  const username = decodeURIComponent(parsed.username);
+  const fromUrl = decodeURIComponent(parsed.password);
+  parsed.username = '';
+  parsed.password = '';
+  const secret = password ?? (fromUrl === '' ? undefined : fromUrl);
+  return {
+    url: parsed.toString(),
+    ...(secret !== undefined ? { auth: { ...(username !== '' ? { username } : {}), password: secret } } : {}),
+  };
+}
+
+/**
+ * Redis as the shared cache (ioredis). Fails fast when Redis is down (no offline queue) and keeps reconnecting.
+ * "Up" means Redis takes commands, not only that a connection is open: a command that fails (CLUSTERDOWN, READONLY,
+ * NOPERM, a wrong password) marks it down until a write succeeds again.
+ */
 export class RedisTokenCache implements SharedTokenCache {
   private readonly redis: Redis;
   // 'connecting' until the first outcome, so a Redis that is down at start is reported too.
   private current: SharedCacheStatus | 'connecting' = 'connecting';
   /** Set by close(): the connection ending then is not an outage, and is not reported as one. */
   private closing = false;
+  private readonly probeTimer: NodeJS.Timeout;
+
+  private readonly auth: { username?: string; password: string } | undefined;
+  private authenticated = false;
 
   constructor(private readonly options: RedisTokenCacheOptions) {
-    this.redis = new Redis(options.url, {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: options.commandTimeoutMs ?? 500,
-      connectTimeout: 2000,
-      // Keep trying in the background (0.1 s, 0.2 s, ... up to 2 s apart): the broker serves from memory meanwhile.
-      retryStrategy: (times) => Math.min(times * 100, 2000),
-    });
-    this.redis.on('ready', () => this.transition('up'));
+    const { url, options: clientOptions, auth } = redisClientOptions(options.redis, options.commandTimeoutMs ?? 500);
+    this.auth = auth;
+    this.redis = url === undefined ? new Redis(clientOptions) : new Redis(url, clientOptions);
+    this.redis.on('ready', () => void this.authenticateAndProbe());
     this.redis.on('error', (error: Error) => this.transition('down', redisErrorReason(error)));
     this.redis.on('close', () => this.transition('down', 'connection closed'));
+    this.probeTimer = setInterval(() => void this.probe(), options.probeIntervalMs ?? 2000);
+    this.probeTimer.unref();
   }
 
-  /** Connects once; a Redis that is down at start is not fatal (the status says so and reconnecting continues). */
-  async connect(): Promise<void> {
+  /**
+   * Starts connecting and returns at once: a Redis that is down or hangs at start is not fatal, and start-up does not
+   * wait for it (the status says so, and reconnecting continues in the background).
+   */
+  connect(): void {
+    this.redis.connect().catch((error: unknown) => this.transition('down', redisErrorReason(error)));
+  }
+
+  /** On each new connection: AUTH when a password is configured, then the write probe. */
+  private async authenticateAndProbe(): Promise<void> {
+    this.authenticated = this.auth === undefined;
+    if (this.auth !== undefined) {
+      const { username, password } = this.auth;
+      try {
+        await (username === undefined ? this.redis.auth(password) : this.redis.auth(username, password));
+      } catch (error) {
+        const reason = redisErrorReason(error);
+        // A Redis without a password refuses AUTH but takes commands: say so once, as a warning, and carry on.
+        if (!/without any password configured|no password is set/i.test(error instanceof Error ? error.message : '')) {
+          this.transition('down', reason);
+          return;
+        }
+        this.options.onWarning?.('a Redis password is configured, but this Redis does not require a password');
+      }
+      this.authenticated = true;
+    }
+    await this.probe();
+  }
+
+  /** One write: Redis is up when it succeeds. */
+  private async probe(): Promise<void> {
+    if (this.closing || this.redis.status !== 'ready' || !this.authenticated) return;
     try {
-      await this.redis.connect();
+      await this.redis.set(`${this.options.keyPrefix}probe`, '1', 'PX', 10_000);
+      this.transition('up');
     } catch (error) {
       this.transition('down', redisErrorReason(error));
+    }
+  }
+
+  /** Runs a command; a failing one marks Redis down (a lost connection is reported by the events). */
+  private async command<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      this.transition('down', redisErrorReason(error));
+      throw error;
     }
   }
 
@@ -120,13 +226,18 @@ export class RedisTokenCache implements SharedTokenCache {
     return this.current === 'up' ? 'up' : 'down';
   }
 
+  /** The client, for what shares Redis with the cache (the rate limit). */
+  get client(): Redis {
+    return this.redis;
+  }
+
   // `token2`: the entry's shape changed (refresh-ahead and discard points); older instances keep their own keys.
   private key(kind: 'token2' | 'lock', key: string): string {
     return `${this.options.keyPrefix}${kind}:${key}`;
   }
 
   async get(key: string): Promise<CachedToken | undefined> {
-    const text = await this.redis.get(this.key('token2', key));
+    const text = await this.command(() => this.redis.get(this.key('token2', key)));
     if (text === null) return undefined;
     let json: unknown;
     try {
@@ -141,21 +252,21 @@ export class RedisTokenCache implements SharedTokenCache {
   async set(key: string, entry: CachedToken, now: number): Promise<void> {
     const ttlMs = entry.discardAt - now;
     if (ttlMs <= 0) return;
-    await this.redis.set(this.key('token2', key), JSON.stringify(entry), 'PX', ttlMs);
+    await this.command(() => this.redis.set(this.key('token2', key), JSON.stringify(entry), 'PX', ttlMs));
   }
 
   async tryLock(key: string, ttlMs: number): Promise<string | undefined> {
     const owner = randomUUID();
-    const result = await this.redis.set(this.key('lock', key), owner, 'PX', Math.max(1, Math.round(ttlMs)), 'NX');
+    const result = await this.command(() => this.redis.set(this.key('lock', key), owner, 'PX', Math.max(1, Math.round(ttlMs)), 'NX'));
     return result === 'OK' ? owner : undefined;
   }
 
   async unlock(key: string, owner: string): Promise<void> {
-    await this.redis.eval(UNLOCK_SCRIPT, 1, this.key('lock', key), owner);
+    await this.command(() => this.redis.eval(UNLOCK_SCRIPT, 1, this.key('lock', key), owner));
   }
 
   async extendLock(key: string, owner: string, ttlMs: number): Promise<void> {
-    await this.redis.eval(EXTEND_LOCK_SCRIPT, 1, this.key('lock', key), owner, String(Math.max(1, Math.round(ttlMs))));
+    await this.command(() => this.redis.eval(EXTEND_LOCK_SCRIPT, 1, this.key('lock', key), owner, String(Math.max(1, Math.round(ttlMs)))));
   }
 
   async ping(): Promise<boolean> {
@@ -168,6 +279,7 @@ export class RedisTokenCache implements SharedTokenCache {
 
   async close(): Promise<void> {
     this.closing = true;
+    clearInterval(this.probeTimer);
     try {
       await this.redis.quit();
     } catch {
@@ -176,10 +288,13 @@ export class RedisTokenCache implements SharedTokenCache {
   }
 }
 
+/** The server's error code (READONLY, NOPERM, WRONGPASS, CLUSTERDOWN) or the network's (ECONNREFUSED); cut short. */
 function redisErrorReason(error: unknown): string {
   if (error instanceof Error) {
     const code = (error as { code?: unknown }).code;
-    return typeof code === 'string' ? code : error.message;
+    if (typeof code === 'string') return code;
+    const serverCode = /^([A-Z][A-Z_-]{2,})\b/.exec(error.message)?.[1];
+    return serverCode ?? error.message.slice(0, 200);
   }
   return String(error);
 }

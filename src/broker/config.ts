@@ -4,7 +4,7 @@ import { parseHttpUrl } from '../auth/client-credentials.js';
 import { secretFromFileText } from '../auth/secret-file.js';
 import { UsageError, messageOf } from '../errors.js';
 
-/** SPEC 4 / seed 2.4: an application package is an Android package, an iOS bundle id or a web domain. */
+/** An application package is an Android package, an iOS bundle id or a web domain: at most 255 characters. */
 export const MAX_APPLICATION_PACKAGE_LENGTH = 255;
 // C0 and C1 control characters and DEL: never part of a package name, and dangerous in logs and headers.
 const CONTROL_CHARACTERS = /\p{Cc}/u;
@@ -67,6 +67,69 @@ const cacheSchema = z.strictObject({
   redisKeyPrefix: nonEmpty.default('area-metrics:broker:'),
 });
 
+// Seconds may be fractional (0.5), so that short values can be tried out and tested.
+const seconds = (max: number) => z.number().nonnegative().max(max);
+
+const serverSchema = z
+  .strictObject({
+    /** How long an idle keep-alive connection is kept: above the 60 s of common load balancers, which must close first. */
+    keepAliveTimeoutSeconds: seconds(3600).positive().default(65),
+    /** How long a client may take to send a request's headers, counted from its first byte (idle time does not count). */
+    headersTimeoutSeconds: seconds(3600).positive().optional(),
+    /** How long a client may take to send a whole request. */
+    requestTimeoutSeconds: seconds(3600).positive().default(10),
+    /** After SIGTERM/SIGINT: how long tokens are still served (with /readyz answering 503) before the listener closes. */
+    shutdownDelaySeconds: seconds(600).default(0),
+    /** After the listener closes: how long in-flight requests may take before their connections are destroyed. */
+    shutdownTimeoutSeconds: seconds(600).default(10),
+    /** Whether the first X-Forwarded-For hop is the client (only behind a proxy that sets it). */
+    trustProxy: z.boolean().default(false),
+    /** Serve /metrics on this port (same host) instead of the main one, so it need not be public. */
+    metricsPort: z.number().int().min(0).max(65535).optional(),
+  })
+  .superRefine((server, ctx) => {
+    if (server.headersTimeoutSeconds !== undefined && server.headersTimeoutSeconds > server.requestTimeoutSeconds) {
+      ctx.addIssue({ code: 'custom', path: ['headersTimeoutSeconds'], message: 'must not be above requestTimeoutSeconds (the headers are part of the request)' });
+    }
+  });
+
+const limitsSchema = z.strictObject({
+  /** Token requests one client address may make per minute before it is answered 429. */
+  perClientPerMinute: z.number().int().positive().default(6000),
+  /** Token requests answered at once before more are answered 503. */
+  maxInFlight: z.number().int().positive().default(1000),
+});
+
+const redisSchema = z
+  .strictObject({
+    url: nonEmpty
+      .superRefine((value, ctx) => {
+        const problem = redisUrlProblem(value);
+        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .optional(),
+    /** Redis Sentinel: where the sentinels are, and the name of the master they watch (`name`). */
+    sentinels: z.array(z.strictObject({ host: nonEmpty, port: z.number().int().min(1).max(65535) })).min(1).optional(),
+    name: nonEmpty.optional(),
+    passwordEnv: nonEmpty.optional(),
+    passwordFile: nonEmpty.optional(),
+    tls: z.strictObject({ caFile: nonEmpty.optional(), certFile: nonEmpty.optional(), keyFile: nonEmpty.optional() }).optional(),
+  })
+  .superRefine((redis, ctx) => {
+    if ((redis.url === undefined) === (redis.sentinels === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'give exactly one of url and sentinels' });
+    }
+    if (redis.sentinels !== undefined && redis.name === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['name'], message: 'is required with sentinels (the name of the master they watch)' });
+    }
+    if (redis.passwordEnv !== undefined && redis.passwordFile !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['passwordFile'], message: 'give only one of passwordEnv and passwordFile' });
+    }
+    if ((redis.tls?.certFile === undefined) !== (redis.tls?.keyFile === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['tls'], message: 'certFile and keyFile go together' });
+    }
+  });
+
 export const brokerConfigSchema = z
   .strictObject({
     authUrl: httpUrl.optional(),
@@ -75,8 +138,20 @@ export const brokerConfigSchema = z
     cache: cacheSchema.default({ marginSeconds: 60, noExpirySeconds: 60, redisKeyPrefix: 'area-metrics:broker:' }),
     /** How long one auth-server request may take before the broker answers 503. */
     authTimeoutSeconds: z.number().positive().max(120).default(10),
+    server: serverSchema.default({
+      keepAliveTimeoutSeconds: 65,
+      requestTimeoutSeconds: 10,
+      shutdownDelaySeconds: 0,
+      shutdownTimeoutSeconds: 10,
+      trustProxy: false,
+    }),
+    limits: limitsSchema.default({ perClientPerMinute: 6000, maxInFlight: 1000 }),
+    redis: redisSchema.optional(),
   })
   .superRefine((config, ctx) => {
+    if (config.redis !== undefined && config.cache.redisUrl !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['cache', 'redisUrl'], message: 'give Redis in one place: the redis block or cache.redisUrl' });
+    }
     for (const [name, platform] of Object.entries(config.platforms)) {
       const sources = (['clientSecretEnv', 'clientSecretFile', 'clientSecret'] as const).filter(
         (key) => platform[key] !== undefined,
@@ -123,6 +198,33 @@ export interface PlatformCredentials {
   readonly browser: boolean;
   /** Why the platform cannot get tokens (its applications get 401), or undefined when it can. */
   readonly unusableReason?: string;
+  /** Where the secret is read from, when it is a file: re-read when the file changes or the secret is refused. */
+  readonly clientSecretFile?: string;
+}
+
+/** Timeouts in milliseconds, and the other settings of the HTTP server. */
+export interface ServerSettings {
+  readonly keepAliveTimeoutMs: number;
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly shutdownDelayMs: number;
+  readonly shutdownTimeoutMs: number;
+  readonly trustProxy: boolean;
+  readonly metricsPort?: number;
+}
+
+export interface LimitSettings {
+  readonly perClientPerMinute: number;
+  readonly maxInFlight: number;
+}
+
+/** Where Redis is and how to reach it; the password is resolved (never from argv or the config text). */
+export interface RedisSettings {
+  readonly url?: string;
+  readonly sentinels?: readonly { readonly host: string; readonly port: number }[];
+  readonly name?: string;
+  readonly password?: string;
+  readonly tls?: { readonly ca?: string; readonly cert?: string; readonly key?: string };
 }
 
 export interface BrokerConfig {
@@ -132,9 +234,11 @@ export interface BrokerConfig {
   readonly marginSeconds: number;
   /** How long a token with neither expires_in nor exp is treated as valid. */
   readonly noExpiryMs: number;
-  readonly redisUrl?: string;
+  readonly redis?: RedisSettings;
   readonly redisKeyPrefix: string;
   readonly authTimeoutMs: number;
+  readonly server: ServerSettings;
+  readonly limits: LimitSettings;
   /** Start warnings (unset secret env vars, unreadable files, secrets in the config text). Never hold a secret. */
   readonly warnings: readonly string[];
 }
@@ -179,9 +283,86 @@ export interface ResolveOptions {
   readonly readFile?: (path: string) => string;
 }
 
+/** A secret file's content, or why it cannot be used (the error's own message repeats the path: only its code is kept). */
+function readSecretFile(path: string, label: string, readFile: (path: string) => string): { secret?: string; problem?: string } {
+  try {
+    const value = secretFromFileText(readFile(path));
+    return value === '' ? { problem: `${label} is empty` } : { secret: value };
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    return { problem: `${label} is not readable (${typeof code === 'string' ? code : 'unknown error'})` };
+  }
+}
+
+/**
+ * The config with one platform's secret file read again (it was rotated). Returns the same config when the secret is
+ * unchanged or the platform has no secret file.
+ */
+export function withSecretReread(config: BrokerConfig, platformName: string, readFile: (path: string) => string = (path) => readFileSync(path, 'utf8')): BrokerConfig {
+  const platform = config.platforms.get(platformName);
+  if (platform?.clientSecretFile === undefined || platform.clientId === undefined) return config;
+  const read = readSecretFile(platform.clientSecretFile, pathLabel(platform.clientSecretFile, `platforms.${platformName}.clientSecretFile`), readFile);
+  if (read.secret === platform.clientSecret && read.problem === platform.unusableReason) return config;
+  const { clientSecret: _old, unusableReason: _reason, ...rest } = platform;
+  const updated: PlatformCredentials = {
+    ...rest,
+    ...(read.secret !== undefined ? { clientSecret: read.secret } : {}),
+    ...(read.problem !== undefined ? { unusableReason: read.problem } : {}),
+  };
+  const platforms = new Map(config.platforms);
+  platforms.set(platformName, updated);
+  return { ...config, platforms };
+}
+
+/** A Redis password from an env var or a file; a missing one is a start failure (a Redis that wants it would refuse). */
+function redisPassword(redis: NonNullable<BrokerConfigFile['redis']>, options: ResolveOptions, readFile: (path: string) => string): string | undefined {
+  if (redis.passwordEnv !== undefined) {
+    const value = options.env[redis.passwordEnv];
+    if (value === undefined || value === '') throw new UsageError(`redis.passwordEnv: ${envVarLabel(redis.passwordEnv, 'redis.passwordEnv')} is not set`);
+    return value;
+  }
+  if (redis.passwordFile !== undefined) {
+    const read = readSecretFile(redis.passwordFile, pathLabel(redis.passwordFile, 'redis.passwordFile'), readFile);
+    if (read.secret === undefined) throw new UsageError(`redis.passwordFile: ${read.problem ?? 'unusable'}`);
+    return read.secret;
+  }
+  return undefined;
+}
+
+function readTlsFile(path: string, field: string, readFile: (path: string) => string): string {
+  try {
+    return readFile(path);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw new UsageError(`${field}: cannot read ${path} (${typeof code === 'string' ? code : 'unknown error'})`);
+  }
+}
+
+function redisSettings(file: BrokerConfigFile, options: ResolveOptions, readFile: (path: string) => string): RedisSettings | undefined {
+  if (file.redis === undefined) return file.cache.redisUrl === undefined ? undefined : { url: file.cache.redisUrl };
+  const { url, sentinels, name, tls } = file.redis;
+  const password = redisPassword(file.redis, options, readFile);
+  const tlsFiles =
+    tls === undefined
+      ? undefined
+      : {
+          ...(tls.caFile !== undefined ? { ca: readTlsFile(tls.caFile, 'redis.tls.caFile', readFile) } : {}),
+          ...(tls.certFile !== undefined ? { cert: readTlsFile(tls.certFile, 'redis.tls.certFile', readFile) } : {}),
+          ...(tls.keyFile !== undefined ? { key: readTlsFile(tls.keyFile, 'redis.tls.keyFile', readFile) } : {}),
+        };
+  return {
+    ...(url !== undefined ? { url } : {}),
+    ...(sentinels !== undefined ? { sentinels } : {}),
+    ...(name !== undefined ? { name } : {}),
+    ...(password !== undefined ? { password } : {}),
+    ...(tlsFiles !== undefined ? { tls: tlsFiles } : {}),
+  };
+}
+
 /**
  * Validates a parsed config and resolves the secrets. Invalid config → UsageError naming the field (exit 2);
- * an unset env var or unreadable file only makes that platform unusable (warning, then 401 per seed section 7).
+ * an unset env var or unreadable file only makes that platform unusable (a warning at start, then 401 for its
+ * applications: the other platforms keep working).
  */
 export function resolveBrokerConfig(raw: unknown, options: ResolveOptions, source = 'broker config'): BrokerConfig {
   const parsed = brokerConfigSchema.safeParse(raw);
@@ -200,16 +381,9 @@ export function resolveBrokerConfig(raw: unknown, options: ResolveOptions, sourc
       if (value === undefined || value === '') unusableReason = `${variable} is not set`;
       else clientSecret = value;
     } else if (platform.clientSecretFile !== undefined) {
-      const file = pathLabel(platform.clientSecretFile, `platforms.${name}.clientSecretFile`);
-      try {
-        const value = secretFromFileText(readFile(platform.clientSecretFile));
-        if (value === '') unusableReason = `${file} is empty`;
-        else clientSecret = value;
-      } catch (error) {
-        const code = (error as { code?: unknown }).code;
-        // The error's own message repeats the path; only its code is kept.
-        unusableReason = `${file} is not readable (${typeof code === 'string' ? code : 'unknown error'})`;
-      }
+      const read = readSecretFile(platform.clientSecretFile, pathLabel(platform.clientSecretFile, `platforms.${name}.clientSecretFile`), readFile);
+      clientSecret = read.secret;
+      unusableReason = read.problem;
     } else if (platform.clientSecret !== undefined) {
       clientSecret = platform.clientSecret;
       warnings.push(
@@ -231,16 +405,29 @@ export function resolveBrokerConfig(raw: unknown, options: ResolveOptions, sourc
       ...(platform.scope !== undefined ? { scope: platform.scope } : {}),
       browser: platform.browser ?? name === 'web',
       ...(unusableReason !== undefined ? { unusableReason } : {}),
+      ...(platform.clientSecretFile !== undefined ? { clientSecretFile: platform.clientSecretFile } : {}),
     });
   }
+  const redis = redisSettings(file, options, readFile);
+  const server = file.server;
   return {
     platforms,
     applications: new Map(Object.entries(file.applications)),
     marginSeconds: file.cache.marginSeconds,
     noExpiryMs: file.cache.noExpirySeconds * 1000,
-    ...(file.cache.redisUrl !== undefined ? { redisUrl: file.cache.redisUrl } : {}),
+    ...(redis !== undefined ? { redis } : {}),
     redisKeyPrefix: file.cache.redisKeyPrefix,
     authTimeoutMs: Math.round(file.authTimeoutSeconds * 1000),
+    server: {
+      keepAliveTimeoutMs: Math.round(server.keepAliveTimeoutSeconds * 1000),
+      headersTimeoutMs: Math.round((server.headersTimeoutSeconds ?? server.requestTimeoutSeconds) * 1000),
+      requestTimeoutMs: Math.round(server.requestTimeoutSeconds * 1000),
+      shutdownDelayMs: Math.round(server.shutdownDelaySeconds * 1000),
+      shutdownTimeoutMs: Math.round(server.shutdownTimeoutSeconds * 1000),
+      trustProxy: server.trustProxy,
+      ...(server.metricsPort !== undefined ? { metricsPort: server.metricsPort } : {}),
+    },
+    limits: file.limits,
     warnings,
   };
 }

@@ -7,7 +7,7 @@ const EXPOSED_RESPONSE_HEADERS = 'Retry-After, X-Request-Id';
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
 /**
- * SPEC 4: a browser may fetch a token only for its own web application. `Origin: https://<X>` asking for web
+ * A browser may fetch a token only for its own web application. `Origin: https://<X>` asking for web
  * application X is allowed; every other origin, and that origin asking for another application, gets nothing.
  * Returns the origin to echo in Access-Control-Allow-Origin, or undefined.
  */

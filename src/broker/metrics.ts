@@ -1,15 +1,18 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { BackoffState } from './backoff.js';
-import type { CacheOutcome } from './token-broker.js';
+import type { CacheOutcome, PlatformState } from './token-broker.js';
 import type { AuthCallOutcome } from './token-source.js';
 
 export interface MetricsSources {
   /** Platform name → its back-off, if calls are held back now. */
   readonly backoffStates: () => Map<string, BackoffState | undefined>;
-  readonly platforms: readonly string[];
+  /** Every configured platform's state now (the config can be reloaded, so this is asked at each scrape). */
+  readonly platformStates: () => Map<string, PlatformState>;
   /** Whether Redis answers; undefined when no Redis is configured (the gauge is then left out). */
   readonly redisUp?: () => boolean;
 }
+
+const PLATFORM_STATES: readonly PlatformState[] = ['ok', 'rejected', 'unset', 'backing-off'];
 
 /**
  * The broker's Prometheus metrics, in a registry of its own (several brokers can run in one process). The hot path
@@ -56,8 +59,21 @@ export class BrokerMetrics {
       labelNames: ['platform'],
       registers: [this.registry],
       collect() {
+        this.reset();
         const states = sources.backoffStates();
-        for (const platform of sources.platforms) this.set({ platform }, states.get(platform) === undefined ? 0 : 1);
+        for (const platform of sources.platformStates().keys()) this.set({ platform }, states.get(platform) === undefined ? 0 : 1);
+      },
+    });
+    new Gauge({
+      name: 'area_metrics_broker_platform_state',
+      help: '1 for the state each platform is in: ok, rejected (the auth server refused its credentials), unset (no secret), backing-off',
+      labelNames: ['platform', 'state'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [platform, current] of sources.platformStates()) {
+          for (const state of PLATFORM_STATES) this.set({ platform, state }, state === current ? 1 : 0);
+        }
       },
     });
     const redisUp = sources.redisUp;

@@ -20,6 +20,8 @@ export type ProblemKind =
   | 'malformed-url'
   | 'not-found'
   | 'method-not-allowed'
+  | 'too-many-requests'
+  | 'overloaded'
   | 'internal-error';
 
 const PROBLEMS: Record<ProblemKind, { status: number; title: string }> = {
@@ -33,6 +35,8 @@ const PROBLEMS: Record<ProblemKind, { status: number; title: string }> = {
   'malformed-url': { status: 400, title: 'The URL is malformed' },
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
+  'too-many-requests': { status: 429, title: 'Too many requests' },
+  'overloaded': { status: 503, title: 'The broker is overloaded' },
   'internal-error': { status: 500, title: 'Internal error' },
 };
 
@@ -46,7 +50,7 @@ export class BrokerProblem extends Error {
   readonly status: number;
 
   /**
-   * @param detail shown to the client app: never the auth URL, client id or secret (seed 5 keeps them server-side)
+   * @param detail shown to the client app: never the auth URL, client id or secret (they stay server-side: a client app is not trusted with them)
    * @param internalReason logged only: e.g. the auth server's own error, which names its URL
    * @param retryAfterSeconds a 503's Retry-After; default RETRY_AFTER_SECONDS
    */

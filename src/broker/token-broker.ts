@@ -42,7 +42,15 @@ export interface TokenBrokerOptions {
   readonly lockTtlMs?: number;
   /** How often an instance that lost the lock looks in Redis for the winner's token. */
   readonly lockPollMs?: number;
+  /**
+   * Reads a platform's secret again after the auth server refused it (it may have been rotated); returns the config
+   * holding the new secret, or undefined when it did not change. The refused call is then made once more.
+   */
+  readonly rereadSecret?: (platform: string) => BrokerConfig | undefined;
 }
+
+/** What a platform can do now: `ok`, `rejected` (the auth server refused its credentials), `unset` (no usable secret), `backing-off`. */
+export type PlatformState = 'ok' | 'rejected' | 'unset' | 'backing-off';
 
 interface Obtained {
   readonly entry: CachedToken;
@@ -52,7 +60,7 @@ interface Obtained {
 
 const TIMED_OUT = Symbol('timed out');
 
-/** Validates the query value; throws the 400 problems of seed section 7. */
+/** Validates the query value; throws a 400 problem when it is missing, repeated or malformed. */
 export function parseApplicationPackage(value: unknown): string {
   if (value === undefined) {
     throw new BrokerProblem('missing-application-package', 'the query parameter application_package is required');
@@ -70,7 +78,7 @@ function served(entry: CachedToken, cache: CacheOutcome): BrokerToken {
 }
 
 /**
- * The broker's core (seed 4.4 and 5): application → platform credentials → cached token, or one auth-server request
+ * The broker's core: application → platform credentials → cached token, or one auth-server request
  * shared by every concurrent miss (in this process by a promise, across instances by a Redis lock). A token near its
  * end is refreshed ahead, in the background, while it is still served; a request waits only when no cached token has
  * more than the margin left, and never longer than the auth timeout. A failing auth server is left alone for a while
@@ -86,8 +94,12 @@ export class TokenBroker {
   private readonly marginMs: number;
   private readonly lockTtlMs: number;
   private readonly lockPollMs: number;
+  private config: BrokerConfig;
+  /** Platforms whose last auth-server answer refused their credentials. */
+  private readonly rejected = new Set<string>();
 
   constructor(private readonly options: TokenBrokerOptions) {
+    this.config = options.config;
     this.now = options.now ?? Date.now;
     this.marginMs = options.config.marginSeconds * 1000;
     this.lockTtlMs = options.lockTtlMs ?? options.config.authTimeoutMs + 1000;
@@ -105,15 +117,42 @@ export class TokenBroker {
     });
   }
 
+  /**
+   * Applies a new config (a reload, a rotated secret). Cached tokens stay: they are valid whatever the new secret; a
+   * platform whose credentials changed gets another chance at the auth server.
+   */
+  setConfig(config: BrokerConfig): void {
+    for (const [name, platform] of config.platforms) {
+      const before = this.config.platforms.get(name);
+      if (before?.clientSecret !== platform.clientSecret || before?.clientId !== platform.clientId || before?.authUrl !== platform.authUrl) {
+        this.rejected.delete(name);
+        this.backoff.forget(name);
+      }
+    }
+    this.config = config;
+  }
+
+  /** Every configured platform's state, for /readyz and the metrics. */
+  platformStates(): Map<string, PlatformState> {
+    const states = new Map<string, PlatformState>();
+    for (const [name, platform] of this.config.platforms) {
+      if (platform.unusableReason !== undefined || platform.clientSecret === undefined) states.set(name, 'unset');
+      else if (this.rejected.has(name)) states.set(name, 'rejected');
+      else if (this.backoff.holding(name) !== undefined) states.set(name, 'backing-off');
+      else states.set(name, 'ok');
+    }
+    return states;
+  }
+
   /** Platform name → the back-off holding its calls now, if any (for the metrics). */
   backoffStates(): Map<string, BackoffState | undefined> {
     return this.backoff.snapshot();
   }
 
-  /** The platform of an application, or the 400/401 problem of seed section 7. */
+  /** The platform of an application; an unknown application is a 400, a platform without usable credentials a 401. */
   platformOf(application: string): PlatformCredentials {
-    const platformName = this.options.config.applications.get(application);
-    const platform = platformName === undefined ? undefined : this.options.config.platforms.get(platformName);
+    const platformName = this.config.applications.get(application);
+    const platform = platformName === undefined ? undefined : this.config.platforms.get(platformName);
     if (platform === undefined) {
       throw new BrokerProblem('unknown-application', `application_package ${JSON.stringify(application)} is not configured`);
     }
@@ -157,7 +196,7 @@ export class TokenBroker {
     const platform = this.platformOf(application);
     const held = this.backoff.holding(platform.name);
     if (held !== undefined) return this.staleOr(application, held.kind, () => this.problemFor(held.kind, held.reason, platform));
-    const deadline = this.now() + this.options.config.authTimeoutMs;
+    const deadline = this.now() + this.config.authTimeoutMs;
     let flight = this.flights.get(application);
     const own = flight === undefined;
     flight ??= this.startFlight(application, platform, false);
@@ -169,7 +208,7 @@ export class TokenBroker {
       return this.staleOr(application, error.kind, () => this.problemFor(error.kind, error.message, platform));
     }
     if (obtained === TIMED_OUT) {
-      const reason = `no token within the auth timeout (${this.options.config.authTimeoutMs / 1000} s)`;
+      const reason = `no token within the auth timeout (${this.config.authTimeoutMs / 1000} s)`;
       return this.staleOr(application, 'unavailable', () => this.problemFor('unavailable', reason, platform));
     }
     const token = served(obtained.entry, own ? obtained.cache : 'coalesced');
@@ -228,7 +267,7 @@ export class TokenBroker {
     const shared = this.usableShared();
     if (shared === undefined) return this.fetchAndStore(application, platform);
     const key = sharedCacheKey(application, platform);
-    const deadline = this.now() + this.options.config.authTimeoutMs;
+    const deadline = this.now() + this.config.authTimeoutMs;
     // A background refresh wants a token newer than the one it refreshes; a waiting request any with the margin left.
     const newEnough = (entry: CachedToken | undefined): entry is CachedToken =>
       entry !== undefined && this.now() < (background ? entry.refreshAheadAt : entry.refreshAt);
@@ -292,18 +331,33 @@ export class TokenBroker {
     application: string,
     platform: PlatformCredentials,
     target?: { shared: SharedTokenCache; key: string },
+    secretReread = false,
   ): Promise<Obtained> {
     const sentAt = this.now();
     let fetched: FetchedToken;
     try {
       fetched = await this.options.source.fetch(platform, (outcome, seconds) => this.options.events?.authCall?.(outcome, seconds));
     } catch (error) {
-      if (error instanceof AuthServerFailure) this.backoff.failed(platform.name, error);
+      if (error instanceof AuthServerFailure && error.kind === 'rejected' && !secretReread) {
+        // A rotated secret file: the refused secret may be the old one. One more call with the new one.
+        const renewed = this.options.rereadSecret?.(platform.name);
+        const platformNow = renewed?.platforms.get(platform.name);
+        if (renewed !== undefined && platformNow?.clientSecret !== undefined) {
+          this.setConfig(renewed);
+          this.options.events?.info('auth server refused the secret; the secret file changed, asking again with the new one', { platform: platform.name });
+          return this.fetchAndStore(application, platformNow, target, true);
+        }
+      }
+      if (error instanceof AuthServerFailure) {
+        if (error.kind === 'rejected') this.rejected.add(platform.name);
+        this.backoff.failed(platform.name, error);
+      }
       throw error;
     }
     const authLatencyMs = this.now() - sentAt;
+    this.rejected.delete(platform.name);
     this.backoff.succeeded(platform.name);
-    const plan = planCache(fetched.expiresAt, sentAt, this.marginMs, this.options.config.noExpiryMs);
+    const plan = planCache(fetched.expiresAt, sentAt, this.marginMs, this.config.noExpiryMs);
     const entry: CachedToken = {
       accessToken: fetched.accessToken,
       ...(fetched.expiresAt !== undefined ? { expiresAt: fetched.expiresAt } : {}),
@@ -325,13 +379,13 @@ export class TokenBroker {
     if (fetched.expiresAt === undefined) {
       events?.warn('token has neither expires_in nor exp; cached as if valid for cache.noExpirySeconds and served without expires_in', {
         ...fields,
-        noExpirySeconds: this.options.config.noExpiryMs / 1000,
+        noExpirySeconds: this.config.noExpiryMs / 1000,
       });
     } else if (entry.short) {
       events?.warn('token lifetime is shorter than twice the cache margin; it is refreshed after half of it', {
         ...fields,
         lifetimeSeconds: Math.floor((fetched.expiresAt - sentAt) / 1000),
-        marginSeconds: this.options.config.marginSeconds,
+        marginSeconds: this.config.marginSeconds,
       });
     }
   }

@@ -1,17 +1,18 @@
-import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { decodeJwt } from '../auth/jwt.js';
 import { requestClientCredentialsToken } from '../auth/client-credentials.js';
 import { AuthError, ContractError, messageOf } from '../errors.js';
-import { proxySettings } from '../fetch/dispatcher.js';
+import { createDispatcher } from '../fetch/dispatcher.js';
 import {
   BodyTooLargeError,
-  HttpClient,
   errorDetail,
   fetchBuffered,
+  networkReason,
   parseRetryAfter,
   type BufferedResponse,
   type HttpRequest,
   type HttpResponse,
+  type Transport,
 } from '../fetch/http-client.js';
 import { createRedactor, type Redactor } from '../redact.js';
 import type { PlatformCredentials } from './config.js';
@@ -66,17 +67,15 @@ const OAUTH_DETAIL_KEYS = ['error_description', 'error', 'message', 'detail'] as
  * status other than the ones the caller reads itself turned into an AuthServerFailure. Used once per call, so it can
  * remember the call's outcome for the metrics.
  */
-class OneAuthCall extends HttpClient {
+class OneAuthCall implements Transport {
   outcome: AuthCallOutcome = 'network';
 
   constructor(
     private readonly dispatcher: Dispatcher,
     private readonly timeoutMs: number,
-  ) {
-    super({ dispatcher, timeoutMs });
-  }
+  ) {}
 
-  override async send<T>(request: HttpRequest, parse: (response: HttpResponse) => T | Promise<T>): Promise<T> {
+  async send<T>(request: HttpRequest, parse: (response: HttpResponse) => T | Promise<T>): Promise<T> {
     const signal = AbortSignal.timeout(this.timeoutMs);
     let response: BufferedResponse;
     try {
@@ -92,7 +91,7 @@ class OneAuthCall extends HttpClient {
         throw new AuthServerFailure('unavailable', `auth server did not answer within ${this.timeoutMs / 1000} s`);
       }
       this.outcome = 'network';
-      throw new AuthServerFailure('unavailable', `auth server unreachable: ${networkReason(error)}`);
+      throw new AuthServerFailure('unavailable', `auth server unreachable: ${networkReason(error, { codeOnly: true })}`);
     }
     const { status } = response;
     if ((status >= 200 && status < 300) || request.acceptStatus?.(status) === true) return parse(response);
@@ -109,15 +108,6 @@ class OneAuthCall extends HttpClient {
   }
 }
 
-function networkReason(error: unknown): string {
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  if (cause instanceof Error) {
-    const code = (cause as { code?: unknown }).code;
-    return typeof code === 'string' ? code : cause.message;
-  }
-  return String(cause);
-}
-
 /** Classifies whatever the auth module threw; anything unexpected is rethrown (a bug → 500). */
 function classify(error: unknown): AuthServerFailure {
   if (error instanceof AuthServerFailure) return error;
@@ -129,6 +119,8 @@ function classify(error: unknown): AuthServerFailure {
 export interface AuthServerTokenSourceOptions {
   readonly timeoutMs: number;
   readonly dispatcher?: Dispatcher;
+  /** Where the proxy variables (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) are read. */
+  readonly env: NodeJS.ProcessEnv;
   readonly now?: () => number;
 }
 
@@ -144,15 +136,7 @@ export class AuthServerTokenSource implements TokenSource {
     this.ownsDispatcher = options.dispatcher === undefined;
     // No connection limit: at most one call per application is in flight (single-flight), and a pool queue would
     // eat into the auth timeout of calls the auth server would have answered in time.
-    this.dispatcher =
-      options.dispatcher ??
-      new EnvHttpProxyAgent({
-        ...proxySettings(process.env),
-        keepAliveTimeout: 30_000,
-        headersTimeout: options.timeoutMs,
-        bodyTimeout: options.timeoutMs,
-        connectTimeout: options.timeoutMs,
-      });
+    this.dispatcher = options.dispatcher ?? createDispatcher({ connections: null, timeoutMs: options.timeoutMs, env: options.env });
   }
 
   private redactorFor(platform: PlatformCredentials & { clientSecret: string }): Redactor {

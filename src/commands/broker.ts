@@ -1,22 +1,35 @@
-import { format } from 'node:util';
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { BrokerLogLevel } from '../broker/server.js';
 import { UsageError } from '../errors.js';
 import type { CommandContext } from './context.js';
-import { envValue } from './settings.js';
+import { addOptions, givenBy, integer, oneOf, readOptions, text, valueOption, type CollectedOptions } from './options.js';
 
-interface BrokerCommandOptions {
-  config?: string;
-  host?: string;
-  port?: string;
-  redisUrl?: string;
-  logLevel: BrokerLogLevel;
-}
+const LOG_LEVELS: readonly BrokerLogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
 
-function parsePort(value: string, what: string): number {
-  if (!/^\d+$/.test(value) || Number(value) > 65535) throw new UsageError(`${what} must be a port number 0..65535 (got ${JSON.stringify(value)})`);
-  return Number(value);
-}
+const BROKER_OPTIONS = {
+  config: valueOption({ flags: '--config <file>', env: 'AREA_METRICS_BROKER_CONFIG', parse: text, description: 'broker config JSON (required)' }),
+  host: valueOption({ flags: '--host <host>', env: 'AREA_METRICS_BROKER_HOST', parse: text, default: '127.0.0.1', description: 'address to listen on' }),
+  port: valueOption({
+    flags: '--port <port>',
+    env: 'AREA_METRICS_BROKER_PORT',
+    parse: integer(0, 65535, 'a port number'),
+    default: 8080,
+    description: 'port to listen on, 0 = any free port',
+  }),
+  redisUrl: valueOption({
+    flags: '--redis-url <url>',
+    env: 'AREA_METRICS_REDIS_URL',
+    parse: text,
+    description: "Redis as the shared cache of several instances; overrides where the config's Redis is",
+  }),
+  logLevel: valueOption({
+    flags: '--log-level <level>',
+    parse: oneOf(LOG_LEVELS),
+    choices: LOG_LEVELS,
+    default: 'info',
+    description: 'lowest level of the JSON log lines on stderr',
+  }),
+};
 
 function untilAborted(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -25,19 +38,45 @@ function untilAborted(signal: AbortSignal): Promise<void> {
   });
 }
 
+async function runBroker(collected: CollectedOptions, context: CommandContext): Promise<void> {
+  const options = readOptions(BROKER_OPTIONS, collected, context.env);
+  if (options.config === undefined) throw new UsageError('missing --config <file> (or AREA_METRICS_BROKER_CONFIG)');
+  const configPath = options.config;
+  const redisUrl = options.redisUrl;
+
+  // Loaded on demand: fastify and ioredis are not needed by the import commands, which cron starts every night.
+  const { loadBrokerConfig, redisUrlProblem } = await import('../broker/config.js');
+  const redisProblem = redisUrl === undefined ? undefined : redisUrlProblem(redisUrl);
+  if (redisProblem !== undefined) {
+    throw new UsageError(`${givenBy(BROKER_OPTIONS.redisUrl, collected, {}) === 'flag' ? '--redis-url' : 'AREA_METRICS_REDIS_URL'} ${redisProblem}`);
+  }
+  const { startBroker } = await import('../broker/server.js');
+  const config = loadBrokerConfig(configPath, { env: context.env });
+  if (context.signal.aborted) return;
+  const broker = await startBroker(config, {
+    host: options.host,
+    port: options.port,
+    ...(redisUrl !== undefined ? { redisUrl } : {}),
+    env: context.env,
+    logStream: context.stderr,
+    logLevel: options.logLevel,
+    reloadConfig: () => loadBrokerConfig(configPath, { env: context.env }),
+  });
+  const stopReloading = context.onReloadSignal?.(() => broker.reload());
+  // One plain line on stdout, so scripts (and `--port 0`) learn where it listens; the logs are on stderr.
+  context.stdout.write(`broker listening on ${broker.url}\n`);
+  try {
+    await untilAborted(context.signal);
+  } finally {
+    stopReloading?.();
+  }
+  await broker.close();
+}
+
 export function registerBrokerCommand(program: Command, context: CommandContext): void {
-  program
-    .command('broker')
+  const command = program.command('broker');
+  addOptions(command, BROKER_OPTIONS)
     .description('Run the token broker: GET /api/gatekeeper-token?application_package=X answers a cached JWT for app X')
-    .option('--config <file>', 'broker config JSON (env AREA_METRICS_BROKER_CONFIG)')
-    .option('--host <host>', 'address to listen on (env AREA_METRICS_BROKER_HOST; default 127.0.0.1)')
-    .option('--port <port>', 'port to listen on, 0 = any free port (env AREA_METRICS_BROKER_PORT; default 8080)')
-    .option('--redis-url <url>', 'Redis as the shared cache of several instances (env AREA_METRICS_REDIS_URL; overrides cache.redisUrl)')
-    .addOption(
-      new Option('--log-level <level>', 'lowest level of the JSON log lines on stderr')
-        .choices(['debug', 'info', 'warn', 'error', 'silent'])
-        .default('info'),
-    )
     .addHelpText(
       'after',
       `
@@ -53,55 +92,15 @@ Config (secrets come from env vars or files, not from the config text):
    "applications": {"com.acme.shop": "android", "shop.acme.example": "web"},
    "cache": {"marginSeconds": 60}}
 
-Endpoints: GET /api/gatekeeper-token, GET /healthz, GET /readyz.
-SIGTERM/SIGINT: stop accepting connections, finish in-flight requests, then exit 0.
+Endpoints: GET /api/gatekeeper-token, GET /healthz, GET /readyz, GET /metrics (or on server.metricsPort).
+SIGTERM/SIGINT: /readyz answers 503 for server.shutdownDelaySeconds while tokens are still served, then stop
+accepting connections, finish in-flight requests (at most server.shutdownTimeoutSeconds), exit 0; a second
+signal exits at once. SIGHUP: read the config again (kept as it was if the new one is not valid).
 Exit codes: 0 stopped by a signal; 2 invalid config or options (the message names the field), or the port
 cannot be bound.
 Logs: one JSON object per line on stderr (request id, application, cache hit/miss, auth latency; no secrets).`,
     )
-    .action(async (options: BrokerCommandOptions) => {
-      const configPath = options.config ?? envValue(context.env, 'AREA_METRICS_BROKER_CONFIG');
-      if (configPath === undefined) throw new UsageError('missing --config <file> (or AREA_METRICS_BROKER_CONFIG)');
-      const host = options.host ?? envValue(context.env, 'AREA_METRICS_BROKER_HOST') ?? '127.0.0.1';
-      const portText = options.port ?? envValue(context.env, 'AREA_METRICS_BROKER_PORT') ?? '8080';
-      const port = parsePort(portText, options.port !== undefined ? '--port' : 'AREA_METRICS_BROKER_PORT');
-      const redisUrl = options.redisUrl ?? envValue(context.env, 'AREA_METRICS_REDIS_URL');
-
-      // Loaded on demand: fastify and ioredis are not needed by the import commands, which cron starts every night.
-      const { loadBrokerConfig, redisUrlProblem } = await import('../broker/config.js');
-      const redisProblem = redisUrl === undefined ? undefined : redisUrlProblem(redisUrl);
-      if (redisProblem !== undefined) {
-        throw new UsageError(`${options.redisUrl !== undefined ? '--redis-url' : 'AREA_METRICS_REDIS_URL'} ${redisProblem}`);
-      }
-      const { startBroker } = await import('../broker/server.js');
-      const config = loadBrokerConfig(configPath, { env: context.env });
-      if (context.signal.aborted) return;
-      // Libraries (ioredis) print plain-text warnings with console.warn, some while the broker starts: they become
-      // JSON log lines (held until the logger exists), so stderr stays one JSON object per line.
-      const { warn, error } = console;
-      const held: [level: 'warn' | 'error', message: string][] = [];
-      let external = (level: 'warn' | 'error', message: string): void => {
-        held.push([level, message]);
-      };
-      console.warn = (...args: unknown[]) => external('warn', format(...args));
-      console.error = (...args: unknown[]) => external('error', format(...args));
-      try {
-        const broker = await startBroker(config, {
-          host,
-          port,
-          ...(redisUrl !== undefined ? { redisUrl } : {}),
-          logStream: context.stderr,
-          logLevel: options.logLevel,
-        });
-        external = (level, message) => broker.logExternal(level, message);
-        for (const [level, message] of held) external(level, message);
-        // One plain line on stdout, so scripts (and `--port 0`) learn where it listens; the logs are on stderr.
-        context.stdout.write(`broker listening on ${broker.url}\n`);
-        await untilAborted(context.signal);
-        await broker.close();
-      } finally {
-        console.warn = warn;
-        console.error = error;
-      }
+    .action(async (collected: CollectedOptions) => {
+      await runBroker(collected, context);
     });
 }

@@ -18,6 +18,11 @@ export interface CommandContext {
    * credentials sets it, so an error text that echoes them (a gateway quoting the request) is masked too.
    */
   redact?: Redactor;
+  /**
+   * Calls `reload` on each SIGHUP until the returned function is called; a long-running server reads its config
+   * again then. Absent in tests that pass no process.
+   */
+  readonly onReloadSignal?: (reload: () => void) => () => void;
   /** Set by a command that finished without throwing but must not exit 0 (e.g. some units failed). */
   exitCode?: number;
 }

@@ -2,8 +2,8 @@ import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
 import { UsageError } from '../errors.js';
 
 export interface DispatcherOptions {
-  /** Sockets per origin: enough for every unit and page in flight. */
-  readonly connections?: number;
+  /** Sockets per origin: enough for every unit and page in flight; null for no limit. */
+  readonly connections?: number | null;
   readonly timeoutMs: number;
   /** Where the proxy variables are read: the command's environment, passed down, never read from the process here. */
   readonly env: NodeJS.ProcessEnv;
@@ -57,7 +57,7 @@ export function proxySettings(env: NodeJS.ProcessEnv): ProxySettings {
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   return new EnvHttpProxyAgent({
     ...proxySettings(options.env),
-    connections: options.connections ?? 16,
+    connections: options.connections === undefined ? 16 : options.connections,
     keepAliveTimeout: 30_000,
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,

@@ -171,7 +171,12 @@ type Failure =
  * HTTP with timeouts and retries, over the global `fetch` with an undici dispatcher (so nock can intercept it in
  * tests). It never puts credentials in a message: requests are described by method, origin and path only.
  */
-export class HttpClient {
+/** Sends one request and parses its answer: what the auth module needs, implemented by HttpClient and the broker's one-shot call. */
+export interface Transport {
+  send<T>(request: HttpRequest, parse: (response: HttpResponse) => T | Promise<T>): Promise<T>;
+}
+
+export class HttpClient implements Transport {
   private readonly retry: RetryPolicy;
   private readonly logger: Logger;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -302,10 +307,15 @@ function proxyStatusOf(error: unknown): number | undefined {
   return undefined;
 }
 
-function networkReason(error: unknown): string {
+/**
+ * Why a request failed on the network, from fetch's error (the cause holds Node's). `codeOnly` keeps just the code
+ * (ECONNREFUSED) when there is one: the broker's answers and metrics must not carry an address.
+ */
+export function networkReason(error: unknown, options: { readonly codeOnly?: boolean } = {}): string {
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
   if (cause instanceof Error) {
     const code = (cause as { code?: unknown }).code;
+    if (options.codeOnly === true && typeof code === 'string') return code;
     // Node's messages usually carry the code already ("connect ECONNREFUSED 127.0.0.1:9").
     return typeof code === 'string' && !cause.message.includes(code) ? `${code} ${cause.message}`.trim() : cause.message;
   }

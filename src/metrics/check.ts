@@ -1,7 +1,7 @@
 import type { MetricDescriptor, MetricResult } from './descriptors.js';
 import { jsonOrUndefined } from '../output/format.js';
 import { isDayOrNeighbour, localDayOf } from '../window/day-mode.js';
-import { dateTimeOf, zoneOf } from './schema.js';
+import { dateTimeOf, hasRepeatedZone } from './schema.js';
 
 /** Where a record breaks the data contract, with the value found there. */
 export interface Violation {
@@ -92,7 +92,7 @@ export function plainlyValid(metric: MetricDescriptor, record: unknown): MetricR
     if (name <= previous) sorted = false;
     previous = name;
   }
-  if (!sorted && new Set((entries as readonly Readonly<Record<string, unknown>>[]).map(zoneOf)).size !== entries.length) return undefined;
+  if (!sorted && hasRepeatedZone(entries as readonly Readonly<Record<string, unknown>>[])) return undefined;
   return record as unknown as MetricResult;
 }
 

@@ -1,5 +1,5 @@
 import type { ParquetColumnType } from '../output/parquet.js';
-import { avgScreenTimeValue, resultSchema, SCREEN_TIME, screenTimeSeconds, TRAFFIC_PCT, trafficPctValue, uniqueUsersValue } from './schema.js';
+import { avgScreenTimeValue, compareText, resultSchema, SCREEN_TIME, screenTimeSeconds, TRAFFIC_PCT, trafficPctValue, uniqueUsersValue } from './schema.js';
 
 export const METRIC_NAMES = ['unique-users', 'avg-screen-time', 'traffic'] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
@@ -104,11 +104,6 @@ export function trafficSumWarning(result: MetricResult): string | undefined {
 
 export function columnNames(metric: MetricDescriptor): string[] {
   return [...COMMON_COLUMNS, ...metric.columns.map((column) => column.name)];
-}
-
-/** Code-unit order (not locale order), so files are identical on every machine. */
-export function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Output order of a unit's results: store_code, then date as sent. */

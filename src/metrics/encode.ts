@@ -1,8 +1,8 @@
 import { csvField, csvLine, jsonOrUndefined, jsonString, type OutputEncoding } from '../output/format.js';
 import type { ParquetTable } from '../output/parquet.js';
 import { VERSION } from '../version.js';
-import { COMMON_COLUMNS, COMMON_PARQUET_TYPES, columnNames, compareText, type MetricDescriptor, type MetricResult } from './descriptors.js';
-import { zoneOf } from './schema.js';
+import { COMMON_COLUMNS, COMMON_PARQUET_TYPES, columnNames, type MetricDescriptor, type MetricResult } from './descriptors.js';
+import { entriesByZone, zoneOf } from './schema.js';
 
 /**
  * The text of one valid result, as it will be written: its rows (sorted by zone) as CSV or NDJSON lines, or for
@@ -52,20 +52,6 @@ function recordLine(metric: MetricDescriptor, record: MetricResult): string | un
   return json === undefined ? undefined : `${json}\n`;
 }
 
-/** The result's zone entries in zone order; the API usually sends them sorted, so that is checked first. */
-function entriesByZone(values: MetricResult['values']): MetricResult['values'] {
-  let previous = '';
-  for (const entry of values) {
-    const zone = zoneOf(entry);
-    if (zone < previous) {
-      const keyed = values.map((candidate) => ({ entry: candidate, zone: zoneOf(candidate) }));
-      return keyed.sort((a, b) => compareText(a.zone, b.zone)).map(({ entry: sorted }) => sorted);
-    }
-    previous = zone;
-  }
-  return values;
-}
-
 /** The calendar date of a valid `date` in its own offset (no conversion to UTC): its first ten characters. */
 function localDay(date: string): string {
   return date.slice(0, 10);
@@ -79,7 +65,8 @@ function localDay(date: string): string {
 function csvRowsEncoder(metric: MetricDescriptor): ResultEncoder {
   const { columns, valueKey } = metric;
   return (result) => {
-    const prefix = `${csvField(result.store_code)},${csvField(result.date)},${localDay(result.date)},${result.granularity},`;
+    // A valid date holds only digits, '-', 'T', ':', '.', '+' and 'Z': never a character CSV quotes.
+    const prefix = `${csvField(result.store_code)},${result.date},${localDay(result.date)},${result.granularity},`;
     let text = '';
     for (const entry of entriesByZone(result.values)) {
       const raw = entry[valueKey];

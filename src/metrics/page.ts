@@ -1,5 +1,5 @@
 import { MalformedBodyError } from '../fetch/http-client.js';
-import type { MetricDescriptor } from './descriptors.js';
+import type { MetricDescriptor, MetricResult } from './descriptors.js';
 import { checkResult, type RequestScope, type Violation } from './check.js';
 import type { ResultEncoder } from './encode.js';
 import { envelopeSchema, type Envelope } from './schema.js';
@@ -109,7 +109,7 @@ export function decodePage(body: Uint8Array, context: PageContext): DecodedPage 
   const keys: string[] = [];
   const writer = new ByteWriter();
   const ends: number[] = [];
-  const sortKeys: { storeCode: string; date: string; instant: number }[] = [];
+  const valid: { result: MetricResult; instant: number }[] = [];
   const rejected: RejectedRecord[] = [];
   const warnings: string[] = [];
   let rowCount = 0;
@@ -131,12 +131,19 @@ export function decodePage(body: Uint8Array, context: PageContext): DecodedPage 
     if (text === undefined) throw new MalformedBodyError(`a result of store ${result.store_code} is nested too deeply to write`);
     keys.push(`${result.store_code}\u0000${instant}`);
     ends.push(writer.write(text));
-    sortKeys.push({ storeCode: result.store_code, date: result.date, instant });
+    valid.push({ result, instant });
     rowCount += result.values.length;
     const warning = metric.warningOf?.(result);
     if (warning) warnings.push(`store ${result.store_code} ${result.date}: ${warning}`);
   }
   const output = writer.take();
-  const results = sortKeys.map((key, index): EncodedResult => ({ ...key, bytes: output.subarray(ends[index - 1] ?? 0, ends[index]) }));
+  const results = valid.map(
+    ({ result, instant }, index): EncodedResult => ({
+      storeCode: result.store_code,
+      date: result.date,
+      instant,
+      bytes: output.subarray(ends[index - 1] ?? 0, ends[index]),
+    }),
+  );
   return { count: envelope.count, next: envelope.next, size: envelope.results.length, keys, results, dropped, rowCount, rejected, warnings };
 }

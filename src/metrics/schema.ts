@@ -47,14 +47,81 @@ export const TRAFFIC_PCT = /^0*(?:0(?:\.\d+)?|1(?:\.0+)?)$/;
 export const trafficPctValue = z.string({ error: 'must be a decimal string' }).regex(TRAFFIC_PCT, { error: 'must be a decimal string in [0, 1]' });
 
 export function screenTimeSeconds(hhmmss: string): number {
-  // Called once per row, on a value SCREEN_TIME admitted: slicing at the two colons avoids split's arrays.
-  const first = hhmmss.indexOf(':');
-  return Number(hhmmss.slice(0, first)) * 3600 + Number(hhmmss.slice(first + 1, first + 3)) * 60 + Number(hhmmss.slice(first + 4));
+  // Called once per row, on a value SCREEN_TIME admitted (digits and two colons): read digit by digit, no substrings.
+  const digit = (index: number): number => hhmmss.charCodeAt(index) - 48;
+  const colon = hhmmss.length - 6;
+  let hours = 0;
+  for (let index = 0; index < colon; index++) hours = hours * 10 + digit(index);
+  return hours * 3600 + (digit(colon + 1) * 10 + digit(colon + 2)) * 60 + digit(colon + 4) * 10 + digit(colon + 5);
 }
 
 /** The zone name of an entry: `zone` (what the payloads carry) or `zone_name` (what the API's document names). */
 export function zoneOf(entry: Readonly<Record<string, unknown>>): string {
   return String(entry.zone ?? entry.zone_name);
+}
+
+/** Code-unit order (not locale order), so files are identical on every machine. */
+export function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+type ZoneEntry = Readonly<Record<string, unknown>>;
+
+/** Up to this many entries are ordered by insertion sort (no per-entry objects); a longer list by Array.sort. */
+const INSERTION_SORT_MAX = 64;
+
+/** The last list `entriesByZone` ordered, and the order: the contract check and the encoder both ask for it. */
+let lastValues: readonly ZoneEntry[] | undefined;
+let lastOrdered: readonly ZoneEntry[] = [];
+
+/**
+ * A result's zone entries in code-unit order of their zone names (stable for equal names). The API usually sends
+ * them sorted, which is checked first and returns the list itself.
+ */
+export function entriesByZone<E extends ZoneEntry>(values: readonly E[]): readonly E[] {
+  if (values === lastValues) return lastOrdered as readonly E[];
+  let previous = '';
+  for (const entry of values) {
+    const zone = zoneOf(entry);
+    if (zone < previous) {
+      lastOrdered = values.length <= INSERTION_SORT_MAX ? insertionSorted(values) : arraySorted(values);
+      lastValues = values;
+      return lastOrdered as readonly E[];
+    }
+    previous = zone;
+  }
+  return values;
+}
+
+function insertionSorted<E extends ZoneEntry>(values: readonly E[]): E[] {
+  const entries = values.slice();
+  const zones = entries.map(zoneOf);
+  for (let index = 1; index < entries.length; index++) {
+    const entry = entries[index] as E;
+    const zone = zones[index] as string;
+    let at = index - 1;
+    for (; at >= 0 && (zones[at] as string) > zone; at--) {
+      entries[at + 1] = entries[at] as E;
+      zones[at + 1] = zones[at] as string;
+    }
+    entries[at + 1] = entry;
+    zones[at + 1] = zone;
+  }
+  return entries;
+}
+
+function arraySorted<E extends ZoneEntry>(values: readonly E[]): E[] {
+  const keyed = values.map((entry) => ({ entry, zone: zoneOf(entry) }));
+  return keyed.sort((a, b) => compareText(a.zone, b.zone)).map(({ entry }) => entry);
+}
+
+/** Whether two entries of a result share a zone name. */
+export function hasRepeatedZone(values: readonly ZoneEntry[]): boolean {
+  const ordered = entriesByZone(values);
+  for (let index = 1; index < ordered.length; index++) {
+    if (zoneOf(ordered[index] as ZoneEntry) === zoneOf(ordered[index - 1] as ZoneEntry)) return true;
+  }
+  return false;
 }
 
 /** One result object whose `values` entries carry `valueKey`; zone names are unique within it. */

@@ -58,7 +58,20 @@ export async function startTestBroker(
 ): Promise<{ broker: RunningBroker; logs: LogCapture }> {
   const logs = new LogCapture();
   const broker = await startBroker(brokerConfig(fixture), { port: 0, ...options, logStream: logs });
+  if (fixture.redisUrl !== undefined || options.redisUrl !== undefined) await untilRedisKnown(logs);
   return { broker, logs };
+}
+
+/**
+ * Start-up does not wait for Redis; a test that wants Redis's first outcome (connected and taking commands, or down)
+ * before its first request waits for its log line.
+ */
+export async function untilRedisKnown(logs: LogCapture, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!/"redis":"(up|down)"/.test(logs.text())) {
+    if (Date.now() > deadline) throw new Error('the broker logged no Redis state within 5 s');
+    await sleep(10);
+  }
 }
 
 export function tokenUrl(broker: RunningBroker, application?: string): string {

@@ -167,3 +167,42 @@ describe('applicationPackageProblem', () => {
     expect(applicationPackageProblem('a\u007fb')).toMatch(/control/);
   });
 });
+
+describe('server, limits and redis blocks', () => {
+  const resolve = (extra: Record<string, unknown>, env: NodeJS.ProcessEnv = { ANDROID_SECRET: SECRET }, readFile?: (path: string) => string) =>
+    resolveBrokerConfig({ ...validRaw(), ...extra }, { env, readFile: readFile ?? ((path) => (path === '/run/secrets/web' ? 'web' : '')) });
+
+  it('defaults to the timeouts a load balancer expects and to limits, and takes fractional seconds', () => {
+    const config = resolve({});
+    expect(config.server).toEqual({
+      keepAliveTimeoutMs: 65_000,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 10_000,
+      shutdownDelayMs: 0,
+      shutdownTimeoutMs: 10_000,
+      trustProxy: false,
+    });
+    expect(config.limits).toEqual({ perClientPerMinute: 6000, maxInFlight: 1000 });
+    expect(resolve({ server: { keepAliveTimeoutSeconds: 0.5, shutdownDelaySeconds: 1.25 } }).server).toMatchObject({ keepAliveTimeoutMs: 500, shutdownDelayMs: 1250 });
+  });
+
+  it('names the field of a wrong server, limits or redis setting', () => {
+    expect(usageMessage(() => resolve({ server: { headersTimeoutSeconds: 20 } }))).toMatch(/server\.headersTimeoutSeconds: must not be above requestTimeoutSeconds/);
+    expect(usageMessage(() => resolve({ limits: { maxInFlight: 0 } }))).toMatch(/limits\.maxInFlight/);
+    expect(usageMessage(() => resolve({ redis: { sentinels: [{ host: 'a', port: 26379 }] } }))).toMatch(/redis\.name: is required with sentinels/);
+    expect(usageMessage(() => resolve({ redis: { url: 'redis://a', sentinels: [{ host: 'a', port: 26379 }], name: 'm' } }))).toMatch(/redis\.url: give exactly one/);
+    expect(usageMessage(() => resolve({ redis: { url: 'redis://a' }, cache: { redisUrl: 'redis://b' } }))).toMatch(/cache\.redisUrl: give Redis in one place/);
+    expect(usageMessage(() => resolve({ redis: { url: 'redis://a', passwordEnv: 'REDIS_PASSWORD' } }))).toMatch(/redis\.passwordEnv: environment variable REDIS_PASSWORD is not set/);
+  });
+
+  it('reads the Redis password from an env var or a file and the TLS files, never echoing them', () => {
+    const files: Record<string, string> = { '/run/secrets/web': 'web', '/run/redis/password': 'redis-pass-9\n', '/tls/ca.pem': 'CA', '/tls/c.pem': 'CERT', '/tls/k.pem': 'KEY' };
+    const config = resolve(
+      { redis: { sentinels: [{ host: 's1', port: 26379 }], name: 'main', passwordFile: '/run/redis/password', tls: { caFile: '/tls/ca.pem', certFile: '/tls/c.pem', keyFile: '/tls/k.pem' } } },
+      { ANDROID_SECRET: SECRET },
+      (path) => files[path] ?? '',
+    );
+    expect(config.redis).toEqual({ sentinels: [{ host: 's1', port: 26379 }], name: 'main', password: 'redis-pass-9', tls: { ca: 'CA', cert: 'CERT', key: 'KEY' } });
+    expect(resolve({ redis: { url: 'rediss://r:6380', passwordEnv: 'REDIS_PASSWORD' } }, { ANDROID_SECRET: SECRET, REDIS_PASSWORD: 'pw' }).redis).toEqual({ url: 'rediss://r:6380', password: 'pw' });
+  });
+});

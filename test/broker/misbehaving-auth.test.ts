@@ -4,8 +4,8 @@ import { resolveBrokerConfig } from '../../src/broker/config.js';
 import { startBroker, type RunningBroker } from '../../src/broker/server.js';
 import { secretSpellings } from '../../src/redact.js';
 import { startFakeAuthServer, type FakeAuthBehaviour, type FakeAuthServer } from '../helpers/fake-auth-server.js';
-import { redisServerBinary, startRedis, warnIfRedisMissing, type TestRedis } from '../helpers/redis.js';
-import { LogCapture, sleep } from './broker-harness.js';
+import { startRedis, warnIfRedisMissing, type TestRedis } from '../helpers/redis.js';
+import { LogCapture, sleep, untilRedisKnown } from './broker-harness.js';
 
 // The auth server misbehaving, case by case, against a programmable auth server on loopback.
 const CLIENT_ID = 'android-client';
@@ -50,6 +50,8 @@ async function setup(behaviour: FakeAuthBehaviour = {}, options: SetupOptions = 
       platforms: { android: { clientId: CLIENT_ID, clientSecretEnv: 'ANDROID_SECRET' }, ...options.platforms },
       applications,
       cache: { marginSeconds: options.marginSeconds ?? 60, ...(options.redisUrl !== undefined ? { redisUrl: options.redisUrl } : {}) },
+      // These tests send requests as fast as they can from one address: the per-client limit is not under test here.
+      limits: { perClientPerMinute: 1_000_000 },
       ...(options.authTimeoutSeconds !== undefined ? { authTimeoutSeconds: options.authTimeoutSeconds } : {}),
     },
     { env: { ANDROID_SECRET: secret } },
@@ -57,6 +59,7 @@ async function setup(behaviour: FakeAuthBehaviour = {}, options: SetupOptions = 
   const logs = new LogCapture();
   const broker = await startBroker(config, { port: 0, logStream: logs, lockPollMs: 10 });
   stops.push(() => broker.close());
+  if (options.redisUrl !== undefined) await untilRedisKnown(logs);
   return { auth, broker, logs };
 }
 
@@ -237,7 +240,6 @@ describe('5. a valid token is served at once while the auth server hangs', () =>
   describe.skipIf(redisMissing)('three instances on one Redis', () => {
     let redis: TestRedis;
     beforeAll(async () => {
-      expect(redisServerBinary).toBeDefined();
       redis = await startRedis();
     });
     afterAll(async () => {

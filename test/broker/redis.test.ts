@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sharedCacheKey } from '../../src/broker/cache.js';
 import type { RunningBroker } from '../../src/broker/server.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { redisServerBinary, startRedis, warnIfRedisMissing, type TestRedis } from '../helpers/redis.js';
+import { startRedis, warnIfRedisMissing, type TestRedis } from '../helpers/redis.js';
 import { ANDROID_APP, type LogCapture, brokerConfig, sleep, startTestBroker, tokenUrl } from './broker-harness.js';
 
 const CLIENT_ID = 'redis-test-client';
@@ -23,7 +23,6 @@ describe.skipIf(missing)('broker instances sharing a real Redis', () => {
   const logs: LogCapture[] = [];
 
   beforeAll(async () => {
-    expect(redisServerBinary).toBeDefined();
     redis = await startRedis();
   });
   afterAll(async () => {

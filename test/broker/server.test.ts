@@ -82,7 +82,7 @@ describe('GET /api/gatekeeper-token against the sandbox auth server', () => {
     expect(second.body.access_token).toBe(first.body.access_token);
     expect(auth.tokenRequests()).toBe(1); // the second came from the cache
 
-    // Another application is another cache entry (seed 5: the key is application_package).
+    // Another application is another cache entry: tokens are cached per application_package.
     const web = await getToken(tokenUrl(running, WEB_APP));
     expect(web.body.access_token).not.toBe(first.body.access_token);
     expect(auth.tokenRequests()).toBe(2);

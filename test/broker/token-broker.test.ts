@@ -333,3 +333,28 @@ describe('TokenBroker (shared cache)', () => {
     expect(await broker.token(APP)).toMatchObject({ accessToken: 'token-2', cache: 'miss' });
   });
 });
+
+describe('a rotated secret', () => {
+  it('asks once more with the secret read again when the auth server refuses the old one, and reports the platform state', async () => {
+    const clock = new Clock();
+    const source = new ScriptedSource(clock);
+    const secrets: string[] = [];
+    source.fetch = async (platform: PlatformCredentials) => {
+      source.calls += 1;
+      secrets.push(platform.clientSecret ?? '');
+      if (platform.clientSecret !== 'new-secret') throw new AuthServerFailure('rejected', 'auth server answered HTTP 401 (invalid_client)');
+      return { accessToken: `token-${source.calls}`, expiresAt: clock.ms + 3_600_000 };
+    };
+    const old = config();
+    const reread: { renewed?: BrokerConfig } = {};
+    const broker = new TokenBroker({ config: old, source, now: clock.now, rereadSecret: () => reread.renewed });
+    expect((await problemOf(broker.token(APP))).kind).toBe('auth-server-rejected');
+    expect(broker.platformStates()).toEqual(new Map([['android', 'rejected'], ['ios', 'unset']]));
+    const android = old.platforms.get('android')!;
+    reread.renewed = { ...old, platforms: new Map([...old.platforms, ['android', { ...android, clientSecret: 'new-secret' }]]) };
+    clock.ms += 60_000; // past the back-off
+    expect((await broker.token(APP)).accessToken).toBe('token-3');
+    expect(secrets).toEqual(['secret', 'secret', 'new-secret']);
+    expect(broker.platformStates().get('android')).toBe('ok');
+  });
+});
