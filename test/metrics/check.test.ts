@@ -142,6 +142,17 @@ describe('checkResult', () => {
     expect(checkResult(METRICS['unique-users'], { ...good['unique-users'], store_code: 'S002' }, scope).ok).toBe(true);
   });
 
+  it('in local mode admits the day asked for and its neighbours, and names the date of any other day', () => {
+    const scope: RequestScope = { ...anyTime, localDay: '2026-11-22' };
+    const at = (date: string) => checkResult(METRICS['unique-users'], { ...good['unique-users'], date }, scope);
+    for (const date of ['2026-11-21T00:00:00+14:00', '2026-11-22T00:00:00-12:00', '2026-11-23T00:00:00+13:00']) expect(at(date).ok, date).toBe(true);
+    expect(at('2026-11-24T00:00:00+13:00')).toEqual({
+      ok: false,
+      violation: { field: 'date', value: '2026-11-24T00:00:00+13:00', reason: 'is a local day neither 2026-11-22 nor a day next to it, which its window cannot hold' },
+    });
+    expect(at('2026-11-20T00:00:00-12:00')).toMatchObject({ ok: false, violation: { field: 'date', value: '2026-11-20T00:00:00-12:00' } });
+  });
+
   it('gives two spellings of one instant the same instant', () => {
     const a = checkResult(METRICS['unique-users'], { ...good['unique-users'], date: '2026-11-20T00:00:00+00:00' }, anyTime);
     const b = checkResult(METRICS['unique-users'], { ...good['unique-users'], date: '2026-11-20T00:00:00Z' }, anyTime);

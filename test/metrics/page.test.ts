@@ -83,4 +83,18 @@ describe('decodePage', () => {
     expect(error).toBeInstanceOf(MalformedBodyError);
     expect((error as Error).message).toMatch(message);
   });
+
+  it('in local mode leaves out the neighbouring local days: received, in the repeat keys, not written', () => {
+    const metric = METRICS['unique-users'];
+    const unit = { metric, day: '2026-11-22', mode: 'local' as const };
+    const local: PageContext = { metric, scope: requestScope(unit), encode: resultEncoder(metric, { format: 'csv', shape: 'rows' }) };
+    const onDay = (store: string, date: string) => ({ ...result(store, ['a']), date });
+    const page = decodePage(
+      bytes(envelope([onDay('EAST', '2026-11-23T00:00:00+13:00'), onDay('WEST', '2026-11-22T00:00:00-11:00'), onDay('OLD', '2026-11-21T00:00:00-11:00')])),
+      local,
+    );
+    expect(page).toMatchObject({ size: 3, dropped: 2, rowCount: 1, rejected: [] });
+    expect(page.results.map((one) => [one.storeCode, one.instant])).toEqual([['WEST', Date.parse('2026-11-22T11:00:00Z')]]);
+    expect(page.keys).toHaveLength(3);
+  });
 });

@@ -209,3 +209,27 @@ describe('ImportState', () => {
     expect(stateKey('traffic', ['B', 'A'])).toBe('traffic[store=A,B]');
   });
 });
+
+describe('the day mode', () => {
+  const now = new Date('2026-11-26T12:00:00Z');
+  const metricNames = ['traffic'];
+
+  it('a local-mode state says so; a UTC state, like every earlier one, has no field; the other mode is refused', async () => {
+    const localPath = join(await tempDir(), 'local.json');
+    await (await ImportState.load(localPath, { now, metricNames, mode: 'local' })).markComplete('traffic', '2026-11-22', ['S1']);
+    expect(JSON.parse(await readFile(localPath, 'utf8'))).toMatchObject({ days: 'local' });
+    expect((await ImportState.load(localPath, { now, metricNames })).dayMode).toBe('local');
+
+    const utcPath = join(await tempDir(), 'utc.json');
+    await (await ImportState.load(utcPath, { now, metricNames, mode: 'utc' })).markComplete('traffic', '2026-11-22', ['S1']);
+    expect(JSON.parse(await readFile(utcPath, 'utf8'))).not.toHaveProperty('days');
+    expect((await ImportState.load(utcPath, { now, metricNames })).dayMode).toBe('utc');
+
+    const before = await readFile(utcPath, 'utf8');
+    await expect(ImportState.load(utcPath, { now, metricNames, mode: 'local' })).rejects.toThrow(UsageError);
+    await expect(ImportState.load(localPath, { now, metricNames, mode: 'utc' })).rejects.toThrow(
+      /--days utc does not match the state .*local\.json, which holds store-local days \(--days local\)/,
+    );
+    expect(await readFile(utcPath, 'utf8')).toBe(before);
+  });
+});

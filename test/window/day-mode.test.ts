@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dayWindow, defaultDay, inItsDay, isDayOrNeighbour, keepsDay, overAt } from '../../src/window/day-mode.js';
+import { dayWindow, defaultDay, inItsDay, isDayOrNeighbour, isNotOver, keepsDay, localDayOf, overAt, startsInFuture } from '../../src/window/day-mode.js';
 
 /** A store's local midnight of `day` at `offset` (e.g. '+14:00'), as the API spells `date`, and its instant. */
 function midnight(day: string, offset: string): number {
@@ -64,5 +64,35 @@ describe('keepsDay and isDayOrNeighbour', () => {
     expect(isDayOrNeighbour('2027-01-01', '2026-12-31')).toBe(true);
     expect(isDayOrNeighbour('2026-12-31', '2027-01-01')).toBe(true);
     expect(isDayOrNeighbour('2026-12-31', '2027-01-02')).toBe(false);
+  });
+});
+
+describe('isNotOver', () => {
+  it('at 18:28 UTC on the next day, a UTC day is not over: stores east of UTC are still in the local day after it', () => {
+    expect(isNotOver('2026-11-22', 'utc', new Date('2026-11-23T18:28:00Z'))).toBe(true);
+    expect(isNotOver('2026-11-22', 'utc', new Date('2026-11-24T00:59:58Z'))).toBe(true);
+    expect(isNotOver('2026-11-22', 'utc', new Date('2026-11-24T00:59:59Z'))).toBe(false);
+  });
+
+  it('a local day is not over until 25 h after its -12:00 midnight, even when every store has ended its day', () => {
+    expect(isNotOver('2026-11-22', 'local', new Date('2026-11-23T12:59:59Z'))).toBe(true);
+    expect(isNotOver('2026-11-22', 'local', new Date('2026-11-23T13:00:00Z'))).toBe(false);
+  });
+});
+
+describe('startsInFuture', () => {
+  it('a UTC day starts at its midnight, a local day at its +14:00 midnight the day before', () => {
+    const now = new Date('2026-11-23T10:00:00Z');
+    expect(startsInFuture('2026-11-24', 'utc', now)).toBe(true);
+    expect(startsInFuture('2026-11-23', 'utc', now)).toBe(false);
+    expect(startsInFuture('2026-11-24', 'local', now)).toBe(false);
+    expect(startsInFuture('2026-11-24', 'local', new Date('2026-11-23T09:59:59Z'))).toBe(true);
+  });
+});
+
+describe('localDayOf', () => {
+  it('is the calendar date of the local midnight as written, whatever its offset', () => {
+    expect(localDayOf('2026-11-23T00:00:00+13:00')).toBe('2026-11-23');
+    expect(localDayOf('2026-11-22T00:00:00-11:00')).toBe('2026-11-22');
   });
 });
