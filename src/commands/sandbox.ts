@@ -3,6 +3,7 @@ import { UsageError } from '../errors.js';
 import { createLogger, useColor } from '../log/logger.js';
 import { SANDBOX_LIMITS, type Limit } from '../sandbox/limits.js';
 import { DEFAULT_SANDBOX, type Sandbox, type SandboxFaults, type SandboxPublishing } from '../sandbox/types.js';
+import { clockOf } from './clock.js';
 import type { CommandContext } from './context.js';
 import {
   addOptions,
@@ -156,6 +157,9 @@ async function runSandbox(options: SandboxCommandOptions, context: CommandContex
     credentials: [{ clientId: options.clientId, secret: options.clientSecret }],
     color: useColor(context.stderr, context.env),
   });
+  // The clock the import commands read (set for tests): with it, the sandbox and the importer agree on which local
+  // days have ended; without it, the real clock, read on every request.
+  const frozen = context.env.AREA_METRICS_NOW ? clockOf(context.env) : undefined;
   let sandbox: Sandbox;
   try {
     // Loaded on demand, so the import commands that cron starts every night do not pay for the emulator.
@@ -171,6 +175,7 @@ async function runSandbox(options: SandboxCommandOptions, context: CommandContex
       clientSecret: options.clientSecret,
       tokenTtlSeconds: options.tokenTtl,
       serveInProgress: options.serveInProgress,
+      ...(frozen === undefined ? {} : { now: () => frozen }),
       faults: faultsFrom(options),
       publishing: publishingFrom(options),
       onRequest: (request) => {
@@ -187,7 +192,7 @@ async function runSandbox(options: SandboxCommandOptions, context: CommandContex
     }
     throw error;
   }
-  context.stdout.write(startBanner(sandbox, options, new Date()));
+  context.stdout.write(startBanner(sandbox, options, frozen ?? new Date()));
   // The vendor publishes what it held back: the hidden windows appear, corrections stay.
   const publishTimer =
     options.publishAfter === undefined

@@ -121,7 +121,8 @@ export interface CatchUpCoverage {
 }
 
 /**
- * The pending days, and every day after the last settled one through yesterday: a pending day never holds later days
+ * The pending days, and every day after the last settled one through the mode's default day (yesterday in UTC mode,
+ * the latest local day over everywhere in local mode): a pending day never holds later days
  * back. `maxDays` bounds each of the two, oldest first (pending days that wait are retried by the next run, new days
  * continue where this run stopped). `lookback` adds the latest complete days, for late corrections. No coverage means
  * yesterday only: how far back to go is a backfill's decision, not a guess.
