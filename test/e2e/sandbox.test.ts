@@ -67,6 +67,23 @@ describe('e2e: area-metrics sandbox', () => {
     expect((await inProgress.done).code).toBe(0);
   });
 
+  it('AREA_METRICS_NOW, the import commands\' clock, freezes its clock: which local days have ended follows it', async () => {
+    const at = (now: string) => startCli(['sandbox', '--port', '0', '--stores', '14', '--days', '2'], { env: { AREA_METRICS_NOW: now } });
+    // The UTC window of 2026-11-22 holds the +13:00 store's local 2026-11-23, which ends at 11:00Z on the 23rd.
+    const before = at('2026-11-23T10:59:00Z');
+    const after = at('2026-11-23T11:00:00Z');
+    const baseOf = async (cli: typeof before): Promise<string> => /^sandbox listening on (\S+)$/.exec(await firstLine(cli))![1]!;
+    const query = new URLSearchParams({ datetime_gte: '2026-11-22T00:00:00Z', datetime_lte: '2026-11-22T23:59:59Z', store_code: 'S014' });
+    const auth = { authorization: `Basic ${Buffer.from('demo-client:demo-secret').toString('base64')}` };
+    const count = async (cli: typeof before): Promise<number> =>
+      ((await (await fetch(`${await baseOf(cli)}/api/bi/area-metrics/traffic/?${query.toString()}`, { headers: auth })).json()) as { count: number }).count;
+    expect([await count(before), await count(after)]).toEqual([0, 1]);
+    before.kill('SIGTERM');
+    after.kill('SIGTERM');
+    expect((await before.done).code).toBe(0);
+    expect((await after.done).code).toBe(0);
+  });
+
   it('fails with exit 2 and one clear line for a bad flag', async () => {
     const { code, stderr } = await runCli(['sandbox', '--port', '0', '--fail-nth', 'soon']);
     expect(code).toBe(2);
