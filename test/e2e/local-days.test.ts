@@ -132,6 +132,19 @@ describe('--days local', () => {
     expect(state.metrics['unique-users']?.pending).toBeUndefined();
   });
 
+  it('--catch-up with --store: a file per store of the latest local day over everywhere, only that day, complete', async () => {
+    const out = await tempDir();
+    const result = await run(['traffic', '--days', 'local', '--catch-up', '--store', 'S001', '--store', 'S014', '-o', out], new Date('2026-11-26T12:00:00Z'));
+    expect(result.code, result.stderr).toBe(0);
+    // At 12:00Z on the 26th, local day 2026-11-25 is over only at 13:00Z: 2026-11-24 is the latest over everywhere.
+    expect(await dataFiles(out)).toEqual(['traffic/2026-11-24.store-S001.csv', 'traffic/2026-11-24.store-S014.csv']);
+    for (const store of ['S001', 'S014']) {
+      const rows = await csvRows(join(out, 'traffic', `2026-11-24.store-${store}.csv`));
+      expect(new Set(rows.map((row) => `${row.split(',')[0]} ${row.split(',')[DAY_COLUMN]}`))).toEqual(new Set([`${store} 2026-11-24`]));
+    }
+    expect((await readState(out)).metrics['traffic[store=S001,S014]']?.complete).toEqual([['2026-11-24', '2026-11-24']]);
+  });
+
   it('with no window imports the latest local day over everywhere', async () => {
     const out = await tempDir();
     const result = await run(['avg-screen-time', '--days', 'local', '-o', out], new Date('2026-11-23T12:59:00Z'));
