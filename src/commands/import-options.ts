@@ -80,7 +80,7 @@ export const IMPORT_OPTIONS = {
   date: valueOption({ flags: '--date <YYYY-MM-DD>', parse: day, description: 'one day (default: yesterday, UTC; with --days local the latest local day over everywhere)' }),
   from: valueOption({ flags: '--from <YYYY-MM-DD>', parse: day, description: 'first day of a range (backfill)' }),
   to: valueOption({ flags: '--to <YYYY-MM-DD>', parse: day, defaultText: '--from', description: 'last day of the range, inclusive' }),
-  catchUp: switchOption({ flags: '--catch-up', description: "for each metric, its pending days and every day after its own last complete day in the state, through yesterday" }),
+  catchUp: switchOption({ flags: '--catch-up', description: "for each metric, its pending days and every day after its own last complete day in the state, through yesterday (with --days local, the latest local day over everywhere)" }),
   maxDays: valueOption({ flags: '--max-days <n>', parse: integer(1, 3660), default: 31, description: 'at most this many new days per metric for --catch-up, and at most this many pending days retried beside them; a cut says so' }),
   lookback: valueOption({ flags: '--lookback <n>', parse: integer(0, 366), default: 0, description: 'with --catch-up: also re-import the n complete days before, for late corrections' }),
   settleDays: valueOption({ flags: '--settle-days <n>', parse: integer(1, 3660), default: 3, description: 'a day this many days old is final even if some stores never reported' }),
