@@ -1,8 +1,12 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 
@@ -86,7 +90,31 @@ function answer(response: ServerResponse, status: number, code: string, message:
  */
 export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> {
   const directory = await mkdtemp(join(tmpdir(), 'area-metrics-s3rver-'));
+  const staging = await mkdtemp(join(tmpdir(), 'area-metrics-s3rver-staging-'));
   const s3rver = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory, configureBuckets: [{ name: bucket, configs: [] }] });
+  // s3rver on its own answers a PUT before the object's bytes reach its file, which it rewrites in place, so a read
+  // right after the answer can get an empty or cut-short object. A real store answers once the new object is whole and
+  // swaps it in at once: the bytes are written to a file of their own and, once all are written, renamed over the object's.
+  s3rver.store.putObject = async (object) => {
+    const path = s3rver.store.getResourcePath(object.bucket, object.key, 'object');
+    const written = join(staging, randomUUID());
+    const md5 = createHash('md5');
+    let size = 0;
+    const count = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        md5.update(chunk);
+        size += chunk.length;
+        done(null, chunk);
+      },
+    });
+    const content = Buffer.isBuffer(object.content) ? Readable.from([object.content]) : object.content;
+    await pipeline(content, count, createWriteStream(written));
+    await mkdir(dirname(path), { recursive: true });
+    await rename(written, path);
+    const digest = md5.digest('hex');
+    await s3rver.store.putMetadata(object.bucket, object.key, object.metadata, digest);
+    return { size, md5: digest };
+  };
   const { port: upstreamPort } = await s3rver.run();
 
   const faults: S3Faults = { denyWrites: false, answerAll: undefined, down: false, downAfterDataPuts: undefined, gatherStatePuts: 0, enforceConditions: true, refuseConditionalPuts: false };
@@ -288,6 +316,7 @@ export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> 
       await new Promise<void>((resolve) => front.close(() => resolve()));
       await s3rver.close();
       await rm(directory, { recursive: true, force: true });
+      await rm(staging, { recursive: true, force: true });
     },
   };
 }

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AuthError, exitCodeFor, messageOf, OutputError, UnavailableError, UsageError } from '../../src/errors.js';
 import type { Logger } from '../../src/log/logger.js';
@@ -171,6 +172,27 @@ describe('ObjectStore.update', () => {
     expect(conditional[2]?.[0]).toMatch(/^"[0-9a-f]+"$/);
     expect(conditional).toHaveLength(3);
     expect(logged.filter((line) => line.level === 'warn')).toEqual([]);
+  });
+
+  it('reads back the whole object right after its write, however late the store\'s disk takes the bytes', async () => {
+    const key = 'update/slow-disk/.area-metrics-state.json';
+    // In this process (where the harness runs s3rver), bytes written through a file stream (an object's, in s3rver)
+    // reach the disk 50 ms late; whole-file writes (its metadata) are on time.
+    const { write, writev } = fs;
+    const late = <F extends (...args: never[]) => void>(original: F): F =>
+      ((...args: never[]) => {
+        if (new Error().stack?.includes('internal/fs/streams') === true) setTimeout(() => original.apply(fs, args), 50);
+        else original.apply(fs, args);
+      }) as F;
+    fs.write = late(write);
+    fs.writev = late(writev);
+    try {
+      const objects = store();
+      for (const item of ['a', 'b', 'c']) await objects.update(key, append(item));
+      expect((await objects.read(key))?.body.toString()).toBe('["a","b","c"]');
+    } finally {
+      Object.assign(fs, { write, writev });
+    }
   });
 
   it('writes nothing when the change leaves the object as it is', async () => {
