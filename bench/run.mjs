@@ -190,7 +190,7 @@ if (!flags['skip-startup']) {
       ['node -e 0 (bare node)', startup.bare.toFixed(0), '', '', ''],
       row('area-metrics --version', startup.version),
       row('area-metrics --help', startup.help),
-      ['area-metrics traffic --help (loads the import command)', startup.importHelp.toFixed(0), `+${(startup.importHelp - startup.bare).toFixed(0)}`, '', ''],
+      ['area-metrics traffic --help (declares the import commands)', startup.importHelp.toFixed(0), `+${(startup.importHelp - startup.bare).toFixed(0)}`, '', ''],
     );
   });
 }
