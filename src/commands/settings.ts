@@ -1,9 +1,6 @@
 import { readSecretFile } from '../auth/secret-file.js';
 import { UsageError } from '../errors.js';
-
 import { envValue } from './options.js';
-
-export { envValue };
 
 export interface SecretFlags {
   readonly clientSecret?: string | undefined;

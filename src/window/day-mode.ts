@@ -55,14 +55,6 @@ export function defaultDay(mode: DayMode, now: Date): UtcDay {
   return day;
 }
 
-/**
- * Whether a result of local day `resultDay` belongs to the file of day `day`. In local mode only that day's results
- * do; the neighbouring local days a far-east or far-west store has inside the window are dropped.
- */
-export function keepsDay(mode: DayMode, day: UtcDay, resultDay: string): boolean {
-  return mode === 'utc' || resultDay === day;
-}
-
 /** In local mode, whether a result's `day` may be in the window at all: the day itself or a neighbour. */
 export function isDayOrNeighbour(day: UtcDay, resultDay: string): boolean {
   return resultDay === day || resultDay === addDays(day, -1) || resultDay === addDays(day, 1);

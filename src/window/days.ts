@@ -47,11 +47,6 @@ export function daysBetween(from: UtcDay, to: UtcDay): UtcDay[] {
   return days;
 }
 
-/** The API's inclusive filters for one UTC day. */
-export function utcDayBounds(day: UtcDay): { gte: string; lte: string } {
-  return { gte: `${day}T00:00:00Z`, lte: `${day}T23:59:59Z` };
-}
-
 /**
  * Whether a day's data is final even if some stores never reported: it is at least `settleDays` days old (yesterday
  * is 1 day old). A store that closed must not hold the state back for ever.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dayWindow, defaultDay, inItsDay, isDayOrNeighbour, isNotOver, keepsDay, localDayOf, overAt, startsInFuture } from '../../src/window/day-mode.js';
+import { dayWindow, defaultDay, inItsDay, isDayOrNeighbour, isNotOver, localDayOf, overAt, startsInFuture } from '../../src/window/day-mode.js';
 
 /** A store's local midnight of `day` at `offset` (e.g. '+14:00'), as the API spells `date`, and its instant. */
 function midnight(day: string, offset: string): number {
@@ -53,13 +53,7 @@ describe('defaultDay', () => {
   });
 });
 
-describe('keepsDay and isDayOrNeighbour', () => {
-  it('local mode keeps the day alone; UTC mode keeps every day of the window', () => {
-    expect(keepsDay('local', '2026-11-22', '2026-11-22')).toBe(true);
-    expect(keepsDay('local', '2026-11-22', '2026-11-23')).toBe(false);
-    expect(keepsDay('utc', '2026-11-22', '2026-11-23')).toBe(true);
-  });
-
+describe('isDayOrNeighbour', () => {
   it('a neighbour is the day before or after, across a year end', () => {
     expect(isDayOrNeighbour('2027-01-01', '2026-12-31')).toBe(true);
     expect(isDayOrNeighbour('2026-12-31', '2027-01-01')).toBe(true);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { addDays, catchUpDays, daysBetween, daysFrom, isSettled, parseDay, resolveDays, shouldGiveUp, today, utcDayBounds, yesterday } from '../../src/window/days.js';
+import { addDays, catchUpDays, daysBetween, daysFrom, isSettled, parseDay, resolveDays, shouldGiveUp, today, yesterday } from '../../src/window/days.js';
+import { dayWindow } from '../../src/window/day-mode.js';
 
 describe('yesterday (UTC)', () => {
   it('is the previous UTC day just after midnight and just before the next one', () => {
@@ -141,9 +142,9 @@ describe('isSettled', () => {
   });
 });
 
-describe('utcDayBounds', () => {
-  it('covers the whole UTC day, inclusive', () => {
-    expect(utcDayBounds('2028-02-29')).toEqual({ gte: '2028-02-29T00:00:00Z', lte: '2028-02-29T23:59:59Z' });
+describe('a UTC day', () => {
+  it('is requested as the whole day, inclusive', () => {
+    expect(dayWindow('2028-02-29', 'utc')).toEqual({ gte: '2028-02-29T00:00:00Z', lte: '2028-02-29T23:59:59Z' });
   });
 
   it('day arithmetic is calendar arithmetic', () => {
