@@ -13,6 +13,7 @@ const LAYERS: Readonly<Record<string, number>> = {
   broker: 2,
   sandbox: 2,
   metrics: 2,
+  state: 3, // coverage: the state file, catch-up planning, day completion, status
   auth: 3,
   output: 4,
   fetch: 4,

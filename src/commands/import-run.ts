@@ -3,17 +3,18 @@ import { exitCodeFor } from '../errors.js';
 import { createLogger, useColor } from '../log/logger.js';
 import { createImportProgress, type ImportProgress } from '../log/progress.js';
 import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
-import { catchUpFrom, planUnits, runImport, withoutEmptyUnits, type ImportSummary, type MetricDays } from '../metrics/run-import.js';
+import { planUnits, runImport, withoutEmptyUnits, type ImportSummary, type MetricDays } from '../metrics/run-import.js';
 import { unitFirstPageUrl, unitLabel } from '../metrics/unit.js';
 import { checkWritableFolder } from '../output/atomic-file.js';
 import { isObjectUrl } from '../output/object-location.js';
 import { ObjectSink } from '../output/object-sink.js';
 import { FileSink, StreamSink, type UnitSink } from '../output/sinks.js';
-import { ImportState } from '../output/state.js';
 import { createRedactor } from '../redact.js';
 import { removeStaleTempFiles } from '../output/stale-temp.js';
-import { describeRange, rangesOfDays } from '../window/day-ranges.js';
-import { resolveDays, type UtcDay } from '../window/days.js';
+import { planDays } from '../state/catch-up.js';
+import { DayCompletion } from '../state/day-completion.js';
+import { ImportState } from '../state/import-state.js';
+import { describeDays } from '../window/day-ranges.js';
 import { VERSION } from '../version.js';
 import { clockOf } from './clock.js';
 import type { CommandContext } from './context.js';
@@ -112,14 +113,15 @@ async function importInto(
   }
 
   const encoding = { format: config.format, shape: config.shape };
+  const rules = { storeCodes: config.storeCodes, settleDays: config.settleDays, giveUpDays: config.giveUpDays, now, mode: config.dayMode };
+  const days = new DayCompletion(units, rules, state, progress.logger);
   let summary: ImportSummary;
   try {
     summary = await runImport(units, { ...config, credentials: config.credentials }, {
       sink: await sinkFor(config, stores, context),
       encoding,
       progress,
-      ...(state ? { state } : {}),
-      now,
+      days,
       signal: context.signal,
       env: context.env,
       // Known at once, so a closed stdout (`| head`) that ends the process early still exits with it.
@@ -172,51 +174,6 @@ async function sinkFor(config: ImportConfig, stores: ObjectStores, context: Comm
   }
 }
 
-/** A cut `--max-days` made, as the warning that says so. */
-interface Cut {
-  readonly message: string;
-  readonly fields: Readonly<Record<string, unknown>>;
-}
-
-/**
- * The days of each metric: `--catch-up` per metric from its own coverage (each `--max-days` cut a warning naming the
- * days left), otherwise the window the flags name, the same for every metric.
- */
-function planDays(
-  metricNames: readonly MetricName[],
-  config: ImportConfig,
-  state: ImportState | undefined,
-  now: Date,
-): { plan: MetricDays[]; cuts: Cut[] } {
-  const { window } = config;
-  if (window.kind !== 'catch-up') {
-    const days = resolveDays(window, now, config.dayMode);
-    return { plan: metricNames.map((metric) => ({ metric, days })), cuts: [] };
-  }
-  const cuts: Cut[] = [];
-  const plan = catchUpFrom(state, metricNames, config.storeCodes, window, now, config.dayMode).map((metric) => {
-    if (metric.freshLeft) {
-      const { fresh, freshLeft } = metric;
-      cuts.push({
-        message:
-          `${metric.metric}: --max-days ${window.maxDays} cut the new days: importing ${describeDays(fresh)} now, ` +
-          `${freshLeft.count} more day${freshLeft.count === 1 ? ' is' : 's are'} left (${describeRange([freshLeft.from, freshLeft.to])}) for the next --catch-up`,
-        fields: { metric: metric.metric, max_days: window.maxDays, days_left: freshLeft.count },
-      });
-    }
-    if (metric.pendingLeft) {
-      cuts.push({
-        message:
-          `${metric.metric}: --max-days ${window.maxDays} cut the pending days: retrying the oldest ${metric.pending.length} ` +
-          `(${describeDays(metric.pending)}), ${metric.pendingLeft} more wait for the next --catch-up`,
-        fields: { metric: metric.metric, max_days: window.maxDays, pending_left: metric.pendingLeft },
-      });
-    }
-    return { metric: metric.metric, days: metric.days };
-  });
-  return { plan, cuts };
-}
-
 /** The window as the command line gave it, for the run's first line and the state's last run. */
 function describeWindow(config: ImportConfig): string {
   const { window } = config;
@@ -241,10 +198,6 @@ function describeRun(config: ImportConfig): string {
 /** `traffic 2026-11-10..2026-11-12 (3 days), unique-users none`. */
 function describePlan(plan: readonly MetricDays[]): string {
   return plan.map(({ metric, days }) => `${metric} ${days.length === 0 ? 'none' : `${describeDays(days)} (${days.length} day${days.length === 1 ? '' : 's'})`}`).join(', ');
-}
-
-function describeDays(days: readonly UtcDay[]): string {
-  return rangesOfDays(days).map(describeRange).join(', ');
 }
 
 /** Where this tool writes under an output folder: the folder itself (the state), each metric's, each `_rejected` one. */

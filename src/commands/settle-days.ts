@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
-import type { ImportState } from '../output/state.js';
+import type { ImportState } from '../state/import-state.js';
 import { describeRange, rangesOfDays } from '../window/day-ranges.js';
 import { resolveDays, today, type UtcDay } from '../window/days.js';
 import type { CommandContext } from './context.js';

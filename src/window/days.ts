@@ -47,14 +47,6 @@ export function daysBetween(from: UtcDay, to: UtcDay): UtcDay[] {
   return days;
 }
 
-/**
- * Whether a day's data is final even if some stores never reported: it is at least `settleDays` days old (yesterday
- * is 1 day old). A store that closed must not hold the state back for ever.
- */
-export function isSettled(day: UtcDay, settleDays: number, now: Date): boolean {
-  return daysFrom(day, today(now)) >= settleDays;
-}
-
 export type WindowRequest =
   | { readonly kind: 'default' }
   | { readonly kind: 'date'; readonly date: string }
@@ -87,70 +79,4 @@ function notInFuture(day: UtcDay, flag: string, now: Date, mode: DayMode): UtcDa
     throw new UsageError(`${flag} ${day} is in the future (${what}); the vendor has no data for it yet`);
   }
   return day;
-}
-
-/** What `--catch-up` does for one metric. */
-export interface CatchUpPlan {
-  /** Days to import, oldest first: look-back, pending and new days together. */
-  readonly days: UtcDay[];
-  /** The complete days re-imported for late corrections (`--lookback`). */
-  readonly lookback: UtcDay[];
-  /** Pending days retried in this run. */
-  readonly pending: UtcDay[];
-  /** Days after the last settled one, taken in this run. */
-  readonly fresh: UtcDay[];
-  /** Set when `--max-days` cut the new days: the first and last day left for a later run, and how many. */
-  readonly freshLeft?: { readonly from: UtcDay; readonly to: UtcDay; readonly count: number };
-  /** Pending days left for a later run by `--max-days`. */
-  readonly pendingLeft?: number;
-}
-
-/** What catch-up needs of a metric's coverage. */
-export interface CatchUpCoverage {
-  /** The complete days, oldest first (look-back takes the latest). */
-  readonly complete: readonly UtcDay[];
-  /** The latest day that is complete, accepted or given up: new days start after it. */
-  readonly settledThrough: UtcDay | undefined;
-  /** Days asked for before and not final yet, oldest first (given-up days are not among them). */
-  readonly pending: readonly UtcDay[];
-}
-
-/**
- * The pending days, and every day after the last settled one through the mode's default day (yesterday in UTC mode,
- * the latest local day over everywhere in local mode): a pending day never holds later days
- * back. `maxDays` bounds each of the two, oldest first (pending days that wait are retried by the next run, new days
- * continue where this run stopped). `lookback` adds the latest complete days, for late corrections. No coverage means
- * yesterday only: how far back to go is a backfill's decision, not a guess.
- */
-export function catchUpDays(
-  coverage: CatchUpCoverage,
-  options: { readonly maxDays: number; readonly lookback: number },
-  now: Date,
-  mode: DayMode = 'utc',
-): CatchUpPlan {
-  const last = defaultDay(mode, now);
-  const pendingAll = coverage.pending.filter((day) => day <= last);
-  const waiting = new Set(pendingAll);
-  const first = coverage.settledThrough === undefined ? last : addDays(coverage.settledThrough, 1);
-  const freshAll = first > last ? [] : daysBetween(first, last).filter((day) => !waiting.has(day));
-  const fresh = freshAll.slice(0, options.maxDays);
-  const pending = pendingAll.slice(0, options.maxDays);
-  const lookback = options.lookback === 0 ? [] : coverage.complete.slice(-options.lookback);
-  const freshRest = freshAll.slice(options.maxDays);
-  return {
-    days: [...new Set([...lookback, ...pending, ...fresh])].sort(),
-    lookback,
-    pending,
-    fresh,
-    ...(freshRest.length > 0 ? { freshLeft: { from: freshRest[0]!, to: freshRest.at(-1)!, count: freshRest.length } } : {}),
-    ...(pendingAll.length > pending.length ? { pendingLeft: pendingAll.length - pending.length } : {}),
-  };
-}
-
-/**
- * Whether a day that has no results yet is given up: its window ended `giveUpDays` days ago or more (the window of D
- * ends at the start of D+1).
- */
-export function shouldGiveUp(day: UtcDay, giveUpDays: number, now: Date): boolean {
-  return now.getTime() - Date.parse(`${addDays(day, 1)}T00:00:00Z`) >= giveUpDays * DAY_MS;
 }

@@ -50,17 +50,17 @@ function requestedDays(before: number, metric?: string): string[] {
     .sort();
 }
 
-interface StateV3 {
+interface StateV4 {
   version: number;
   metrics: Record<string, { complete?: [string, string][]; stores?: number; pending?: Record<string, { reason: string; missingStores?: number }> }>;
 }
 
-async function readState(out: string): Promise<StateV3> {
-  return JSON.parse(await readFile(join(out, STATE), 'utf8')) as StateV3;
+async function readState(out: string): Promise<StateV4> {
+  return JSON.parse(await readFile(join(out, STATE), 'utf8')) as StateV4;
 }
 
 /** A key's latest complete day. */
-function lastComplete(state: StateV3, key: string): string | undefined {
+function lastComplete(state: StateV4, key: string): string | undefined {
   return state.metrics[key]?.complete?.at(-1)?.[1];
 }
 

@@ -312,14 +312,14 @@ describe('accept and reopen', () => {
   });
 });
 
-describe('state format 3', () => {
+describe('state format 4', () => {
   it('records coverage as ranges, pending days with reasons and the last run; status reads them', async () => {
     const out = await tempDir();
     sandbox.setPublishing({ hidden: [{ day: daysAgo(3) }] });
     expect((await runCli(importArgs('avg-screen-time', out, '--from', daysAgo(5), '--to', daysAgo(1)))).code).toBe(0);
     const state = JSON.parse(await readFile(join(out, STATE), 'utf8')) as Record<string, unknown>;
     expect(state).toMatchObject({
-      version: 3,
+      version: 4,
       metrics: {
         'avg-screen-time': {
           complete: [

@@ -33,14 +33,14 @@ function metricRequestsSince(before: number): { path: string; query: Record<stri
   return sandbox.requests.slice(before).filter((request) => request.path.startsWith('/api/bi/area-metrics/'));
 }
 
-interface StateV3 {
+interface StateV4 {
   version: number;
   metrics: Record<string, { complete?: [string, string][]; pending?: Record<string, { reason: string }> }>;
 }
 
-async function readState(out: string): Promise<StateV3> {
-  const state = JSON.parse(await readFile(join(out, STATE), 'utf8')) as StateV3;
-  expect(state.version).toBe(3);
+async function readState(out: string): Promise<StateV4> {
+  const state = JSON.parse(await readFile(join(out, STATE), 'utf8')) as StateV4;
+  expect(state.version).toBe(4);
   return state;
 }
 

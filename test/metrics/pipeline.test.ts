@@ -115,14 +115,14 @@ describe('runPipeline', () => {
 
   it('a unit whose state cannot be recorded (disk full) is committed once, as failed, and stops the run', async () => {
     const seen: [string, boolean][] = [];
-    const settled: string[] = [];
+    const recorded: string[] = [];
     const full = new OutputError('cannot write out/.area-metrics-state.json: disk full (ENOSPC); free some space');
     const { outcomes, stoppedBy } = await runPipeline(units, {
       concurrency: 2,
       sink: recordingSink(),
       fetch: async (unit) => data(unit),
-      settle: async (outcome) => {
-        settled.push(outcome.unit.day);
+      record: async (outcome) => {
+        recorded.push(outcome.unit.day);
         if (outcome.ok && outcome.unit.day === '2026-11-02') throw full;
         return outcome;
       },
@@ -131,7 +131,7 @@ describe('runPipeline', () => {
       },
     });
     // Recorded once and told once about 2026-11-02: as the failure it is, never first as written.
-    expect(settled).toEqual(['2026-11-01', '2026-11-02']);
+    expect(recorded).toEqual(['2026-11-01', '2026-11-02']);
     expect(seen).toEqual([
       ['2026-11-01', true],
       ['2026-11-02', false],
@@ -172,7 +172,7 @@ describe('runPipeline', () => {
       concurrency: 1,
       sink: recordingSink(),
       fetch: async (unit) => data(unit),
-      settle: () => {
+      record: () => {
         throw bug;
       },
     });

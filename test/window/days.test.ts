@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { addDays, catchUpDays, daysBetween, daysFrom, isSettled, parseDay, resolveDays, shouldGiveUp, today, yesterday } from '../../src/window/days.js';
+import { addDays, daysBetween, parseDay, resolveDays, yesterday } from '../../src/window/days.js';
 import { dayWindow } from '../../src/window/day-mode.js';
 
 describe('yesterday (UTC)', () => {
@@ -69,76 +69,6 @@ describe('resolveDays', () => {
     expect(() => resolveDays({ kind: 'date', date: '2026-11-22' }, late)).toThrow(/--date 2026-11-22 is in the future \(today is 2026-11-21 UTC\)/);
     expect(() => resolveDays({ kind: 'range', from: '2026-11-20', to: '2026-11-22' }, now)).toThrow(/--to 2026-11-22 is in the future/);
     expect(() => resolveDays({ kind: 'range', from: '2026-11-22' }, now)).toThrow(/--from 2026-11-22 is in the future/);
-  });
-});
-
-describe('catchUpDays', () => {
-  const now = new Date('2026-11-21T02:30:00Z');
-  const plain = { maxDays: 31, lookback: 0 };
-  const after = (settledThrough: string | undefined, pending: string[] = [], complete: string[] = settledThrough ? [settledThrough] : []) => ({
-    settledThrough,
-    pending,
-    complete,
-  });
-
-  it('every day after the last settled one through yesterday', () => {
-    expect(catchUpDays(after('2026-11-16'), plain, now)).toEqual({
-      days: ['2026-11-17', '2026-11-18', '2026-11-19', '2026-11-20'],
-      lookback: [],
-      pending: [],
-      fresh: ['2026-11-17', '2026-11-18', '2026-11-19', '2026-11-20'],
-    });
-    expect(catchUpDays(after('2026-11-20'), plain, now).days).toEqual([]);
-  });
-
-  it('no coverage means yesterday only, and no look-back', () => {
-    expect(catchUpDays(after(undefined), { maxDays: 31, lookback: 2 }, now).days).toEqual(['2026-11-20']);
-  });
-
-  it('a pending day is retried beside the new days and never holds them back', () => {
-    const plan = catchUpDays(after('2026-11-18', ['2026-11-10', '2026-11-19']), plain, now);
-    expect(plan.days).toEqual(['2026-11-10', '2026-11-19', '2026-11-20']);
-    expect(plan.pending).toEqual(['2026-11-10', '2026-11-19']);
-    expect(plan.fresh).toEqual(['2026-11-20']);
-  });
-
-  it('--max-days bounds the new days and the pending ones, oldest first, and says what is left', () => {
-    const pending = ['2026-09-01', '2026-09-02', '2026-09-03', '2026-09-04', '2026-09-05', '2026-09-06'];
-    expect(catchUpDays(after('2026-10-10', pending), { maxDays: 5, lookback: 0 }, now)).toEqual({
-      days: [...pending.slice(0, 5), '2026-10-11', '2026-10-12', '2026-10-13', '2026-10-14', '2026-10-15'],
-      lookback: [],
-      pending: pending.slice(0, 5),
-      fresh: ['2026-10-11', '2026-10-12', '2026-10-13', '2026-10-14', '2026-10-15'],
-      freshLeft: { from: '2026-10-16', to: '2026-11-20', count: 36 },
-      pendingLeft: 1,
-    });
-  });
-
-  it('--lookback adds the latest complete days, also when nothing is missing', () => {
-    const complete = ['2026-11-15', '2026-11-17', '2026-11-18'];
-    expect(catchUpDays(after('2026-11-18', [], complete), { maxDays: 31, lookback: 2 }, now).days).toEqual(['2026-11-17', '2026-11-18', '2026-11-19', '2026-11-20']);
-    expect(catchUpDays(after('2026-11-20', [], ['2026-11-20']), { maxDays: 31, lookback: 1 }, now)).toMatchObject({ days: ['2026-11-20'], lookback: ['2026-11-20'] });
-  });
-});
-
-describe('shouldGiveUp', () => {
-  it('a day is given up once its window ended giveUpDays ago', () => {
-    // The window of 2026-11-06 ended at 2026-11-07T00:00Z; 14 days later is 2026-11-21T00:00Z.
-    expect(shouldGiveUp('2026-11-06', 14, new Date('2026-11-20T23:59:59Z'))).toBe(false);
-    expect(shouldGiveUp('2026-11-06', 14, new Date('2026-11-21T00:00:00Z'))).toBe(true);
-  });
-});
-
-describe('isSettled', () => {
-  const now = new Date('2026-11-21T02:30:00Z');
-
-  it('a day is settled once it is settleDays old (yesterday is 1 day old)', () => {
-    expect(isSettled('2026-11-20', 3, now)).toBe(false);
-    expect(isSettled('2026-11-19', 3, now)).toBe(false);
-    expect(isSettled('2026-11-18', 3, now)).toBe(true);
-    expect(isSettled('2026-11-20', 1, now)).toBe(true);
-    expect(daysFrom('2026-11-18', '2026-11-21')).toBe(3);
-    expect(today(now)).toBe('2026-11-21');
   });
 });
 

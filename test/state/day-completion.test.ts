@@ -2,13 +2,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { METRICS } from '../../src/metrics/descriptors.js';
 import type { UnitOutcome } from '../../src/metrics/pipeline.js';
-import { DayCompletion } from '../../src/metrics/run-import.js';
 import type { Unit } from '../../src/metrics/unit.js';
-import { ImportState, STATE_FILE_NAME } from '../../src/output/state.js';
+import { DayCompletion } from '../../src/state/day-completion.js';
+import { ImportState } from '../../src/state/import-state.js';
+import { STATE_FILE_NAME } from '../../src/state/state-file.js';
 import type { DayMode } from '../../src/window/day-mode.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
-const tempDir = useTempDirs('run-import-');
+const tempDir = useTempDirs('day-completion-');
 
 /** A complete unit whose results are the stores at these local midnights. */
 function outcome(unit: Unit, midnights: readonly string[]): UnitOutcome {
@@ -41,7 +42,7 @@ async function judge(mode: DayMode, day: string, now: string, midnights: readonl
   const warnings: string[] = [];
   const logger = { debug() {}, info() {}, error() {}, warn: (message: string) => warnings.push(message) };
   const days = new DayCompletion([unit], { storeCodes: [], settleDays: 3, giveUpDays: 14, now: new Date(now), mode }, state, logger);
-  await days.settle(outcome(unit, midnights));
+  await days.record(outcome(unit, midnights));
   days.logNotes();
   return { coverage: state.coverage('traffic'), warnings };
 }

@@ -1,5 +1,5 @@
-import type { ObjectStore } from './object-store.js';
-import type { StateStorage } from './state.js';
+import type { ObjectStore } from '../output/object-store.js';
+import type { StateStorage } from './storage.js';
 
 /**
  * The state as one object (`<prefix>/.area-metrics-state.json` beside the data, or `--state s3://...`): read with its

@@ -1,9 +1,9 @@
-import { lstat, lutimes, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { ImportState, stateKey, STATE_VERSION } from '../../src/output/state.js';
-import { deadPid } from '../helpers/pids.js';
+import { ImportState } from '../../src/state/import-state.js';
+import { STATE_VERSION } from '../../src/state/state-file.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
 const tempDir = useTempDirs('state-');
@@ -39,7 +39,7 @@ describe('ImportState', () => {
     expect(reloaded.storeCodes('traffic')).toEqual(['S001', 'S002', 'S003']);
     const file = await onDisk();
     expect(file.version).toBe(STATE_VERSION);
-    expect(STATE_VERSION).toBe(3);
+    expect(STATE_VERSION).toBe(4);
     expect(Object.keys(file.storeSets)).toHaveLength(1);
   });
 
@@ -79,14 +79,14 @@ describe('ImportState', () => {
     });
   });
 
-  it('days a run is asked for are pending (interrupted) until judged; a pending day keeps its reason', async () => {
+  it('days a run is asked for are pending (asked) until judged; a pending day keeps its reason', async () => {
     const state = await ImportState.load(path, OPTIONS);
     await state.markComplete('traffic', '2026-11-17', ['S001']);
     await state.markPending('traffic', '2026-11-18', { reason: 'not-published', stores: 0 });
     await state.markAsked(['2026-11-17', '2026-11-18', '2026-11-19'].map((day) => ({ key: 'traffic', day })));
     expect(state.pending('traffic')).toEqual([
       { day: '2026-11-18', status: { reason: 'not-published', stores: 0 } },
-      { day: '2026-11-19', status: { reason: 'interrupted' } },
+      { day: '2026-11-19', status: { reason: 'asked' } },
     ]);
   });
 
@@ -94,56 +94,6 @@ describe('ImportState', () => {
     const state = await ImportState.load(path, OPTIONS);
     await state.recordRun({ time: '2026-11-21T02:30:05.000Z', command: 'all --catch-up', exitCode: 0, rows: { traffic: 12 } });
     expect((await ImportState.load(path, OPTIONS)).lastRun()).toEqual({ time: '2026-11-21T02:30:05.000Z', command: 'all --catch-up', exitCode: 0, rows: { traffic: 12 } });
-  });
-
-  it('reads version 1 and 2 files of earlier releases and upgrades them on the next write', async () => {
-    await writeFile(path, JSON.stringify({ version: 1, lastCompleteDay: { traffic: '2026-11-18', 'unique-users[store=S001]': '2026-11-17' } }));
-    const state = await ImportState.load(path, OPTIONS);
-    expect(state.lastCompleteDay('traffic')).toBe('2026-11-18');
-    expect(state.lastCompleteDay('unique-users[store=S001]')).toBe('2026-11-17');
-    expect(state.storeCodes('traffic')).toBeUndefined();
-    await state.markComplete('traffic', '2026-11-19', ['S001']);
-    const file = await onDisk();
-    expect(file.version).toBe(3);
-    expect(file.metrics['unique-users[store=S001]']).toEqual({ complete: [['2026-11-17', '2026-11-17']] });
-    expect(file.metrics.traffic).toMatchObject({ complete: [['2026-11-18', '2026-11-19']], stores: 1 });
-
-    await writeFile(path, JSON.stringify({ version: 2, metrics: { traffic: { lastCompleteDay: '2026-11-17', pending: { '2026-11-18': { reason: 'partial', missingStores: 2, stores: 2 } } } }, storeSets: {} }));
-    const v2 = await ImportState.load(path, OPTIONS);
-    expect(v2.coverage('traffic')).toMatchObject({
-      complete: [['2026-11-17', '2026-11-17']],
-      pending: [{ day: '2026-11-18', status: { reason: 'partly-published', missingStores: 2, stores: 2 } }],
-    });
-  });
-
-  it.each([
-    [{ lastCompleteDay: { traffic: '2026-02-30' } }, /traffic lastCompleteDay "2026-02-30" is not a valid day/],
-    [{ version: 1, lastCompleteDay: { traffic: '2026-13-01' } }, /traffic lastCompleteDay "2026-13-01" is not a valid day/],
-    [{ version: 1, lastCompleteDay: { traffic: '2099-01-01' } }, /traffic complete 2099-01-01 is in the future \(today is 2026-11-21 UTC\)/],
-    // Today is not over, so it cannot be complete.
-    [{ version: 1, lastCompleteDay: { traffic: '2026-11-21' } }, /traffic complete 2026-11-21 is in the future/],
-    [{ version: 3, metrics: { traffic: { accepted: [['2026-11-05', '2026-11-03']] } }, storeSets: {} }, /traffic accepted range 2026-11-05..2026-11-03 ends before it starts/],
-    [{ version: 3, metrics: { traffic: { givenUp: [['2026-11-05', '2026-11-32']] } }, storeSets: {} }, /traffic givenUp "2026-11-32" is not a valid day/],
-    [{ version: 3, metrics: { traffic: { pending: { '2026-11-05': { reason: 'lost' } } } }, storeSets: {} }, /not an area-metrics state file: metrics.traffic.pending.2026-11-05.reason/],
-    [{ version: 1, lastCompleteDay: { trafic: '2026-11-01' } }, /unknown metric key "trafic"/],
-    [{ version: 4, metrics: {} }, /has version 4, newer than this area-metrics reads \(3\); upgrade area-metrics/],
-    [{ version: 2, metrics: { traffic: { lastCompleteDay: '2026-11-01', storeSet: 'abc' } }, storeSets: {} }, /names store set "abc", which is not in storeSets/],
-    [{ version: 2, metrics: { traffic: { pending: { '2026-11-31': { reason: 'not-over' } } } }, storeSets: {} }, /pending day "2026-11-31" is not a valid day/],
-    [{ version: 1, lastCompleteDay: { traffic: 'yesterday' } }, /"yesterday" is not a valid day/],
-  ])('refuses %j with a usage error naming the file and the value', async (content, message) => {
-    await writeFile(path, JSON.stringify(content));
-    const error = await ImportState.load(path, OPTIONS).catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(UsageError);
-    expect((error as Error).message).toMatch(message);
-    expect((error as Error).message).toContain(path);
-    expect((error as Error).message).not.toContain('\n');
-  });
-
-  it('refuses a file that is not JSON or not a state file', async () => {
-    await writeFile(path, 'not json');
-    await expect(ImportState.load(path, OPTIONS)).rejects.toThrow(/not valid JSON; fix or delete it/);
-    await writeFile(path, '{"hello": 1}');
-    await expect(ImportState.load(path, OPTIONS)).rejects.toThrow(/is not an area-metrics state file/);
   });
 
   it('loadExisting (for status) refuses a missing file', async () => {
@@ -162,52 +112,6 @@ describe('ImportState', () => {
     expect(Object.keys((await onDisk()).storeSets)).toHaveLength(1);
   });
 
-  it('two writers on one file keep each other\'s keys (read-merge-write under the lock)', async () => {
-    const a = await ImportState.load(path, OPTIONS);
-    const b = await ImportState.load(path, OPTIONS);
-    const days = ['2026-11-10', '2026-11-11', '2026-11-12', '2026-11-13', '2026-11-14'];
-    await Promise.all([
-      (async () => {
-        for (const day of days) await a.markComplete('traffic', day, ['S001']);
-      })(),
-      (async () => {
-        for (const day of days) await b.markComplete('unique-users', day, ['S002']);
-      })(),
-    ]);
-    const reloaded = await ImportState.load(path, OPTIONS);
-    expect(reloaded.lastCompleteDay('traffic')).toBe('2026-11-14');
-    expect(reloaded.lastCompleteDay('unique-users')).toBe('2026-11-14');
-    await expect(lstat(`${path}.lock`)).rejects.toThrow(/ENOENT/);
-  });
-
-  it('takes over a lock left by a process that is gone', async () => {
-    await symlink(String(await deadPid()), `${path}.lock`);
-    const state = await ImportState.load(path, OPTIONS);
-    await state.markComplete('traffic', '2026-11-20', ['S001']);
-    expect(state.lastCompleteDay('traffic')).toBe('2026-11-20');
-    await expect(lstat(`${path}.lock`)).rejects.toThrow(/ENOENT/);
-  });
-
-  it('waits for a live holder and takes over a lock older than a minute', async () => {
-    const lock = `${path}.lock`;
-    await symlink(String(process.pid), lock);
-    const state = await ImportState.load(path, OPTIONS);
-    let done = false;
-    const marking = state.markComplete('traffic', '2026-11-20', ['S001']).then(() => {
-      done = true;
-    });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(done).toBe(false);
-    const old = new Date(Date.now() - 120_000);
-    await lutimes(lock, old, old);
-    await marking;
-    expect(state.lastCompleteDay('traffic')).toBe('2026-11-20');
-  });
-
-  it('keys store-limited runs apart from whole runs', () => {
-    expect(stateKey('traffic', [])).toBe('traffic');
-    expect(stateKey('traffic', ['B', 'A'])).toBe('traffic[store=A,B]');
-  });
 });
 
 describe('the day mode', () => {

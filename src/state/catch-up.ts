@@ -1,0 +1,157 @@
+import { describeDays, describeRange, daysOfRanges } from '../window/day-ranges.js';
+import { addDays, daysBetween, resolveDays, type UtcDay, type WindowRequest } from '../window/days.js';
+import { defaultDay, type DayMode } from '../window/day-mode.js';
+import { latestSettled } from './coverage.js';
+import type { ImportState } from './import-state.js';
+import { stateKey } from './keys.js';
+
+/** `--catch-up` as the flags give it. */
+export interface CatchUpRequest {
+  readonly kind: 'catch-up';
+  readonly maxDays: number;
+  readonly lookback: number;
+}
+
+/** What `--catch-up` does for one metric. */
+export interface CatchUpPlan {
+  /** Days to import, oldest first: look-back, pending and new days together. */
+  readonly days: UtcDay[];
+  /** The complete days re-imported for late corrections (`--lookback`). */
+  readonly lookback: UtcDay[];
+  /** Pending days retried in this run. */
+  readonly pending: UtcDay[];
+  /** Days after the latest settled one, taken in this run. */
+  readonly fresh: UtcDay[];
+  /** Set when `--max-days` cut the new days: the first and last day left for a later run, and how many. */
+  readonly freshLeft?: { readonly from: UtcDay; readonly to: UtcDay; readonly count: number };
+  /** Pending days left for a later run by `--max-days`. */
+  readonly pendingLeft?: number;
+}
+
+/** What catch-up needs of a metric's coverage. */
+export interface CatchUpCoverage {
+  /** The complete days, oldest first (look-back takes the latest). */
+  readonly complete: readonly UtcDay[];
+  /** The latest settled day (complete, accepted or given up): new days start after it. */
+  readonly settledThrough: UtcDay | undefined;
+  /** Days asked for before and not final yet, oldest first (given-up days are not among them). */
+  readonly pending: readonly UtcDay[];
+}
+
+/**
+ * The pending days, and every day after the latest settled one through the mode's default day (yesterday in UTC mode,
+ * the latest local day over everywhere in local mode): a pending day never holds later days
+ * back. `maxDays` bounds each of the two, oldest first (pending days that wait are retried by the next run, new days
+ * continue where this run stopped). `lookback` adds the latest complete days, for late corrections. No coverage means
+ * yesterday only: how far back to go is a backfill's decision, not a guess.
+ */
+export function catchUpDays(
+  coverage: CatchUpCoverage,
+  options: { readonly maxDays: number; readonly lookback: number },
+  now: Date,
+  mode: DayMode = 'utc',
+): CatchUpPlan {
+  const last = defaultDay(mode, now);
+  const pendingAll = coverage.pending.filter((day) => day <= last);
+  const waiting = new Set(pendingAll);
+  const first = coverage.settledThrough === undefined ? last : addDays(coverage.settledThrough, 1);
+  const freshAll = first > last ? [] : daysBetween(first, last).filter((day) => !waiting.has(day));
+  const fresh = freshAll.slice(0, options.maxDays);
+  const pending = pendingAll.slice(0, options.maxDays);
+  const lookback = options.lookback === 0 ? [] : coverage.complete.slice(-options.lookback);
+  const freshRest = freshAll.slice(options.maxDays);
+  return {
+    days: [...new Set([...lookback, ...pending, ...fresh])].sort(),
+    lookback,
+    pending,
+    fresh,
+    ...(freshRest.length > 0 ? { freshLeft: { from: freshRest[0]!, to: freshRest.at(-1)!, count: freshRest.length } } : {}),
+    ...(pendingAll.length > pending.length ? { pendingLeft: pendingAll.length - pending.length } : {}),
+  };
+}
+
+export interface MetricCatchUp<M extends string = string> extends CatchUpPlan {
+  readonly metric: M;
+}
+
+/**
+ * `--catch-up` for each metric on its own, from its own coverage: its pending days and the days after its latest
+ * settled one. A metric with a gap is caught up even when another has no state yet (which starts at yesterday).
+ */
+export function catchUpFrom<M extends string>(
+  state: ImportState | undefined,
+  metrics: readonly M[],
+  storeCodes: readonly string[],
+  options: { readonly maxDays: number; readonly lookback: number },
+  now: Date,
+  mode: DayMode = 'utc',
+): MetricCatchUp<M>[] {
+  return metrics.map((metric) => {
+    const coverage = state?.coverage(stateKey(metric, storeCodes));
+    return {
+      metric,
+      ...catchUpDays(
+        {
+          complete: daysOfRanges(coverage?.complete ?? []),
+          settledThrough: coverage === undefined ? undefined : latestSettled(coverage),
+          pending: (coverage?.pending ?? []).map(({ day }) => day),
+        },
+        options,
+        now,
+        mode,
+      ),
+    };
+  });
+}
+
+/** A cut `--max-days` made, as the warning that says so. */
+export interface Cut {
+  readonly message: string;
+  readonly fields: Readonly<Record<string, unknown>>;
+}
+
+/** What a run is asked to import, as the flags give it. */
+export interface DaysRequest {
+  readonly window: WindowRequest | CatchUpRequest;
+  readonly dayMode: DayMode;
+  readonly storeCodes: readonly string[];
+}
+
+/**
+ * The days of each metric: `--catch-up` per metric from its own coverage (each `--max-days` cut a warning naming the
+ * days left), otherwise the window the flags name, the same for every metric.
+ */
+export function planDays<M extends string>(
+  metricNames: readonly M[],
+  request: DaysRequest,
+  state: ImportState | undefined,
+  now: Date,
+): { plan: { metric: M; days: UtcDay[] }[]; cuts: Cut[] } {
+  const { window } = request;
+  if (window.kind !== 'catch-up') {
+    const days = resolveDays(window, now, request.dayMode);
+    return { plan: metricNames.map((metric) => ({ metric, days })), cuts: [] };
+  }
+  const cuts: Cut[] = [];
+  const plan = catchUpFrom(state, metricNames, request.storeCodes, window, now, request.dayMode).map((metric) => {
+    if (metric.freshLeft) {
+      const { fresh, freshLeft } = metric;
+      cuts.push({
+        message:
+          `${metric.metric}: --max-days ${window.maxDays} cut the new days: importing ${describeDays(fresh)} now, ` +
+          `${freshLeft.count} more day${freshLeft.count === 1 ? ' is' : 's are'} left (${describeRange([freshLeft.from, freshLeft.to])}) for the next --catch-up`,
+        fields: { metric: metric.metric, max_days: window.maxDays, days_left: freshLeft.count },
+      });
+    }
+    if (metric.pendingLeft) {
+      cuts.push({
+        message:
+          `${metric.metric}: --max-days ${window.maxDays} cut the pending days: retrying the oldest ${metric.pending.length} ` +
+          `(${describeDays(metric.pending)}), ${metric.pendingLeft} more wait for the next --catch-up`,
+        fields: { metric: metric.metric, max_days: window.maxDays, pending_left: metric.pendingLeft },
+      });
+    }
+    return { metric: metric.metric, days: metric.days };
+  });
+  return { plan, cuts };
+}

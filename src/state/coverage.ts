@@ -1,0 +1,72 @@
+import { daysOfRanges, rangesHold, type DayRange } from '../window/day-ranges.js';
+import { daysBetween, type UtcDay } from '../window/days.js';
+import type { PendingDay } from './versions/v4.js';
+
+/** The days of one key in each list; every day is in at most one of them. */
+export interface DayLists {
+  readonly complete?: readonly DayRange[];
+  readonly accepted?: readonly DayRange[];
+  readonly givenUp?: readonly DayRange[];
+}
+
+/** One key's coverage as read: every day is in at most one of complete, accepted, given up and pending. */
+export interface KeyCoverage {
+  readonly complete: readonly DayRange[];
+  readonly accepted: readonly DayRange[];
+  readonly givenUp: readonly DayRange[];
+  readonly pending: readonly { readonly day: UtcDay; readonly status: PendingDay }[];
+}
+
+/**
+ * Final: complete (its data is final) or accepted (a person said so). A final day is not asked for again by
+ * `--catch-up`, nor made pending by a later import; only `reopen` does that.
+ */
+export function isFinal(lists: DayLists, day: UtcDay): boolean {
+  return rangesHold(lists.complete ?? [], day) || rangesHold(lists.accepted ?? [], day);
+}
+
+/**
+ * The latest final day (complete or accepted): how far the data is. `status` counts the days behind from it, since a
+ * given-up day is no data.
+ */
+export function latestFinal(coverage: KeyCoverage): UtcDay | undefined {
+  return latestOf([coverage.complete, coverage.accepted]);
+}
+
+/**
+ * The latest settled day: complete, accepted or given up, the days `--catch-up` is done with. New days start after
+ * it; a given-up day counts, or the next run would ask for it again as a new day.
+ */
+export function latestSettled(coverage: KeyCoverage): UtcDay | undefined {
+  return latestOf([coverage.complete, coverage.accepted, coverage.givenUp]);
+}
+
+/** The earliest day the state knows of (final, given up or pending): where the key's coverage starts. */
+export function firstKnownDay(coverage: KeyCoverage): UtcDay | undefined {
+  return [...coverage.complete, ...coverage.accepted, ...coverage.givenUp].map(([first]) => first).concat(coverage.pending.map(({ day }) => day)).sort()[0];
+}
+
+/**
+ * The gaps: days from where coverage starts to the latest final day that are not final (pending and given-up days
+ * among them), and every suspect day, wherever it lies: data the importer holds but does not trust.
+ */
+export function gapDays(coverage: KeyCoverage): UtcDay[] {
+  const first = firstKnownDay(coverage);
+  const last = latestFinal(coverage);
+  const inside = first === undefined || last === undefined ? [] : daysBetween(first, last).filter((day) => !isFinal(coverage, day));
+  const suspect = coverage.pending.filter(({ status }) => status.reason === 'suspect').map(({ day }) => day);
+  return [...new Set([...inside, ...suspect])].sort();
+}
+
+/** The complete days, oldest first. */
+export function completeDays(coverage: KeyCoverage): UtcDay[] {
+  return daysOfRanges(coverage.complete);
+}
+
+function latestOf(lists: readonly (readonly DayRange[])[]): UtcDay | undefined {
+  return lists
+    .map((ranges) => ranges.at(-1)?.[1])
+    .filter((day): day is UtcDay => day !== undefined)
+    .sort()
+    .at(-1);
+}

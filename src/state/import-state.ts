@@ -1,0 +1,271 @@
+import { UsageError } from '../errors.js';
+import { rangesHold, withDays, withoutDays } from '../window/day-ranges.js';
+import type { UtcDay } from '../window/days.js';
+import type { DayMode } from '../window/day-mode.js';
+import { isFinal, type KeyCoverage } from './coverage.js';
+import { emptyState, parseState, type StateLoadOptions } from './state-file.js';
+import { formatState } from './state-text.js';
+import { FileStateStorage, type StateStorage } from './storage.js';
+import { decodeStoreSet, encodeStoreSet, pruneStoreSets, storeSetId } from './store-sets.js';
+import type { LastRun, PendingDay, StateEntry, StateFile } from './versions/v4.js';
+
+/**
+ * The record `--catch-up`, `status`, `accept` and `reopen` work from: per metric (and store selection) its coverage
+ * (complete, accepted, given-up and pending days), the stores of its latest complete day, and the last run.
+ *
+ * Several runs may write one state at the same time (two cron lines, a backfill during the nightly run). Every change
+ * is a read-merge-write through the storage: the state is read again, only this change is applied, and it is
+ * replaced atomically. So no run loses another's keys, and a final day never becomes pending again by itself.
+ */
+export class ImportState {
+  private readonly storeSetCache = new Map<string, readonly string[]>();
+
+  private constructor(
+    readonly storage: StateStorage,
+    private file: StateFile,
+    private readonly options: StateLoadOptions,
+  ) {}
+
+  get path(): string {
+    return this.storage.location;
+  }
+
+  /** Reads and checks the state; none means an empty state. Anything unusable is a usage error naming the value. */
+  static async load(storage: StateStorage | string, options: StateLoadOptions): Promise<ImportState> {
+    const store = typeof storage === 'string' ? new FileStateStorage(storage) : storage;
+    const file = parseState(await store.read(), store.location, options);
+    if (file !== undefined && options.mode !== undefined) refuseOtherMode(file, options.mode, store.location);
+    return new ImportState(store, file ?? emptyState(), options);
+  }
+
+  /** The state's day mode: UTC days unless a local-mode run created it. */
+  get dayMode(): DayMode {
+    return this.file.days ?? 'utc';
+  }
+
+  /** Like `load`, but no state is an error too (for `status`, which only reads). */
+  static async loadExisting(storage: StateStorage | string, options: StateLoadOptions): Promise<ImportState> {
+    const store = typeof storage === 'string' ? new FileStateStorage(storage) : storage;
+    const file = parseState(await store.read(), store.location, options);
+    if (file === undefined) {
+      throw new UsageError(`no state file at ${store.location}: nothing has been imported into it yet (or pass --state <file>)`);
+    }
+    return new ImportState(store, file, options);
+  }
+
+  keys(): string[] {
+    return Object.keys(this.file.metrics).sort();
+  }
+
+  lastRun(): LastRun | undefined {
+    return this.file.lastRun;
+  }
+
+  coverage(key: string): KeyCoverage {
+    const entry = this.file.metrics[key] ?? {};
+    const pending = entry.pending ?? {};
+    return {
+      complete: entry.complete ?? [],
+      accepted: entry.accepted ?? [],
+      givenUp: entry.givenUp ?? [],
+      pending: Object.keys(pending)
+        .sort()
+        .map((day) => ({ day, status: pending[day]! })),
+    };
+  }
+
+  /** The latest complete day. */
+  lastCompleteDay(key: string): UtcDay | undefined {
+    return this.file.metrics[key]?.complete?.at(-1)?.[1];
+  }
+
+  isFinal(key: string, day: UtcDay): boolean {
+    const entry = this.file.metrics[key];
+    return entry !== undefined && isFinal(entry, day);
+  }
+
+  isGivenUp(key: string, day: UtcDay): boolean {
+    return rangesHold(this.file.metrics[key]?.givenUp ?? [], day);
+  }
+
+  /** How many stores reported on the latest complete day. */
+  storeCount(key: string): number | undefined {
+    return this.file.metrics[key]?.stores;
+  }
+
+  /** The store codes of the latest complete day, sorted; undefined when no day is complete (or none were kept). */
+  storeCodes(key: string): readonly string[] | undefined {
+    const id = this.file.metrics[key]?.storeSet;
+    if (id === undefined) return undefined;
+    let codes = this.storeSetCache.get(id);
+    if (codes === undefined) {
+      codes = decodeStoreSet(this.file.storeSets[id], this.path, id);
+      this.storeSetCache.set(id, codes);
+    }
+    return codes;
+  }
+
+  /** Pending days (not complete, not accepted) with their reason, oldest first. */
+  pending(key: string): KeyCoverage['pending'] {
+    return this.coverage(key).pending;
+  }
+
+  /**
+   * Records `day` complete with the stores it had (no longer pending, given up or accepted). The stores become the
+   * expectation for other days when `day` is the latest complete one.
+   */
+  async markComplete(key: string, day: UtcDay, storeCodes: readonly string[]): Promise<void> {
+    await this.update((file) => {
+      const entry = cleared(file.metrics[key] ?? {}, [day]);
+      const latest = entry.complete?.at(-1)?.[1];
+      entry.complete = withDays(entry.complete ?? [], [day]);
+      if (latest === undefined || day >= latest) {
+        const sorted = [...new Set(storeCodes)].sort();
+        const id = storeSetId(sorted);
+        if (file.storeSets[id] === undefined) file.storeSets[id] = encodeStoreSet(sorted);
+        this.storeSetCache.set(id, sorted);
+        entry.stores = sorted.length;
+        entry.storeSet = id;
+      }
+      file.metrics[key] = entry;
+      return true;
+    });
+  }
+
+  /** Notes why a day is not final; a final day stays final (a look-back that meets a hiccup changes nothing). */
+  async markPending(key: string, day: UtcDay, status: PendingDay): Promise<boolean> {
+    return this.update((file) => {
+      const entry = file.metrics[key] ?? {};
+      if (isFinal(entry, day)) return false;
+      const next = cleared(entry, [day]);
+      (next.pending ??= {})[day] = { ...status };
+      file.metrics[key] = next;
+      return true;
+    });
+  }
+
+  /**
+   * Before a run fetches anything: the days it was asked for that are not final are pending (`asked`) until they are
+   * judged, so a run killed half-way leaves them to the next `--catch-up`. A day already pending keeps its reason, a
+   * given-up day stays given up.
+   */
+  async markAsked(days: readonly { readonly key: string; readonly day: UtcDay }[]): Promise<void> {
+    await this.update((file) => {
+      let changed = false;
+      for (const { key, day } of days) {
+        const entry = (file.metrics[key] ??= {});
+        if (isFinal(entry, day) || rangesHold(entry.givenUp ?? [], day) || entry.pending?.[day] !== undefined) continue;
+        (entry.pending ??= {})[day] = { reason: 'asked' };
+        changed = true;
+      }
+      return changed;
+    });
+  }
+
+  /**
+   * After a run that ended before judging these days (a signal, a rejected credential, a full disk): those still
+   * `asked` become `interrupted`. A day another run has judged since keeps that judgement.
+   */
+  async markInterrupted(days: readonly { readonly key: string; readonly day: UtcDay }[]): Promise<void> {
+    await this.update((file) => {
+      let changed = false;
+      for (const { key, day } of days) {
+        const pending = file.metrics[key]?.pending;
+        if (pending?.[day]?.reason !== 'asked') continue;
+        pending[day] = { reason: 'interrupted' };
+        changed = true;
+      }
+      return changed;
+    });
+  }
+
+  /** Records a day that never came as given up: not asked for again, still a gap until it is accepted. */
+  async markGivenUp(key: string, day: UtcDay): Promise<void> {
+    await this.update((file) => {
+      const entry = cleared(file.metrics[key] ?? {}, [day]);
+      entry.givenUp = withDays(entry.givenUp ?? [], [day]);
+      file.metrics[key] = entry;
+      return true;
+    });
+  }
+
+  /** Records the days as final whatever their data (complete days stay complete). */
+  async accept(key: string, days: readonly UtcDay[]): Promise<void> {
+    await this.update((file) => {
+      const current = file.metrics[key] ?? {};
+      const open = days.filter((day) => !rangesHold(current.complete ?? [], day));
+      const entry = cleared(current, open);
+      entry.accepted = withDays(entry.accepted ?? [], open);
+      file.metrics[key] = entry;
+      return true;
+    });
+  }
+
+  /** Makes the days pending again (`reopened`), so the next `--catch-up` imports them. */
+  async reopen(key: string, days: readonly UtcDay[]): Promise<void> {
+    await this.update((file) => {
+      const entry = cleared(file.metrics[key] ?? {}, days);
+      const pending = (entry.pending ??= {});
+      for (const day of days) pending[day] = { reason: 'reopened' };
+      file.metrics[key] = entry;
+      return true;
+    });
+  }
+
+  async recordRun(run: LastRun): Promise<void> {
+    await this.update((file) => {
+      file.lastRun = run;
+      return true;
+    });
+  }
+
+  /** Read-merge-write through the storage; `change` edits the freshly read state and says whether it changed it. */
+  private async update<T extends boolean | void>(change: (file: StateFile) => T): Promise<T> {
+    let result!: T;
+    await this.storage.update((text) => {
+      const read = parseState(text, this.path, this.options);
+      const { mode } = this.options;
+      // A run of the other mode may have created the state since it was loaded: its days are not this run's.
+      if (read !== undefined && mode !== undefined) refuseOtherMode(read, mode, this.path);
+      const file = read ?? emptyState();
+      // The mode is written with the state's first change: absent means UTC days, as every earlier release wrote.
+      const modeAdded = mode === 'local' && file.days !== 'local';
+      if (modeAdded) file.days = 'local';
+      result = change(file);
+      this.file = file;
+      if (result === false && !modeAdded) return undefined;
+      pruneStoreSets(file);
+      return formatState(file);
+    });
+    return result;
+  }
+}
+
+/**
+ * Takes the days out of every list of the entry (which belongs to a freshly read state, so it is changed in place),
+ * so that each day has one status; returns it.
+ */
+function cleared(entry: StateEntry, days: readonly UtcDay[]): StateEntry {
+  // Lists that hold none of the days are kept as they are: a long backfill changes one day at a time.
+  for (const list of ['complete', 'accepted', 'givenUp'] as const) {
+    const ranges = entry[list];
+    if (ranges === undefined || !days.some((day) => rangesHold(ranges, day))) continue;
+    const rest = withoutDays(ranges, days);
+    if (rest.length > 0) entry[list] = rest;
+    else delete entry[list];
+  }
+  if (entry.pending !== undefined) {
+    for (const day of days) delete entry.pending[day];
+    if (Object.keys(entry.pending).length === 0) delete entry.pending;
+  }
+  return entry;
+}
+
+function refuseOtherMode(file: StateFile, mode: DayMode, path: string): void {
+  const kept = file.days ?? 'utc';
+  if (kept === mode) return;
+  throw new UsageError(
+    `--days ${mode} does not match the state ${path}, which holds ${kept === 'utc' ? 'UTC days (--days utc)' : 'store-local days (--days local)'}: ` +
+      `one output folder and state keep one day mode; use --days ${kept}, or another -o folder and --state for --days ${mode}`,
+  );
+}

@@ -1,0 +1,110 @@
+import { UsageError } from '../errors.js';
+import { boundedMemo } from '../memo.js';
+import { daysOfRanges, rangesOfDays, type DayRange } from '../window/day-ranges.js';
+import { addDays, isValidDay, today, type UtcDay } from '../window/days.js';
+import type { DayMode } from '../window/day-mode.js';
+import { isKnownKey } from './keys.js';
+import { upgradeV1, v1Schema } from './versions/v1.js';
+import { upgradeV2, v2Schema } from './versions/v2.js';
+import { upgradeV3, v3Schema } from './versions/v3.js';
+import { stateSchema, type StateFile } from './versions/v4.js';
+
+export const STATE_FILE_NAME = '.area-metrics-state.json';
+/** The format this release writes; versions 1 to 3 (earlier releases) are read and upgraded on the next write. */
+export const STATE_VERSION = 4;
+
+export interface StateLoadOptions {
+  /** The clock that tells which days are in the future. */
+  readonly now: Date;
+  /**
+   * The day mode of the run that writes: a state (and its folder) keeps the mode of its first run, and a run in the
+   * other mode is refused. Absent for commands that only read or settle days, which take the state's own mode.
+   */
+  readonly mode?: DayMode;
+  /** The metric names a key may start with. */
+  readonly metricNames: readonly string[];
+}
+
+export function emptyState(): StateFile {
+  return { version: STATE_VERSION, metrics: {}, storeSets: {} };
+}
+
+/** The state a text holds, in this release's format; undefined for no text. Anything unusable is a usage error. */
+export function parseState(text: string | undefined, path: string, options: StateLoadOptions): StateFile | undefined {
+  if (text === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new UsageError(`state file ${path} is not valid JSON; fix or delete it`);
+  }
+  const version = (parsed as { version?: unknown } | null)?.version;
+  if (typeof version === 'number' && Number.isInteger(version) && version > STATE_VERSION) {
+    throw new UsageError(
+      `state file ${path} has version ${version}, newer than this area-metrics reads (${STATE_VERSION}); upgrade area-metrics`,
+    );
+  }
+  const file = upgrade(parsed, path);
+  checkState(file, path, options);
+  return file;
+}
+
+/** Each earlier version is read by its own schema and upgraded one version at a time. */
+function upgrade(parsed: unknown, path: string): StateFile {
+  const current = stateSchema.safeParse(parsed);
+  if (current.success) return current.data;
+  const v3 = v3Schema.safeParse(parsed);
+  if (v3.success) return upgradeV3(v3.data);
+  const v2 = v2Schema.safeParse(parsed);
+  if (v2.success) return upgradeV3(upgradeV2(v2.data, path));
+  const v1 = v1Schema.safeParse(parsed);
+  if (v1.success) return upgradeV3(upgradeV2(upgradeV1(v1.data), path));
+  const version = (parsed as { version?: unknown } | null)?.version;
+  const schema = version === STATE_VERSION ? stateSchema : version === 3 ? v3Schema : undefined;
+  const issue = schema?.safeParse(parsed).error?.issues[0];
+  const where = issue === undefined ? '' : `: ${issue.path.join('.')}: ${issue.message}`;
+  throw new UsageError(`state file ${path} is not an area-metrics state file${where}; fix or delete it`);
+}
+
+/** Days that do not exist or lie in the future, unknown keys and dangling store sets would mislead `--catch-up`. */
+function checkState(file: StateFile, path: string, options: StateLoadOptions): void {
+  const current = today(options.now);
+  // Today's window is not over, so no day after yesterday is final.
+  const lastFinal = addDays(current, -1);
+  const fail = (what: string): never => {
+    throw new UsageError(`state file ${path}: ${what}; fix or delete it`);
+  };
+  const checkDay = (key: string, field: string, day: string, latest: UtcDay): void => {
+    if (!knownValidDay(day)) fail(`${key} ${field} ${JSON.stringify(day)} is not a valid day (YYYY-MM-DD)`);
+    if (day > latest) fail(`${key} ${field} ${day} is in the future (today is ${current} UTC)`);
+  };
+  const checkRanges = (key: string, field: string, ranges: readonly DayRange[] | undefined): void => {
+    for (const [first, last] of ranges ?? []) {
+      checkDay(key, field, first, lastFinal);
+      checkDay(key, field, last, lastFinal);
+      if (first > last) fail(`${key} ${field} range ${first}..${last} ends before it starts`);
+    }
+  };
+  for (const [key, entry] of Object.entries(file.metrics)) {
+    if (!isKnownKey(key, options.metricNames)) {
+      fail(`unknown metric key ${JSON.stringify(key)} (expected ${options.metricNames.join(', ')}, or <metric>[store=...])`);
+    }
+    checkRanges(key, 'complete', entry.complete);
+    checkRanges(key, 'accepted', entry.accepted);
+    checkRanges(key, 'givenUp', entry.givenUp);
+    // Written by hand out of order: read as the days they name.
+    for (const list of ['complete', 'accepted', 'givenUp'] as const) {
+      if (entry[list] !== undefined) entry[list] = rangesOfDays(daysOfRanges(entry[list]));
+    }
+    for (const day of Object.keys(entry.pending ?? {})) checkDay(key, 'pending day', day, current);
+    if (entry.storeSet !== undefined && file.storeSets[entry.storeSet] === undefined) {
+      fail(`${key} names store set ${JSON.stringify(entry.storeSet)}, which is not in storeSets`);
+    }
+  }
+  if (file.lastRun !== undefined && Number.isNaN(Date.parse(file.lastRun.time))) {
+    fail(`lastRun time ${JSON.stringify(file.lastRun.time)} is not a date-time`);
+  }
+}
+
+/** The same days are checked on every read of a state: each distinct one is checked once. */
+const knownValidDay = boundedMemo(isValidDay, 100_000);

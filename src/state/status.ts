@@ -1,0 +1,53 @@
+import { rangesOfDays, type DayRange } from '../window/day-ranges.js';
+import { daysFrom, type UtcDay } from '../window/days.js';
+import { defaultDay } from '../window/day-mode.js';
+import { firstKnownDay, gapDays, latestFinal } from './coverage.js';
+import type { ImportState } from './import-state.js';
+import { metricOfKey } from './keys.js';
+import type { PendingDay } from './versions/v4.js';
+
+/** One state key as `status` reports it. */
+export interface KeyStatus {
+  readonly key: string;
+  readonly metric: string;
+  /** The earliest day the state knows of (complete, accepted, given up or pending). */
+  readonly firstDay: UtcDay | null;
+  readonly lastCompleteDay: UtcDay | null;
+  /** Days between the latest final day and yesterday (UTC; in local mode the latest local day over everywhere); null when no day is final yet. */
+  readonly daysBehind: number | null;
+  readonly stores: number | null;
+  /** Days between the first and the latest final day that are neither complete nor accepted, as ranges. */
+  readonly gaps: readonly DayRange[];
+  readonly gapDays: number;
+  readonly pending: readonly ({ readonly day: UtcDay } & PendingDay)[];
+  readonly givenUp: readonly DayRange[];
+  readonly accepted: readonly DayRange[];
+  /** More than `--max-behind` days behind (never complete counts as behind), or a gap. */
+  readonly behind: boolean;
+}
+
+/** What `status` knows, from the state alone. */
+export function statusOf(state: ImportState, now: Date, maxBehind: number | undefined): KeyStatus[] {
+  // Behind what could be complete: yesterday (UTC), or in local mode the latest local day over everywhere.
+  const last = defaultDay(state.dayMode, now);
+  return state.keys().map((key) => {
+    const coverage = state.coverage(key);
+    const final = latestFinal(coverage);
+    const gaps = gapDays(coverage);
+    const daysBehind = final === undefined ? null : Math.max(0, daysFrom(final, last));
+    return {
+      key,
+      metric: metricOfKey(key),
+      firstDay: firstKnownDay(coverage) ?? null,
+      lastCompleteDay: state.lastCompleteDay(key) ?? null,
+      daysBehind,
+      stores: state.storeCount(key) ?? null,
+      gaps: rangesOfDays(gaps),
+      gapDays: gaps.length,
+      pending: coverage.pending.map(({ day, status }) => ({ day, ...status })),
+      givenUp: coverage.givenUp,
+      accepted: coverage.accepted,
+      behind: maxBehind !== undefined && (daysBehind === null || daysBehind > maxBehind || gaps.length > 0),
+    };
+  });
+}

@@ -1,0 +1,53 @@
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { UsageError } from '../errors.js';
+import { writeFileAtomic } from '../output/atomic-file.js';
+import { asOutputError } from '../output/write-failure.js';
+import { acquireLock } from './file-lock.js';
+
+/**
+ * Where the state's text lives. A folder keeps it in a file under a lock; an object store can keep it as an object
+ * replaced by a conditional write. Either way `update` is one atomic read-merge-write against other writers.
+ */
+export interface StateStorage {
+  /** The path or URL, for messages. */
+  readonly location: string;
+  /** The stored text; undefined when there is none yet. */
+  read(): Promise<string | undefined>;
+  /**
+   * Replaces the text with what `change` makes of the current one (undefined: leave it as it is), with no other
+   * writer in between; a storage that detects a conflict instead of locking calls `change` again on the newer text.
+   */
+  update(change: (current: string | undefined) => string | undefined): Promise<void>;
+}
+
+/** The state in a local file, changed under `<file>.lock`. */
+export class FileStateStorage implements StateStorage {
+  constructor(readonly location: string) {}
+
+  async read(): Promise<string | undefined> {
+    try {
+      return await readFile(this.location, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw new UsageError(`cannot read state file ${this.location}: ${(error as Error).message}`);
+    }
+  }
+
+  async update(change: (current: string | undefined) => string | undefined): Promise<void> {
+    const lockPath = `${this.location}.lock`;
+    let release: () => Promise<void>;
+    try {
+      await mkdir(dirname(this.location), { recursive: true });
+      release = await acquireLock(lockPath);
+    } catch (error) {
+      throw asOutputError(error, `cannot lock the state file with ${lockPath}`);
+    }
+    try {
+      const next = change(await this.read());
+      if (next !== undefined) await writeFileAtomic(this.location, [next]);
+    } finally {
+      await release().catch(() => {});
+    }
+  }
+}

@@ -1,0 +1,57 @@
+import { lstat, lutimes, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { ImportState } from '../../src/state/import-state.js';
+import { deadPid } from '../helpers/pids.js';
+import { useTempDirs } from '../helpers/tmp.js';
+
+const tempDir = useTempDirs('state-lock-');
+const OPTIONS = { now: new Date('2026-11-21T02:30:00Z'), metricNames: ['unique-users', 'avg-screen-time', 'traffic'] };
+let path: string;
+beforeEach(async () => {
+  path = join(await tempDir(), '.area-metrics-state.json');
+});
+
+describe('the state file under its lock', () => {
+  it('two writers on one file keep each other\'s keys (read-merge-write under the lock)', async () => {
+    const a = await ImportState.load(path, OPTIONS);
+    const b = await ImportState.load(path, OPTIONS);
+    const days = ['2026-11-10', '2026-11-11', '2026-11-12', '2026-11-13', '2026-11-14'];
+    await Promise.all([
+      (async () => {
+        for (const day of days) await a.markComplete('traffic', day, ['S001']);
+      })(),
+      (async () => {
+        for (const day of days) await b.markComplete('unique-users', day, ['S002']);
+      })(),
+    ]);
+    const reloaded = await ImportState.load(path, OPTIONS);
+    expect(reloaded.lastCompleteDay('traffic')).toBe('2026-11-14');
+    expect(reloaded.lastCompleteDay('unique-users')).toBe('2026-11-14');
+    await expect(lstat(`${path}.lock`)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('takes over a lock left by a process that is gone', async () => {
+    await symlink(String(await deadPid()), `${path}.lock`);
+    const state = await ImportState.load(path, OPTIONS);
+    await state.markComplete('traffic', '2026-11-20', ['S001']);
+    expect(state.lastCompleteDay('traffic')).toBe('2026-11-20');
+    await expect(lstat(`${path}.lock`)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('waits for a live holder and takes over a lock older than a minute', async () => {
+    const lock = `${path}.lock`;
+    await symlink(String(process.pid), lock);
+    const state = await ImportState.load(path, OPTIONS);
+    let done = false;
+    const marking = state.markComplete('traffic', '2026-11-20', ['S001']).then(() => {
+      done = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(done).toBe(false);
+    const old = new Date(Date.now() - 120_000);
+    await lutimes(lock, old, old);
+    await marking;
+    expect(state.lastCompleteDay('traffic')).toBe('2026-11-20');
+  });
+});
