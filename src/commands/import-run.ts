@@ -131,7 +131,7 @@ async function importInto(
     });
   } catch (error) {
     // An interrupted run is a run too: status shows how it ended. Best effort: the state may be what failed.
-    await recordRun(exitCodeFor(error), {}).catch(() => {});
+    await recordRun(exitCodeFor(error), days.rowsByMetric).catch(() => {});
     throw error;
   }
 

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { BehindError, UsageError } from '../errors.js';
 import { statusOf } from '../state/status.js';
-import { behindMessage, formatPrometheus, formatText } from '../state/status-report.js';
+import { formatPrometheus, prometheusWithoutState } from '../state/status-prometheus.js';
+import { behindMessage, formatText } from '../state/status-report.js';
 import { defaultDay } from '../window/day-mode.js';
 import { yesterday } from '../window/days.js';
 import { clockOf } from './clock.js';
@@ -26,7 +27,11 @@ async function runStatus(collected: CollectedOptions, context: CommandContext): 
   const format = options.json ? 'json' : (options.format ?? 'text');
   const { maxBehind } = options;
   const now = clockOf(context.env);
-  const { state, path } = await withExistingState('status', options, context, (state, path) => Promise.resolve({ state, path }));
+  const { state, path } = await withExistingState('status', options, context, (state, path) => Promise.resolve({ state, path })).catch((error: unknown) => {
+    // `> file.prom` has already emptied the file: a sample saying so keeps the metrics from silently vanishing.
+    if (format === 'prometheus') context.stdout.write(prometheusWithoutState());
+    throw error;
+  });
   const statuses = statusOf(state, now, maxBehind);
   const lastRun = state.lastRun();
   if (format === 'json') {

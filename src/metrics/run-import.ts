@@ -107,7 +107,6 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
   let rejected = 0;
   let warnings = 0;
   let unchanged = 0;
-  const rowsByMetric: Record<string, number> = {};
   let result: PipelineResult;
   try {
     await days.markAsked();
@@ -136,7 +135,6 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
         } else {
           const { data } = outcome;
           rows += data.rowCount;
-          rowsByMetric[data.unit.metric.name] = (rowsByMetric[data.unit.metric.name] ?? 0) + data.rowCount;
           rejected += data.rejected.length;
           warnings += data.warnings.length;
           if (outcome.path !== undefined && !outcome.changed) unchanged++;
@@ -181,7 +179,7 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
     notTried: units.length - outcomes.length,
     ...(result.stoppedBy === undefined ? {} : { stoppedBy: result.stoppedBy }),
     rows,
-    rowsByMetric,
+    rowsByMetric: { ...days.rowsByMetric },
     rejected,
     warnings: warnings + days.warnings,
     seconds: (Date.now() - started) / 1000,

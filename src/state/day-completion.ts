@@ -60,6 +60,8 @@ const NAMED_STORES = 5;
 export class DayCompletion {
   /** Warnings logged about days (not published, partly published, not over, given up). */
   warnings = 0;
+  /** Rows of the units recorded so far, per metric: what the run wrote, also when it is interrupted. */
+  readonly rowsByMetric: Record<string, number> = {};
   private readonly tallies = new Map<string, DayTally>();
   private notes: string[] = [];
 
@@ -114,6 +116,7 @@ export class DayCompletion {
       tally.failed = true;
     }
     if (--tally.left === 0) await this.finishDay(metric.name, day, tally);
+    if (committed.ok) this.rowsByMetric[metric.name] = (this.rowsByMetric[metric.name] ?? 0) + committed.data.rowCount;
     return outcome;
   }
 

@@ -1,5 +1,5 @@
 import { rangesOfDays, type DayRange } from '../window/day-ranges.js';
-import { daysFrom, type UtcDay } from '../window/days.js';
+import { addDays, daysFrom, type UtcDay } from '../window/days.js';
 import { defaultDay } from '../window/day-mode.js';
 import { firstKnownDay, gapDays, latestFinal } from './coverage.js';
 import type { ImportState } from './import-state.js';
@@ -13,7 +13,11 @@ export interface KeyStatus {
   /** The earliest day the state knows of (complete, accepted, given up or pending). */
   readonly firstDay: UtcDay | null;
   readonly lastCompleteDay: UtcDay | null;
-  /** Days between the latest final day and yesterday (UTC; in local mode the latest local day over everywhere); null when no day is final yet. */
+  /**
+   * Days between the latest final day and yesterday (UTC; in local mode the latest local day over everywhere). Before
+   * the first final day, from the day before coverage starts: a key first asked for yesterday is 1 day behind, not
+   * "never complete". Null only for a key that holds no day at all.
+   */
   readonly daysBehind: number | null;
   readonly stores: number | null;
   /** Days between the first and the latest final day that are neither complete nor accepted, as ranges. */
@@ -22,7 +26,7 @@ export interface KeyStatus {
   readonly pending: readonly ({ readonly day: UtcDay } & PendingDay)[];
   readonly givenUp: readonly DayRange[];
   readonly accepted: readonly DayRange[];
-  /** More than `--max-behind` days behind (never complete counts as behind), or a gap. */
+  /** More than `--max-behind` days behind, or a gap. */
   readonly behind: boolean;
 }
 
@@ -34,11 +38,14 @@ export function statusOf(state: ImportState, now: Date, maxBehind: number | unde
     const coverage = state.coverage(key);
     const final = latestFinal(coverage);
     const gaps = gapDays(coverage);
-    const daysBehind = final === undefined ? null : Math.max(0, daysFrom(final, last));
+    const first = firstKnownDay(coverage);
+    // Before the first final day, coverage starts where the key was first asked for: no day before it is missing.
+    const reference = final ?? (first === undefined ? undefined : addDays(first, -1));
+    const daysBehind = reference === undefined ? null : Math.max(0, daysFrom(reference, last));
     return {
       key,
       metric: metricOfKey(key),
-      firstDay: firstKnownDay(coverage) ?? null,
+      firstDay: first ?? null,
       lastCompleteDay: state.lastCompleteDay(key) ?? null,
       daysBehind,
       stores: state.storeCount(key) ?? null,

@@ -117,7 +117,7 @@ describe('area-metrics status', () => {
     expect((await runCli(['status', '-o', out, '--max-behind', '2'])).code).toBe(0);
   });
 
-  it('--max-behind: a metric more than n days behind, or never complete, exits 8', async () => {
+  it('--max-behind: a metric more than n days behind, counted from where its coverage starts before its first complete day, exits 8', async () => {
     const out = await folderWithState({ version: 1, lastCompleteDay: { traffic: daysAgo(4), 'avg-screen-time': daysAgo(1) } });
     const behind = await runCli(['status', '-o', out, '--max-behind', '2']);
     expect(behind.code).toBe(8);
@@ -127,10 +127,12 @@ describe('area-metrics status', () => {
     // Without --max-behind, status only reports.
     expect((await runCli(['status', '-o', out])).code).toBe(0);
 
-    const never = await folderWithState({ version: 2, metrics: { traffic: { pending: { [daysAgo(1)]: { reason: 'not-published', stores: 0 } } } }, storeSets: {} });
+    // Never complete: behind from the day before coverage starts, where the key was first asked for.
+    const never = await folderWithState({ version: 2, metrics: { traffic: { pending: { [daysAgo(6)]: { reason: 'not-published', stores: 0 } } } }, storeSets: {} });
+    expect((await runCli(['status', '--state', join(never, STATE), '--max-behind', '6'])).code).toBe(0);
     const result = await runCli(['status', '--state', join(never, STATE), '--max-behind', '5']);
     expect(result.code).toBe(8);
-    expect(result.stderr).toContain('traffic (no complete day yet)');
+    expect(result.stderr).toContain('traffic (6 days behind, no complete day yet)');
     expect(result.stdout).toContain('none yet');
   });
 
