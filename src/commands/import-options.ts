@@ -4,6 +4,7 @@ import { parseBaseUrl } from '../fetch/urls.js';
 import type { LogFormat, LogLevel } from '../log/logger.js';
 import type { OutputFormat, OutputShape } from '../output/format.js';
 import { isObjectUrl, parseObjectUrl, type ObjectLocation } from '../output/object-location.js';
+import { SUSPECT_MODES, type SuspectMode } from '../state/suspect.js';
 import { parseDay, type UtcDay, type WindowRequest } from '../window/days.js';
 import { DAY_MODES, type DayMode } from '../window/day-mode.js';
 import {
@@ -85,6 +86,14 @@ export const IMPORT_OPTIONS = {
   lookback: valueOption({ flags: '--lookback <n>', parse: integer(0, 366), default: 0, description: 'with --catch-up: also re-import the n complete days before, for late corrections' }),
   settleDays: valueOption({ flags: '--settle-days <n>', parse: integer(1, 3660), default: 3, description: 'a day this many days old is final even if some stores never reported' }),
   giveUpDays: valueOption({ flags: '--give-up-days <n>', parse: integer(1, 3660), default: 14, description: 'a day still unpublished this many days after its window ended is given up (one warning; status lists it)' }),
+  onSuspect: valueOption({
+    flags: '--on-suspect <mode>',
+    env: 'AREA_METRICS_ON_SUSPECT',
+    parse: oneOf(SUSPECT_MODES),
+    choices: SUSPECT_MODES,
+    default: 'hold',
+    description: 'a complete day whose numbers look wrong (all zero, or a total far from the median of the 4 weeks before): hold it pending, warn and record it, or off',
+  }),
   store: listOption({ flags: '--store <code>', parse: path('a non-empty store code'), description: 'only this store_code; repeatable (one unit per store)' }),
   output: valueOption({ flags: '-o, --output <dir|s3://bucket/prefix|->', env: 'AREA_METRICS_OUTPUT', parse: outputPath, default: './area-metrics-data', description: 'output folder, an S3-compatible bucket and prefix, or - for stdout' }),
   s3ForcePathStyle: S3_FORCE_PATH_STYLE,
@@ -118,6 +127,7 @@ export interface ImportConfig {
   readonly dayMode: DayMode;
   readonly settleDays: number;
   readonly giveUpDays: number;
+  readonly onSuspect: SuspectMode;
   readonly storeCodes: readonly string[];
   readonly output: OutputTarget;
   readonly format: OutputFormat;
@@ -191,6 +201,7 @@ export async function resolveImportConfig(collected: CollectedOptions, env: Node
     dayMode: options.days,
     settleDays: options.settleDays,
     giveUpDays: options.giveUpDays,
+    onSuspect: options.onSuspect,
     storeCodes: [...new Set(options.store)],
     output,
     format,

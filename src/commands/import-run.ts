@@ -113,7 +113,7 @@ async function importInto(
   }
 
   const encoding = { format: config.format, shape: config.shape };
-  const rules = { storeCodes: config.storeCodes, settleDays: config.settleDays, giveUpDays: config.giveUpDays, now, mode: config.dayMode };
+  const rules = { storeCodes: config.storeCodes, settleDays: config.settleDays, giveUpDays: config.giveUpDays, onSuspect: config.onSuspect, now, mode: config.dayMode };
   const days = new DayCompletion(units, rules, state, progress.logger);
   let summary: ImportSummary;
   try {

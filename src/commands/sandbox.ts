@@ -24,6 +24,7 @@ export const SANDBOX_CLI_DEFAULT_PORT = 8080;
 type FailRule = NonNullable<SandboxFaults['failNth']>;
 type HiddenRule = NonNullable<SandboxPublishing['hidden']>[number];
 type CorrectedRule = NonNullable<SandboxPublishing['corrected']>[number];
+type DistortedRule = NonNullable<SandboxPublishing['distorted']>[number];
 
 /** A whole number inside one of the sandbox's limits. */
 function within(limit: Limit): Parser<number> {
@@ -68,6 +69,16 @@ const correctRule: Parser<CorrectedRule> = (value, source) => {
   return { day: match[1]!, revision: match[2] === undefined ? 1 : within(SANDBOX_LIMITS.revision)(match[2], `${source} revision`) };
 };
 
+/** `DAY:FACTOR[:S001,S002]`: the day's values scaled by FACTOR (0: all zero), for all stores or these. */
+const distortRule: Parser<DistortedRule> = (value, source) => {
+  const match = /^(\d{4}-\d{2}-\d{2}):(\d+(?:\.\d+)?)(?::(.+))?$/.exec(value);
+  const { min, max } = SANDBOX_LIMITS.distortFactor;
+  if (!match || Number(match[2]) > max) {
+    throw new UsageError(`${source} expects DAY:FACTOR[:STORE,STORE...] with FACTOR from ${min} to ${max}, e.g. 2026-11-20:0 or 2026-11-20:0.1:S001 (got "${value}")`);
+  }
+  return { day: match[1]!, factor: Number(match[2]), ...(match[3] === undefined ? {} : { stores: match[3].split(',') }) };
+};
+
 /** Every option of the command: one row each drives commander, the help and the parsing. No env vars are read. */
 const SANDBOX_OPTIONS = {
   host: valueOption({ flags: '--host <host>', parse: text, default: DEFAULT_SANDBOX.host, description: 'interface to listen on' }),
@@ -90,6 +101,7 @@ const SANDBOX_OPTIONS = {
   tokenFailNth: valueOption({ flags: '--token-fail-nth <N:STATUS[:TIMES]>', parse: failRule, description: 'fault: the Nth token request answers STATUS' }),
   hideDay: listOption({ flags: '--hide-day <DAY[:STORES]>', parse: hideRule, description: "late vendor: the UTC day's window (or these comma-separated stores of it) is not published yet; repeatable" }),
   correctDay: listOption({ flags: '--correct-day <DAY[:REVISION]>', parse: correctRule, description: "late vendor: the UTC day's values as corrected after publishing (revision 1 unless given); repeatable" }),
+  distortDay: listOption({ flags: '--distort-day <DAY:FACTOR[:STORES]>', parse: distortRule, description: "wrong numbers: the UTC day's values (or these stores') scaled by FACTOR, 0 for all zero; repeatable" }),
   publishAfter: valueOption({ flags: '--publish-after <seconds>', parse: within(SANDBOX_LIMITS.publishAfterSeconds), description: 'late vendor: publish the --hide-day windows this many seconds after start' }),
   verbose: switchOption({ flags: '-v, --verbose', description: 'log every request on stderr' }),
 };
@@ -100,6 +112,7 @@ function publishingFrom(options: SandboxCommandOptions): SandboxPublishing {
   return {
     ...(options.hideDay.length > 0 ? { hidden: [...options.hideDay] } : {}),
     ...(options.correctDay.length > 0 ? { corrected: [...options.correctDay] } : {}),
+    ...(options.distortDay.length > 0 ? { distorted: [...options.distortDay] } : {}),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { ParquetColumnType } from '../output/parquet.js';
+import type { MeasureSums, MetricTotal } from '../state/profile.js';
 import { avgScreenTimeValue, compareText, resultSchema, SCREEN_TIME, screenTimeSeconds, TRAFFIC_PCT, trafficPctValue, uniqueUsersValue } from './schema.js';
 
 export const METRIC_NAMES = ['unique-users', 'avg-screen-time', 'traffic'] as const;
@@ -28,8 +29,8 @@ export interface ValueColumn {
 
 /**
  * Everything that differs between the three metrics is data in this table: the resource, the value's schema (and
- * the same rule as a plain predicate for the fast path), how a zone entry's value becomes the metric's columns, and
- * the metric's own sanity warning. One pipeline drives them.
+ * the same rule as a plain predicate for the fast path), how a zone entry's value becomes the metric's columns, the
+ * metric's own sanity warning, and how its day is totalled. One pipeline drives them.
  */
 export interface MetricDescriptor {
   readonly name: MetricName;
@@ -42,6 +43,8 @@ export interface MetricDescriptor {
   readonly columns: readonly ValueColumn[];
   /** A warning about a valid result that still looks wrong (never a failure). */
   readonly warningOf?: (result: MetricResult) => string | undefined;
+  /** How a day of the metric is totalled, to judge whether its numbers look wrong: adds a valid result to the sums. */
+  readonly total: MetricTotal & { readonly add: (sums: MeasureSums, result: MetricResult) => void };
 }
 
 export const COMMON_COLUMNS = ['store_code', 'date', 'day', 'granularity', 'zone'] as const;
@@ -56,6 +59,18 @@ export const COMMON_PARQUET_TYPES: Readonly<Record<(typeof COMMON_COLUMNS)[numbe
 };
 
 const integerText = (raw: unknown): string => String(raw);
+
+/** A total over every zone's value, as a number. */
+function eachValue(valueKey: string, toNumber: (raw: unknown) => number): (sums: MeasureSums, result: MetricResult) => void {
+  return (sums, result) => {
+    for (const entry of result.values) {
+      const value = toNumber(entry[valueKey]);
+      sums.value += value;
+      sums.weight += 1;
+      if (value > 0) sums.nonZero += 1;
+    }
+  };
+}
 const screenSeconds = (raw: unknown): string => String(screenTimeSeconds(raw as string));
 
 export const METRICS: Readonly<Record<MetricName, MetricDescriptor>> = {
@@ -66,6 +81,7 @@ export const METRICS: Readonly<Record<MetricName, MetricDescriptor>> = {
     schema: resultSchema('unique_users', uniqueUsersValue),
     isValue: (raw) => Number.isSafeInteger(raw) && (raw as number) >= 0,
     columns: [{ name: 'unique_users', csv: integerText, json: integerText, parquet: 'int64' }],
+    total: { measure: 'sum of unique_users', kind: 'sum', add: eachValue('unique_users', Number) },
   },
   'avg-screen-time': {
     name: 'avg-screen-time',
@@ -77,6 +93,7 @@ export const METRICS: Readonly<Record<MetricName, MetricDescriptor>> = {
       { name: 'avg_screen_time', csv: (raw) => raw as string, json: (raw) => `"${raw as string}"`, parquet: 'string' },
       { name: 'avg_screen_time_seconds', csv: screenSeconds, json: screenSeconds, parquet: 'int32' },
     ],
+    total: { measure: 'mean avg_screen_time in seconds', kind: 'mean', add: eachValue('avg_screen_time', (raw) => screenTimeSeconds(raw as string)) },
   },
   traffic: {
     name: 'traffic',
@@ -87,6 +104,7 @@ export const METRICS: Readonly<Record<MetricName, MetricDescriptor>> = {
     // CSV keeps the API's exact text (e.g. "0.10000"); NDJSON carries the number (0.1); Parquet the exact decimal.
     columns: [{ name: 'traffic_pct', csv: (raw) => raw as string, json: (raw) => String(Number(raw)), parquet: 'decimal(6,5)' }],
     warningOf: trafficSumWarning,
+    total: { measure: 'share of results whose traffic_pct sum to 1', kind: 'mean', add: addTrafficShare },
   },
 };
 
@@ -96,10 +114,27 @@ export const METRICS: Readonly<Record<MetricName, MetricDescriptor>> = {
  */
 export function trafficSumWarning(result: MetricResult): string | undefined {
   if (result.values.length === 0) return undefined;
+  const sum = trafficSum(result);
+  return sumsToOne(sum, result) ? undefined : `traffic_pct values sum to ${sum.toFixed(5)}, not 1`;
+}
+
+/** A traffic day's total is the share of its results whose zones sum to 1 (a result without zones is left out). */
+function addTrafficShare(sums: MeasureSums, result: MetricResult): void {
+  if (result.values.length === 0) return;
+  const sum = trafficSum(result);
+  sums.weight += 1;
+  if (sumsToOne(sum, result)) sums.value += 1;
+  for (const entry of result.values) if (Number(entry.traffic_pct) > 0) sums.nonZero += 1;
+}
+
+function trafficSum(result: MetricResult): number {
   let sum = 0;
   for (const entry of result.values) sum += Number(entry.traffic_pct);
-  const tolerance = 0.00001 * result.values.length + 1e-9;
-  return Math.abs(sum - 1) > tolerance ? `traffic_pct values sum to ${sum.toFixed(5)}, not 1` : undefined;
+  return sum;
+}
+
+function sumsToOne(sum: number, result: MetricResult): boolean {
+  return Math.abs(sum - 1) <= 0.00001 * result.values.length + 1e-9;
 }
 
 export function columnNames(metric: MetricDescriptor): string[] {

@@ -3,6 +3,7 @@ import type { MetricDescriptor, MetricResult } from './descriptors.js';
 import { checkResult, type RequestScope, type Violation } from './check.js';
 import type { ResultEncoder } from './encode.js';
 import { envelopeSchema, type Envelope } from './schema.js';
+import { emptySums, type MeasureSums } from '../state/profile.js';
 import { localDayOf } from '../window/day-mode.js';
 
 export interface RejectedRecord extends Violation {
@@ -33,6 +34,8 @@ export interface DecodedPage {
   readonly rejected: RejectedRecord[];
   /** The metric's warnings about valid results (e.g. traffic not summing to 1), naming the store and date. */
   readonly warnings: string[];
+  /** The metric's day total over the results kept, as sums. */
+  readonly measure: MeasureSums;
 }
 
 /** What decoding a page of one unit needs besides the body. */
@@ -112,6 +115,7 @@ export function decodePage(body: Uint8Array, context: PageContext): DecodedPage 
   const valid: { result: MetricResult; instant: number }[] = [];
   const rejected: RejectedRecord[] = [];
   const warnings: string[] = [];
+  const measure = emptySums();
   let rowCount = 0;
   let dropped = 0;
   for (const record of envelope.results) {
@@ -133,6 +137,7 @@ export function decodePage(body: Uint8Array, context: PageContext): DecodedPage 
     ends.push(writer.write(text));
     valid.push({ result, instant });
     rowCount += result.values.length;
+    metric.total.add(measure, result);
     const warning = metric.warningOf?.(result);
     if (warning) warnings.push(`store ${result.store_code} ${result.date}: ${warning}`);
   }
@@ -145,5 +150,5 @@ export function decodePage(body: Uint8Array, context: PageContext): DecodedPage 
       bytes: output.subarray(ends[index - 1] ?? 0, ends[index]),
     }),
   );
-  return { count: envelope.count, next: envelope.next, size: envelope.results.length, keys, results, dropped, rowCount, rejected, warnings };
+  return { count: envelope.count, next: envelope.next, size: envelope.results.length, keys, results, dropped, rowCount, rejected, warnings, measure };
 }

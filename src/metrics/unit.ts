@@ -5,6 +5,7 @@ import { firstPageUrl } from '../fetch/urls.js';
 import { silentLogger, type Logger } from '../log/logger.js';
 import type { OutputEncoding } from '../output/format.js';
 import type { ParquetTable } from '../output/parquet.js';
+import { addSums, emptySums, type MeasureSums } from '../state/profile.js';
 import { dayWindow, type DayMode } from '../window/day-mode.js';
 import type { UtcDay } from '../window/days.js';
 import { describeValue, describeViolation, type RequestScope } from './check.js';
@@ -61,6 +62,8 @@ export interface UnitData {
   readonly dropped: number;
   /** Fetches of the whole unit it took (1 unless it came back incomplete). */
   readonly attempts: number;
+  /** The metric's day total over the results kept, as sums (pages and units add up). */
+  readonly measure: MeasureSums;
 }
 
 export interface UnitFetchOptions {
@@ -100,6 +103,7 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number)
   const rejected: RejectedRecord[] = [];
   const warnings: string[] = [];
   const seen = new Set<string>();
+  const measure = emptySums();
   let rowCount = 0;
   let dropped = 0;
   let repeated = 0;
@@ -135,6 +139,7 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number)
       for (const result of page.results) results.push(result);
       dropped += page.dropped;
       rowCount += page.rowCount;
+      addSums(measure, page.measure);
       options.onPage?.(unit, number, rowCount);
     }
   } catch (error) {
@@ -167,6 +172,7 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number)
       localMidnights,
       dropped,
       attempts: attempt,
+      measure,
     },
   };
 }

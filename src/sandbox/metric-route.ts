@@ -2,7 +2,7 @@ import { parseInstant } from './data.js';
 import { hits } from './faults.js';
 import { HttpAnswer, parseBasic, positiveInteger, safeEqual, type Reply } from './http.js';
 import type { Call, SandboxContext } from './routing.js';
-import { serveQuery } from './serving.js';
+import { servedResults, serveQuery } from './serving.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type MetricName } from './types.js';
 
 const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="area-metrics"' };
@@ -93,13 +93,10 @@ export async function metricRoute({ request, url, match, record }: Call, context
     served === undefined
       ? '[]'
       : context.pageCache.get(`${served.key}|${start}|${pageSize}|${repeat ? 1 : 0}`, () => {
-          const { refs, seedOf } = served;
-          const results = dataset.slice(metric, refs, start, start + pageSize, seedOf);
+          const results = servedResults(dataset, metric, served, start, start + pageSize);
           if (repeat && results.length > 0) {
             // Unstable ordering: this page starts with the previous page's last result instead of its own first one.
-            const previousStore = refs.storeIndexes[start - 1]!;
-            const previousDay = refs.localDays[start - 1]!;
-            results[0] = dataset.result(metric, previousStore, previousDay, seedOf(previousStore, previousDay));
+            results[0] = servedResults(dataset, metric, served, start - 1, start)[0]!;
           }
           return JSON.stringify(results);
         });

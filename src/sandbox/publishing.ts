@@ -16,6 +16,7 @@ const stores = z.array(z.string().min(1)).min(1).optional();
 export const sandboxPublishingSchema = z.strictObject({
   hidden: z.array(z.strictObject({ day, stores })).optional(),
   corrected: z.array(z.strictObject({ day, stores, revision: integerIn(SANDBOX_LIMITS.revision) })).optional(),
+  distorted: z.array(z.strictObject({ day, stores, factor: z.number().min(SANDBOX_LIMITS.distortFactor.min).max(SANDBOX_LIMITS.distortFactor.max) })).optional(),
 });
 
 export function parsePublishing(input: unknown, where: string): SandboxPublishing {
@@ -34,6 +35,7 @@ export function parsePublishing(input: unknown, where: string): SandboxPublishin
 export class PublishingRules {
   private readonly hidden: { readonly dayStart: number; readonly stores?: ReadonlySet<string> }[];
   private readonly corrected: { readonly dayStart: number; readonly stores?: ReadonlySet<string>; readonly revision: number }[];
+  private readonly distorted: { readonly dayStart: number; readonly stores?: ReadonlySet<string>; readonly factor: number }[];
 
   constructor(readonly rules: SandboxPublishing) {
     const dayStart = (text: string): number => Date.parse(`${text}T00:00:00Z`);
@@ -41,6 +43,11 @@ export class PublishingRules {
       codes === undefined ? {} : { stores: new Set(codes) };
     this.hidden = (rules.hidden ?? []).map((rule) => ({ dayStart: dayStart(rule.day), ...storeSet(rule.stores) }));
     this.corrected = (rules.corrected ?? []).map((rule) => ({ dayStart: dayStart(rule.day), revision: rule.revision, ...storeSet(rule.stores) }));
+    this.distorted = (rules.distorted ?? []).map((rule) => ({ dayStart: dayStart(rule.day), factor: rule.factor, ...storeSet(rule.stores) }));
+  }
+
+  get distortsAny(): boolean {
+    return this.distorted.length > 0;
   }
 
   get hidesAny(): boolean {
@@ -54,11 +61,17 @@ export class PublishingRules {
 
   /** 0 for the values as first published; the latest matching correction's revision otherwise. */
   revision(storeCode: string, instantMs: number): number {
-    const start = Math.floor(instantMs / DAY_MS) * DAY_MS;
-    let revision = 0;
-    for (const rule of this.corrected) {
-      if (rule.dayStart === start && (rule.stores === undefined || rule.stores.has(storeCode))) revision = rule.revision;
-    }
-    return revision;
+    return latestMatch(this.corrected, storeCode, instantMs)?.revision ?? 0;
   }
+
+  /** The factor the values of a result are distorted by; undefined for values as they should be. */
+  distortion(storeCode: string, instantMs: number): number | undefined {
+    return latestMatch(this.distorted, storeCode, instantMs)?.factor;
+  }
+}
+
+/** The last rule of the list that names the UTC day holding the instant and (when it names stores) the store. */
+function latestMatch<R extends { readonly dayStart: number; readonly stores?: ReadonlySet<string> }>(rules: readonly R[], storeCode: string, instantMs: number): R | undefined {
+  const start = Math.floor(instantMs / DAY_MS) * DAY_MS;
+  return rules.findLast((rule) => rule.dayStart === start && (rule.stores === undefined || rule.stores.has(storeCode)));
 }

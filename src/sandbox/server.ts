@@ -9,7 +9,7 @@ import { checkInteger, SANDBOX_LIMITS } from './limits.js';
 import { metricRoute } from './metric-route.js';
 import { PageCache } from './page-cache.js';
 import { findRoute, type Route, type SandboxContext, type SandboxSettings } from './routing.js';
-import { serveQuery } from './serving.js';
+import { servedResults, serveQuery } from './serving.js';
 import { SandboxState } from './state.js';
 import { tokenRoute } from './token-route.js';
 import {
@@ -153,8 +153,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         resultWindow.storeCode === undefined ? undefined : dataset.storeIndexOf(resultWindow.storeCode);
       if (resultWindow.storeCode !== undefined && storeIndex === undefined) return [];
       const now = context.now();
-      const { refs, seedOf } = serveQuery(dataset, dataset.query(metric, { fromMs, toMs }, storeIndex, now), state, now.getTime());
-      return dataset.slice(metric, refs, 0, refs.count, seedOf);
+      const served = serveQuery(dataset, dataset.query(metric, { fromMs, toMs }, storeIndex, now), state, now.getTime());
+      return servedResults(dataset, metric, served, 0, served.refs.count);
     },
     close(): Promise<void> {
       closing ??= new Promise<void>((resolve) => {

@@ -1,5 +1,7 @@
-import { Dataset, type QueryRefs } from './data.js';
+import { Dataset, type MetricResult, type QueryRefs } from './data.js';
+import { distortResult } from './distortion.js';
 import type { PublishingRules } from './publishing.js';
+import type { MetricName } from './types.js';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
@@ -20,6 +22,8 @@ export interface ServedQuery {
   readonly seedOf: (storeIndex: number, localDay: number) => number;
   /** Names the results and their values, for the page cache. */
   readonly key: string;
+  /** The factor a result's values are distorted by (publishing rules), when any rule distorts. */
+  readonly distortionOf?: (storeIndex: number, localDay: number) => number | undefined;
 }
 
 /**
@@ -59,5 +63,19 @@ export function serveQuery(dataset: Dataset, query: QueryRefs, rules: ServingRul
           ended(storeIndex, localDay) ? finalSeed(storeIndex, localDay) : provisionalSeed
       : finalSeed;
   const key = `${refs.key}|p${rules.publishingGeneration}${running && rules.serveInProgress ? `|m${minute}` : ''}`;
-  return { refs, seedOf, key };
+  const distortionOf = publishing.distortsAny
+    ? (storeIndex: number, localDay: number): number | undefined => publishing.distortion(dataset.storeCode(storeIndex), instantOf(storeIndex, localDay))
+    : undefined;
+  return { refs, seedOf, key, ...(distortionOf === undefined ? {} : { distortionOf }) };
+}
+
+/** The served results of refs[start, end), with their values as served: the seed's, distorted where a rule says. */
+export function servedResults(dataset: Dataset, metric: MetricName, served: ServedQuery, start: number, end: number): MetricResult[] {
+  const { refs, seedOf, distortionOf } = served;
+  const results = dataset.slice(metric, refs, start, end, seedOf);
+  if (distortionOf === undefined) return results;
+  return results.map((result, offset) => {
+    const factor = distortionOf(refs.storeIndexes[start + offset]!, refs.localDays[start + offset]!);
+    return factor === undefined ? result : distortResult(result, factor);
+  });
 }

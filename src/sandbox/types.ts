@@ -47,6 +47,11 @@ export interface SandboxPublishing {
   hidden?: { day: string; stores?: string[] }[];
   /** Published, then corrected: these results carry other (valid) values; a higher revision, other values again. */
   corrected?: { day: string; stores?: string[]; revision: number }[];
+  /**
+   * Published wrong, as a batch run on bad input: these results' values scaled by `factor` (0: every value zero), still
+   * valid. Removing the rule is the vendor's correction.
+   */
+  distorted?: { day: string; stores?: string[]; factor: number }[];
 }
 
 export interface SandboxOptions {

@@ -4,10 +4,12 @@ import { inItsDay, isNotOver, overAt, type DayMode } from '../window/day-mode.js
 import { isSettled, shouldGiveUp } from './day-rules.js';
 import type { ImportState } from './import-state.js';
 import { stateKey } from './keys.js';
+import { addSums, emptySums, totalOf, type DayProfile, type MeasureSums, type MetricTotal } from './profile.js';
+import { describeSuspicion, suspicionOf, type Suspicion, type SuspectMode } from './suspect.js';
 
-/** What judging a day needs of a unit: its metric and day. */
+/** What judging a day needs of a unit: its metric (and how its day is totalled) and day. */
 export interface DayUnit {
-  readonly metric: { readonly name: string };
+  readonly metric: { readonly name: string; readonly total: MetricTotal };
   readonly day: UtcDay;
 }
 
@@ -21,6 +23,8 @@ export interface UnitFigures {
   readonly storeCodes: readonly string[];
   /** The local midnight of each result kept, epoch ms. */
   readonly localMidnights: readonly number[];
+  /** The metric's total over its results, as sums. */
+  readonly measure: MeasureSums;
 }
 
 /** A unit as the pipeline commits it: written (with its figures), or failed. */
@@ -34,13 +38,18 @@ export interface DayRules {
   readonly giveUpDays: number;
   readonly now: Date;
   readonly mode: DayMode;
+  /** What a complete day whose numbers look wrong does. */
+  readonly onSuspect: SuspectMode;
 }
 
 /** What the units of one (metric, day) brought, filled in as they are committed. */
 interface DayTally {
+  readonly total: MetricTotal;
   left: number;
   failed: boolean;
   results: number;
+  rows: number;
+  readonly measure: MeasureSums;
   /** Results whose local day has not ended at the run's clock. */
   inTheirDay: number;
   readonly stores: Set<string>;
@@ -53,12 +62,14 @@ const NAMED_STORES = 5;
  * Judges each (metric, day) once every unit of it is committed (in plan order), and records the judgement in the
  * state: complete when its window is over, it has results, and no store of the metric's latest complete day (with
  * `--store`: no store asked for) is missing; a day `settleDays` old is complete even with stores missing, so a store
- * that closed does not hold the state back. Otherwise the day is pending with its reason, and a day still unpublished
- * `giveUpDays` after its window ended is given up, with one warning. A day already final stays final. Each day is
- * judged on its own: a pending day never holds later days back.
+ * that closed does not hold the state back. A complete day keeps its profile in the state, and one whose numbers look
+ * wrong next to the days before it is held pending as `suspect` (or, as `onSuspect` says, recorded with a warning, or
+ * not judged). Otherwise the day is pending with its reason, and a day still unpublished `giveUpDays` after its window
+ * ended is given up, with one warning. A day already final stays final. Each day is judged on its own: a pending day
+ * never holds later days back.
  */
 export class DayCompletion {
-  /** Warnings logged about days (not published, partly published, not over, given up). */
+  /** Warnings logged about days (not published, partly published, not over, given up, suspect). */
   warnings = 0;
   /** Rows of the units recorded so far, per metric: what the run wrote, also when it is interrupted. */
   readonly rowsByMetric: Record<string, number> = {};
@@ -73,7 +84,7 @@ export class DayCompletion {
   ) {
     for (const unit of units) {
       const key = `${unit.metric.name} ${unit.day}`;
-      const tally = this.tallies.get(key) ?? { left: 0, failed: false, results: 0, inTheirDay: 0, stores: new Set<string>() };
+      const tally = this.tallies.get(key) ?? { total: unit.metric.total, left: 0, failed: false, results: 0, rows: 0, measure: emptySums(), inTheirDay: 0, stores: new Set<string>() };
       tally.left++;
       this.tallies.set(key, tally);
     }
@@ -110,6 +121,8 @@ export class DayCompletion {
     if (tally === undefined) return outcome;
     if (committed.ok) {
       tally.results += committed.data.count - committed.data.dropped;
+      tally.rows += committed.data.rowCount;
+      addSums(tally.measure, committed.data.measure);
       for (const code of committed.data.storeCodes) tally.stores.add(code);
       for (const midnight of committed.data.localMidnights) if (inItsDay(midnight, this.rules.now)) tally.inTheirDay++;
     } else {
@@ -175,7 +188,26 @@ export class DayCompletion {
       }
       this.warn(`${label}: ${what}; recorded complete anyway: the day is at least --settle-days ${this.rules.settleDays} days old`);
     }
-    await this.state?.markComplete(key, day, [...tally.stores]);
+    const profile: DayProfile = [tally.results, tally.stores.size, tally.rows, totalOf(tally.measure, tally.total)];
+    const suspicion = this.rules.onSuspect === 'off' ? undefined : this.suspicionOf(key, day, tally, profile);
+    if (suspicion !== undefined) {
+      if (this.rules.onSuspect === 'hold') {
+        this.warn(
+          `${label}: suspect: ${describeSuspicion(suspicion)}; file written, not recorded complete (--on-suspect hold); ` +
+            'the next --catch-up asks again, and `accept` settles it if the numbers are right',
+        );
+        await this.state?.markPending(key, day, { reason: 'suspect', ...suspicion, stores: tally.stores.size });
+        return;
+      }
+      this.warn(`${label}: suspect: ${describeSuspicion(suspicion)}; recorded complete anyway (--on-suspect warn)`);
+    }
+    await this.state?.markComplete(key, day, [...tally.stores], profile);
+  }
+
+  /** Whether the day's numbers look wrong next to the metric's complete days before it. */
+  private suspicionOf(key: string, day: UtcDay, tally: DayTally, profile: DayProfile): Suspicion | undefined {
+    const figures = { measure: tally.total.measure, total: profile[3], allZero: tally.measure.weight > 0 && tally.measure.nonZero === 0 };
+    return suspicionOf(day, figures, this.state?.completeProfiles(key) ?? new Map());
   }
 
   private warn(line: string): void {

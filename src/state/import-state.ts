@@ -1,8 +1,9 @@
 import { UsageError } from '../errors.js';
 import { rangesHold, withDays, withoutDays } from '../window/day-ranges.js';
-import type { UtcDay } from '../window/days.js';
+import { addDays, type UtcDay } from '../window/days.js';
 import type { DayMode } from '../window/day-mode.js';
 import { isFinal, type KeyCoverage } from './coverage.js';
+import type { DayProfile } from './profile.js';
 import { emptyState, parseState, type StateLoadOptions } from './state-file.js';
 import { formatState } from './state-text.js';
 import { FileStateStorage, type StateStorage } from './storage.js';
@@ -111,14 +112,26 @@ export class ImportState {
   }
 
   /**
-   * Records `day` complete with the stores it had (no longer pending, given up or accepted). The stores become the
-   * expectation for other days when `day` is the latest complete one.
+   * The profiles of the key's complete days, by day: what a new day's numbers are judged by. A day reopened or
+   * accepted since is not among them.
    */
-  async markComplete(key: string, day: UtcDay, storeCodes: readonly string[]): Promise<void> {
+  completeProfiles(key: string): ReadonlyMap<UtcDay, DayProfile> {
+    const entry = this.file.metrics[key];
+    const profiles = new Map<UtcDay, DayProfile>();
+    for (const [day, profile] of Object.entries(entry?.profiles ?? {})) if (rangesHold(entry?.complete ?? [], day)) profiles.set(day, profile);
+    return profiles;
+  }
+
+  /**
+   * Records `day` complete with the stores it had (no longer pending, given up or accepted), and its profile when it
+   * has one. The stores become the expectation for other days when `day` is the latest complete one.
+   */
+  async markComplete(key: string, day: UtcDay, storeCodes: readonly string[], profile?: DayProfile): Promise<void> {
     await this.update((file) => {
       const entry = cleared(file.metrics[key] ?? {}, [day]);
       const latest = entry.complete?.at(-1)?.[1];
       entry.complete = withDays(entry.complete ?? [], [day]);
+      if (profile !== undefined) entry.profiles = lastYearOf({ ...entry.profiles, [day]: [...profile] });
       if (latest === undefined || day >= latest) {
         const sorted = [...new Set(storeCodes)].sort();
         const id = storeSetId(sorted);
@@ -254,12 +267,29 @@ function cleared(entry: StateEntry, days: readonly UtcDay[]): StateEntry {
     if (rest.length > 0) entry[list] = rest;
     else delete entry[list];
   }
-  if (entry.pending !== undefined) {
-    for (const day of days) delete entry.pending[day];
-    if (Object.keys(entry.pending).length === 0) delete entry.pending;
+  // Each map keeps only the days of one status: pending days, and complete days' profiles.
+  for (const map of ['pending', 'profiles'] as const) {
+    const byDay = entry[map];
+    if (byDay === undefined) continue;
+    for (const day of days) delete byDay[day];
+    if (Object.keys(byDay).length === 0) delete entry[map];
   }
   return entry;
 }
+
+/** Profiles of more than a year before the newest are dropped: the file stays bounded however long it runs. */
+function lastYearOf<T>(profiles: Record<UtcDay, T>): Record<UtcDay, T> {
+  const days = Object.keys(profiles).sort();
+  const oldest = addDays(days.at(-1)!, -PROFILE_DAYS + 1);
+  for (const day of days) {
+    if (day >= oldest) break;
+    delete profiles[day];
+  }
+  return profiles;
+}
+
+/** How many days of profiles a key keeps: a year, far more than the four weeks a day is judged by. */
+const PROFILE_DAYS = 366;
 
 function refuseOtherMode(file: StateFile, mode: DayMode, path: string): void {
   const kept = file.days ?? 'utc';

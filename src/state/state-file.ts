@@ -97,6 +97,7 @@ function checkState(file: StateFile, path: string, options: StateLoadOptions): v
       if (entry[list] !== undefined) entry[list] = rangesOfDays(daysOfRanges(entry[list]));
     }
     for (const day of Object.keys(entry.pending ?? {})) checkDay(key, 'pending day', day, current);
+    for (const day of Object.keys(entry.profiles ?? {})) checkDay(key, 'profile day', day, lastFinal);
     if (entry.storeSet !== undefined && file.storeSets[entry.storeSet] === undefined) {
       fail(`${key} names store set ${JSON.stringify(entry.storeSet)}, which is not in storeSets`);
     }

@@ -34,6 +34,7 @@ export function formatState(file: StateFile): string {
         ['pending', byDay(entry.pending)],
         ['stores', entry.stores === undefined ? undefined : String(entry.stores)],
         ['storeSet', entry.storeSet === undefined ? undefined : JSON.stringify(entry.storeSet)],
+        ['profiles', byDay(entry.profiles)],
       ] as const;
       return [key, object(fields, '    ')] as const;
     });

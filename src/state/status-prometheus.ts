@@ -56,6 +56,7 @@ export function formatPrometheus(statuses: readonly KeyStatus[], lastRun: LastRu
       ...family('area_metrics_gap_days', 'Days before the latest final one that are neither complete nor accepted.', (status) => status.gapDays),
       ...family('area_metrics_pending_days', 'Days asked for that are not complete yet.', (status) => status.pending.length),
       ...family('area_metrics_given_up_days', 'Days given up as never published.', (status) => daysOfRanges(status.givenUp).length),
+      ...family('area_metrics_suspect_days', 'Days held pending because their complete data looks wrong (gaps too).', (status) => daysOfRanges(status.suspect).length),
       ...run,
     ].join('\n') + '\n'
   );

@@ -16,6 +16,8 @@ function describeReason(pending: StatusPending): string {
       return 'imported before it was over';
     case 'asked':
       return 'asked (not judged yet)';
+    case 'suspect':
+      return pending.allZero ? 'suspect (every value zero)' : `suspect (${pending.measure ?? 'its total'} far from the median)`;
     default:
       return pending.reason.replace('-', ' ');
   }
@@ -75,6 +77,7 @@ export function behindMessage(behind: readonly KeyStatus[], maxBehind: number | 
       ...(status.daysBehind === null ? [] : [`${status.daysBehind} day${status.daysBehind === 1 ? '' : 's'} behind`]),
       ...(status.lastCompleteDay === null ? ['no complete day yet'] : []),
       ...(status.gapDays > 0 ? [`gaps ${list(status.gaps)}`] : []),
+      ...(status.suspect.length > 0 ? [`suspect ${list(status.suspect)}`] : []),
     ];
     return `${status.key} (${days.join(', ')})`;
   });

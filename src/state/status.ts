@@ -26,6 +26,8 @@ export interface KeyStatus {
   readonly pending: readonly ({ readonly day: UtcDay } & PendingDay)[];
   readonly givenUp: readonly DayRange[];
   readonly accepted: readonly DayRange[];
+  /** Pending days whose complete data looks wrong (they are gaps too). */
+  readonly suspect: readonly DayRange[];
   /** More than `--max-behind` days behind, or a gap. */
   readonly behind: boolean;
 }
@@ -54,6 +56,7 @@ export function statusOf(state: ImportState, now: Date, maxBehind: number | unde
       pending: coverage.pending.map(({ day, status }) => ({ day, ...status })),
       givenUp: coverage.givenUp,
       accepted: coverage.accepted,
+      suspect: rangesOfDays(coverage.pending.filter(({ status }) => status.reason === 'suspect').map(({ day }) => day)),
       behind: maxBehind !== undefined && (daysBehind === null || daysBehind > maxBehind || gaps.length > 0),
     };
   });

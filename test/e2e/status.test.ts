@@ -94,6 +94,7 @@ describe('area-metrics status', () => {
         pending: [{ day: daysAgo(1), reason: 'not-over', stores: 3 }],
         givenUp: [],
         accepted: [],
+        suspect: [],
         behind: false,
       },
       {
@@ -111,6 +112,7 @@ describe('area-metrics status', () => {
         ],
         givenUp: [],
         accepted: [],
+        suspect: [],
         behind: true,
       },
     ]);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { columnNames, compareResults, METRICS } from '../../src/metrics/descriptors.js';
 import { zoneOf } from '../../src/metrics/schema.js';
+import { emptySums, totalOf } from '../../src/state/profile.js';
 
 describe('metric descriptors', () => {
   it('give the exact column order users load by', () => {
@@ -32,6 +33,36 @@ describe('metric descriptors', () => {
     expect(METRICS.traffic.warningOf?.(result(['0.50000', '0.50000']))).toBeUndefined();
     expect(METRICS.traffic.warningOf?.(result(['0.50000', '0.40000']))).toMatch(/sum to 0.90000, not 1/);
     expect(METRICS['unique-users'].warningOf).toBeUndefined();
+  });
+});
+
+describe('how each metric totals a day', () => {
+  const result = (valueKey: string, raws: unknown[]) => ({
+    store_code: 'S1',
+    date: '2026-11-20T00:00:00Z',
+    granularity: 'daily' as const,
+    values: raws.map((raw, index) => ({ zone: `Z${index}`, [valueKey]: raw })),
+  });
+  const totalOver = (name: keyof typeof METRICS, valueKey: string, results: unknown[][]) => {
+    const sums = emptySums();
+    for (const raws of results) METRICS[name].total.add(sums, result(valueKey, raws));
+    return { sums, total: totalOf(sums, METRICS[name].total) };
+  };
+
+  it('unique users: the sum of unique_users', () => {
+    expect(totalOver('unique-users', 'unique_users', [[3, 0], [4]])).toEqual({ sums: { value: 7, weight: 3, nonZero: 2 }, total: 7 });
+  });
+
+  it('screen time: the mean of avg_screen_time in seconds', () => {
+    expect(totalOver('avg-screen-time', 'avg_screen_time', [['00:01:00', '00:00:00'], ['00:02:00']])).toEqual({ sums: { value: 180, weight: 3, nonZero: 2 }, total: 60 });
+  });
+
+  it('traffic: the share of results whose traffic_pct sum to 1, within the rounding of 5 decimals', () => {
+    expect(totalOver('traffic', 'traffic_pct', [['0.50000', '0.50000'], ['0.33333', '0.33333', '0.33334'], ['0.10000', '0.10000'], []])).toEqual({
+      sums: { value: 2, weight: 3, nonZero: 7 },
+      total: 0.666667,
+    });
+    expect(totalOver('traffic', 'traffic_pct', [['0.00000', '0.00000']]).sums.nonZero).toBe(0);
   });
 });
 

@@ -37,6 +37,11 @@ describe('decodePage', () => {
     expect(page.keys).toEqual([`S2\u0000${Date.parse('2026-11-19T23:00:00Z')}`, `Ś1\u0000${Date.parse('2026-11-19T23:00:00Z')}`]);
   });
 
+  it('adds the valid results to the metric\'s day total, not those set aside', () => {
+    const page = decodePage(bytes(envelope([result('S1', ['a', 'b'], (index) => index * 5), result('S3', ['a'], () => -1), result('S2', ['a'], () => 7)])), csvJob);
+    expect(page.measure).toEqual({ value: 12, weight: 3, nonZero: 2 });
+  });
+
   it('sets invalid records aside with the field, the value and the reason, and still counts them (not as repeats)', () => {
     const bad = result('S3', ['a'], () => -1);
     const page = decodePage(bytes(envelope([result('S1', ['a']), bad, { nonsense: true }, { store_code: null }, { store_code: null }])), csvJob);

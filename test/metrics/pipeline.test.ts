@@ -4,6 +4,7 @@ import { METRICS } from '../../src/metrics/descriptors.js';
 import { runPipeline, type UnitOutcome } from '../../src/metrics/pipeline.js';
 import type { Unit, UnitData } from '../../src/metrics/unit.js';
 import type { UnitSink } from '../../src/output/sinks.js';
+import { emptySums } from '../../src/state/profile.js';
 
 const units: Unit[] = ['2026-11-01', '2026-11-02', '2026-11-03', '2026-11-04', '2026-11-05'].map((day) => ({
   metric: METRICS.traffic,
@@ -11,7 +12,7 @@ const units: Unit[] = ['2026-11-01', '2026-11-02', '2026-11-03', '2026-11-04', '
 }));
 
 function data(unit: Unit): UnitData {
-  return { unit, count: 0, pages: 1, rowCount: 0, header: undefined, pieces: [], rejected: [], warnings: [], storeCodes: [], localMidnights: [], dropped: 0, attempts: 1 };
+  return { unit, count: 0, pages: 1, rowCount: 0, header: undefined, pieces: [], rejected: [], warnings: [], storeCodes: [], localMidnights: [], dropped: 0, attempts: 1, measure: emptySums() };
 }
 
 function recordingSink(): UnitSink & { committed: string[] } {

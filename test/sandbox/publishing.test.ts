@@ -64,6 +64,35 @@ describe('sandbox publishing rules', () => {
     expect((await served(box, 'unique-users', DAY_BEFORE)).results).toEqual(corrected.results);
   });
 
+  it('a distortion scales a day\'s values (0: every value zero), keeps them valid, and goes when the rule does', async () => {
+    const box = await start();
+    const values = (results: unknown[], key: string): number[] =>
+      (results as { values: Record<string, string | number>[] }[]).flatMap((result) => result.values.map((value) => (key === 'avg_screen_time' ? Date.parse(`1970-01-01T${value[key]}Z`) / 1000 : Number(value[key]))));
+    const original = await served(box, 'unique-users', DAY_BEFORE);
+    const untouched = await served(box, 'unique-users', YESTERDAY);
+    box.setPublishing({ distorted: [{ day: DAY_BEFORE, factor: 0.1 }, { day: DAY_BEFORE, stores: ['S002'], factor: 0 }] });
+    const tenth = await served(box, 'unique-users', DAY_BEFORE);
+    expect(tenth.stores).toEqual(original.stores);
+    const byStore = (results: unknown[]) => new Map((results as { store_code: string }[]).map((result) => [result.store_code, [result]]));
+    const before = byStore(original.results);
+    for (const [store, [result]] of byStore(tenth.results)) {
+      const expected = values(before.get(store)!, 'unique_users').map((users) => (store === 'S002' ? 0 : Math.round(users * 0.1)));
+      expect(values([result], 'unique_users'), store).toEqual(expected);
+    }
+    expect(await served(box, 'unique-users', YESTERDAY)).toEqual(untouched);
+
+    box.setPublishing({ distorted: [{ day: DAY_BEFORE, factor: 0 }] });
+    expect(values((await served(box, 'traffic', DAY_BEFORE)).results, 'traffic_pct').every((share) => share === 0)).toBe(true);
+    expect(values((await served(box, 'avg-screen-time', DAY_BEFORE)).results, 'avg_screen_time').every((seconds) => seconds === 0)).toBe(true);
+    box.setPublishing({ distorted: [{ day: DAY_BEFORE, factor: 1000 }] });
+    const shares = values((await served(box, 'traffic', DAY_BEFORE)).results, 'traffic_pct');
+    expect(shares.every((share) => share >= 0 && share <= 1)).toBe(true);
+    expect(box.results('unique-users', { gte: `${DAY_BEFORE}T00:00:00Z`, lte: `${DAY_BEFORE}T23:59:59Z` })).not.toEqual(original.results);
+
+    box.setPublishing({});
+    expect(await served(box, 'unique-users', DAY_BEFORE)).toEqual(original);
+  });
+
   it('the loopback control endpoint sets and shows the rules, and refuses bad ones with 400', async () => {
     const box = await start();
     const rules = { hidden: [{ day: YESTERDAY, stores: ['S001'] }], corrected: [{ day: DAY_BEFORE, revision: 3 }] };
@@ -71,7 +100,7 @@ describe('sandbox publishing rules', () => {
     expect(box.publishing()).toEqual(rules);
     expect(await (await fetch(`${box.url}/_sandbox/publishing`)).json()).toEqual({ publishing: rules });
     expect((await served(box, 'traffic', YESTERDAY)).count).toBe(4);
-    for (const bad of ['{"hidden": [{"day": "2026-02-30"}]}', '{"hidden": [{"day": "2026-11-20", "stores": []}]}', '{"corrected": [{"day": "2026-11-20"}]}', '{"later": true}', 'nope']) {
+    for (const bad of ['{"hidden": [{"day": "2026-02-30"}]}', '{"hidden": [{"day": "2026-11-20", "stores": []}]}', '{"corrected": [{"day": "2026-11-20"}]}', '{"distorted": [{"day": "2026-11-20", "factor": -1}]}', '{"later": true}', 'nope']) {
       const answer = await post(box, bad);
       expect(answer.status, bad).toBe(400);
     }
@@ -113,6 +142,15 @@ describe('sandbox command publishing flags', () => {
     });
   });
 
+  it('--distort-day is repeatable, with a factor and optionally stores, and shown in the banner', async () => {
+    const result = await run(['--distort-day', '2026-11-20:0', '--distort-day', '2026-11-19:0.1:S001,S003']);
+    expect(result.code, result.errors.join('\n')).toBe(0);
+    const line = result.stdout.split('\n').find((text) => text.startsWith('publishing:'));
+    expect(JSON.parse(line!.slice('publishing:'.length))).toEqual({
+      distorted: [{ day: '2026-11-20', factor: 0 }, { day: '2026-11-19', factor: 0.1, stores: ['S001', 'S003'] }],
+    });
+  });
+
   it('--publish-after publishes the hidden windows while it runs', async () => {
     // The day before yesterday: every store's local day in its UTC window has ended, so all of it is served.
     const dayBefore = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
@@ -147,7 +185,7 @@ describe('sandbox command publishing flags', () => {
     }
   });
 
-  it.each([['--hide-day', 'yesterday'], ['--hide-day', '2026-02-30'], ['--correct-day', '2026-11-18:x'], ['--publish-after', '-1']])('%s %s is exit 2', async (flag, value) => {
+  it.each([['--hide-day', 'yesterday'], ['--hide-day', '2026-02-30'], ['--correct-day', '2026-11-18:x'], ['--distort-day', '2026-11-18'], ['--distort-day', '2026-11-18:-1'], ['--distort-day', '2026-11-18:1001'], ['--publish-after', '-1']])('%s %s is exit 2', async (flag, value) => {
     const result = await run([flag, value]);
     expect(result.code).toBe(2);
     expect(result.errors).toHaveLength(1);

@@ -3,16 +3,18 @@ import { describe, expect, it } from 'vitest';
 import { METRICS } from '../../src/metrics/descriptors.js';
 import type { UnitOutcome } from '../../src/metrics/pipeline.js';
 import type { Unit } from '../../src/metrics/unit.js';
-import { DayCompletion } from '../../src/state/day-completion.js';
+import { DayCompletion, type DayRules } from '../../src/state/day-completion.js';
 import { ImportState } from '../../src/state/import-state.js';
+import type { MeasureSums } from '../../src/state/profile.js';
 import { STATE_FILE_NAME } from '../../src/state/state-file.js';
 import type { DayMode } from '../../src/window/day-mode.js';
+import { addDays } from '../../src/window/days.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
 const tempDir = useTempDirs('day-completion-');
 
-/** A complete unit whose results are the stores at these local midnights. */
-function outcome(unit: Unit, midnights: readonly string[]): UnitOutcome {
+/** A complete unit whose results are the stores at these local midnights, with the metric's figures. */
+function outcome(unit: Unit, midnights: readonly string[], measure: MeasureSums = { value: midnights.length, weight: midnights.length, nonZero: midnights.length }): UnitOutcome {
   const storeCodes = midnights.map((_, index) => `S${index}`);
   return {
     unit,
@@ -23,7 +25,7 @@ function outcome(unit: Unit, midnights: readonly string[]): UnitOutcome {
       unit,
       count: midnights.length,
       pages: 1,
-      rowCount: midnights.length,
+      rowCount: midnights.length * 2,
       header: undefined,
       pieces: [],
       rejected: [],
@@ -32,16 +34,23 @@ function outcome(unit: Unit, midnights: readonly string[]): UnitOutcome {
       localMidnights: midnights.map((date) => Date.parse(date)),
       dropped: 0,
       attempts: 1,
+      measure,
     },
   };
 }
 
+function collect(): { warnings: string[]; logger: { debug(): void; info(): void; error(): void; warn(message: string): void } } {
+  const warnings: string[] = [];
+  return { warnings, logger: { debug() {}, info() {}, error() {}, warn: (message: string) => warnings.push(message) } };
+}
+
+const RULES = { storeCodes: [], settleDays: 3, giveUpDays: 14, onSuspect: 'hold' } as const satisfies Partial<DayRules>;
+
 async function judge(mode: DayMode, day: string, now: string, midnights: readonly string[]) {
   const state = await ImportState.load(join(await tempDir(), STATE_FILE_NAME), { now: new Date(now), metricNames: ['traffic'], mode });
   const unit: Unit = { metric: METRICS.traffic, day, ...(mode === 'local' ? { mode } : {}) };
-  const warnings: string[] = [];
-  const logger = { debug() {}, info() {}, error() {}, warn: (message: string) => warnings.push(message) };
-  const days = new DayCompletion([unit], { storeCodes: [], settleDays: 3, giveUpDays: 14, now: new Date(now), mode }, state, logger);
+  const { warnings, logger } = collect();
+  const days = new DayCompletion([unit], { ...RULES, now: new Date(now), mode }, state, logger);
   await days.record(outcome(unit, midnights));
   days.logNotes();
   return { coverage: state.coverage('traffic'), warnings };
@@ -72,5 +81,83 @@ describe('DayCompletion: a day is over only when its local days are', () => {
     expect(early.warnings).toEqual([expect.stringContaining('traffic 2026-11-22: not over until 2026-11-23T13:00:00Z')]);
     const over = await judge('local', '2026-11-22', '2026-11-23T13:00:00Z', midnights);
     expect(over.coverage.complete).toEqual([['2026-11-22', '2026-11-22']]);
+  });
+});
+
+describe('DayCompletion: numbers that look wrong', () => {
+  const NOW = '2026-11-30T12:00:00Z';
+  const unitOf = (day: string): Unit => ({ metric: METRICS['unique-users'], day });
+  /** Unique users of 2 stores, each with the given sum. */
+  const usersDay = (day: string, users: number): UnitOutcome =>
+    outcome(unitOf(day), [`${day}T00:00:00+01:00`, `${day}T00:00:00+02:00`], { value: users, weight: 4, nonZero: users > 0 ? 4 : 0 });
+
+  /** Imports the days with these unique-user sums (one unit each), in order, and returns the state and the warnings. */
+  async function importDays(sums: readonly [string, number][], onSuspect: DayRules['onSuspect'] = 'hold', path?: string) {
+    const statePath = path ?? join(await tempDir(), STATE_FILE_NAME);
+    const state = await ImportState.load(statePath, { now: new Date(NOW), metricNames: ['unique-users'] });
+    const { warnings, logger } = collect();
+    const units = sums.map(([day]) => unitOf(day));
+    const days = new DayCompletion(units, { ...RULES, onSuspect, now: new Date(NOW), mode: 'utc' }, state, logger);
+    for (const [day, users] of sums) {
+      await days.record(usersDay(day, users));
+      days.logNotes();
+    }
+    return { state, warnings, statePath };
+  }
+  const month = (count: number, users = (index: number) => 1000 + 10 * index): [string, number][] =>
+    Array.from({ length: count }, (_, index) => [addDays('2026-11-01', index), users(index)]);
+
+  it('a complete day keeps its profile: results, stores, rows and the metric\'s total', async () => {
+    const { state } = await importDays([['2026-11-01', 1234]]);
+    expect(state.completeProfiles('unique-users')).toEqual(new Map([['2026-11-01', [2, 2, 4, 1234]]]));
+  });
+
+  it('a drop below a third of the median of the days before is held pending as suspect, naming measure, value and median', async () => {
+    const { state, warnings } = await importDays([...month(10), ['2026-11-11', 300]]);
+    expect(state.pending('unique-users')).toEqual([
+      { day: '2026-11-11', status: { reason: 'suspect', measure: 'sum of unique_users', value: 300, median: 1045, stores: 2 } },
+    ]);
+    expect(warnings).toEqual([
+      'unique-users 2026-11-11: suspect: the sum of unique_users is 300, below a third of 1045, the median of the complete days of the 28 before it; ' +
+        'file written, not recorded complete (--on-suspect hold); the next --catch-up asks again, and `accept` settles it if the numbers are right',
+    ]);
+    expect(state.completeProfiles('unique-users').has('2026-11-11')).toBe(false);
+  });
+
+  it('a day above three times the median is suspect too; one within is not', async () => {
+    const high = await importDays([...month(10), ['2026-11-11', 3200]]);
+    expect(high.state.pending('unique-users')).toMatchObject([{ day: '2026-11-11', status: { reason: 'suspect', value: 3200 } }]);
+    const fine = await importDays([...month(10), ['2026-11-11', 3100], ['2026-11-12', 400]]);
+    expect(fine.state.pending('unique-users')).toEqual([]);
+    expect(fine.warnings).toEqual([]);
+  });
+
+  it('too little history is not judged: fewer than 7 complete days among the 28 before', async () => {
+    const { state, warnings } = await importDays([...month(6), ['2026-11-07', 10]]);
+    expect(state.pending('unique-users')).toEqual([]);
+    expect(warnings).toEqual([]);
+  });
+
+  it('every value zero is suspect even without history', async () => {
+    const { state, warnings } = await importDays([['2026-11-01', 0]]);
+    expect(state.pending('unique-users')).toEqual([{ day: '2026-11-01', status: { reason: 'suspect', measure: 'sum of unique_users', value: 0, allZero: true, stores: 2 } }]);
+    expect(warnings).toEqual([expect.stringContaining('unique-users 2026-11-01: suspect: every value is zero (the sum of unique_users is 0)')]);
+  });
+
+  it('--on-suspect warn records the day complete with the warning; off does not judge', async () => {
+    const warned = await importDays([...month(10), ['2026-11-11', 300]], 'warn');
+    expect(warned.state.pending('unique-users')).toEqual([]);
+    expect(warned.state.completeProfiles('unique-users').get('2026-11-11')).toEqual([2, 2, 4, 300]);
+    expect(warned.warnings).toEqual([expect.stringMatching(/suspect: the sum of unique_users is 300, .*; recorded complete anyway \(--on-suspect warn\)$/)]);
+    const off = await importDays([...month(10), ['2026-11-11', 0]], 'off');
+    expect(off.state.pending('unique-users')).toEqual([]);
+    expect(off.warnings).toEqual([]);
+  });
+
+  it('a held day completes when the vendor\'s numbers are plausible again', async () => {
+    const held = await importDays([...month(10), ['2026-11-11', 300]]);
+    const again = await importDays([['2026-11-11', 1110]], 'hold', held.statePath);
+    expect(again.state.pending('unique-users')).toEqual([]);
+    expect(again.state.isFinal('unique-users', '2026-11-11')).toBe(true);
   });
 });

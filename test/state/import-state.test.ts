@@ -1,9 +1,10 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { ImportState } from '../../src/state/import-state.js';
 import { STATE_VERSION } from '../../src/state/state-file.js';
+import { addDays } from '../../src/window/days.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
 const tempDir = useTempDirs('state-');
@@ -88,6 +89,22 @@ describe('ImportState', () => {
       { day: '2026-11-18', status: { reason: 'not-published', stores: 0 } },
       { day: '2026-11-19', status: { reason: 'asked' } },
     ]);
+  });
+
+  it('keeps a complete day\'s profile, one line a day, for a year; a reopened day has none', async () => {
+    const days = Array.from({ length: 400 }, (_, index) => addDays('2026-11-01', index));
+    const profiles = Object.fromEntries(days.slice(0, -1).map((day, index) => [day, [12, 3, 36, 100 + index]]));
+    await writeFile(path, JSON.stringify({ version: 4, metrics: { traffic: { complete: [[days[0], days.at(-2)]], profiles } }, storeSets: {} }));
+    const state = await ImportState.load(path, { ...OPTIONS, now: new Date('2027-12-31T12:00:00Z') });
+    expect(state.completeProfiles('traffic').size).toBe(399);
+    await state.markComplete('traffic', days.at(-1)!, ['S001'], [12, 3, 36, 499]);
+    const kept = state.completeProfiles('traffic');
+    expect(kept.size).toBe(366);
+    expect([...kept.keys()][0]).toBe(days.at(-366));
+    expect(kept.get(days.at(-1)!)).toEqual([12, 3, 36, 499]);
+    expect(await readFile(path, 'utf8')).toContain(`      "${days.at(-1)}": [12,3,36,499]\n`);
+    await state.reopen('traffic', [days.at(-1)!]);
+    expect(state.completeProfiles('traffic').size).toBe(365);
   });
 
   it('records the last run', async () => {

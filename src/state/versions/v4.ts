@@ -17,6 +17,11 @@ const pendingSchema = z.strictObject({
   missingStores: storeCountSchema.optional(),
   /** Stores the window had. */
   stores: storeCountSchema.optional(),
+  /** With `suspect`: the measure, the day's total, the median it was judged by, and whether every value was zero. */
+  measure: z.string().optional(),
+  value: z.number().optional(),
+  median: z.number().optional(),
+  allZero: z.literal(true).optional(),
 });
 
 export type PendingDay = z.infer<typeof pendingSchema>;
@@ -33,6 +38,11 @@ const entrySchema = z.strictObject({
   /** How many stores reported on the latest complete day, and which: the id of a set in `storeSets`. */
   stores: storeCountSchema.optional(),
   storeSet: z.string().optional(),
+  /**
+   * The profile of each complete day of the last year: results, stores, rows and the metric's total (one line a day),
+   * what a later day's numbers are judged by.
+   */
+  profiles: z.record(z.string(), z.tuple([storeCountSchema, storeCountSchema, storeCountSchema, z.number().min(0)])).optional(),
 });
 
 /** The format this release writes. */
