@@ -2,7 +2,7 @@
 // `npm run bench`: import benchmark (importer vs the lean reference, the floor and curl+jq; 30 days; one big day) and broker
 // benchmark (autocannon vs a bare node:http server, cold burst). One summary table at the end; the raw numbers go to
 // bench/results/<timestamp>.json. Options: --rounds N (default 3), --skip-import, --skip-broker, --skip-memory,
-// --skip-startup, --skip-object-store.
+// --skip-startup, --skip-object-store, --skip-state.
 import { execSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -13,6 +13,7 @@ import { bigDay, importComparison, thirtyDays } from './import.mjs';
 import { ROOT, formatTable, mb, seconds, toolStatus } from './lib.mjs';
 import { objectStoreBenchmark } from './object-store.mjs';
 import { startupBenchmark } from './startup.mjs';
+import { stateBenchmark } from './state.mjs';
 
 const { values: flags } = parseArgs({
   options: {
@@ -22,6 +23,7 @@ const { values: flags } = parseArgs({
     'skip-broker': { type: 'boolean', default: false },
     'skip-startup': { type: 'boolean', default: false },
     'skip-object-store': { type: 'boolean', default: false },
+    'skip-state': { type: 'boolean', default: false },
     // How the broker benchmark measured before (load generator in this process, 200-byte references), to compare.
     'broker-load-in-process': { type: 'boolean', default: false },
     'broker-bare-bytes': { type: 'string' },
@@ -195,6 +197,27 @@ if (!flags['skip-startup']) {
   });
 }
 
+const stateTable = [];
+if (!flags['skip-state']) {
+  await section('state file', async () => {
+    const state = await stateBenchmark();
+    results.state = state;
+    const kb = (bytes) => (bytes / 1024).toFixed(1);
+    const ms = (value) => value.toFixed(1);
+    stateTable.push(
+      [`a year of coverage, no profiles (${state.metrics} metrics)`, kb(state.coverage.bytes), ms(state.coverage.readMs), ms(state.coverage.recordMs), '', ''],
+      [
+        `the same with a profile per complete day (${state.days} x ${state.metrics})`,
+        kb(state.profiles.bytes),
+        ms(state.profiles.readMs),
+        ms(state.profiles.recordMs),
+        'read and one day recorded within 50 ms',
+        pass(state.profiles.readMs <= 50 && state.profiles.recordMs <= 50),
+      ],
+    );
+  });
+}
+
 const brokerTable = [];
 if (!flags['skip-broker']) {
   await section('broker', async () => {
@@ -279,6 +302,11 @@ if (startupTable.length) {
   out.push('');
   out.push(`Start-up (median of ${results.startup.runs} interleaved runs, the same node binary)`);
   out.push(formatTable(['command', 'wall ms', 'vs bare ms', 'target', 'met'], startupTable));
+}
+if (stateTable.length) {
+  out.push('');
+  out.push(`State file (median of ${results.state.rounds} interleaved rounds, in-process: read = load and check, record = one day completed under the lock, fsync included)`);
+  out.push(formatTable(['state', 'kB', 'read ms', 'record ms', 'target', 'met'], stateTable));
 }
 if (brokerTable.length) {
   const broker = results.broker;

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { createLogger, useColor } from '../log/logger.js';
 import { SANDBOX_LIMITS, type Limit } from '../sandbox/limits.js';
-import { DEFAULT_SANDBOX, type Sandbox, type SandboxFaults, type SandboxPublishing } from '../sandbox/types.js';
+import { DEFAULT_SANDBOX, METRIC_NAMES, type Sandbox, type SandboxFaults, type SandboxPublishing } from '../sandbox/types.js';
 import { clockOf } from './clock.js';
 import type { CommandContext } from './context.js';
 import {
@@ -69,14 +69,22 @@ const correctRule: Parser<CorrectedRule> = (value, source) => {
   return { day: match[1]!, revision: match[2] === undefined ? 1 : within(SANDBOX_LIMITS.revision)(match[2], `${source} revision`) };
 };
 
-/** `DAY:FACTOR[:S001,S002]`: the day's values scaled by FACTOR (0: all zero), for all stores or these. */
+/** `[METRIC@]DAY:FACTOR[:S001,S002]`: the day's values (of one metric) scaled by FACTOR (0: all zero), for all stores or these. */
 const distortRule: Parser<DistortedRule> = (value, source) => {
-  const match = /^(\d{4}-\d{2}-\d{2}):(\d+(?:\.\d+)?)(?::(.+))?$/.exec(value);
+  const match = /^(?:([a-z-]+)@)?(\d{4}-\d{2}-\d{2}):(\d+(?:\.\d+)?)(?::(.+))?$/.exec(value);
+  const metric = METRIC_NAMES.find((name) => name === match?.[1]);
   const { min, max } = SANDBOX_LIMITS.distortFactor;
-  if (!match || Number(match[2]) > max) {
-    throw new UsageError(`${source} expects DAY:FACTOR[:STORE,STORE...] with FACTOR from ${min} to ${max}, e.g. 2026-11-20:0 or 2026-11-20:0.1:S001 (got "${value}")`);
+  if (!match || (match[1] !== undefined && metric === undefined) || Number(match[3]) > max) {
+    throw new UsageError(
+      `${source} expects [METRIC@]DAY:FACTOR[:STORE,STORE...] with FACTOR from ${min} to ${max}, e.g. 2026-11-20:0 or unique-users@2026-11-20:0.1:S001 (got "${value}")`,
+    );
   }
-  return { day: match[1]!, factor: Number(match[2]), ...(match[3] === undefined ? {} : { stores: match[3].split(',') }) };
+  return {
+    day: match[2]!,
+    factor: Number(match[3]),
+    ...(metric === undefined ? {} : { metrics: [metric] }),
+    ...(match[4] === undefined ? {} : { stores: match[4].split(',') }),
+  };
 };
 
 /** Every option of the command: one row each drives commander, the help and the parsing. No env vars are read. */
@@ -101,7 +109,11 @@ const SANDBOX_OPTIONS = {
   tokenFailNth: valueOption({ flags: '--token-fail-nth <N:STATUS[:TIMES]>', parse: failRule, description: 'fault: the Nth token request answers STATUS' }),
   hideDay: listOption({ flags: '--hide-day <DAY[:STORES]>', parse: hideRule, description: "late vendor: the UTC day's window (or these comma-separated stores of it) is not published yet; repeatable" }),
   correctDay: listOption({ flags: '--correct-day <DAY[:REVISION]>', parse: correctRule, description: "late vendor: the UTC day's values as corrected after publishing (revision 1 unless given); repeatable" }),
-  distortDay: listOption({ flags: '--distort-day <DAY:FACTOR[:STORES]>', parse: distortRule, description: "wrong numbers: the UTC day's values (or these stores') scaled by FACTOR, 0 for all zero; repeatable" }),
+  distortDay: listOption({
+    flags: '--distort-day <[METRIC@]DAY:FACTOR[:STORES]>',
+    parse: distortRule,
+    description: "wrong numbers: the UTC day's values (of one metric, of these stores) scaled by FACTOR, 0 for all zero; repeatable",
+  }),
   publishAfter: valueOption({ flags: '--publish-after <seconds>', parse: within(SANDBOX_LIMITS.publishAfterSeconds), description: 'late vendor: publish the --hide-day windows this many seconds after start' }),
   verbose: switchOption({ flags: '-v, --verbose', description: 'log every request on stderr' }),
 };

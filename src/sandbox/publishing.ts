@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { integerIn } from './faults.js';
 import { SANDBOX_LIMITS } from './limits.js';
-import type { SandboxPublishing } from './types.js';
+import { METRIC_NAMES, type MetricName, type SandboxPublishing } from './types.js';
 
 const DAY_MS = 86_400_000;
 
@@ -16,7 +16,16 @@ const stores = z.array(z.string().min(1)).min(1).optional();
 export const sandboxPublishingSchema = z.strictObject({
   hidden: z.array(z.strictObject({ day, stores })).optional(),
   corrected: z.array(z.strictObject({ day, stores, revision: integerIn(SANDBOX_LIMITS.revision) })).optional(),
-  distorted: z.array(z.strictObject({ day, stores, factor: z.number().min(SANDBOX_LIMITS.distortFactor.min).max(SANDBOX_LIMITS.distortFactor.max) })).optional(),
+  distorted: z
+    .array(
+      z.strictObject({
+        day,
+        stores,
+        metrics: z.array(z.enum(METRIC_NAMES)).min(1).optional(),
+        factor: z.number().min(SANDBOX_LIMITS.distortFactor.min).max(SANDBOX_LIMITS.distortFactor.max),
+      }),
+    )
+    .optional(),
 });
 
 export function parsePublishing(input: unknown, where: string): SandboxPublishing {
@@ -35,7 +44,7 @@ export function parsePublishing(input: unknown, where: string): SandboxPublishin
 export class PublishingRules {
   private readonly hidden: { readonly dayStart: number; readonly stores?: ReadonlySet<string> }[];
   private readonly corrected: { readonly dayStart: number; readonly stores?: ReadonlySet<string>; readonly revision: number }[];
-  private readonly distorted: { readonly dayStart: number; readonly stores?: ReadonlySet<string>; readonly factor: number }[];
+  private readonly distorted: { readonly dayStart: number; readonly stores?: ReadonlySet<string>; readonly metrics?: readonly MetricName[]; readonly factor: number }[];
 
   constructor(readonly rules: SandboxPublishing) {
     const dayStart = (text: string): number => Date.parse(`${text}T00:00:00Z`);
@@ -43,7 +52,12 @@ export class PublishingRules {
       codes === undefined ? {} : { stores: new Set(codes) };
     this.hidden = (rules.hidden ?? []).map((rule) => ({ dayStart: dayStart(rule.day), ...storeSet(rule.stores) }));
     this.corrected = (rules.corrected ?? []).map((rule) => ({ dayStart: dayStart(rule.day), revision: rule.revision, ...storeSet(rule.stores) }));
-    this.distorted = (rules.distorted ?? []).map((rule) => ({ dayStart: dayStart(rule.day), factor: rule.factor, ...storeSet(rule.stores) }));
+    this.distorted = (rules.distorted ?? []).map((rule) => ({
+      dayStart: dayStart(rule.day),
+      factor: rule.factor,
+      ...storeSet(rule.stores),
+      ...(rule.metrics === undefined ? {} : { metrics: rule.metrics }),
+    }));
   }
 
   get distortsAny(): boolean {
@@ -64,9 +78,13 @@ export class PublishingRules {
     return latestMatch(this.corrected, storeCode, instantMs)?.revision ?? 0;
   }
 
-  /** The factor the values of a result are distorted by; undefined for values as they should be. */
-  distortion(storeCode: string, instantMs: number): number | undefined {
-    return latestMatch(this.distorted, storeCode, instantMs)?.factor;
+  /** The factor the values of a metric's result are distorted by; undefined for values as they should be. */
+  distortion(metric: MetricName, storeCode: string, instantMs: number): number | undefined {
+    return latestMatch(
+      this.distorted.filter((rule) => rule.metrics === undefined || rule.metrics.includes(metric)),
+      storeCode,
+      instantMs,
+    )?.factor;
   }
 }
 

@@ -23,7 +23,7 @@ export interface ServedQuery {
   /** Names the results and their values, for the page cache. */
   readonly key: string;
   /** The factor a result's values are distorted by (publishing rules), when any rule distorts. */
-  readonly distortionOf?: (storeIndex: number, localDay: number) => number | undefined;
+  readonly distortionOf?: (metric: MetricName, storeIndex: number, localDay: number) => number | undefined;
 }
 
 /**
@@ -64,7 +64,8 @@ export function serveQuery(dataset: Dataset, query: QueryRefs, rules: ServingRul
       : finalSeed;
   const key = `${refs.key}|p${rules.publishingGeneration}${running && rules.serveInProgress ? `|m${minute}` : ''}`;
   const distortionOf = publishing.distortsAny
-    ? (storeIndex: number, localDay: number): number | undefined => publishing.distortion(dataset.storeCode(storeIndex), instantOf(storeIndex, localDay))
+    ? (metric: MetricName, storeIndex: number, localDay: number): number | undefined =>
+        publishing.distortion(metric, dataset.storeCode(storeIndex), instantOf(storeIndex, localDay))
     : undefined;
   return { refs, seedOf, key, ...(distortionOf === undefined ? {} : { distortionOf }) };
 }
@@ -75,7 +76,7 @@ export function servedResults(dataset: Dataset, metric: MetricName, served: Serv
   const results = dataset.slice(metric, refs, start, end, seedOf);
   if (distortionOf === undefined) return results;
   return results.map((result, offset) => {
-    const factor = distortionOf(refs.storeIndexes[start + offset]!, refs.localDays[start + offset]!);
+    const factor = distortionOf(metric, refs.storeIndexes[start + offset]!, refs.localDays[start + offset]!);
     return factor === undefined ? result : distortResult(result, factor);
   });
 }

@@ -48,10 +48,10 @@ export interface SandboxPublishing {
   /** Published, then corrected: these results carry other (valid) values; a higher revision, other values again. */
   corrected?: { day: string; stores?: string[]; revision: number }[];
   /**
-   * Published wrong, as a batch run on bad input: these results' values scaled by `factor` (0: every value zero), still
-   * valid. Removing the rule is the vendor's correction.
+   * Published wrong, as a batch run on bad input: these results' values (of every metric, or of these) scaled by
+   * `factor` (0: every value zero), still valid. Removing the rule is the vendor's correction.
    */
-  distorted?: { day: string; stores?: string[]; factor: number }[];
+  distorted?: { day: string; stores?: string[]; metrics?: MetricName[]; factor: number }[];
 }
 
 export interface SandboxOptions {

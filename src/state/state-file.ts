@@ -94,7 +94,8 @@ function checkState(file: StateFile, path: string, options: StateLoadOptions): v
     checkRanges(key, 'givenUp', entry.givenUp);
     // Written by hand out of order: read as the days they name.
     for (const list of ['complete', 'accepted', 'givenUp'] as const) {
-      if (entry[list] !== undefined) entry[list] = rangesOfDays(daysOfRanges(entry[list]));
+      const ranges = entry[list];
+      if (ranges !== undefined && !isSortedAndApart(ranges)) entry[list] = rangesOfDays(daysOfRanges(ranges));
     }
     for (const day of Object.keys(entry.pending ?? {})) checkDay(key, 'pending day', day, current);
     for (const day of Object.keys(entry.profiles ?? {})) checkDay(key, 'profile day', day, lastFinal);
@@ -105,6 +106,14 @@ function checkState(file: StateFile, path: string, options: StateLoadOptions): v
   if (file.lastRun !== undefined && Number.isNaN(Date.parse(file.lastRun.time))) {
     fail(`lastRun time ${JSON.stringify(file.lastRun.time)} is not a date-time`);
   }
+}
+
+/**
+ * Ranges as this release writes them: in order, with a day between each and the next. Checking that costs a day's
+ * arithmetic per range; rebuilding them costs it per day, on every read of a state with a year of days.
+ */
+function isSortedAndApart(ranges: readonly DayRange[]): boolean {
+  return ranges.every((range, index) => index === 0 || range[0] > addDays(ranges[index - 1]![1], 1));
 }
 
 /** The same days are checked on every read of a state: each distinct one is checked once. */

@@ -81,7 +81,8 @@ describe('sandbox publishing rules', () => {
     }
     expect(await served(box, 'unique-users', YESTERDAY)).toEqual(untouched);
 
-    box.setPublishing({ distorted: [{ day: DAY_BEFORE, factor: 0 }] });
+    box.setPublishing({ distorted: [{ day: DAY_BEFORE, factor: 0, metrics: ['traffic', 'avg-screen-time'] }] });
+    expect(await served(box, 'unique-users', DAY_BEFORE)).toEqual(original);
     expect(values((await served(box, 'traffic', DAY_BEFORE)).results, 'traffic_pct').every((share) => share === 0)).toBe(true);
     expect(values((await served(box, 'avg-screen-time', DAY_BEFORE)).results, 'avg_screen_time').every((seconds) => seconds === 0)).toBe(true);
     box.setPublishing({ distorted: [{ day: DAY_BEFORE, factor: 1000 }] });
@@ -143,11 +144,11 @@ describe('sandbox command publishing flags', () => {
   });
 
   it('--distort-day is repeatable, with a factor and optionally stores, and shown in the banner', async () => {
-    const result = await run(['--distort-day', '2026-11-20:0', '--distort-day', '2026-11-19:0.1:S001,S003']);
+    const result = await run(['--distort-day', '2026-11-20:0', '--distort-day', 'traffic@2026-11-19:0.1:S001,S003']);
     expect(result.code, result.errors.join('\n')).toBe(0);
     const line = result.stdout.split('\n').find((text) => text.startsWith('publishing:'));
     expect(JSON.parse(line!.slice('publishing:'.length))).toEqual({
-      distorted: [{ day: '2026-11-20', factor: 0 }, { day: '2026-11-19', factor: 0.1, stores: ['S001', 'S003'] }],
+      distorted: [{ day: '2026-11-20', factor: 0 }, { day: '2026-11-19', factor: 0.1, metrics: ['traffic'], stores: ['S001', 'S003'] }],
     });
   });
 
@@ -185,7 +186,7 @@ describe('sandbox command publishing flags', () => {
     }
   });
 
-  it.each([['--hide-day', 'yesterday'], ['--hide-day', '2026-02-30'], ['--correct-day', '2026-11-18:x'], ['--distort-day', '2026-11-18'], ['--distort-day', '2026-11-18:-1'], ['--distort-day', '2026-11-18:1001'], ['--publish-after', '-1']])('%s %s is exit 2', async (flag, value) => {
+  it.each([['--hide-day', 'yesterday'], ['--hide-day', '2026-02-30'], ['--correct-day', '2026-11-18:x'], ['--distort-day', '2026-11-18'], ['--distort-day', '2026-11-18:-1'], ['--distort-day', '2026-11-18:1001'], ['--distort-day', 'trafic@2026-11-18:0'], ['--publish-after', '-1']])('%s %s is exit 2', async (flag, value) => {
     const result = await run([flag, value]);
     expect(result.code).toBe(2);
     expect(result.errors).toHaveLength(1);

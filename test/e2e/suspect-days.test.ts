@@ -1,0 +1,166 @@
+/**
+ * Numbers that look wrong: a complete day whose values are all zero, or far from the median of the days before, is
+ * held (or warned about, or not judged). The BUILT binary against a sandbox that publishes a day wrong and then
+ * corrects it.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import type { SandboxPublishing } from '../../src/sandbox/types.js';
+import { assertBuilt } from '../helpers/cli.js';
+import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { dataFiles, useTempDirs } from '../helpers/tmp.js';
+
+const SECRET = 'Suspect-S3cret-5b7c';
+const STATE = '.area-metrics-state.json';
+/** At noon (UTC) the day before yesterday is over and yesterday is not. */
+const CLOCK = noonToday();
+const { runCli } = clockedCli(CLOCK);
+
+function daysAgo(n: number): string {
+  return new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
+}
+
+let sandbox: Sandbox;
+const tempDir = useTempDirs('suspect-days-');
+
+beforeAll(async () => {
+  assertBuilt();
+  // Enough stores and zones that an honest day's total stays near the median.
+  sandbox = await startSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 12, zones: 4, days: 16, clientId: 'suspect-client', clientSecret: SECRET });
+});
+
+afterEach(() => {
+  sandbox.setPublishing({});
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+async function run(args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string; warnings: string[] }> {
+  const [metric, ...rest] = args;
+  const result = await runCli([metric!, '--base-url', sandbox.url, '--client-id', sandbox.clientId, ...rest], { env: { AREA_METRICS_CLIENT_SECRET: SECRET, ...env } });
+  return { code: result.code, stderr: result.stderr, warnings: result.stderr.split('\n').filter((line) => line.startsWith('warn: ') && !line.includes('not over until')) };
+}
+
+interface Pending {
+  reason: string;
+  measure?: string;
+  value?: number;
+  median?: number;
+  allZero?: boolean;
+}
+
+async function pendingOf(out: string, key: string): Promise<Record<string, Pending>> {
+  const state = JSON.parse(await readFile(join(out, STATE), 'utf8')) as { metrics: Record<string, { pending?: Record<string, Pending> }> };
+  return state.metrics[key]?.pending ?? {};
+}
+
+function distort(rule: NonNullable<SandboxPublishing['distorted']>[number]): void {
+  sandbox.setPublishing({ distorted: [rule] });
+}
+
+describe('a day whose numbers look wrong', () => {
+  it('a drop is held pending, written, and listed by status as a gap; the vendor\'s correction completes it; other metrics are unaffected', async () => {
+    const out = await tempDir();
+    const history = await run(['all', '-o', out, '--from', daysAgo(12), '--to', daysAgo(3)]);
+    expect(history.code, history.stderr).toBe(0);
+    expect(history.warnings).toEqual([]);
+
+    const day = daysAgo(2);
+    distort({ day, metrics: ['unique-users'], factor: 0.1 });
+    const held = await run(['all', '-o', out, '--catch-up']);
+    expect(held.code, held.stderr).toBe(0);
+    expect(held.warnings).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^warn: unique-users ${day}: suspect: the sum of unique_users is \\d+, below a third of \\d+, the median of the complete days of the 28 before it; ` +
+            'file written, not recorded complete \\(--on-suspect hold\\); the next --catch-up asks again, and `accept` settles it if the numbers are right$',
+        ),
+      ),
+    ]);
+    expect(await dataFiles(out)).toContain(`unique-users/${day}.csv`);
+    const pending = (await pendingOf(out, 'unique-users'))[day]!;
+    expect(pending).toMatchObject({ reason: 'suspect', measure: 'sum of unique_users' });
+    expect(pending.value! * 3).toBeLessThan(pending.median!);
+    for (const metric of ['avg-screen-time', 'traffic']) expect(await pendingOf(out, metric)).not.toHaveProperty(day);
+
+    const status = await runCli(['status', '-o', out, '--max-behind', '1']);
+    expect(status.code).toBe(8);
+    expect(status.stderr).toContain(`unique-users (2 days behind, gaps ${day}, suspect ${day})`);
+    expect(status.stdout).toMatch(new RegExp(`^unique-users .*  ${day} suspect \\(sum of unique_users far from the median\\), ${daysAgo(1)} imported before it was over$`, 'm'));
+    const json = JSON.parse((await runCli(['status', '-o', out, '--json'])).stdout) as { metrics: { key: string; suspect: [string, string][]; gaps: [string, string][] }[] };
+    expect(json.metrics.map(({ key, suspect }) => [key, suspect])).toEqual([
+      ['avg-screen-time', []],
+      ['traffic', []],
+      ['unique-users', [[day, day]]],
+    ]);
+    const prometheus = (await runCli(['status', '-o', out, '--format', 'prometheus'])).stdout;
+    expect(prometheus).toContain('area_metrics_suspect_days{metric="unique-users",key="unique-users"} 1\n');
+    expect(prometheus).toContain('area_metrics_suspect_days{metric="traffic",key="traffic"} 0\n');
+
+    // The vendor corrects the day: the next --catch-up asks for it again and completes it.
+    sandbox.setPublishing({});
+    const before = sandbox.requests.length;
+    const corrected = await run(['unique-users', '-o', out, '--catch-up']);
+    expect(corrected.code, corrected.stderr).toBe(0);
+    expect(corrected.warnings).toEqual([]);
+    expect(sandbox.requests.slice(before).map((request) => request.query.datetime_gte?.slice(0, 10))).toContain(day);
+    expect(await pendingOf(out, 'unique-users')).not.toHaveProperty(day);
+    expect((await runCli(['status', '-o', out, '--max-behind', '1'])).code).toBe(0);
+  });
+
+  it('all zeros are held even without history, accept settles the day; a drop with too little history is not judged', async () => {
+    const out = await tempDir();
+    expect((await run(['unique-users', '-o', out, '--from', daysAgo(5), '--to', daysAgo(3)])).code).toBe(0);
+    const day = daysAgo(2);
+    sandbox.setPublishing({
+      distorted: [
+        { day, metrics: ['avg-screen-time'], factor: 0 },
+        { day, metrics: ['unique-users'], factor: 0.1 },
+      ],
+    });
+    const result = await run(['all', '-o', out, '--date', day]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.warnings).toEqual([
+      `warn: avg-screen-time ${day}: suspect: every value is zero (the mean avg_screen_time in seconds is 0); file written, not recorded complete (--on-suspect hold); ` +
+        'the next --catch-up asks again, and `accept` settles it if the numbers are right',
+    ]);
+    expect(await pendingOf(out, 'avg-screen-time')).toEqual({ [day]: { reason: 'suspect', measure: 'mean avg_screen_time in seconds', value: 0, allZero: true, stores: 12 } });
+    // Three complete days before it are too few to judge a drop by.
+    expect(await pendingOf(out, 'unique-users')).toEqual({});
+    expect((await runCli(['status', '-o', out])).stdout).toMatch(new RegExp(`^avg-screen-time .*  ${day} suspect \\(every value zero\\)$`, 'm'));
+
+    // A real anomaly (the mall was closed): a person settles it.
+    const accepted = await runCli(['accept', 'avg-screen-time', '--date', day, '-o', out]);
+    expect(accepted.code, accepted.stderr).toBe(0);
+    expect(await pendingOf(out, 'avg-screen-time')).toEqual({});
+    const status = JSON.parse((await runCli(['status', '-o', out, '--json'])).stdout) as { metrics: { key: string; suspect: unknown[]; accepted: unknown[] }[] };
+    expect(status.metrics.find(({ key }) => key === 'avg-screen-time')).toMatchObject({ suspect: [], accepted: [[day, day]] });
+    const before = sandbox.requests.length;
+    expect((await run(['avg-screen-time', '-o', out, '--catch-up'])).code).toBe(0);
+    expect(sandbox.requests.slice(before).map((request) => request.query.datetime_gte?.slice(0, 10))).not.toContain(day);
+  });
+
+  it('--on-suspect warn records the day complete with the warning; AREA_METRICS_ON_SUSPECT=off does not judge', async () => {
+    const out = await tempDir();
+    expect((await run(['unique-users', '-o', out, '--from', daysAgo(11), '--to', daysAgo(3)])).code).toBe(0);
+    const day = daysAgo(2);
+    distort({ day, factor: 0.1 });
+    const warned = await run(['unique-users', '-o', out, '--date', day, '--on-suspect', 'warn']);
+    expect(warned.code, warned.stderr).toBe(0);
+    expect(warned.warnings).toEqual([expect.stringMatching(new RegExp(`^warn: unique-users ${day}: suspect: the sum of unique_users is \\d+, .*; recorded complete anyway \\(--on-suspect warn\\)$`))]);
+    expect(await pendingOf(out, 'unique-users')).toEqual({});
+
+    expect((await runCli(['reopen', 'unique-users', '--date', day, '-o', out])).code).toBe(0);
+    const off = await run(['unique-users', '-o', out, '--date', day], { AREA_METRICS_ON_SUSPECT: 'off' });
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.warnings).toEqual([]);
+    expect(await pendingOf(out, 'unique-users')).toEqual({});
+
+    const bad = await run(['unique-users', '-o', out, '--date', day, '--on-suspect', 'ignore']);
+    expect(bad.code).toBe(2);
+  });
+});
