@@ -126,7 +126,7 @@ export function startBanner(sandbox: Sandbox, options: SandboxCommandOptions, no
   // A secret the operator chose is never echoed; only the well-known demo secret is.
   const secretShown = usesDemoSecret ? sandbox.clientSecret : '(the one given with --client-secret)';
   // The suggested command takes the secret from the environment: a flag would show it to every user in `ps`.
-  const secretSetting = usesDemoSecret ? `AREA_METRICS_CLIENT_SECRET=${sandbox.clientSecret}` : 'AREA_METRICS_CLIENT_SECRET_FILE=<secret file>';
+  const secretSetting = usesDemoSecret ? `AREA_METRICS_CLIENT_SECRET=${sandbox.clientSecret}` : 'AREA_METRICS_CLIENT_SECRET_FILE=<secret-file>';
   const todayStart = Math.floor(now.getTime() / 86_400_000) * 86_400_000;
   const firstDay = utcDay(todayStart - options.days * 86_400_000);
   const lastDay = utcDay(todayStart - 86_400_000);
