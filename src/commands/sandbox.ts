@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { UsageError } from '../errors.js';
+import { errnoCode, UsageError } from '../errors.js';
 import { createLogger, useColor } from '../log/logger.js';
 import { SANDBOX_LIMITS, type Limit } from '../sandbox/limits.js';
 import { DEFAULT_SANDBOX, type Sandbox, type SandboxFaults, type SandboxPublishing } from '../sandbox/types.js';
@@ -184,7 +184,7 @@ async function runSandbox(options: SandboxCommandOptions, context: CommandContex
       },
     });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = errnoCode(error);
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
       throw new UsageError(
         `cannot listen on ${options.host}:${options.port} (${code}); choose another --port (0 picks a free one) or --host`,

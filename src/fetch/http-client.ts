@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
-import { AuthError, ContractError, InterruptedError, UnavailableError } from '../errors.js';
+import { AuthError, ContractError, errnoCode, InterruptedError, UnavailableError } from '../errors.js';
 import { silentLogger, type Logger } from '../log/logger.js';
 
 /** Statuses worth another attempt. 400, 401, 403 and 404 are final. */
@@ -314,10 +314,10 @@ function proxyStatusOf(error: unknown): number | undefined {
 export function networkReason(error: unknown, options: { readonly codeOnly?: boolean } = {}): string {
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
   if (cause instanceof Error) {
-    const code = (cause as { code?: unknown }).code;
-    if (options.codeOnly === true && typeof code === 'string') return code;
+    const code = errnoCode(cause);
+    if (options.codeOnly === true && code !== undefined) return code;
     // Node's messages usually carry the code already ("connect ECONNREFUSED 127.0.0.1:9").
-    return typeof code === 'string' && !cause.message.includes(code) ? `${code} ${cause.message}`.trim() : cause.message;
+    return code !== undefined && !cause.message.includes(code) ? `${code} ${cause.message}`.trim() : cause.message;
   }
   return String(cause);
 }
