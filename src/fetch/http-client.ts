@@ -167,15 +167,18 @@ type Failure =
   | { readonly kind: 'refused'; readonly reason: string }
   | { readonly kind: 'final'; readonly error: Error };
 
-/**
- * HTTP with timeouts and retries, over the global `fetch` with an undici dispatcher (so nock can intercept it in
- * tests). It never puts credentials in a message: requests are described by method, origin and path only.
- */
+/** What an unreachable or failing server's error ends with; a caller that knows the server better says it instead. */
+export const UNREACHABLE_HINT = 'check the URL or try again later';
+
 /** Sends one request and parses its answer: what the auth module needs, implemented by HttpClient and the broker's one-shot call. */
 export interface Transport {
   send<T>(request: HttpRequest, parse: (response: HttpResponse) => T | Promise<T>): Promise<T>;
 }
 
+/**
+ * HTTP with timeouts and retries, over the global `fetch` with an undici dispatcher (so nock can intercept it in
+ * tests). It never puts credentials in a message: requests are described by method, origin and path only.
+ */
 export class HttpClient implements Transport {
   private readonly retry: RetryPolicy;
   private readonly logger: Logger;
@@ -219,7 +222,7 @@ export class HttpClient implements Transport {
     if (failure.kind === 'malformed') {
       throw new ContractError(`${what}: ${failure.reason} (after ${tries}); the server is not sending the API's JSON`);
     }
-    throw new UnavailableError(`${what}: ${failure.reason} (after ${tries}); check the URL or try again later`);
+    throw new UnavailableError(`${what}: ${failure.reason} (after ${tries}); ${UNREACHABLE_HINT}`);
   }
 
   private throwIfInterrupted(): never {

@@ -165,3 +165,8 @@ export async function firstLine(cli: RunningCli, timeoutMs = 10_000): Promise<st
   if (!cli.stdout().includes('\n')) throw new Error(`exited with ${exited?.code} before printing a line: ${cli.stderr()}`);
   return cli.stdout().split('\n')[0] as string;
 }
+
+/** The error lines a run printed (`area-metrics: <message>`), as their messages. */
+export function errorLines(stderr: string): string[] {
+  return stderr.split('\n').flatMap((line) => (line.startsWith('area-metrics: ') ? [line.slice('area-metrics: '.length)] : []));
+}
