@@ -31,7 +31,6 @@ export function importAction(command: ImportCommandName): CommandAction {
     const color = useColor(context.stderr, context.env);
     const progress = await createImportProgress(context.stderr, { format: config.logFormat, level: config.logLevel, credentials, color });
     reporter.use({ logger: progress.logger, redact: createRedactor(credentials) });
-    if (config.secretOnCommandLine) progress.logger.warn(SECRET_FLAG_WARNING);
     const stores = new ObjectStores({ env: context.env, forcePathStyle: config.s3ForcePathStyle, retries: config.retries, timeoutMs: config.timeoutMs, logger: progress.logger });
     try {
       await importInto(command, config, progress, stores, { context, reporter });
@@ -57,7 +56,8 @@ async function importInto(command: ImportCommandName, config: ImportConfig, prog
     for (const unit of units) context.stdout.write(`GET ${unitFirstPageUrl(unit, config.baseUrl, config.pageSize).href}\n`);
     return;
   }
-  const report = new ImportReport(progress, { command, invocation: `${command} ${describeRun(config)}`, output: output === '-' ? 'stdout' : output, stateFlags: stateFlags(config) }, (code) => reporter.failed(code));
+  const run = { command, invocation: `${command} ${describeRun(config)}`, output: output === '-' ? 'stdout' : output, stateFlags: stateFlags(config) };
+  const report = new ImportReport(progress, { ...run, ...(config.secretOnCommandLine ? { optionWarning: SECRET_FLAG_WARNING } : {}) }, (code) => reporter.failed(code));
   report.started(plan, cuts);
   const recordRun = (exitCode: number, rows: Readonly<Record<string, number>>): Promise<void> =>
     state?.recordRun({ time: new Date().toISOString(), command: `${command} ${describeRun(config)}`, exitCode, rows: { ...rows } }) ?? Promise.resolve();

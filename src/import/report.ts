@@ -18,6 +18,8 @@ export interface RunDescription {
   readonly output: string;
   /** The flags that name the run's state (` -o ./data`), so that a suggested command works as printed. */
   readonly stateFlags: string;
+  /** A warning the run's options call for (a secret given as a flag), said once after the run line. */
+  readonly optionWarning?: string;
 }
 
 /** A warning the planning of the days has (a `--max-days` cut). */
@@ -65,6 +67,7 @@ export class ImportReport implements UnitReport {
       planned: Object.fromEntries(plan.map(({ metric, days }) => [metric, days.length])),
       output: this.run.output,
     });
+    if (this.run.optionWarning !== undefined) this.progress.logger.warn(this.run.optionWarning);
     for (const cut of cuts) this.progress.logger.warn(cut.message, cut.fields);
   }
 
