@@ -3,15 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { buildProgram, runCli } from '../src/cli.js';
 import type { CommandContext } from '../src/commands/context.js';
 import { Reporter } from '../src/commands/reporter.js';
+import { captured } from './helpers/cli.js';
 
 function context(env: NodeJS.ProcessEnv = {}): CommandContext & { out: () => string; err: () => string } {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  return { stdout, stderr, env, signal: new AbortController().signal, out: () => out, err: () => err };
+  const stdout = captured();
+  const stderr = captured();
+  return { stdout, stderr, env, signal: new AbortController().signal, out: stdout.text, err: stderr.text };
 }
 
 describe('the command table', () => {

@@ -3,11 +3,10 @@
  * about once, and an output path the kernel will not create fails at once (and never holds off a SIGTERM). The
  * suggestion runs in-process; what only a process shows (its real stderr, a real signal) spawns the BUILT binary.
  */
-import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCli as runInProcess } from '../../src/cli.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { assertBuilt, startCli, stopAllClis, withoutTimestamps } from '../helpers/cli.js';
+import { assertBuilt, captured, startCli, stopAllClis, withoutTimestamps } from '../helpers/cli.js';
 import { clockedCli, clockEnv, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
@@ -38,15 +37,11 @@ afterAll(async () => {
 
 /** A command line run in this process, with the clock and the secret in its environment. */
 async function inProcess(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const stdout = captured();
+  const stderr = captured();
   const env = { ...clockEnv(CLOCK), AREA_METRICS_CLIENT_SECRET: SECRET, NO_COLOR: '1' };
   const code = await runInProcess(args, { stdout, stderr, env, signal: new AbortController().signal });
-  return { code, stdout: out, stderr: withoutTimestamps(err) };
+  return { code, stdout: stdout.text(), stderr: withoutTimestamps(stderr.text()) };
 }
 
 describe('a suggested command', () => {
