@@ -1,34 +1,29 @@
 import { Command, CommanderError } from 'commander';
-import { ACCEPT_REOPEN_COMMANDS } from './commands/accept-reopen-command.js';
-import { BROKER_COMMAND } from './commands/broker-command.js';
-import { CHECK_COMMAND } from './commands/check-command.js';
+import { COMMANDS } from './commands/command-list.js';
 import type { CommandContext } from './commands/context.js';
-import type { CommandDeclaration } from './commands/declaration.js';
-import { IMPORT_COMMANDS } from './commands/import-command.js';
 import { addOptions } from './commands/options.js';
 import { Reporter } from './commands/reporter.js';
-import { SANDBOX_COMMAND } from './commands/sandbox-command.js';
-import { STATUS_COMMAND } from './commands/status-command.js';
-import { TOKEN_COMMAND } from './commands/token-command.js';
 import { UsageError } from './errors.js';
 import { createLogger } from './log/logger.js';
 import { VERSION } from './version.js';
 
-/**
- * Every command, in the order the help lists them. Each is declared by a light module (options and help only); its
- * action is loaded when it runs, so `--help` and `--version` load no HTTP, no state and no server.
- */
-const COMMANDS: readonly CommandDeclaration[] = [
-  ...IMPORT_COMMANDS,
-  STATUS_COMMAND,
-  CHECK_COMMAND,
-  ...ACCEPT_REOPEN_COMMANDS,
-  TOKEN_COMMAND,
-  BROKER_COMMAND,
-  SANDBOX_COMMAND,
-];
+/** The command a command line names: its first word that is not an option (`help traffic` names traffic). */
+function commandName(args: readonly string[]): string | undefined {
+  const words = args.filter((arg) => !arg.startsWith('-'));
+  return words[0] === 'help' ? words[1] : words[0];
+}
 
-export function buildProgram(context: CommandContext, reporter: Reporter): Command {
+/** A command as the top-level help lists it: the same whether its declaration was loaded or not (each has options). */
+function subcommandTerm(command: Command): string {
+  const args = command.registeredArguments.map((argument) => (argument.required ? `<${argument.name()}>` : `[${argument.name()}]`));
+  return [command.name(), ...(command.name() === 'help' ? [] : ['[options]']), ...args].join(' ');
+}
+
+/**
+ * The program for a command line: every command listed by its summary, and only the one it names declared in full
+ * (options, help, action), so `--help` and `--version` load no command module and a run loads one.
+ */
+export async function buildProgram(context: CommandContext, reporter: Reporter, args: readonly string[]): Promise<Command> {
   const program = new Command('area-metrics')
     .description("Import a store-analytics vendor's daily area metrics into files, and the tools around it.")
     .version(VERSION)
@@ -39,10 +34,14 @@ export function buildProgram(context: CommandContext, reporter: Reporter): Comma
       writeErr: (text) => context.stderr.write(text),
       // Commander's own messages become our single error line (printed by the reporter), not a second one.
       outputError: () => {},
-    });
-  for (const declaration of COMMANDS) {
-    const command = program.command(declaration.name).description(declaration.summary);
-    if (declaration.arguments !== undefined) command.arguments(declaration.arguments);
+    })
+    .configureHelp({ subcommandTerm });
+  const named = commandName(args);
+  for (const entry of COMMANDS) {
+    const command = program.command(entry.name).description(entry.summary);
+    if (entry.arguments !== undefined) command.arguments(entry.arguments);
+    if (entry.name !== named) continue;
+    const declaration = await entry.declaration();
     addOptions(command, declaration.options);
     if (declaration.help !== undefined) command.addHelpText('after', declaration.help);
     command.action(async (...params: unknown[]) => {
@@ -95,7 +94,7 @@ export function createCli(context: CommandContext): Cli {
     reporter,
     async run(args) {
       try {
-        await buildProgram(context, reporter).parseAsync([...args], { from: 'user' });
+        await (await buildProgram(context, reporter, args)).parseAsync([...args], { from: 'user' });
         return reporter.exitCodeSoFar ?? 0;
       } catch (error) {
         if (!(error instanceof CommanderError)) return reporter.report(error);

@@ -25,17 +25,7 @@ Examples:
 Exit codes: 0 done, 2 bad options, no state file, or a day not over yet; with a state in a bucket also 3 (the store
 rejected the AWS credentials), 4 (the store unreachable) and 7 (the store refused the write).`;
 
-const SUMMARIES: Readonly<Record<DayAction, string>> = {
-  accept: 'record days as final whatever their data (no request): --catch-up stops asking, status counts no gap',
-  reopen: 'make days pending again (no request), so the next --catch-up imports them',
-};
-
-/** `accept` and `reopen`: a person's word on days of the state, without a request. */
-export const ACCEPT_REOPEN_COMMANDS: readonly CommandDeclaration[] = (['accept', 'reopen'] as const).map((name) => ({
-  name,
-  arguments: '<metric>',
-  summary: SUMMARIES[name],
-  options: DAY_OPTIONS,
-  help: HELP,
-  action: async () => (await import('./accept-reopen.js')).dayAction(name),
-}));
+/** `accept` or `reopen`: a person's word on days of the state, without a request. */
+export function dayDeclaration(name: DayAction): CommandDeclaration {
+  return { options: DAY_OPTIONS, help: HELP, action: async () => (await import('./accept-reopen.js')).dayAction(name) };
+}

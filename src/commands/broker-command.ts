@@ -29,9 +29,7 @@ export const BROKER_OPTIONS = {
   }),
 };
 
-export const BROKER_COMMAND: CommandDeclaration = {
-  name: 'broker',
-  summary: 'run the token broker: GET /api/gatekeeper-token?application_package=X answers a cached JWT for app X',
+export const BROKER_DECLARATION: CommandDeclaration = {
   options: BROKER_OPTIONS,
   help: `
 Examples:

@@ -12,9 +12,7 @@ export const CHECK_OPTIONS = {
   retries: valueOption({ flags: '--retries <n>', parse: integer(0, 20), default: 1, description: 'retries per request on network errors, timeouts, 429 and 5xx' }),
 };
 
-export const CHECK_COMMAND: CommandDeclaration = {
-  name: 'check',
-  summary: 'test the URL and credentials: one tiny request per metric (page_size=1, yesterday); OK per metric or what is wrong',
+export const CHECK_DECLARATION: CommandDeclaration = {
   options: CHECK_OPTIONS,
   help: `
 Exit codes: 0 every metric answered, 2 bad options, 3 credentials rejected, 4 URL unreachable or failing,

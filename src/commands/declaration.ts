@@ -14,17 +14,25 @@ export interface CommandRun {
 export type CommandAction = (run: CommandRun) => Promise<void>;
 
 /**
- * A command, declared once: enough for `--help` (its name, arguments, summary, options and help text), with its action
- * loaded only when it runs. A declaration module stays light: options and parsers, nothing of what the command does.
+ * What a command's `--help` shows beyond its summary, and its action, loaded only when it runs. A declaration module
+ * stays light: options and parsers, nothing of what the command does.
  */
 export interface CommandDeclaration {
+  readonly options: OptionTable;
+  /** Text after the options in its `--help`: examples, exit codes. */
+  readonly help?: string;
+  readonly action: () => Promise<CommandAction>;
+}
+
+/**
+ * A command as the program lists it: its name, arguments and summary, and its declaration module, loaded only when
+ * the command line names it (so `--help` and `--version` load none).
+ */
+export interface CommandEntry {
   readonly name: string;
   /** Its arguments as commander declares them, e.g. `<metric>`. */
   readonly arguments?: string;
   /** One lower-case line, no final period: what the command does. */
   readonly summary: string;
-  readonly options: OptionTable;
-  /** Text after the options in its `--help`: examples, exit codes. */
-  readonly help?: string;
-  readonly action: () => Promise<CommandAction>;
+  readonly declaration: () => Promise<CommandDeclaration>;
 }

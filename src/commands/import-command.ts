@@ -1,15 +1,6 @@
+import type { ImportCommandName } from './command-list.js';
 import type { CommandDeclaration } from './declaration.js';
 import { IMPORT_OPTIONS } from './import-options.js';
-
-/** The metric each import command imports, or all of them; the names are METRIC_NAMES' (not loaded for --help). */
-const METRICS = [
-  { name: 'unique-users', summary: 'import the Unique Users metric' },
-  { name: 'avg-screen-time', summary: 'import the Average Screen Time metric' },
-  { name: 'traffic', summary: 'import the Area Traffic metric' },
-  { name: 'all', summary: 'import all three metrics in one run' },
-] as const;
-
-export type ImportCommandName = (typeof METRICS)[number]['name'];
 
 function help(name: string): string {
   return `
@@ -33,11 +24,12 @@ written, 130/143 interrupted (SIGINT/SIGTERM); with failed units, the code of th
 `;
 }
 
-export const IMPORT_COMMANDS: readonly CommandDeclaration[] = METRICS.map(({ name, summary }) => ({
-  name,
-  summary,
-  options: IMPORT_OPTIONS,
-  help: help(name),
-  // HTTP, decoding, sinks and state are loaded only when an import runs, not for --help.
-  action: async () => (await import('./import.js')).importAction(name),
-}));
+/** An import command's options, help and action: `name` is the metric, or all of them. */
+export function importDeclaration(name: ImportCommandName): CommandDeclaration {
+  return {
+    options: IMPORT_OPTIONS,
+    help: help(name),
+    // HTTP, decoding, sinks and state are loaded only when an import runs, not for --help.
+    action: async () => (await import('./import.js')).importAction(name),
+  };
+}

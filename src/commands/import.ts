@@ -15,7 +15,7 @@ import { removeStaleTempFiles } from '../output/stale-temp.js';
 import { createRedactor } from '../redact.js';
 import { clockOf } from './clock.js';
 import type { CommandAction, CommandRun } from './declaration.js';
-import type { ImportCommandName } from './import-command.js';
+import type { ImportCommandName } from './command-list.js';
 import { resolveImportConfig, type ImportConfig } from './import-options.js';
 import { describeRun, outputFolders, planDays, sinkFor, stateFlags, unitFetcher } from './import-setup.js';
 import { SECRET_FLAG_WARNING } from './settings.js';

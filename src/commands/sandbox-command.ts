@@ -80,9 +80,7 @@ export const SANDBOX_OPTIONS = {
   verbose: switchOption({ flags: '-v, --verbose', description: 'log every request on stderr' }),
 };
 
-export const SANDBOX_COMMAND: CommandDeclaration = {
-  name: 'sandbox',
-  summary: 'run a local emulator of the metrics API and its auth server, with deterministic synthetic data',
+export const SANDBOX_DECLARATION: CommandDeclaration = {
   options: SANDBOX_OPTIONS,
   help: `
 The first stdout line is "sandbox listening on <base URL>"; scripts can parse it.

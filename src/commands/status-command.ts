@@ -11,9 +11,7 @@ export const STATUS_OPTIONS = {
   format: valueOption({ flags: '--format <format>', parse: oneOf(STATUS_FORMATS), choices: STATUS_FORMATS, defaultText: 'text', description: 'text, json, or prometheus (node_exporter textfile collector)' }),
 };
 
-export const STATUS_COMMAND: CommandDeclaration = {
-  name: 'status',
-  summary: "say how far behind each metric's output is, its coverage and gaps, from the state alone (no credentials, no request)",
+export const STATUS_DECLARATION: CommandDeclaration = {
   options: STATUS_OPTIONS,
   help: `
 Exit codes: 0 fine, 8 a metric is more than --max-behind days behind or has a gap, 2 no or unusable state file;

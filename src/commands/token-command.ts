@@ -29,9 +29,7 @@ Exit codes: 0 token shown, 2 usage, 3 credentials or application refused, 4 serv
 The JWT signature is never verified: this command is for looking, not for trusting.
 `;
 
-export const TOKEN_COMMAND: CommandDeclaration = {
-  name: 'token',
-  summary: 'show a token from the OAuth 2.0 client-credentials exchange (or from a token broker), for debugging',
+export const TOKEN_DECLARATION: CommandDeclaration = {
   options: TOKEN_OPTIONS,
   help: EXAMPLES,
   action: async () => (await import('./token.js')).tokenAction,
