@@ -1,11 +1,10 @@
-import type { Logger } from '../log/logger.js';
 import type { UtcDay } from '../window/days.js';
-import { inItsDay, isNotOver, overAt, type DayMode } from '../window/day-mode.js';
+import { isNotOver, overAt, type DayMode } from '../window/day-mode.js';
 import { isSettled, shouldGiveUp } from './day-rules.js';
 import type { ImportState } from './import-state.js';
 import { stateKey } from './keys.js';
 import { addSums, emptySums, totalOf, type DayProfile, type MeasureSums, type MetricTotal } from './profile.js';
-import { describeSuspicion, suspicionOf, type Suspicion, type SuspectMode } from './suspect.js';
+import { suspicionOf, type Suspicion, type SuspectMode } from './suspect.js';
 
 /** What judging a day needs of a unit: its metric (and how its day is totalled) and day. */
 export interface DayUnit {
@@ -21,8 +20,6 @@ export interface UnitFigures {
   readonly rowCount: number;
   /** The stores of its results. */
   readonly storeCodes: readonly string[];
-  /** The local midnight of each result kept, epoch ms. */
-  readonly localMidnights: readonly number[];
   /** The metric's total over its results, as sums. */
   readonly measure: MeasureSums;
 }
@@ -42,6 +39,30 @@ export interface DayRules {
   readonly onSuspect: SuspectMode;
 }
 
+/** Which stores a judged day lacks: of those asked for with `--store`, or of the metric's latest complete day. */
+export interface MissingStores {
+  readonly codes: readonly string[];
+  readonly expected: number;
+  readonly askedFor: boolean;
+}
+
+/**
+ * What the judgement of a day has to tell (the report words it): each is a warning about that metric's day.
+ * `not-over`: written, pending until every local day in it has ended (`until`); `not-published`: no results yet;
+ * `given-up`: no results `giveUpDays` after its window ended; `partly-published`: stores missing, pending;
+ * `complete-anyway`: stores missing but `--settle-days` old; `kept`: a final day re-imported without results;
+ * `suspect`: complete data whose numbers look wrong, `held` pending (`--on-suspect hold`) or recorded anyway (`warn`).
+ */
+export type DayNote = { readonly metric: string; readonly day: UtcDay } & (
+  | { readonly kind: 'not-over'; readonly until: string; readonly results: number }
+  | { readonly kind: 'not-published' }
+  | { readonly kind: 'given-up'; readonly giveUpDays: number }
+  | { readonly kind: 'partly-published'; readonly missing: MissingStores; readonly stores: number }
+  | { readonly kind: 'complete-anyway'; readonly missing: MissingStores; readonly settleDays: number }
+  | { readonly kind: 'kept' }
+  | { readonly kind: 'suspect'; readonly suspicion: Suspicion; readonly held: boolean }
+);
+
 /** What the units of one (metric, day) brought, filled in as they are committed. */
 interface DayTally {
   readonly total: MetricTotal;
@@ -50,13 +71,8 @@ interface DayTally {
   results: number;
   rows: number;
   readonly measure: MeasureSums;
-  /** Results whose local day has not ended at the run's clock. */
-  inTheirDay: number;
   readonly stores: Set<string>;
 }
-
-/** How many store codes a warning names before it says "...". */
-const NAMED_STORES = 5;
 
 /**
  * Judges each (metric, day) once every unit of it is committed (in plan order), and records the judgement in the
@@ -65,26 +81,22 @@ const NAMED_STORES = 5;
  * that closed does not hold the state back. A complete day keeps its profile in the state, and one whose numbers look
  * wrong next to the days before it is held pending as `suspect` (or, as `onSuspect` says, recorded with a warning, or
  * not judged). Otherwise the day is pending with its reason, and a day still unpublished `giveUpDays` after its window
- * ended is given up, with one warning. A day already final stays final. Each day is judged on its own: a pending day
- * never holds later days back.
+ * ended is given up. A day already final stays final. Each day is judged on its own: a pending day never holds later
+ * days back. What a judgement has to say is returned as notes, for the report.
  */
 export class DayCompletion {
-  /** Warnings logged about days (not published, partly published, not over, given up, suspect). */
-  warnings = 0;
   /** Rows of the units recorded so far, per metric: what the run wrote, also when it is interrupted. */
   readonly rowsByMetric: Record<string, number> = {};
   private readonly tallies = new Map<string, DayTally>();
-  private notes: string[] = [];
 
   constructor(
     private readonly units: readonly DayUnit[],
     private readonly rules: DayRules,
     private readonly state: ImportState | undefined,
-    private readonly logger: Logger,
   ) {
     for (const unit of units) {
       const key = `${unit.metric.name} ${unit.day}`;
-      const tally = this.tallies.get(key) ?? { total: unit.metric.total, left: 0, failed: false, results: 0, rows: 0, measure: emptySums(), inTheirDay: 0, stores: new Set<string>() };
+      const tally = this.tallies.get(key) ?? { total: unit.metric.total, left: 0, failed: false, results: 0, rows: 0, measure: emptySums(), stores: new Set<string>() };
       tally.left++;
       this.tallies.set(key, tally);
     }
@@ -101,6 +113,79 @@ export class DayCompletion {
     if (unjudged.length > 0) await this.state?.markInterrupted(unjudged);
   }
 
+  /** Tallies the unit and, when it is its day's last, judges and records the day; returns what that judgement says. */
+  async record(outcome: CommittedUnit): Promise<DayNote[]> {
+    const { metric, day } = outcome.unit;
+    const tally = this.tallies.get(`${metric.name} ${day}`);
+    if (tally === undefined) return [];
+    if (outcome.ok) {
+      tally.results += outcome.data.count - outcome.data.dropped;
+      tally.rows += outcome.data.rowCount;
+      addSums(tally.measure, outcome.data.measure);
+      for (const code of outcome.data.storeCodes) tally.stores.add(code);
+    } else {
+      tally.failed = true;
+    }
+    const notes = --tally.left > 0 ? [] : await this.finishDay(metric.name, day, tally);
+    if (outcome.ok) this.rowsByMetric[metric.name] = (this.rowsByMetric[metric.name] ?? 0) + outcome.data.rowCount;
+    return notes;
+  }
+
+  private async finishDay(metric: string, day: UtcDay, tally: DayTally): Promise<DayNote[]> {
+    const key = stateKey(metric, this.rules.storeCodes);
+    if (this.state?.isFinal(key, day)) {
+      // Already complete or accepted (a look-back or a backfill): a final day stays final.
+      return !tally.failed && tally.results === 0 ? [{ metric, day, kind: 'kept' }] : [];
+    }
+    if (tally.failed) {
+      // The failure has been logged with its unit and decides the exit code; the day waits for the next run.
+      if (!this.state?.isGivenUp(key, day)) await this.state?.markPending(key, day, { reason: 'failed' });
+      return [];
+    }
+    if (isNotOver(day, this.rules.mode, this.rules.now)) {
+      // Every local day the window can hold must have ended: until then a store's figures may still change.
+      const until = new Date(overAt(day, this.rules.mode)).toISOString().replace('.000Z', 'Z');
+      await this.state?.markPending(key, day, { reason: 'not-over', stores: tally.stores.size });
+      return [{ metric, day, kind: 'not-over', until, results: tally.results }];
+    }
+    if (tally.results === 0) {
+      if (this.state?.isGivenUp(key, day)) return [];
+      if (shouldGiveUp(day, this.rules.giveUpDays, this.rules.now)) {
+        await this.state?.markGivenUp(key, day);
+        return [{ metric, day, kind: 'given-up', giveUpDays: this.rules.giveUpDays }];
+      }
+      await this.state?.markPending(key, day, { reason: 'not-published', stores: 0 });
+      return [{ metric, day, kind: 'not-published' }];
+    }
+    const askedFor = this.rules.storeCodes.length > 0;
+    const expected = askedFor ? this.rules.storeCodes : (this.state?.storeCodes(key) ?? []);
+    const codes = expected.filter((code) => !tally.stores.has(code));
+    const missing: MissingStores = { codes, expected: expected.length, askedFor };
+    if (codes.length > 0 && !isSettled(day, this.rules.settleDays, this.rules.now)) {
+      await this.state?.markPending(key, day, { reason: 'partly-published', missingStores: codes.length, stores: tally.stores.size });
+      return [{ metric, day, kind: 'partly-published', missing, stores: tally.stores.size }];
+    }
+    const notes: DayNote[] = codes.length > 0 ? [{ metric, day, kind: 'complete-anyway', missing, settleDays: this.rules.settleDays }] : [];
+    const profile: DayProfile = [tally.results, tally.stores.size, tally.rows, totalOf(tally.measure, tally.total)];
+    const suspicion = this.rules.onSuspect === 'off' ? undefined : this.suspicionOf(key, day, tally, profile);
+    if (suspicion !== undefined) {
+      const held = this.rules.onSuspect === 'hold';
+      notes.push({ metric, day, kind: 'suspect', suspicion, held });
+      if (held) {
+        await this.state?.markPending(key, day, { reason: 'suspect', ...suspicion, stores: tally.stores.size });
+        return notes;
+      }
+    }
+    await this.state?.markComplete(key, day, [...tally.stores], profile);
+    return notes;
+  }
+
+  /** Whether the day's numbers look wrong next to the metric's complete days before it. */
+  private suspicionOf(key: string, day: UtcDay, tally: DayTally, profile: DayProfile): Suspicion | undefined {
+    const figures = { measure: tally.total.measure, total: profile[3], allZero: tally.measure.weight > 0 && tally.measure.nonZero === 0 };
+    return suspicionOf(day, figures, this.state?.completeProfiles(key) ?? new Map());
+  }
+
   /** The run's days whose tally passes, as state keys and days. */
   private daysWhere(test: (tally: DayTally) => boolean): { key: string; day: UtcDay }[] {
     const days = new Map<string, { key: string; day: UtcDay }>();
@@ -111,107 +196,5 @@ export class DayCompletion {
       days.set(`${key} ${unit.day}`, { key, day: unit.day });
     }
     return [...days.values()];
-  }
-
-  /** Tallies the unit and, when it is its day's last, judges and records the day; returns the unit's final outcome. */
-  async record<T extends CommittedUnit>(outcome: T): Promise<T> {
-    const committed: CommittedUnit = outcome;
-    const { metric, day } = committed.unit;
-    const tally = this.tallies.get(`${metric.name} ${day}`);
-    if (tally === undefined) return outcome;
-    if (committed.ok) {
-      tally.results += committed.data.count - committed.data.dropped;
-      tally.rows += committed.data.rowCount;
-      addSums(tally.measure, committed.data.measure);
-      for (const code of committed.data.storeCodes) tally.stores.add(code);
-      for (const midnight of committed.data.localMidnights) if (inItsDay(midnight, this.rules.now)) tally.inTheirDay++;
-    } else {
-      tally.failed = true;
-    }
-    if (--tally.left === 0) await this.finishDay(metric.name, day, tally);
-    if (committed.ok) this.rowsByMetric[metric.name] = (this.rowsByMetric[metric.name] ?? 0) + committed.data.rowCount;
-    return outcome;
-  }
-
-  /** Logs what the last `record` had to say about its day (after the unit's own line). */
-  logNotes(): void {
-    for (const note of this.notes) this.logger.warn(note);
-    this.notes = [];
-  }
-
-  private async finishDay(metric: string, day: UtcDay, tally: DayTally): Promise<void> {
-    const key = stateKey(metric, this.rules.storeCodes);
-    const label = `${metric} ${day}`;
-    if (this.state?.isFinal(key, day)) {
-      // Already complete or accepted (a look-back or a backfill): a final day stays final.
-      if (!tally.failed && tally.results === 0) this.warn(`${label}: no results on this re-import; the file of the earlier import is kept`);
-      return;
-    }
-    if (tally.failed) {
-      // The failure has been logged with its unit and decides the exit code; the day waits for the next run.
-      if (!this.state?.isGivenUp(key, day)) await this.state?.markPending(key, day, { reason: 'failed' });
-      return;
-    }
-    if (isNotOver(day, this.rules.mode, this.rules.now)) {
-      // Every local day the window can hold must have ended: until then a store's figures may still change.
-      const until = new Date(overAt(day, this.rules.mode)).toISOString().replace('.000Z', 'Z');
-      this.warn(
-        `${label}: not over until ${until}, when every store's local day in it has ended (${tally.inTheirDay} of ${tally.stores.size} ` +
-          `store${tally.stores.size === 1 ? '' : 's'} of its results still in their day); imported what there is, not recorded complete; the next --catch-up asks again`,
-      );
-      await this.state?.markPending(key, day, { reason: 'not-over', stores: tally.stores.size });
-      return;
-    }
-    if (tally.results === 0) {
-      if (this.state?.isGivenUp(key, day)) return;
-      if (shouldGiveUp(day, this.rules.giveUpDays, this.rules.now)) {
-        this.warn(
-          `${label}: still not published ${this.rules.giveUpDays} days after its window ended (--give-up-days ${this.rules.giveUpDays}): given up, ` +
-            `--catch-up no longer asks for it; \`area-metrics accept ${metric} --date ${day}\` settles it, \`reopen\` asks again`,
-        );
-        await this.state?.markGivenUp(key, day);
-        return;
-      }
-      this.warn(`${label}: no results: the vendor has not published this day yet; nothing written, not recorded complete; the next --catch-up asks again`);
-      await this.state?.markPending(key, day, { reason: 'not-published', stores: 0 });
-      return;
-    }
-    const expected = this.rules.storeCodes.length > 0 ? this.rules.storeCodes : (this.state?.storeCodes(key) ?? []);
-    const missing = expected.filter((code) => !tally.stores.has(code));
-    if (missing.length > 0) {
-      const named = `${missing.slice(0, NAMED_STORES).join(', ')}${missing.length > NAMED_STORES ? ', ...' : ''}`;
-      const what = `${missing.length} of ${expected.length} stores${this.rules.storeCodes.length > 0 ? ' asked for' : ' of the latest complete day'} missing (${named})`;
-      if (!isSettled(day, this.rules.settleDays, this.rules.now)) {
-        this.warn(`${label}: partly published: ${what}; file written with ${tally.stores.size} store${tally.stores.size === 1 ? '' : 's'}, not recorded complete; the next --catch-up asks again`);
-        await this.state?.markPending(key, day, { reason: 'partly-published', missingStores: missing.length, stores: tally.stores.size });
-        return;
-      }
-      this.warn(`${label}: ${what}; recorded complete anyway: the day is at least --settle-days ${this.rules.settleDays} days old`);
-    }
-    const profile: DayProfile = [tally.results, tally.stores.size, tally.rows, totalOf(tally.measure, tally.total)];
-    const suspicion = this.rules.onSuspect === 'off' ? undefined : this.suspicionOf(key, day, tally, profile);
-    if (suspicion !== undefined) {
-      if (this.rules.onSuspect === 'hold') {
-        this.warn(
-          `${label}: suspect: ${describeSuspicion(suspicion)}; file written, not recorded complete (--on-suspect hold); ` +
-            'the next --catch-up asks again, and `accept` settles it if the numbers are right',
-        );
-        await this.state?.markPending(key, day, { reason: 'suspect', ...suspicion, stores: tally.stores.size });
-        return;
-      }
-      this.warn(`${label}: suspect: ${describeSuspicion(suspicion)}; recorded complete anyway (--on-suspect warn)`);
-    }
-    await this.state?.markComplete(key, day, [...tally.stores], profile);
-  }
-
-  /** Whether the day's numbers look wrong next to the metric's complete days before it. */
-  private suspicionOf(key: string, day: UtcDay, tally: DayTally, profile: DayProfile): Suspicion | undefined {
-    const figures = { measure: tally.total.measure, total: profile[3], allZero: tally.measure.weight > 0 && tally.measure.nonZero === 0 };
-    return suspicionOf(day, figures, this.state?.completeProfiles(key) ?? new Map());
-  }
-
-  private warn(line: string): void {
-    this.warnings++;
-    this.notes.push(line);
   }
 }

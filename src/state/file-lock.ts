@@ -1,5 +1,6 @@
 import { lstat, readlink, rm, symlink } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { errnoCode } from '../errors.js';
 import { isProcessAlive } from '../output/stale-temp.js';
 
 /** How long a lock may be held before another run takes it over: an update takes milliseconds. */
@@ -17,7 +18,7 @@ export async function acquireLock(lockPath: string): Promise<() => Promise<void>
       await symlink(String(process.pid), lockPath);
       return () => rm(lockPath, { force: true });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (errnoCode(error) !== 'EEXIST') throw error;
     }
     if (await isStaleLock(lockPath)) {
       await rm(lockPath, { force: true });
@@ -36,7 +37,7 @@ async function isStaleLock(lockPath: string): Promise<boolean> {
     return Date.now() - info.mtimeMs > STALE_LOCK_MS;
   } catch (error) {
     // Released between our attempt and this look: simply try again.
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    if (errnoCode(error) === 'ENOENT') return false;
     throw error;
   }
 }

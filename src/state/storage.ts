@@ -1,7 +1,7 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { UsageError } from '../errors.js';
-import { writeFileAtomic } from '../output/atomic-file.js';
+import { errnoCode, UsageError } from '../errors.js';
+import { makeFolder, writeFileAtomic } from '../output/atomic-file.js';
 import { asOutputError } from '../output/write-failure.js';
 import { acquireLock } from './file-lock.js';
 
@@ -29,7 +29,7 @@ export class FileStateStorage implements StateStorage {
     try {
       return await readFile(this.location, 'utf8');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      if (errnoCode(error) === 'ENOENT') return undefined;
       throw new UsageError(`cannot read state file ${this.location}: ${(error as Error).message}`);
     }
   }
@@ -38,7 +38,7 @@ export class FileStateStorage implements StateStorage {
     const lockPath = `${this.location}.lock`;
     let release: () => Promise<void>;
     try {
-      await mkdir(dirname(this.location), { recursive: true });
+      await makeFolder(dirname(this.location));
       release = await acquireLock(lockPath);
     } catch (error) {
       throw asOutputError(error, `cannot lock the state file with ${lockPath}`);

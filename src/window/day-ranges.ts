@@ -38,7 +38,7 @@ export function describeRange([first, last]: DayRange): string {
   return first === last ? first : `${first}..${last}`;
 }
 
-/** `2026-11-01..2026-11-03, 2026-11-05`: the days as ranges. */
+/** `2026-11-01..2026-11-03, 2026-11-05`: any days, as their ranges. */
 export function describeDays(days: Iterable<UtcDay>): string {
   return rangesOfDays(days).map(describeRange).join(', ');
 }

@@ -77,7 +77,7 @@ describe('a day whose numbers look wrong', () => {
       expect.stringMatching(
         new RegExp(
           `^warn: unique-users ${day}: suspect: the sum of unique_users is \\d+, below a third of \\d+, the median of the complete days of the 28 before it; ` +
-            'file written, not recorded complete \\(--on-suspect hold\\); the next --catch-up asks again, and `accept` settles it if the numbers are right$',
+            `file written, not recorded complete \\(--on-suspect hold\\): the next --catch-up asks again, \`area-metrics accept unique-users --date ${day} -o ${out}\` records it as final if its numbers are right$`,
         ),
       ),
     ]);
@@ -125,8 +125,8 @@ describe('a day whose numbers look wrong', () => {
     const result = await run(['all', '-o', out, '--date', day]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.warnings).toEqual([
-      `warn: avg-screen-time ${day}: suspect: every value is zero (the mean avg_screen_time in seconds is 0); file written, not recorded complete (--on-suspect hold); ` +
-        'the next --catch-up asks again, and `accept` settles it if the numbers are right',
+      `warn: avg-screen-time ${day}: suspect: every value is zero (the mean avg_screen_time in seconds is 0); file written, not recorded complete (--on-suspect hold): ` +
+        `the next --catch-up asks again, \`area-metrics accept avg-screen-time --date ${day} -o ${out}\` records it as final if its numbers are right`,
     ]);
     expect(await pendingOf(out, 'avg-screen-time')).toEqual({ [day]: { reason: 'suspect', measure: 'mean avg_screen_time in seconds', value: 0, allZero: true, stores: 12 } });
     // Three complete days before it are too few to judge a drop by.

@@ -39,46 +39,36 @@ function outcome(unit: Unit, midnights: readonly string[], measure: MeasureSums 
   };
 }
 
-function collect(): { warnings: string[]; logger: { debug(): void; info(): void; error(): void; warn(message: string): void } } {
-  const warnings: string[] = [];
-  return { warnings, logger: { debug() {}, info() {}, error() {}, warn: (message: string) => warnings.push(message) } };
-}
-
 const RULES = { storeCodes: [], settleDays: 3, giveUpDays: 14, onSuspect: 'hold' } as const satisfies Partial<DayRules>;
 
 async function judge(mode: DayMode, day: string, now: string, midnights: readonly string[]) {
   const state = await ImportState.load(join(await tempDir(), STATE_FILE_NAME), { now: new Date(now), metricNames: ['traffic'], mode });
   const unit: Unit = { metric: METRICS.traffic, day, ...(mode === 'local' ? { mode } : {}) };
-  const { warnings, logger } = collect();
-  const days = new DayCompletion([unit], { ...RULES, now: new Date(now), mode }, state, logger);
-  await days.record(outcome(unit, midnights));
-  days.logNotes();
-  return { coverage: state.coverage('traffic'), warnings };
+  const days = new DayCompletion([unit], { ...RULES, now: new Date(now), mode }, state);
+  const notes = await days.record(outcome(unit, midnights));
+  return { coverage: state.coverage('traffic'), notes };
 }
 
 describe('DayCompletion: a day is over only when its local days are', () => {
-  it('a UTC day at 18:28 UTC the next day is pending not-over, with one warning naming when and how many stores are in their day', async () => {
+  it('a UTC day at 18:28 UTC the next day is pending not-over, with a note saying until when', async () => {
     // +05:45's local 2026-11-23 began at 18:15Z on the 22nd: within 25 h at 18:28Z on the 23rd. -05:00's began the 22nd.
-    const { coverage, warnings } = await judge('utc', '2026-11-22', '2026-11-23T18:28:00Z', ['2026-11-23T00:00:00+05:45', '2026-11-22T00:00:00-05:00']);
+    const { coverage, notes } = await judge('utc', '2026-11-22', '2026-11-23T18:28:00Z', ['2026-11-23T00:00:00+05:45', '2026-11-22T00:00:00-05:00']);
     expect(coverage.complete).toEqual([]);
     expect(coverage.pending).toEqual([{ day: '2026-11-22', status: { reason: 'not-over', stores: 2 } }]);
-    expect(warnings).toEqual([
-      'traffic 2026-11-22: not over until 2026-11-24T00:59:59Z, when every store\'s local day in it has ended (1 of 2 stores of its results still in their day); ' +
-        'imported what there is, not recorded complete; the next --catch-up asks again',
-    ]);
+    expect(notes).toEqual([{ metric: 'traffic', day: '2026-11-22', kind: 'not-over', until: '2026-11-24T00:59:59Z', results: 2 }]);
   });
 
   it('the same day is complete once it is over, with no warning', async () => {
-    const { coverage, warnings } = await judge('utc', '2026-11-22', '2026-11-24T00:59:59Z', ['2026-11-23T00:00:00+05:45', '2026-11-22T00:00:00-05:00']);
+    const { coverage, notes } = await judge('utc', '2026-11-22', '2026-11-24T00:59:59Z', ['2026-11-23T00:00:00+05:45', '2026-11-22T00:00:00-05:00']);
     expect(coverage.complete).toEqual([['2026-11-22', '2026-11-22']]);
-    expect(warnings).toEqual([]);
+    expect(notes).toEqual([]);
   });
 
   it('a local day is not over until 13:00 UTC the next day, even with every store served', async () => {
     const midnights = ['2026-11-22T00:00:00+13:00', '2026-11-22T00:00:00-11:00'];
     const early = await judge('local', '2026-11-22', '2026-11-23T12:59:59Z', midnights);
     expect(early.coverage.pending).toEqual([{ day: '2026-11-22', status: { reason: 'not-over', stores: 2 } }]);
-    expect(early.warnings).toEqual([expect.stringContaining('traffic 2026-11-22: not over until 2026-11-23T13:00:00Z')]);
+    expect(early.notes).toEqual([expect.objectContaining({ kind: 'not-over', until: '2026-11-23T13:00:00Z' })]);
     const over = await judge('local', '2026-11-22', '2026-11-23T13:00:00Z', midnights);
     expect(over.coverage.complete).toEqual([['2026-11-22', '2026-11-22']]);
   });
@@ -91,18 +81,15 @@ describe('DayCompletion: numbers that look wrong', () => {
   const usersDay = (day: string, users: number): UnitOutcome =>
     outcome(unitOf(day), [`${day}T00:00:00+01:00`, `${day}T00:00:00+02:00`], { value: users, weight: 4, nonZero: users > 0 ? 4 : 0 });
 
-  /** Imports the days with these unique-user sums (one unit each), in order, and returns the state and the warnings. */
+  /** Imports the days with these unique-user sums (one unit each), in order, and returns the state and the notes. */
   async function importDays(sums: readonly [string, number][], onSuspect: DayRules['onSuspect'] = 'hold', path?: string) {
     const statePath = path ?? join(await tempDir(), STATE_FILE_NAME);
     const state = await ImportState.load(statePath, { now: new Date(NOW), metricNames: ['unique-users'] });
-    const { warnings, logger } = collect();
     const units = sums.map(([day]) => unitOf(day));
-    const days = new DayCompletion(units, { ...RULES, onSuspect, now: new Date(NOW), mode: 'utc' }, state, logger);
-    for (const [day, users] of sums) {
-      await days.record(usersDay(day, users));
-      days.logNotes();
-    }
-    return { state, warnings, statePath };
+    const days = new DayCompletion(units, { ...RULES, onSuspect, now: new Date(NOW), mode: 'utc' }, state);
+    const notes = [];
+    for (const [day, users] of sums) notes.push(...(await days.record(usersDay(day, users))));
+    return { state, notes, statePath, days };
   }
   const month = (count: number, users = (index: number) => 1000 + 10 * index): [string, number][] =>
     Array.from({ length: count }, (_, index) => [addDays('2026-11-01', index), users(index)]);
@@ -113,14 +100,11 @@ describe('DayCompletion: numbers that look wrong', () => {
   });
 
   it('a drop below a third of the median of the days before is held pending as suspect, naming measure, value and median', async () => {
-    const { state, warnings } = await importDays([...month(10), ['2026-11-11', 300]]);
+    const { state, notes } = await importDays([...month(10), ['2026-11-11', 300]]);
     expect(state.pending('unique-users')).toEqual([
       { day: '2026-11-11', status: { reason: 'suspect', measure: 'sum of unique_users', value: 300, median: 1045, stores: 2 } },
     ]);
-    expect(warnings).toEqual([
-      'unique-users 2026-11-11: suspect: the sum of unique_users is 300, below a third of 1045, the median of the complete days of the 28 before it; ' +
-        'file written, not recorded complete (--on-suspect hold); the next --catch-up asks again, and `accept` settles it if the numbers are right',
-    ]);
+    expect(notes).toEqual([{ metric: 'unique-users', day: '2026-11-11', kind: 'suspect', held: true, suspicion: { measure: 'sum of unique_users', value: 300, median: 1045 } }]);
     expect(state.completeProfiles('unique-users').has('2026-11-11')).toBe(false);
   });
 
@@ -129,29 +113,46 @@ describe('DayCompletion: numbers that look wrong', () => {
     expect(high.state.pending('unique-users')).toMatchObject([{ day: '2026-11-11', status: { reason: 'suspect', value: 3200 } }]);
     const fine = await importDays([...month(10), ['2026-11-11', 3100], ['2026-11-12', 400]]);
     expect(fine.state.pending('unique-users')).toEqual([]);
-    expect(fine.warnings).toEqual([]);
+    expect(fine.notes).toEqual([]);
   });
 
   it('too little history is not judged: fewer than 7 complete days among the 28 before', async () => {
-    const { state, warnings } = await importDays([...month(6), ['2026-11-07', 10]]);
+    const { state, notes } = await importDays([...month(6), ['2026-11-07', 10]]);
     expect(state.pending('unique-users')).toEqual([]);
-    expect(warnings).toEqual([]);
+    expect(notes).toEqual([]);
   });
 
   it('every value zero is suspect even without history', async () => {
-    const { state, warnings } = await importDays([['2026-11-01', 0]]);
+    const { state, notes } = await importDays([['2026-11-01', 0]]);
     expect(state.pending('unique-users')).toEqual([{ day: '2026-11-01', status: { reason: 'suspect', measure: 'sum of unique_users', value: 0, allZero: true, stores: 2 } }]);
-    expect(warnings).toEqual([expect.stringContaining('unique-users 2026-11-01: suspect: every value is zero (the sum of unique_users is 0)')]);
+    expect(notes).toEqual([expect.objectContaining({ kind: 'suspect', held: true, suspicion: { measure: 'sum of unique_users', value: 0, allZero: true } })]);
   });
 
   it('--on-suspect warn records the day complete with the warning; off does not judge', async () => {
     const warned = await importDays([...month(10), ['2026-11-11', 300]], 'warn');
     expect(warned.state.pending('unique-users')).toEqual([]);
     expect(warned.state.completeProfiles('unique-users').get('2026-11-11')).toEqual([2, 2, 4, 300]);
-    expect(warned.warnings).toEqual([expect.stringMatching(/suspect: the sum of unique_users is 300, .*; recorded complete anyway \(--on-suspect warn\)$/)]);
+    expect(warned.notes).toEqual([expect.objectContaining({ kind: 'suspect', held: false, suspicion: expect.objectContaining({ value: 300 }) })]);
     const off = await importDays([...month(10), ['2026-11-11', 0]], 'off');
     expect(off.state.pending('unique-users')).toEqual([]);
-    expect(off.warnings).toEqual([]);
+    expect(off.notes).toEqual([]);
+  });
+
+  it('marks the run\'s days asked before any request; those it never judged are interrupted when it ends', async () => {
+    const statePath = join(await tempDir(), STATE_FILE_NAME);
+    const state = await ImportState.load(statePath, { now: new Date(NOW), metricNames: ['unique-users'] });
+    const days = new DayCompletion([unitOf('2026-11-01'), unitOf('2026-11-02')], { ...RULES, now: new Date(NOW), mode: 'utc' }, state);
+    await days.markAsked();
+    expect(state.pending('unique-users').map(({ status }) => status.reason)).toEqual(['asked', 'asked']);
+    await days.record(usersDay('2026-11-01', 1000));
+    await days.endRun();
+    expect(state.isFinal('unique-users', '2026-11-01')).toBe(true);
+    expect(state.pending('unique-users')).toEqual([{ day: '2026-11-02', status: { reason: 'interrupted' } }]);
+  });
+
+  it('tallies the rows recorded per metric, for the run\'s record even when it is interrupted', async () => {
+    const { days } = await importDays(month(3));
+    expect(days.rowsByMetric).toEqual({ 'unique-users': 12 });
   });
 
   it('a held day completes when the vendor\'s numbers are plausible again', async () => {
