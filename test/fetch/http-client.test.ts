@@ -2,19 +2,16 @@ import nock from 'nock';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AuthError, ContractError, UnavailableError } from '../../src/errors.js';
 import { backoffDelay, DEFAULT_RETRY_POLICY, HttpClient, MalformedBodyError, parseRetryAfter } from '../../src/fetch/http-client.js';
+import { virtualClock } from '../helpers/clock.js';
 
 const ORIGIN = 'https://api.example.test';
 const url = new URL(`${ORIGIN}/thing?x=1`);
 
+/** A client on a virtual clock: `sleeps` gets every wait it asks for (backoffs, and the pacer's holds). */
 function client(sleeps: number[] = [], retries = 3): HttpClient {
-  return new HttpClient({
-    timeoutMs: 2000,
-    retry: { ...DEFAULT_RETRY_POLICY, retries },
-    sleep: async (ms) => {
-      sleeps.push(ms);
-    },
-    random: () => 0.5,
-  });
+  const clock = virtualClock();
+  const recording = { ...clock, sleep: (ms: number, signal?: AbortSignal) => (sleeps.push(ms), clock.sleep(ms, signal)) };
+  return new HttpClient({ timeoutMs: 2000, retry: { ...DEFAULT_RETRY_POLICY, retries }, clock: recording, random: () => 0.5 });
 }
 
 const json = (response: { text: string }) => {
@@ -97,7 +94,7 @@ describe('HttpClient retries', () => {
   it('times out a slow response and retries it', async () => {
     nock(ORIGIN).get('/thing').query(true).delay(500).reply(200, { late: true });
     nock(ORIGIN).get('/thing').query(true).reply(200, { ok: 3 });
-    const fast = new HttpClient({ timeoutMs: 100, retry: { ...DEFAULT_RETRY_POLICY, retries: 1 }, sleep: async () => {} });
+    const fast = new HttpClient({ timeoutMs: 100, retry: { ...DEFAULT_RETRY_POLICY, retries: 1 }, clock: virtualClock() });
     await expect(fast.send({ method: 'GET', url }, json)).resolves.toEqual({ ok: 3 });
   });
 });

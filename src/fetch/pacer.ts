@@ -1,0 +1,217 @@
+import { silentLogger, type Logger } from '../log/logger.js';
+import { systemClock, unlessAborted, type Clock } from './clock.js';
+import { OutageGate } from './outage.js';
+import { announcedLimit, type AnnouncedLimit } from './rate-limit-headers.js';
+import { SendLog, type Send, type Window } from './send-log.js';
+
+/** Windows are kept this much longer than said: a request's way to the vendor varies by a few milliseconds. */
+const MARGIN = 0.05;
+/** A learned pace tries one more request per window after this many windows without a 429. */
+const PROBE_AFTER_WINDOWS = 10;
+/** Sends remembered: the largest quota kept exactly (a larger one is kept as the same rate over a shorter window). */
+const LOG_CAPACITY = 10_000;
+
+/** Where a pace comes from: `--max-rps`, the vendor's headers, or what its 429s taught. */
+type PaceSource = 'max-rps' | 'announced' | 'learned';
+
+interface Pace extends Window {
+  readonly source: PaceSource;
+}
+
+export interface PacerOptions {
+  readonly clock?: Clock;
+  /** `--max-rps`: at most this many requests a second, whatever the vendor says. */
+  readonly maxRps?: number;
+  /** Each change of pace is logged at debug level (`-v`). */
+  readonly logger?: Logger;
+}
+
+/** What a run's requests met, for its summary line, its JSON lines and the state's last run. */
+export interface PacerStats {
+  /** Requests sent, retries included. */
+  readonly requests: number;
+  /** Answers with HTTP 429. */
+  readonly throttled: number;
+  /** The pace in force at the end, in requests a second; undefined when nothing ever paced the run. */
+  readonly paceRps?: number;
+}
+
+/** A request let through: handed back with its answer. */
+export interface Ticket {
+  readonly send: Send;
+  /** 1 for the run's first request, and so on. */
+  readonly number: number;
+}
+
+function perSecond(pace: Window): number {
+  return pace.quota / ((pace.windowMs * (1 + MARGIN)) / 1000);
+}
+
+function describe(pace: Window): string {
+  return `${pace.quota} request${pace.quota === 1 ? '' : 's'} per ${pace.windowMs / 1000} s (${perSecond(pace).toFixed(1)}/s)`;
+}
+
+/** `--max-rps` as a quota per window: 10 is 10 per second, 2.5 is 2 per 0.8 s, 0.5 is 1 per 2 s. */
+function capOf(maxRps: number): Pace {
+  const quota = Math.max(1, Math.floor(maxRps));
+  return { quota, windowMs: (quota / maxRps) * 1000, source: 'max-rps' };
+}
+
+/**
+ * One pace for every request of a run (every unit, every retry, `check` too). A request waits for its turn:
+ *
+ * - the first request goes alone, so its answer can announce the vendor's limit before a burst is sent;
+ * - a 429 holds every request for its Retry-After, and teaches the pace: the vendor accepted n requests in the window
+ *   before it, so the run keeps to n per window from then on (one less on each later 429), and tries one more per
+ *   window after ten windows without one;
+ * - a limit the vendor announces (`RateLimit-Policy`, `X-RateLimit-Limit`, ...) is kept to before any 429; a budget
+ *   announced without a policy (`RateLimit: r=0;t=5`) holds the requests past it until its reset;
+ * - `--max-rps` caps it all.
+ *
+ * Windows are kept like the vendor's sliding-window throttles count them: at most `quota` requests in any window
+ * (stretched by 5%), so bursts are allowed where the window allows them. A vendor that sets no limit never meets a
+ * wait here. The run's `OutageGate` lives here too: one object per run holds what the vendor's answers say.
+ */
+export class Pacer {
+  readonly outage = new OutageGate();
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly cap: Pace | undefined;
+  private policy: Pace | undefined;
+  /** No request starts before this instant (a Retry-After, or an announced budget's reset). */
+  private holdUntil = -Infinity;
+  /** An announced budget without a policy: requests left, until when. */
+  private budget: { remaining: number; until: number } | undefined;
+  /** The longest reset an `X-RateLimit-*` vendor announced: the length of its window, which it does not say. */
+  private announcedWindowSeconds = 0;
+  private readonly sends = new SendLog(LOG_CAPACITY);
+  private sent = 0;
+  private throttledAnswers = 0;
+  /** When the latest 429 of a new episode arrived; 429s of requests sent before it belong to that episode. */
+  private episodeAt = -Infinity;
+  /** When a learned pace last changed, and whether a request has waited on it since (only then is it worth probing). */
+  private learnedAt = -Infinity;
+  private waitedOnPolicy = false;
+  private readonly firstAnswer: { promise: Promise<void>; resolve: () => void };
+  private firstAnswered = false;
+
+  constructor(options: PacerOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+    this.logger = options.logger ?? silentLogger;
+    this.cap = options.maxRps === undefined ? undefined : capOf(options.maxRps);
+    if (this.cap) this.logger.debug(`pace: at most ${describe(this.cap)} (--max-rps)`, { pace_rps: Number(perSecond(this.cap).toFixed(2)), source: 'max-rps' });
+    let resolve = (): void => {};
+    this.firstAnswer = { promise: new Promise<void>((done) => (resolve = done)), resolve: () => resolve() };
+  }
+
+  /** Waits for this request's turn; rejects with the signal's reason when it aborts. */
+  async acquire(signal?: AbortSignal): Promise<Ticket> {
+    if (this.sent > 0 && !this.firstAnswered) await unlessAborted(this.firstAnswer.promise, signal);
+    for (;;) {
+      const now = this.clock.now();
+      const at = this.earliest(now);
+      if (at <= now) return this.grant(now);
+      await this.clock.sleep(at - now, signal);
+    }
+  }
+
+  /** The vendor's answer to a request (none: it failed on the network or timed out); its headers may announce a limit. */
+  answered(ticket: Ticket, headers?: Headers): void {
+    if (!this.firstAnswered) {
+      this.firstAnswered = true;
+      this.firstAnswer.resolve();
+    }
+    const announced = headers === undefined ? undefined : announcedLimit(headers, this.clock.now());
+    if (announced !== undefined) this.follow(announced, ticket);
+  }
+
+  /**
+   * A 429: every request waits `waitMs` (its Retry-After, or the retry's backoff when it has none), and the first 429
+   * of an episode teaches the pace.
+   */
+  throttled(ticket: Ticket, waitMs: number, retryAfterMs: number | undefined): void {
+    this.throttledAnswers++;
+    ticket.send.throttled = true;
+    const now = this.clock.now();
+    this.holdUntil = Math.max(this.holdUntil, now + waitMs);
+    if (ticket.send.at < this.episodeAt) return;
+    this.episodeAt = now;
+    const windowMs = this.policy?.windowMs ?? Math.max(1000, retryAfterMs ?? 0);
+    const accepted = this.sends.acceptedBetween(ticket.send.at - windowMs, ticket.send.at);
+    // Nothing accepted before it: the 429 says "not now", not how many; the hold is all it teaches.
+    if (accepted === 0) return;
+    const quota = this.policy === undefined ? accepted : Math.max(1, Math.min(this.policy.quota - 1, accepted));
+    this.learnedAt = now;
+    this.waitedOnPolicy = false;
+    this.setPolicy({ quota, windowMs, source: 'learned' }, `HTTP 429 after ${accepted} accepted in the ${windowMs / 1000} s before it; every request held ${(waitMs / 1000).toFixed(1)} s`);
+  }
+
+  stats(): PacerStats {
+    const paces = [this.cap, this.policy].filter((pace): pace is Pace => pace !== undefined);
+    const paceRps = paces.length === 0 ? undefined : Math.min(...paces.map(perSecond));
+    return { requests: this.sent, throttled: this.throttledAnswers, ...(paceRps === undefined ? {} : { paceRps: Number(paceRps.toFixed(2)) }) };
+  }
+
+  private earliest(now: number): number {
+    let at = this.holdUntil;
+    if (this.cap) at = Math.max(at, this.sends.allowedAt(this.cap, MARGIN));
+    if (this.policy) {
+      const allowed = this.sends.allowedAt(this.policy, MARGIN);
+      if (allowed > now) this.waitedOnPolicy = true;
+      at = Math.max(at, allowed);
+    }
+    if (this.budget && now < this.budget.until && this.budget.remaining <= 0) at = Math.max(at, this.budget.until);
+    return at;
+  }
+
+  private grant(now: number): Ticket {
+    this.probe(now);
+    const send = this.sends.add(now);
+    this.sent++;
+    if (this.budget) this.budget.remaining--;
+    return { send, number: this.sent };
+  }
+
+  /** A learned pace that has held for ten windows, and bound, tries one more request per window. */
+  private probe(now: number): void {
+    const policy = this.policy;
+    if (policy?.source !== 'learned' || !this.waitedOnPolicy || now - this.learnedAt < PROBE_AFTER_WINDOWS * policy.windowMs) return;
+    this.learnedAt = now;
+    this.waitedOnPolicy = false;
+    this.setPolicy({ ...policy, quota: policy.quota + 1 }, `no 429 in ${PROBE_AFTER_WINDOWS} windows: one more per window`);
+  }
+
+  /** What the vendor announced: its policy if it names one (or a quota and its reset), else its budget. */
+  private follow(announced: AnnouncedLimit, ticket: Ticket): void {
+    const { quota, remaining, resetSeconds } = announced;
+    if (quota !== undefined && announced.windowSeconds === undefined && resetSeconds !== undefined) {
+      this.announcedWindowSeconds = Math.max(this.announcedWindowSeconds, Math.round(resetSeconds), 1);
+    }
+    const windowSeconds = announced.windowSeconds ?? (this.announcedWindowSeconds || undefined);
+    if (quota !== undefined && windowSeconds !== undefined) {
+      this.budget = undefined;
+      this.announce({ quota, windowMs: windowSeconds * 1000, source: 'announced' });
+    } else if (remaining !== undefined && resetSeconds !== undefined) {
+      // Requests sent after this one may not have been counted in `remaining` yet: count them as spent.
+      this.budget = { remaining: remaining - (this.sent - ticket.number), until: this.clock.now() + resetSeconds * 1000 };
+    }
+  }
+
+  private announce(pace: Pace): void {
+    const current = this.policy;
+    if (current && current.quota === pace.quota && current.windowMs === pace.windowMs) return;
+    // A 429 since has taught a stricter pace than the announcement: it stands until its probing passes the announcement.
+    if (current?.source === 'learned' && perSecond(current) < perSecond(pace)) return;
+    this.setPolicy(pace, 'as the vendor announces');
+  }
+
+  private setPolicy(pace: Pace, why: string): void {
+    this.policy = pace;
+    this.logger.debug(`pace: ${describe(pace)}, ${why}${this.cap ? `; --max-rps caps it at ${describe(this.cap)}` : ''}`, {
+      pace_rps: Number(perSecond(pace).toFixed(2)),
+      quota: pace.quota,
+      window_seconds: pace.windowMs / 1000,
+      source: pace.source,
+    });
+  }
+}
