@@ -15,6 +15,7 @@ const CHECK_OPTIONS = {
   clientId: IMPORT_OPTIONS.clientId,
   clientSecret: IMPORT_OPTIONS.clientSecret,
   clientSecretFile: IMPORT_OPTIONS.clientSecretFile,
+  maxRps: IMPORT_OPTIONS.maxRps,
   timeout: valueOption({ flags: '--timeout <seconds>', parse: seconds(3600), default: 30_000, defaultText: '30', description: 'per-request timeout' }),
   retries: valueOption({ flags: '--retries <n>', parse: integer(0, 20), default: 1, description: 'retries per request on network errors, timeouts, 429 and 5xx' }),
 };
@@ -33,9 +34,11 @@ async function runCheck(collected: CollectedOptions, context: CommandContext): P
     credentials,
     timeoutMs: options.timeout,
     retries: options.retries,
+    ...(options.maxRps === undefined ? {} : { maxRps: options.maxRps }),
     logger,
     env: context.env,
     signal: context.signal,
+    ...(context.clock ? { clock: context.clock } : {}),
     now: new Date(),
   });
   let firstFailure: unknown;

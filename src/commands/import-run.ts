@@ -14,6 +14,7 @@ import { createRedactor } from '../redact.js';
 import { removeStaleTempFiles } from '../output/stale-temp.js';
 import { describeRange, rangesOfDays } from '../window/day-ranges.js';
 import { resolveDays, type UtcDay } from '../window/days.js';
+import { describeRequests, type PacerStats } from '../fetch/pacer.js';
 import { VERSION } from '../version.js';
 import { clockOf } from './clock.js';
 import type { CommandContext } from './context.js';
@@ -93,8 +94,8 @@ async function importInto(
     output: shownOutput,
   });
   for (const cut of cuts) progress.logger.warn(cut.message, cut.fields);
-  const recordRun = async (exitCode: number, rows: Readonly<Record<string, number>>): Promise<void> => {
-    await state?.recordRun({ time: new Date().toISOString(), command: `${commandName} ${describeRun(config)}`, exitCode, rows: { ...rows } });
+  const recordRun = async (exitCode: number, rows: Readonly<Record<string, number>>, requests?: PacerStats): Promise<void> => {
+    await state?.recordRun({ time: new Date().toISOString(), command: `${commandName} ${describeRun(config)}`, exitCode, rows: { ...rows }, ...requests });
   };
   if (units.length === 0) {
     await recordRun(0, {});
@@ -122,6 +123,7 @@ async function importInto(
       now,
       signal: context.signal,
       env: context.env,
+      ...(context.clock ? { clock: context.clock } : {}),
       // Known at once, so a closed stdout (`| head`) that ends the process early still exits with it.
       onFailure: (_unit, error) => {
         context.exitCode ??= exitCodeFor(error);
@@ -137,26 +139,32 @@ async function importInto(
   const notTried =
     summary.stoppedBy === 'credentials'
       ? `; ${summary.notTried} not attempted: the credentials were rejected`
-      : summary.notTried
-        ? `; ${summary.notTried} not tried, the output could not be written`
-        : '';
+      : summary.stoppedBy === 'vendor-down'
+        ? `; ${summary.notTried} not attempted, left pending: ${summary.stopCause}`
+        : summary.notTried
+          ? `; ${summary.notTried} not tried, the output could not be written`
+          : '';
   const line =
     `imported ${summary.succeeded} of ${summary.units} units, ${summary.rows} rows` +
     `${summary.unchanged ? `, ${summary.unchanged} unchanged` : ''}` +
     `${summary.rejected ? `, ${summary.rejected} rejected records` : ''}${summary.warnings ? `, ${summary.warnings} warnings` : ''}` +
-    ` in ${summary.seconds.toFixed(1)} s` +
+    ` in ${summary.seconds.toFixed(1)} s, ${describeRequests(summary)}` +
     (first ? `; ${summary.failures.length} failed, first: ${unitLabel(first.unit)}` : '') +
     notTried;
-  const { failures: _failures, rowsByMetric, ...fields } = summary;
+  const { failures: _failures, rowsByMetric, paceRps, ...fields } = summary;
   // The run's exit code is that of the first failed unit in (metric, day, store) order.
   const exitCode = first ? exitCodeFor(first.error) : 0;
   try {
-    await recordRun(exitCode, rowsByMetric);
+    await recordRun(exitCode, rowsByMetric, { requests: summary.requests, throttled: summary.throttled, ...(paceRps === undefined ? {} : { paceRps }) });
   } catch (error) {
     // A run that already failed (a full disk) is reported by its unit; otherwise the state's failure is the news.
     if (!first) throw error;
   }
-  progress.finish(line, { ...fields, rows_by_metric: rowsByMetric, failed: summary.failures.length, seconds: Number(summary.seconds.toFixed(1)) }, !first);
+  progress.finish(
+    line,
+    { ...fields, rows_by_metric: rowsByMetric, failed: summary.failures.length, seconds: Number(summary.seconds.toFixed(1)), ...(paceRps === undefined ? {} : { pace_rps: paceRps }) },
+    !first,
+  );
   if (first) context.exitCode = exitCode;
 }
 

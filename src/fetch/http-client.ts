@@ -49,6 +49,14 @@ export interface HttpRequest {
   readonly acceptStatus?: (status: number) => boolean;
   /** What the request is for (`traffic 2026-11-20 page 2`), put before it in every warning and error about it. */
   readonly label?: string;
+  /** Counts this request's attempts and its 429 answers into the caller's tally (e.g. a unit's). */
+  readonly tally?: RequestTally;
+}
+
+/** Requests sent (retries included) and the 429s among their answers. */
+export interface RequestTally {
+  requests: number;
+  throttled: number;
 }
 
 export interface HttpResponse {
@@ -220,6 +228,7 @@ export class HttpClient implements Transport {
         await this.unlessInterrupted(this.pacer.outage.admit(call, this.options.signal));
         const ticket = await this.unlessInterrupted(this.pacer.acquire(this.options.signal));
         made++;
+        if (request.tally) request.tally.requests++;
         const outcome = await this.exchange(request, parse, ticket);
         if (!outcome.ok && outcome.failure.kind === 'transient' && !outcome.failure.throttled) {
           const down = this.pacer.outage.failed(call, outcome.failure.reason);
@@ -231,7 +240,10 @@ export class HttpClient implements Transport {
         const { failure } = outcome;
         if (failure.kind === 'final') throw failure.error;
         last = { failure, waitMs: this.waitAfter(failure, attempt) };
-        if (failure.kind === 'transient' && failure.throttled) this.pacer.throttled(ticket, last.waitMs, failure.retryAfterMs);
+        if (failure.kind === 'transient' && failure.throttled) {
+          this.pacer.throttled(ticket, last.waitMs, failure.retryAfterMs);
+          if (request.tally) request.tally.throttled++;
+        }
         if (failure.kind === 'refused') break;
       }
     } finally {

@@ -43,6 +43,13 @@ export interface Ticket {
   readonly number: number;
 }
 
+/** `171 requests, 3 answered 429, pace 9.5/s` for a summary line; the pace only when something paced the run. */
+export function describeRequests(stats: PacerStats): string {
+  const throttled = stats.throttled ? `, ${stats.throttled} answered 429` : '';
+  const pace = stats.paceRps === undefined ? '' : `, pace ${stats.paceRps.toFixed(1)}/s`;
+  return `${stats.requests} request${stats.requests === 1 ? '' : 's'}${throttled}${pace}`;
+}
+
 function perSecond(pace: Window): number {
   return pace.quota / ((pace.windowMs * (1 + MARGIN)) / 1000);
 }

@@ -1,7 +1,9 @@
 import { exitCodeFor, messageOf } from '../errors.js';
 import { basicAuthorization, type ClientCredentials } from '../fetch/basic-auth.js';
+import { systemClock, type Clock } from '../fetch/clock.js';
 import { createDispatcher } from '../fetch/dispatcher.js';
 import { DEFAULT_RETRY_POLICY, HttpClient } from '../fetch/http-client.js';
+import { Pacer, type PacerStats } from '../fetch/pacer.js';
 import type { Logger } from '../log/logger.js';
 import type { ImportProgress } from '../log/progress.js';
 import type { OutputEncoding } from '../output/format.js';
@@ -85,6 +87,8 @@ export interface ImportSettings {
   readonly storeCodes: readonly string[];
   readonly pageSize: number;
   readonly concurrency: number;
+  /** `--max-rps`: the pacer's cap, in requests a second. */
+  readonly maxRps?: number;
   readonly retries: number;
   readonly timeoutMs: number;
   readonly onInvalid: 'fail' | 'skip';
@@ -106,19 +110,24 @@ export interface ImportIo {
   readonly env: NodeJS.ProcessEnv;
   /** The clock that tells today and settled days apart (default: now). */
   readonly now?: Date;
+  /** What the HTTP client's backoffs and the pacer wait on (default: the system's; tests pass a virtual one). */
+  readonly clock?: Clock;
   /** Told of each failed unit as soon as it is reported, in plan order (the run's exit code may be needed early). */
   readonly onFailure?: (unit: Unit, error: unknown) => void;
 }
 
-export interface ImportSummary {
+/** With the pacer's numbers: requests sent, 429s received, the pace reached. */
+export interface ImportSummary extends PacerStats {
   readonly units: number;
   readonly succeeded: number;
   /** Units written whose bytes equal the file already there, left untouched. */
   readonly unchanged: number;
   /** Units never fetched or never written because the run stopped first. */
   readonly notTried: number;
-  /** Why it stopped: the output failed (a full or read-only disk), or the credentials were rejected. */
-  readonly stoppedBy?: 'output' | 'credentials';
+  /** Why it stopped: the output failed (a full or read-only disk), the credentials were rejected, or the vendor is down. */
+  readonly stoppedBy?: 'output' | 'credentials' | 'vendor-down';
+  /** The line that names why the vendor is down. */
+  readonly stopCause?: string;
   readonly rows: number;
   readonly rowsByMetric: Readonly<Record<string, number>>;
   readonly rejected: number;
@@ -138,12 +147,17 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
   // Aborted at the first rejected credential, so no further request carries them.
   const halt = new AbortController();
   const dispatcher = createDispatcher({ connections: settings.concurrency + 2, timeoutMs: settings.timeoutMs, env: io.env });
+  const clock = io.clock ?? systemClock;
+  // One pace for every unit of the run: a 429 slows them all.
+  const pacer = new Pacer({ clock, logger, ...(settings.maxRps === undefined ? {} : { maxRps: settings.maxRps }) });
   const client = new HttpClient({
     dispatcher,
     timeoutMs: settings.timeoutMs,
     retry: { ...DEFAULT_RETRY_POLICY, retries: settings.retries },
     logger,
     signal: io.signal ? AbortSignal.any([io.signal, halt.signal]) : halt.signal,
+    clock,
+    pacer,
   });
   const headers = { authorization: basicAuthorization(settings.credentials), accept: 'application/json' };
   const rules = { storeCodes: settings.storeCodes, settleDays: settings.settleDays, giveUpDays: settings.giveUpDays, now, mode: settings.dayMode ?? 'utc' };
@@ -207,6 +221,9 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
               destination: outcome.destination,
               ...(outcome.path === undefined ? {} : { path: outcome.path }),
               changed: outcome.changed,
+              requests: data.requests,
+              throttled: data.throttled,
+              ...paceField(pacer.stats()),
             },
           );
         }
@@ -224,6 +241,8 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
     unchanged,
     notTried: units.length - outcomes.length,
     ...(result.stoppedBy === undefined ? {} : { stoppedBy: result.stoppedBy }),
+    ...(result.stopCause === undefined ? {} : { stopCause: result.stopCause.message }),
+    ...pacer.stats(),
     rows,
     rowsByMetric,
     rejected,
@@ -231,6 +250,11 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
     seconds: (Date.now() - started) / 1000,
     failures,
   };
+}
+
+/** The pace the run is at, for a JSON line (none while nothing paces it). */
+function paceField(stats: PacerStats): { pace_rps?: number } {
+  return stats.paceRps === undefined ? {} : { pace_rps: stats.paceRps };
 }
 
 /**
