@@ -80,3 +80,12 @@ export function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | unde
     );
   });
 }
+
+/** A promise and the function that resolves it (Promise.withResolvers needs Node 22). */
+export function signalled(): { readonly promise: Promise<void>; readonly resolve: () => void } {
+  let resolve = (): void => {};
+  const promise = new Promise<void>((done) => {
+    resolve = done;
+  });
+  return { promise, resolve };
+}

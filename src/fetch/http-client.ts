@@ -115,7 +115,7 @@ async function readCapped(body: ReadableStream<Uint8Array> | null, limit: number
  */
 export async function fetchBuffered(
   request: HttpRequest,
-  options: { readonly signal: AbortSignal; readonly dispatcher?: Dispatcher; readonly maxBodyBytes?: number },
+  options: { readonly signal: AbortSignal; readonly dispatcher?: Dispatcher; readonly maxBodyBytes?: number; readonly onHead?: () => void },
 ): Promise<BufferedResponse> {
   const response = await fetch(request.url, {
     method: request.method,
@@ -126,6 +126,7 @@ export async function fetchBuffered(
     // `dispatcher` is undici's extension to fetch's init; Node's fetch honours it.
     ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
   } as RequestInit);
+  options.onHead?.();
   const body =
     options.maxBodyBytes === undefined ? new Uint8Array(await response.arrayBuffer()) : await readCapped(response.body, options.maxBodyBytes);
   return new BufferedResponse(response.status, response.headers, body);
@@ -254,7 +255,7 @@ export class HttpClient implements Transport {
     if (failure.kind === 'malformed') {
       throw new ContractError(`${what}: ${failure.reason} (after ${tries}); the server is not sending the API's JSON`);
     }
-    if (failure.kind === 'transient' && !failure.throttled) this.pacer.outage.gaveUp(call, `${what}: ${failure.reason} (after ${tries})`);
+    if (failure.kind === 'transient' && !failure.throttled) this.pacer.outage.gaveUp(call, `${request.label ?? what} failed ${tries}`);
     throw new UnavailableError(`${what}: ${failure.reason} (after ${tries}); check the URL or try again later`);
   }
 
@@ -291,7 +292,11 @@ export class HttpClient implements Transport {
     const signal = this.options.signal ? AbortSignal.any([this.options.signal, timeout]) : timeout;
     let response: HttpResponse;
     try {
-      response = await fetchBuffered(request, { signal, ...(this.options.dispatcher ? { dispatcher: this.options.dispatcher } : {}) });
+      response = await fetchBuffered(request, {
+        signal,
+        onHead: () => this.pacer.heard(ticket),
+        ...(this.options.dispatcher ? { dispatcher: this.options.dispatcher } : {}),
+      });
     } catch (error) {
       this.pacer.answered(ticket);
       if (this.options.signal?.aborted) this.throwIfInterrupted();

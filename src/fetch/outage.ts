@@ -1,20 +1,11 @@
 import { UnavailableError } from '../errors.js';
-import { unlessAborted } from './clock.js';
+import { signalled, unlessAborted } from './clock.js';
 
 /**
  * The run ends here: a unit used all its retries on network errors, timeouts or 5xx, and the next request failed the
  * same way. Exit 4, like any unreachable API; the units not fetched are not attempted (as after a rejected credential).
  */
 export class VendorDownError extends UnavailableError {}
-
-/** A promise and the function that resolves it (Promise.withResolvers needs Node 22). */
-function signalled(): { readonly promise: Promise<void>; readonly resolve: () => void } {
-  let resolve = (): void => {};
-  const promise = new Promise<void>((done) => {
-    resolve = done;
-  });
-  return { promise, resolve };
-}
 
 /** One `send` of the client (a request and its retries), as the gate tells them apart. */
 export type CallId = number;
@@ -69,15 +60,15 @@ export class OutageGate {
     const state = this.state;
     if (state.kind === 'answering') this.set({ kind: 'failing', probe: call });
     if (state.kind !== 'failing' || state.gaveUp === undefined || state.probe !== call) return undefined;
-    const error = new VendorDownError(`the API is unreachable or failing: ${state.gaveUp}, and the next request failed the same way (${reason})`);
+    const error = new VendorDownError(`the API is unreachable or failing: ${state.gaveUp}, and the next request failed the same way (${reason}); check the URL or try again later`);
     this.set({ kind: 'down', error });
     return error;
   }
 
-  /** `call` used all its retries on `reason`: the next call probes, and decides. */
-  gaveUp(call: CallId, reason: string): void {
+  /** `call` used all its retries (`what`: which request, how many attempts): the next call probes, and decides. */
+  gaveUp(call: CallId, what: string): void {
     const state = this.state;
-    if (state.kind === 'failing' && (state.probe === call || state.probe === undefined)) this.set({ kind: 'failing', probe: undefined, gaveUp: reason });
+    if (state.kind === 'failing' && (state.probe === call || state.probe === undefined)) this.set({ kind: 'failing', probe: undefined, gaveUp: what });
   }
 
   /** `call` is over (answered, failed or aborted): if it was probing, the next call takes its turn. */

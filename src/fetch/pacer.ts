@@ -1,11 +1,9 @@
 import { silentLogger, type Logger } from '../log/logger.js';
-import { systemClock, unlessAborted, type Clock } from './clock.js';
+import { signalled, systemClock, unlessAborted, type Clock } from './clock.js';
 import { OutageGate } from './outage.js';
 import { announcedLimit, type AnnouncedLimit } from './rate-limit-headers.js';
-import { SendLog, type Send, type Window } from './send-log.js';
+import { SendLog, SLACK, type Send, type Window } from './send-log.js';
 
-/** Windows are kept this much longer than said: a request's way to the vendor varies by a few milliseconds. */
-const MARGIN = 0.05;
 /** A learned pace tries one more request per window after this many windows without a 429. */
 const PROBE_AFTER_WINDOWS = 10;
 /** Sends remembered: the largest quota kept exactly (a larger one is kept as the same rate over a shorter window). */
@@ -50,8 +48,9 @@ export function describeRequests(stats: PacerStats): string {
   return `${stats.requests} request${stats.requests === 1 ? '' : 's'}${throttled}${pace}`;
 }
 
+/** Requests a second at most (less the requests' round trips, by which each window is kept longer). */
 function perSecond(pace: Window): number {
-  return pace.quota / ((pace.windowMs * (1 + MARGIN)) / 1000);
+  return pace.quota / ((pace.windowMs * (1 + SLACK)) / 1000);
 }
 
 function describe(pace: Window): string {
@@ -99,16 +98,16 @@ export class Pacer {
   /** When a learned pace last changed, and whether a request has waited on it since (only then is it worth probing). */
   private learnedAt = -Infinity;
   private waitedOnPolicy = false;
-  private readonly firstAnswer: { promise: Promise<void>; resolve: () => void };
+  private readonly firstAnswer = signalled();
   private firstAnswered = false;
+  /** Resolved at each answer: a window opened by a request in flight is known once it is answered. */
+  private nextAnswer = signalled();
 
   constructor(options: PacerOptions = {}) {
     this.clock = options.clock ?? systemClock;
     this.logger = options.logger ?? silentLogger;
     this.cap = options.maxRps === undefined ? undefined : capOf(options.maxRps);
     if (this.cap) this.logger.debug(`pace: at most ${describe(this.cap)} (--max-rps)`, { pace_rps: Number(perSecond(this.cap).toFixed(2)), source: 'max-rps' });
-    let resolve = (): void => {};
-    this.firstAnswer = { promise: new Promise<void>((done) => (resolve = done)), resolve: () => resolve() };
   }
 
   /** Waits for this request's turn; rejects with the signal's reason when it aborts. */
@@ -118,12 +117,21 @@ export class Pacer {
       const now = this.clock.now();
       const at = this.earliest(now);
       if (at <= now) return this.grant(now);
-      await this.clock.sleep(at - now, signal);
+      if (at === Infinity) await unlessAborted(this.nextAnswer.promise, signal);
+      else await this.clock.sleep(at - now, signal);
     }
+  }
+
+  /** The head of the vendor's answer arrived (before its body): the vendor has counted the request by now. */
+  heard(ticket: Ticket): void {
+    ticket.send.answeredAt ??= this.clock.now();
   }
 
   /** The vendor's answer to a request (none: it failed on the network or timed out); its headers may announce a limit. */
   answered(ticket: Ticket, headers?: Headers): void {
+    this.heard(ticket);
+    this.nextAnswer.resolve();
+    this.nextAnswer = signalled();
     if (!this.firstAnswered) {
       this.firstAnswered = true;
       this.firstAnswer.resolve();
@@ -143,14 +151,17 @@ export class Pacer {
     this.holdUntil = Math.max(this.holdUntil, now + waitMs);
     if (ticket.send.at < this.episodeAt) return;
     this.episodeAt = now;
-    const windowMs = this.policy?.windowMs ?? Math.max(1000, retryAfterMs ?? 0);
-    const accepted = this.sends.acceptedBetween(ticket.send.at - windowMs, ticket.send.at);
+    const held = `every request held ${(waitMs / 1000).toFixed(1)} s`;
+    if (this.policy) {
+      // Paced and still refused: one less per window (the vendor's clock and ours never agree to the millisecond).
+      this.learn({ ...this.policy, quota: Math.max(1, this.policy.quota - 1) }, now, `HTTP 429 at this pace; ${held}`);
+      return;
+    }
+    const windowMs = Math.max(1000, retryAfterMs ?? 0);
+    const accepted = this.sends.acceptedBefore(ticket.send.at, windowMs);
     // Nothing accepted before it: the 429 says "not now", not how many; the hold is all it teaches.
     if (accepted === 0) return;
-    const quota = this.policy === undefined ? accepted : Math.max(1, Math.min(this.policy.quota - 1, accepted));
-    this.learnedAt = now;
-    this.waitedOnPolicy = false;
-    this.setPolicy({ quota, windowMs, source: 'learned' }, `HTTP 429 after ${accepted} accepted in the ${windowMs / 1000} s before it; every request held ${(waitMs / 1000).toFixed(1)} s`);
+    this.learn({ quota: accepted, windowMs }, now, `HTTP 429 after ${accepted} accepted in the ${windowMs / 1000} s before it; ${held}`);
   }
 
   stats(): PacerStats {
@@ -161,9 +172,9 @@ export class Pacer {
 
   private earliest(now: number): number {
     let at = this.holdUntil;
-    if (this.cap) at = Math.max(at, this.sends.allowedAt(this.cap, MARGIN));
+    if (this.cap) at = Math.max(at, this.sends.allowedAt(this.cap));
     if (this.policy) {
-      const allowed = this.sends.allowedAt(this.policy, MARGIN);
+      const allowed = this.sends.allowedAt(this.policy);
       if (allowed > now) this.waitedOnPolicy = true;
       at = Math.max(at, allowed);
     }
@@ -177,6 +188,12 @@ export class Pacer {
     this.sent++;
     if (this.budget) this.budget.remaining--;
     return { send, number: this.sent };
+  }
+
+  private learn(pace: Window, now: number, why: string): void {
+    this.learnedAt = now;
+    this.waitedOnPolicy = false;
+    this.setPolicy({ ...pace, source: 'learned' }, why);
   }
 
   /** A learned pace that has held for ten windows, and bound, tries one more request per window. */

@@ -1,6 +1,7 @@
-/** One request sent: when, and whether the vendor answered it 429 (so it did not count against the vendor's quota). */
+/** One request sent: when, when its answer came, and whether it was a 429 (which the vendor's quota does not count). */
 export interface Send {
   readonly at: number;
+  answeredAt?: number;
   throttled: boolean;
 }
 
@@ -11,8 +12,13 @@ export interface Window {
 }
 
 /**
- * The latest requests sent (up to `capacity`), oldest first, in a ring: what a window is checked against (the
- * quota-th latest send must be a window ago) and what a 429 teaches (how many were accepted just before it).
+ * Windows are kept this much longer (a share of the window), for the granularity of timers and of the vendor's clock.
+ */
+export const SLACK = 0.01;
+
+/**
+ * The latest requests sent (up to `capacity`), in a ring: what a window is checked against (the quota-th latest
+ * send must be a window ago) and what a 429 teaches (how many the vendor accepted just before it).
  */
 export class SendLog {
   private readonly ring: Send[] = [];
@@ -34,23 +40,30 @@ export class SendLog {
   }
 
   /**
-   * The earliest instant a request keeps to the window: `quota` requests in any `windowMs`, stretched by `margin`.
-   * A quota larger than the log is kept to as the same rate over a shorter window.
+   * The earliest instant a request keeps to the window: at most `quota` requests in any `windowMs` as the vendor
+   * counts them. The vendor counts a request when it reaches it, somewhere between its sending and its answer, so a
+   * window runs from the answer of the request that opened it; while that one is unanswered, the instant is not
+   * known yet (Infinity). A quota larger than the log is kept as the same rate over a shorter window.
    */
-  allowedAt(window: Window, margin: number): number {
+  allowedAt(window: Window): number {
     const quota = Math.min(window.quota, this.capacity);
     const windowMs = (window.windowMs * quota) / window.quota;
     const oldest = this.nthLatest(quota);
-    return oldest === undefined ? -Infinity : oldest.at + windowMs * (1 + margin);
+    if (oldest === undefined) return -Infinity;
+    return oldest.answeredAt === undefined ? Infinity : oldest.answeredAt + windowMs * (1 + SLACK);
   }
 
-  /** Requests sent in [from, to) that were not answered 429. */
-  acceptedBetween(from: number, to: number): number {
+  /**
+   * Requests sent before `before` and answered (not 429) less than `windowMs` before it: what the vendor had counted
+   * in its window when the request sent at `before` reached it. Requests sent more than two windows earlier are not
+   * looked at.
+   */
+  acceptedBefore(before: number, windowMs: number): number {
     let accepted = 0;
     for (let n = 1; ; n++) {
       const send = this.nthLatest(n);
-      if (send === undefined || send.at < from) return accepted;
-      if (send.at < to && !send.throttled) accepted++;
+      if (send === undefined || send.at < before - 2 * windowMs) return accepted;
+      if (send.at < before && !send.throttled && send.answeredAt !== undefined && send.answeredAt > before - windowMs) accepted++;
     }
   }
 }
