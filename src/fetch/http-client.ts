@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import { AuthError, ContractError, InterruptedError, UnavailableError } from '../errors.js';
 import { silentLogger, type Logger } from '../log/logger.js';
 import { systemClock, type Clock } from './clock.js';
+import type { CallId } from './outage.js';
 import { Pacer, type Ticket } from './pacer.js';
 
 /** Statuses worth another attempt. 400, 401, 403 and 404 are final. */
@@ -183,6 +184,13 @@ type Failure =
 
 type Retryable = Exclude<Failure, { kind: 'final' }>;
 
+type Outcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failure: Failure };
+
+interface Exchanged<T> {
+  readonly outcome: Outcome<T>;
+  readonly headers?: Headers;
+}
+
 /**
  * HTTP with timeouts and retries, over the global `fetch` with an undici dispatcher (so nock can intercept it in
  * tests). It never puts credentials in a message: requests are described by method, origin and path only.
@@ -226,17 +234,10 @@ export class HttpClient implements Transport {
           // A 429's wait is the pacer's hold, for every request of the run.
           if (!(last.failure.kind === 'transient' && last.failure.throttled)) await this.unlessInterrupted(this.clock.sleep(last.waitMs, this.options.signal));
         }
-        await this.unlessInterrupted(this.pacer.outage.admit(call, this.options.signal));
-        const ticket = await this.unlessInterrupted(this.pacer.acquire(this.options.signal));
+        const ticket = await this.unlessInterrupted(this.pacer.acquire(call, this.options.signal));
         made++;
         if (request.tally) request.tally.requests++;
-        const outcome = await this.exchange(request, parse, ticket);
-        if (!outcome.ok && outcome.failure.kind === 'transient' && !outcome.failure.throttled) {
-          const down = this.pacer.outage.failed(call, outcome.failure.reason);
-          if (down) throw down;
-        } else {
-          this.pacer.outage.answered();
-        }
+        const outcome = await this.judged(call, ticket, this.exchange(request, parse, ticket));
         if (outcome.ok) return outcome.value;
         const { failure } = outcome;
         if (failure.kind === 'final') throw failure.error;
@@ -281,12 +282,34 @@ export class HttpClient implements Transport {
     throw reason instanceof Error ? reason : new InterruptedError('SIGINT');
   }
 
-  /** One request, no retry; its answer (its headers, or none) is told to the pacer. */
+  /**
+   * The outcome of a request, told to the outage gate (which throws VendorDownError when it finds the vendor down),
+   * then to the pacer, in that order: the requests the pacer lets go at this answer must see the gate as it now is.
+   */
+  private async judged<T>(call: CallId, ticket: Ticket, exchange: Promise<Exchanged<T>>): Promise<Exchanged<T>['outcome']> {
+    let headers: Headers | undefined;
+    try {
+      const exchanged = await exchange;
+      headers = exchanged.headers;
+      const { outcome } = exchanged;
+      if (!outcome.ok && outcome.failure.kind === 'transient' && !outcome.failure.throttled) {
+        const down = this.pacer.outage.failed(call, outcome.failure.reason);
+        if (down) throw down;
+      } else {
+        this.pacer.outage.answered();
+      }
+      return outcome;
+    } finally {
+      this.pacer.answered(ticket, headers);
+    }
+  }
+
+  /** One request, no retry: its outcome, and the answer's headers (none: it failed on the network or timed out). */
   private async exchange<T>(
     request: HttpRequest,
     parse: (response: HttpResponse) => T | Promise<T>,
     ticket: Ticket,
-  ): Promise<{ ok: true; value: T } | { ok: false; failure: Failure }> {
+  ): Promise<Exchanged<T>> {
     const what = describeRequest(request);
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
     const signal = this.options.signal ? AbortSignal.any([this.options.signal, timeout]) : timeout;
@@ -298,22 +321,25 @@ export class HttpClient implements Transport {
         ...(this.options.dispatcher ? { dispatcher: this.options.dispatcher } : {}),
       });
     } catch (error) {
-      this.pacer.answered(ticket);
       if (this.options.signal?.aborted) this.throwIfInterrupted();
       if (timeout.aborted) {
-        return { ok: false, failure: { kind: 'transient', reason: `timed out after ${this.options.timeoutMs / 1000} s` } };
+        return { outcome: { ok: false, failure: { kind: 'transient', reason: `timed out after ${this.options.timeoutMs / 1000} s` } } };
       }
       const proxyStatus = proxyStatusOf(error);
       if (proxyStatus === 407) {
         // The same credentials will be refused again: retrying only delays the message.
         const message = `${what}: proxy authentication required (HTTP 407 from the proxy); check the user and password in the proxy variable (HTTP_PROXY/HTTPS_PROXY)`;
-        return { ok: false, failure: { kind: 'final', error: new UnavailableError(message) } };
+        return { outcome: { ok: false, failure: { kind: 'final', error: new UnavailableError(message) } } };
       }
       const reason = proxyStatus === undefined ? `network error: ${networkReason(error)}` : `the proxy answered HTTP ${proxyStatus}`;
-      return { ok: false, failure: { kind: 'transient', reason } };
+      return { outcome: { ok: false, failure: { kind: 'transient', reason } } };
     }
-    this.pacer.answered(ticket, response.headers);
+    return { outcome: await this.judge(request, response, parse), headers: response.headers };
+  }
 
+  /** A response, as the retry loop decides on it. */
+  private async judge<T>(request: HttpRequest, response: HttpResponse, parse: (response: HttpResponse) => T | Promise<T>): Promise<Outcome<T>> {
+    const what = describeRequest(request);
     const { status } = response;
     if ((status >= 200 && status < 300) || request.acceptStatus?.(status)) {
       try {

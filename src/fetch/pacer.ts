@@ -1,6 +1,6 @@
 import { silentLogger, type Logger } from '../log/logger.js';
 import { signalled, systemClock, unlessAborted, type Clock } from './clock.js';
-import { OutageGate } from './outage.js';
+import { OutageGate, type CallId } from './outage.js';
 import { announcedLimit, type AnnouncedLimit } from './rate-limit-headers.js';
 import { SendLog, SLACK, type Send, type Window } from './send-log.js';
 
@@ -99,6 +99,8 @@ export class Pacer {
   private learnedAt = -Infinity;
   private waitedOnPolicy = false;
   private readonly firstAnswer = signalled();
+  /** The first request has been let go (its answer, not yet in, tells whether the vendor announces a limit). */
+  private firstOut = false;
   private firstAnswered = false;
   /** Resolved at each answer: a window opened by a request in flight is known once it is answered. */
   private nextAnswer = signalled();
@@ -110,10 +112,15 @@ export class Pacer {
     if (this.cap) this.logger.debug(`pace: at most ${describe(this.cap)} (--max-rps)`, { pace_rps: Number(perSecond(this.cap).toFixed(2)), source: 'max-rps' });
   }
 
-  /** Waits for this request's turn; rejects with the signal's reason when it aborts. */
-  async acquire(signal?: AbortSignal): Promise<Ticket> {
-    if (this.sent > 0 && !this.firstAnswered) await unlessAborted(this.firstAnswer.promise, signal);
+  /**
+   * Waits for the turn of a request of `call` (see OutageGate); rejects with the signal's reason when it aborts, and
+   * with the VendorDownError once the vendor is found down.
+   */
+  async acquire(call: CallId, signal?: AbortSignal): Promise<Ticket> {
+    if (this.firstOut && !this.firstAnswered) await unlessAborted(this.firstAnswer.promise, signal);
+    this.firstOut = true;
     for (;;) {
+      await this.outage.admit(call, signal);
       const now = this.clock.now();
       const at = this.earliest(now);
       if (at <= now) return this.grant(now);
