@@ -10,23 +10,24 @@ export interface Clock {
 }
 
 /** The waits on each signal, woken by one abort listener. */
-const sleepersOf = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
+const sleepersOf = new WeakMap<AbortSignal, Set<(reason: Error) => void>>();
 
 /**
  * Calls `wake` with the signal's reason when it aborts; returns the function that forgets it. However many waits
  * share a signal, it gets one listener: a listener per waiting request would pass Node's limit of 10 at
  * `--concurrency` 11 (a MaxListenersExceededWarning on stderr).
  */
-export function onAbort(signal: AbortSignal, wake: (reason: unknown) => void): () => void {
+export function onAbort(signal: AbortSignal, wake: (reason: Error) => void): () => void {
   let sleepers = sleepersOf.get(signal);
   if (sleepers === undefined) {
-    const created = new Set<(reason: unknown) => void>();
+    const created = new Set<(reason: Error) => void>();
     sleepers = created;
     sleepersOf.set(signal, created);
     signal.addEventListener(
       'abort',
       () => {
-        for (const sleeper of created) sleeper(signal.reason);
+        // Aborts here carry an Error (an InterruptedError, the run's halt, a timeout).
+        for (const sleeper of created) sleeper(signal.reason as Error);
         created.clear();
       },
       { once: true },
@@ -45,7 +46,7 @@ export const systemClock: Clock = {
   sleep: (ms, signal) =>
     new Promise<void>((resolve, reject) => {
       if (signal?.aborted) {
-        reject(signal.reason);
+        reject(signal.reason as Error);
         return;
       }
       let forget = (): void => {};
@@ -73,9 +74,9 @@ export function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | unde
         forget();
         resolve(value);
       },
-      (error: unknown) => {
+      (error: Error) => {
         forget();
-        reject(error as Error);
+        reject(error);
       },
     );
   });

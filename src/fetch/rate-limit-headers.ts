@@ -1,4 +1,4 @@
-import { parseList, type BareItem, type Parameters } from 'structured-headers';
+import { parseList } from 'structured-headers';
 
 /**
  * What a vendor announces about its rate limit on an answer: its policy (a quota of requests per window) and the
@@ -15,15 +15,21 @@ export interface AnnouncedLimit {
   readonly resetSeconds?: number;
 }
 
-function count(value: BareItem | undefined): number | undefined {
+/** A list member as read here: its value and its parameters. */
+type Member = readonly [unknown, ReadonlyMap<string, unknown>];
+
+function count(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
 }
 
 /** A structured-field list, or nothing: a malformed field is ignored, as the draft requires. */
-function listOf(text: string | null): [BareItem, Parameters][] {
+function listOf(text: string | null): Member[] {
   if (text === null || text.trim() === '') return [];
   try {
-    return parseList(text).filter((member): member is [BareItem, Parameters] => !Array.isArray(member[0]));
+    // The library's item types name DOM types (BufferSource) outside this project's libs: read the members as unknown.
+    const members = parseList(text) as unknown as readonly Member[];
+    // An inner list (an array as the value) is no policy.
+    return members.filter((member) => !Array.isArray(member[0]));
   } catch {
     return [];
   }
