@@ -4,7 +4,7 @@ import { OutageGate, type CallId } from './outage.js';
 import { announcedLimit, type AnnouncedLimit } from './rate-limit-headers.js';
 import { SendLog, SLACK, type Send, type Window } from './send-log.js';
 
-/** A learned pace tries one more request per window after this many windows without a 429. */
+/** A learned pace tries more requests per window after this many windows without a 429. */
 const PROBE_AFTER_WINDOWS = 10;
 /** Sends remembered: the largest quota kept exactly (a larger one is kept as the same rate over a shorter window). */
 const LOG_CAPACITY = 10_000;
@@ -98,6 +98,8 @@ export class Pacer {
   /** When a learned pace last changed, and whether a request has waited on it since (only then is it worth probing). */
   private learnedAt = -Infinity;
   private waitedOnPolicy = false;
+  /** Requests a probe adds to the window: doubled by each probe that met no 429, back to 1 at a 429. */
+  private probeStep = 1;
   private readonly firstAnswer = signalled();
   /** The first request has been let go (its answer, not yet in, tells whether the vendor announces a limit). */
   private firstOut = false;
@@ -156,7 +158,7 @@ export class Pacer {
     ticket.send.throttled = true;
     const now = this.clock.now();
     this.holdUntil = Math.max(this.holdUntil, now + waitMs);
-    if (ticket.send.at < this.episodeAt) return;
+    if (ticket.send.at <= this.episodeAt) return;
     this.episodeAt = now;
     const held = `every request held ${(waitMs / 1000).toFixed(1)} s`;
     if (this.policy) {
@@ -200,16 +202,22 @@ export class Pacer {
   private learn(pace: Window, now: number, why: string): void {
     this.learnedAt = now;
     this.waitedOnPolicy = false;
+    this.probeStep = 1;
     this.setPolicy({ ...pace, source: 'learned' }, why);
   }
 
-  /** A learned pace that has held for ten windows, and bound, tries one more request per window. */
+  /**
+   * A learned pace that has held for ten windows, and bound, tries more requests per window: one, then twice as many
+   * at each probe that met no 429, so a pace learned from an odd 429 comes back in minutes, not hours.
+   */
   private probe(now: number): void {
     const policy = this.policy;
     if (policy?.source !== 'learned' || !this.waitedOnPolicy || now - this.learnedAt < PROBE_AFTER_WINDOWS * policy.windowMs) return;
     this.learnedAt = now;
     this.waitedOnPolicy = false;
-    this.setPolicy({ ...policy, quota: policy.quota + 1 }, `no 429 in ${PROBE_AFTER_WINDOWS} windows: one more per window`);
+    const step = this.probeStep;
+    this.probeStep *= 2;
+    this.setPolicy({ ...policy, quota: policy.quota + step }, `no 429 in ${PROBE_AFTER_WINDOWS} windows: ${step} more per window`);
   }
 
   /** What the vendor announced: its policy if it names one (or a quota and its reset), else its budget. */

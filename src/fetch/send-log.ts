@@ -54,7 +54,7 @@ export class SendLog {
   }
 
   /**
-   * Requests sent before `before` and answered (not 429) less than `windowMs` before it: what the vendor had counted
+   * Requests sent by `before` and answered (not 429) less than `windowMs` before it: what the vendor had counted
    * in its window when the request sent at `before` reached it. Requests sent more than two windows earlier are not
    * looked at.
    */
@@ -63,7 +63,7 @@ export class SendLog {
     for (let n = 1; ; n++) {
       const send = this.nthLatest(n);
       if (send === undefined || send.at < before - 2 * windowMs) return accepted;
-      if (send.at < before && !send.throttled && send.answeredAt !== undefined && send.answeredAt > before - windowMs) accepted++;
+      if (send.at <= before && !send.throttled && send.answeredAt !== undefined && send.answeredAt > before - windowMs) accepted++;
     }
   }
 }
