@@ -186,6 +186,9 @@ type Retryable = Exclude<Failure, { kind: 'final' }>;
 
 type Outcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failure: Failure };
 
+/** An outcome, with the wait before the next attempt when it can be retried. */
+type Judged<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failure: Extract<Failure, { kind: 'final' }> } | { readonly ok: false; readonly failure: Retryable; readonly waitMs: number };
+
 interface Exchanged<T> {
   readonly outcome: Outcome<T>;
   readonly headers?: Headers;
@@ -237,15 +240,12 @@ export class HttpClient implements Transport {
         const ticket = await this.unlessInterrupted(this.pacer.acquire(call, this.options.signal));
         made++;
         if (request.tally) request.tally.requests++;
-        const outcome = await this.judged(call, ticket, this.exchange(request, parse, ticket));
+        const outcome = await this.judged(call, ticket, attempt, this.exchange(request, parse, ticket));
         if (outcome.ok) return outcome.value;
+        if (!('waitMs' in outcome)) throw outcome.failure.error;
         const { failure } = outcome;
-        if (failure.kind === 'final') throw failure.error;
-        last = { failure, waitMs: this.waitAfter(failure, attempt) };
-        if (failure.kind === 'transient' && failure.throttled) {
-          this.pacer.throttled(ticket, last.waitMs, failure.retryAfterMs);
-          if (request.tally) request.tally.throttled++;
-        }
+        last = { failure, waitMs: outcome.waitMs };
+        if (failure.kind === 'transient' && failure.throttled && request.tally) request.tally.throttled++;
         if (failure.kind === 'refused') break;
       }
     } finally {
@@ -283,22 +283,28 @@ export class HttpClient implements Transport {
   }
 
   /**
-   * The outcome of a request, told to the outage gate (which throws VendorDownError when it finds the vendor down),
-   * then to the pacer, in that order: the requests the pacer lets go at this answer must see the gate as it now is.
+   * The outcome of attempt number `attempt` (from 0), with the wait before the next one, told to the outage gate
+   * (which throws VendorDownError when it finds the vendor down), then to the pacer (a 429, then the answer), in that
+   * order: the requests the pacer lets go at this answer must see the gate and the hold as they now are.
    */
-  private async judged<T>(call: CallId, ticket: Ticket, exchange: Promise<Exchanged<T>>): Promise<Exchanged<T>['outcome']> {
+  private async judged<T>(call: CallId, ticket: Ticket, attempt: number, exchange: Promise<Exchanged<T>>): Promise<Judged<T>> {
     let headers: Headers | undefined;
     try {
       const exchanged = await exchange;
       headers = exchanged.headers;
       const { outcome } = exchanged;
-      if (!outcome.ok && outcome.failure.kind === 'transient' && !outcome.failure.throttled) {
-        const down = this.pacer.outage.failed(call, outcome.failure.reason);
+      if (outcome.ok) return outcome;
+      const { failure } = outcome;
+      if (failure.kind === 'final') return { ok: false, failure };
+      if (failure.kind === 'transient' && !failure.throttled) {
+        const down = this.pacer.outage.failed(call, failure.reason);
         if (down) throw down;
       } else {
         this.pacer.outage.answered();
       }
-      return outcome;
+      const waitMs = this.waitAfter(failure, attempt);
+      if (failure.kind === 'transient' && failure.throttled) this.pacer.throttled(ticket, waitMs, failure.retryAfterMs);
+      return { ok: false, failure, waitMs };
     } finally {
       this.pacer.answered(ticket, headers);
     }

@@ -95,6 +95,11 @@ export class Pacer {
   private throttledAnswers = 0;
   /** When the latest 429 of a new episode arrived; 429s of requests sent before it belong to that episode. */
   private episodeAt = -Infinity;
+  /**
+   * The first 429 with no pace yet: what it teaches is counted once every request sent before it is over (the ones
+   * in flight may be 429s too, or accepted ones that overtook it).
+   */
+  private lesson: { readonly windowMs: number; readonly held: string; unfinished: number } | undefined;
   /** When a learned pace last changed, and whether a request has waited on it since (only then is it worth probing). */
   private learnedAt = -Infinity;
   private waitedOnPolicy = false;
@@ -136,9 +141,14 @@ export class Pacer {
     ticket.send.answeredAt ??= this.clock.now();
   }
 
-  /** The vendor's answer to a request (none: it failed on the network or timed out); its headers may announce a limit. */
+  /**
+   * The vendor's answer to a request, read whole (none: it failed on the network or timed out); its headers may
+   * announce a limit. Once per request, after `throttled` if it was a 429.
+   */
   answered(ticket: Ticket, headers?: Headers): void {
     this.heard(ticket);
+    ticket.send.over = true;
+    if (this.lesson && ticket.send.at <= this.episodeAt && --this.lesson.unfinished === 0) this.learnFromEpisode(this.lesson);
     this.nextAnswer.resolve();
     this.nextAnswer = signalled();
     if (!this.firstAnswered) {
@@ -166,11 +176,18 @@ export class Pacer {
       this.learn({ ...this.policy, quota: Math.max(1, this.policy.quota - 1) }, now, `HTTP 429 at this pace; ${held}`);
       return;
     }
-    const windowMs = Math.max(1000, retryAfterMs ?? 0);
-    const accepted = this.sends.acceptedBefore(ticket.send.at, windowMs);
-    // Nothing accepted before it: the 429 says "not now", not how many; the hold is all it teaches.
-    if (accepted === 0) return;
-    this.learn({ quota: accepted, windowMs }, now, `HTTP 429 after ${accepted} accepted in the ${windowMs / 1000} s before it; ${held}`);
+    // This one is not over yet either: it is counted among the unfinished.
+    this.lesson = { windowMs: Math.max(1000, retryAfterMs ?? 0), held, unfinished: this.sends.unfinishedBy(now) };
+  }
+
+  /** The first 429's lesson, once the requests sent before it are over: the vendor's quota is what it accepted then. */
+  private learnFromEpisode(lesson: NonNullable<Pacer['lesson']>): void {
+    this.lesson = undefined;
+    const accepted = this.sends.acceptedAround(this.episodeAt, lesson.windowMs);
+    // Nothing accepted around it: the 429 says "not now", not how many; the hold is all it teaches.
+    if (accepted === 0 || this.policy) return;
+    const windowSeconds = lesson.windowMs / 1000;
+    this.learn({ quota: accepted, windowMs: lesson.windowMs }, this.clock.now(), `HTTP 429 when ${accepted} had been accepted within ${windowSeconds} s; ${lesson.held}`);
   }
 
   stats(): PacerStats {

@@ -1,8 +1,12 @@
-/** One request sent: when, when its answer came, and whether it was a 429 (which the vendor's quota does not count). */
+/**
+ * One request sent: when, when the head of its answer came, whether it was a 429 (which the vendor's quota does not
+ * count), and whether it is over (answered whole, or failed).
+ */
 export interface Send {
   readonly at: number;
   answeredAt?: number;
   throttled: boolean;
+  over: boolean;
 }
 
 /** A quota of requests per window, as the pacer keeps to it. */
@@ -27,7 +31,7 @@ export class SendLog {
   constructor(readonly capacity: number) {}
 
   add(at: number): Send {
-    const send: Send = { at, throttled: false };
+    const send: Send = { at, throttled: false, over: false };
     this.ring[this.count % this.capacity] = send;
     this.count++;
     return send;
@@ -53,17 +57,26 @@ export class SendLog {
     return oldest.answeredAt === undefined ? Infinity : oldest.answeredAt + windowMs * (1 + SLACK);
   }
 
+  /** Requests sent by `at` that are not over yet. */
+  unfinishedBy(at: number): number {
+    let unfinished = 0;
+    for (let n = 1; ; n++) {
+      const send = this.nthLatest(n);
+      if (send === undefined) return unfinished;
+      if (send.at <= at && !send.over) unfinished++;
+    }
+  }
+
   /**
-   * Requests sent by `before` and answered (not 429) less than `windowMs` before it: what the vendor had counted
-   * in its window when the request sent at `before` reached it. Requests sent more than two windows earlier are not
-   * looked at.
+   * Requests sent by `at` and not answered 429 whose answer came less than `windowMs` before `at` or after it: what
+   * the vendor had counted in its window at `at`. Requests sent more than two windows earlier are not looked at.
    */
-  acceptedBefore(before: number, windowMs: number): number {
+  acceptedAround(at: number, windowMs: number): number {
     let accepted = 0;
     for (let n = 1; ; n++) {
       const send = this.nthLatest(n);
-      if (send === undefined || send.at < before - 2 * windowMs) return accepted;
-      if (send.at <= before && !send.throttled && send.answeredAt !== undefined && send.answeredAt > before - windowMs) accepted++;
+      if (send === undefined || send.at < at - 2 * windowMs) return accepted;
+      if (send.at <= at && !send.throttled && (send.answeredAt ?? Infinity) > at - windowMs) accepted++;
     }
   }
 }

@@ -3,6 +3,14 @@ import type { RateLimitHeaders } from './types.js';
 
 const WINDOW_MS = 1000;
 
+/**
+ * Milliseconds as whole seconds, rounded up, at least 1. The milliseconds are rounded first: `t + 1000 - t` is not
+ * always 1000 in floating point, and 1000.0000001 ms must not read as 2 s.
+ */
+function wholeSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(Math.round(ms) / 1000));
+}
+
 /** A decision on one request: let through, or refused with the whole seconds to wait. */
 type Decision = { readonly allowed: true; readonly remaining: number } | { readonly allowed: false; readonly retryAfterSeconds: number };
 
@@ -19,7 +27,7 @@ export class SlidingWindowThrottle {
     while (this.history.length > 0 && (this.history[0] as number) <= now - WINDOW_MS) this.history.shift();
     if (this.history.length >= limit) {
       const waitMs = (WINDOW_MS - (now - (this.history[0] as number))) / (limit - this.history.length + 1);
-      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
+      return { allowed: false, retryAfterSeconds: wholeSeconds(waitMs) };
     }
     this.history.push(now);
     return { allowed: true, remaining: limit - this.history.length };
@@ -28,13 +36,13 @@ export class SlidingWindowThrottle {
   /** Seconds (rounded up) until the oldest request leaves the window: when the budget grows again. */
   secondsToNextSlot(now: number): number {
     const oldest = this.history[0];
-    return oldest === undefined ? 0 : Math.max(1, Math.ceil((oldest + WINDOW_MS - now) / 1000));
+    return oldest === undefined ? 0 : wholeSeconds(oldest + WINDOW_MS - now);
   }
 
   /** Seconds (rounded up) until the window is empty: when the whole budget is back. */
   secondsToEmpty(now: number): number {
     const newest = this.history.at(-1);
-    return newest === undefined ? 0 : Math.max(1, Math.ceil((newest + WINDOW_MS - now) / 1000));
+    return newest === undefined ? 0 : wholeSeconds(newest + WINDOW_MS - now);
   }
 }
 

@@ -64,14 +64,14 @@ describe('Pacer, with no limit known', () => {
     const { pacer, clock, paces, fields } = pacerOn();
     await sendInTurn(pacer, clock, 10, 10);
     const refused = await pacer.acquire(pacer.outage.join());
-    pacer.answered(refused);
     pacer.throttled(refused, 1000, 1000);
+    pacer.answered(refused);
     const at = clock.now();
     // Every request of the run, not only the refused one's unit, waits out the Retry-After.
     const others = await Promise.all([1, 2, 3].map(() => pacer.acquire(pacer.outage.join())));
     expect(clock.now()).toBeGreaterThanOrEqual(at + 1000);
     for (const ticket of others) pacer.answered(ticket);
-    expect(paces).toEqual([expect.stringMatching(/^pace: 10 requests per 1 s \(9\.9\/s\), HTTP 429 after 10 accepted in the 1 s before it; every request held 1\.0 s$/)]);
+    expect(paces).toEqual([expect.stringMatching(/^pace: 10 requests per 1 s \(9\.9\/s\), HTTP 429 when 10 had been accepted within 1 s; every request held 1\.0 s$/)]);
     expect(fields[0]).toMatchObject({ quota: 10, window_seconds: 1, source: 'learned' });
     expect(pacer.stats()).toEqual({ requests: 14, throttled: 1, paceRps: 9.9 });
   });
@@ -82,8 +82,8 @@ describe('Pacer, with no limit known', () => {
     const inFlight = await Promise.all([1, 2, 3, 4, 5, 6].map(() => pacer.acquire(pacer.outage.join())));
     for (const ticket of inFlight.slice(0, 4)) pacer.answered(ticket);
     for (const ticket of inFlight.slice(4)) {
-      pacer.answered(ticket);
       pacer.throttled(ticket, 1000, 1000);
+      pacer.answered(ticket);
     }
     expect(paces).toHaveLength(1);
     expect(paces[0]).toMatch(/^pace: 5 requests per 1 s/);
@@ -91,11 +91,27 @@ describe('Pacer, with no limit known', () => {
     expect(clock.waits).toEqual([]);
   });
 
+  it('learns once the requests in flight at the first 429 are over: the accepted ones count, the refused ones not', async () => {
+    const { pacer, clock, paces } = pacerOn();
+    await sendInTurn(pacer, clock, 1);
+    const [a, b, c, d, e, f] = await Promise.all([1, 2, 3, 4, 5, 6].map(() => pacer.acquire(pacer.outage.join())));
+    pacer.throttled(c!, 1000, 1000);
+    pacer.answered(c!);
+    for (const accepted of [a, b, e]) pacer.answered(accepted!);
+    pacer.throttled(d!, 1000, 1000);
+    pacer.answered(d!);
+    expect(paces).toEqual([]);
+    pacer.throttled(f!, 1000, 1000);
+    pacer.answered(f!);
+    // The first request and a, b and e: four accepted within the second.
+    expect(paces).toEqual([expect.stringMatching(/^pace: 4 requests per 1 s .*HTTP 429 when 4 had been accepted within 1 s/)]);
+  });
+
   it('takes a 429 with nothing accepted before it as a hold only', async () => {
     const { pacer, clock, paces } = pacerOn();
     const ticket = await pacer.acquire(pacer.outage.join());
-    pacer.answered(ticket);
     pacer.throttled(ticket, 2000, 2000);
+    pacer.answered(ticket);
     await sendInTurn(pacer, clock, 20);
     expect(clock.waits).toEqual([2000]);
     expect(paces).toEqual([]);
@@ -110,8 +126,8 @@ describe('Pacer, with a pace', () => {
     const { pacer, clock } = paced;
     await sendInTurn(pacer, clock, 4, 5);
     const refused = await pacer.acquire(pacer.outage.join());
-    pacer.answered(refused);
     pacer.throttled(refused, 1000, 1000);
+    pacer.answered(refused);
     return paced;
   }
 
@@ -142,8 +158,8 @@ describe('Pacer, with a pace', () => {
     const { pacer, clock, paces } = await learnedFour();
     await sendInTurn(pacer, clock, 3, 5);
     const refused = await pacer.acquire(pacer.outage.join());
-    pacer.answered(refused);
     pacer.throttled(refused, 1000, 1000);
+    pacer.answered(refused);
     expect(paces.at(-1)).toMatch(/^pace: 3 requests per 1 s .*HTTP 429 at this pace/);
     expect(pacer.stats().paceRps).toBe(2.97);
   });
@@ -157,8 +173,8 @@ describe('Pacer, with a pace', () => {
     expect(paces.at(-1)).toMatch(/^pace: 7 requests per 1 s .*no 429 in 10 windows: 2 more per window$/);
     // A 429 brings the step back to one.
     const refused = await pacer.acquire(pacer.outage.join());
-    pacer.answered(refused);
     pacer.throttled(refused, 1000, 1000);
+    pacer.answered(refused);
     expect(paces.at(-1)).toMatch(/^pace: 6 requests per 1 s/);
     await sendInTurn(pacer, clock, 70, 5);
     expect(paces.at(-1)).toMatch(/^pace: 7 requests per 1 s .*: 1 more per window$/);
@@ -229,8 +245,8 @@ describe('Pacer, with a limit the vendor announces', () => {
     const { pacer, clock, paces } = pacerOn();
     await sendInTurn(pacer, clock, 2, 5, () => draft(10, 1, 9));
     const refused = await pacer.acquire(pacer.outage.join());
-    pacer.answered(refused, draft(10, 1, 0));
     pacer.throttled(refused, 1000, 1000);
+    pacer.answered(refused, draft(10, 1, 0));
     await sendInTurn(pacer, clock, 3, 5, () => draft(10, 1, 5));
     expect(paces.map((line) => line.replace(/ \(.*/, ''))).toEqual(['pace: 10 requests per 1 s', 'pace: 9 requests per 1 s']);
   });
