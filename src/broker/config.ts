@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { parseHttpUrl } from '../auth/client-credentials.js';
 import { secretFromFileText } from '../auth/secret-file.js';
-import { UsageError, messageOf } from '../errors.js';
+import { errnoCode, UsageError, messageOf } from '../errors.js';
 
 /** An application package is an Android package, an iOS bundle id or a web domain: at most 255 characters. */
 export const MAX_APPLICATION_PACKAGE_LENGTH = 255;
@@ -289,8 +289,7 @@ function readSecretFile(path: string, label: string, readFile: (path: string) =>
     const value = secretFromFileText(readFile(path));
     return value === '' ? { problem: `${label} is empty` } : { secret: value };
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    return { problem: `${label} is not readable (${typeof code === 'string' ? code : 'unknown error'})` };
+    return { problem: `${label} is not readable (${errnoCode(error) ?? 'unknown error'})` };
   }
 }
 
@@ -333,8 +332,7 @@ function readTlsFile(path: string, field: string, readFile: (path: string) => st
   try {
     return readFile(path);
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    throw new UsageError(`${field}: cannot read ${path} (${typeof code === 'string' ? code : 'unknown error'})`);
+    throw new UsageError(`${field}: cannot read ${path} (${errnoCode(error) ?? 'unknown error'})`);
   }
 }
 
@@ -438,8 +436,7 @@ export function loadBrokerConfig(path: string, options: ResolveOptions): BrokerC
   try {
     text = (options.readFile ?? ((p: string) => readFileSync(p, 'utf8')))(path);
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    throw new UsageError(`cannot read broker config ${path}: ${typeof code === 'string' ? code : messageOf(error)}`);
+    throw new UsageError(`cannot read broker config ${path}: ${errnoCode(error) ?? messageOf(error)}`);
   }
   let raw: unknown;
   try {

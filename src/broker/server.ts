@@ -6,7 +6,7 @@ import type { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fastify, LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type onSendHookHandler } from 'fastify';
 import { pino } from 'pino';
-import { UsageError, messageOf } from '../errors.js';
+import { errnoCode, UsageError, messageOf } from '../errors.js';
 import { createRedactor, type Credential, type Redactor } from '../redact.js';
 import { TokenAnswers, requestIdOf, type Answer, type AnswerContext } from './answers.js';
 import { RedisTokenCache, type SharedTokenCache } from './cache.js';
@@ -737,8 +737,7 @@ export async function listen(built: BrokerApp, config: BrokerConfig, where: { ho
   } catch (error) {
     await built.app.close();
     await built.dispose();
-    const code = (error as { code?: unknown }).code;
-    throw new UsageError(`cannot listen on ${host}:${trying}: ${typeof code === 'string' ? code : messageOf(error)}`);
+    throw new UsageError(`cannot listen on ${host}:${trying}: ${errnoCode(error) ?? messageOf(error)}`);
   }
   const metricsUrl = metricsServer === undefined ? undefined : urlOf(metricsServer.address(), host);
   built.log('info', 'broker listening', {

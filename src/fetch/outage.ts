@@ -1,5 +1,6 @@
 import { UnavailableError } from '../errors.js';
 import { signalled, unlessAborted } from './clock.js';
+import { UNREACHABLE_HINT } from './http-client.js';
 
 /**
  * The run ends here: a unit used all its retries on network errors, timeouts or 5xx, and the next request failed the
@@ -60,7 +61,7 @@ export class OutageGate {
     const state = this.state;
     if (state.kind === 'answering') this.set({ kind: 'failing', probe: call });
     if (state.kind !== 'failing' || state.gaveUp === undefined || state.probe !== call) return undefined;
-    const error = new VendorDownError(`the API is unreachable or failing: ${state.gaveUp}, and the next request failed the same way (${reason}); check the URL or try again later`);
+    const error = new VendorDownError(`the API is unreachable or failing: ${state.gaveUp}, and the next request failed the same way (${reason}); ${UNREACHABLE_HINT}`);
     this.set({ kind: 'down', error });
     return error;
   }

@@ -80,7 +80,8 @@ function capOf(maxRps: number): Pace {
  */
 export class Pacer {
   readonly outage = new OutageGate();
-  private readonly clock: Clock;
+  /** What it waits on: an HTTP client sharing the pacer waits on it too. */
+  readonly clock: Clock;
   private readonly logger: Logger;
   private readonly cap: Pace | undefined;
   private policy: Pace | undefined;

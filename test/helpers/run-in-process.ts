@@ -33,7 +33,6 @@ export async function runInProcess(args: readonly string[], options: InProcessOp
     stderr,
     env: cliEnv(options.env),
     signal: options.signal ?? new AbortController().signal,
-    reportError: (message) => stderr.write(`area-metrics: ${message}\n`),
     ...(options.clock ? { clock: options.clock } : {}),
   };
   const code = await runCli(args, context);
