@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RecordedRequest, type Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, runCli, stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
 import { virtualClock, type VirtualClock } from '../helpers/clock.js';
+import { closedPort } from '../helpers/ports.js';
 import { runInProcess } from '../helpers/run-in-process.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
@@ -42,15 +43,6 @@ function importArgs(out: string, ...extra: string[]): string[] {
 
 function metricRequests(): Timed[] {
   return answered.filter((request) => request.path.startsWith('/api/bi/area-metrics/'));
-}
-
-/** A port nothing listens on: bound by the OS, then released. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 interface ScriptedServer {

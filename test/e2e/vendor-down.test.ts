@@ -3,14 +3,13 @@
  * the same way, the run ends like it does on a rejected credential. In this process on a virtual clock (the
  * backoffs are counted, not waited), and the BUILT binary at --concurrency 64 for what only its stderr shows.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, LOG_TIMESTAMP, runCli } from '../helpers/cli.js';
 import { virtualClock } from '../helpers/clock.js';
+import { closedPort } from '../helpers/ports.js';
 import { runInProcess } from '../helpers/run-in-process.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
 
@@ -21,15 +20,6 @@ const FROM = utcDay(32);
 const TO = utcDay(2);
 const tempDir = useTempDirs('vendor-down-');
 let sandbox: Sandbox;
-
-/** A port nothing listens on: bound by the OS, then released. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 function monthArgs(baseUrl: string, out: string, ...extra: string[]): string[] {
   return ['all', '--base-url', baseUrl, '--client-id', 'demo-client', '--from', FROM, '--to', TO, '-o', out, ...extra];
