@@ -27,7 +27,7 @@ export class BrokerMetrics {
   private readonly authCalls: Counter<'status'>;
   private readonly authLatency: Histogram;
 
-  constructor(sources: MetricsSources) {
+  constructor() {
     const served = this.served;
     const failed = this.failed;
     this.tokenRequests = new Counter({
@@ -53,6 +53,10 @@ export class BrokerMetrics {
       buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [this.registry],
     });
+  }
+
+  /** The gauges computed when scraped, from the parts that know the states. */
+  watch(sources: MetricsSources): void {
     new Gauge({
       name: 'area_metrics_broker_auth_backoff',
       help: '1 while calls to the platform\'s auth server are held back after failures, else 0',
@@ -87,6 +91,11 @@ export class BrokerMetrics {
         },
       });
     }
+  }
+
+  /** The Prometheus text of every metric, and its content type. */
+  async text(): Promise<{ contentType: string; text: string }> {
+    return { contentType: this.registry.contentType, text: await this.registry.metrics() };
   }
 
   tokenServed(outcome: CacheOutcome): void {

@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { applicationPackageProblem, loadBrokerConfig, resolveBrokerConfig } from '../../src/broker/config.js';
+import { loadBrokerConfig, resolveBrokerConfig } from '../../src/broker/config.js';
+import { applicationPackageProblem } from '../../src/broker/config-schema.js';
 import { UsageError } from '../../src/errors.js';
 
 const SECRET = 'android-secret-value-42';

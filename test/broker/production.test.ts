@@ -44,7 +44,7 @@ const tokenUrl = (broker: RunningBroker, application = APP): string => `${broker
 describe('timeouts a load balancer expects', () => {
   it('sets keep-alive 65 s, the header and request timeouts 10 s by default on the server the fast path answers on', async () => {
     const built = buildBrokerApp(configOf('http://127.0.0.1:9'), { logStream: new LogCapture() });
-    stops.push(() => built.dispose());
+    stops.push(() => built.close());
     await built.app.ready();
     expect(built.app.server.keepAliveTimeout).toBe(65_000);
     expect(built.app.server.headersTimeout).toBe(10_000);

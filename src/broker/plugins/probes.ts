@@ -1,0 +1,43 @@
+import type { SharedTokenCache } from '../cache.js';
+import type { DrainState } from '../request-contract.js';
+import type { TokenBroker } from '../token-broker.js';
+import { appWide } from './plugin.js';
+
+export interface ProbesOptions {
+  readonly broker: TokenBroker;
+  readonly shared: SharedTokenCache | undefined;
+  readonly drain: DrainState;
+  /** The metrics text; undefined when /metrics is served on a port of its own (`server.metricsPort`). */
+  readonly metricsText: (() => Promise<{ contentType: string; text: string }>) | undefined;
+}
+
+/** `/healthz`, `/readyz` and `/metrics`: never limited, and logged at debug. */
+export const probes = appWide<ProbesOptions>((app, { broker, shared, drain, metricsText }, done) => {
+  app.get('/healthz', async (request, reply) => {
+    request.probe = true;
+    return reply.header('cache-control', 'no-store').send({ status: 'ok' });
+  });
+
+  // Ready while the instance can hand out tokens. Without Redis it still can (from memory and the auth server), and a
+  // platform's state is the same on every instance, so neither takes every instance out of the load balancer at
+  // once: the body says what is wrong. Draining is the one reason to answer 503.
+  app.get('/readyz', async (request, reply) => {
+    request.probe = true;
+    reply.header('cache-control', 'no-store');
+    const platforms = Object.fromEntries(broker.platformStates());
+    if (drain.draining) return reply.code(503).send({ status: 'stopping', platforms });
+    if (shared === undefined) return reply.send({ status: 'ready', config: 'loaded', cache: 'memory', platforms });
+    return shared.status() === 'up'
+      ? reply.send({ status: 'ready', config: 'loaded', cache: 'redis', redis: 'up', platforms })
+      : reply.send({ status: 'degraded', config: 'loaded', cache: 'memory', redis: 'down', platforms });
+  });
+
+  if (metricsText !== undefined) {
+    app.get('/metrics', async (request, reply) => {
+      request.probe = true;
+      const { contentType, text } = await metricsText();
+      return reply.header('cache-control', 'no-store').header('content-type', contentType).send(text);
+    });
+  }
+  done();
+});
