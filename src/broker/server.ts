@@ -119,7 +119,7 @@ export function buildBrokerApp(config: BrokerConfig, deps: BrokerDeps = {}): Bro
   const logger = brokerLogger(deps.logStream ?? process.stderr, deps.logLevel ?? 'info', live.redact);
   for (const warning of config.warnings) logger.warn({ config: true }, warning);
   const shared = openSharedCache(redisSettingsOf(config, deps.redisUrl), config.redisKeyPrefix, logger, deps.redisProbeIntervalMs);
-  const source = deps.tokenSource ?? new AuthServerTokenSource({ timeoutMs: config.authTimeoutMs, env: deps.env ?? {} });
+  const source = deps.tokenSource ?? new AuthServerTokenSource({ timeoutMs: config.authTimeoutMs, env: deps.env ?? {}, now });
   const metrics = new BrokerMetrics();
   const watcher = new SecretWatcher(live, (message, fields) => logger.warn(fields, message));
   const broker = new TokenBroker({

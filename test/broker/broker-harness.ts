@@ -84,22 +84,27 @@ export interface TestBroker {
   readonly built: BrokerApp;
   readonly logs: LogCapture;
   /** Like the global fetch, through `inject`; the request comes from 127.0.0.1. */
-  fetch(url: string, init?: { method?: string; headers?: Record<string, string>; body?: string }): Promise<Response>;
+  fetch(url: string, init?: FetchInit): Promise<Response>;
   close(): Promise<void>;
 }
 
-export const INJECTED_BASE_URL = 'http://broker.test';
+type FetchInit = { method?: string; headers?: Record<string, string>; body?: string };
+
+const injected = new Map<string, TestBroker>();
+let serial = 0;
 
 /** The broker `config` built with `deps` and driven through `inject`; its log lines are captured. */
 export function injectedBroker(config: BrokerConfig, deps: Omit<BrokerDeps, 'logStream'> = {}): TestBroker {
   const logs = new LogCapture();
   const built = buildBrokerApp(config, { ...deps, logStream: logs });
-  return {
-    url: INJECTED_BASE_URL,
+  serial += 1;
+  const url = `http://broker-${serial}.test`;
+  const broker: TestBroker = {
+    url,
     built,
     logs,
-    fetch: async (url, init = {}) => {
-      const { pathname, search } = new URL(url, INJECTED_BASE_URL);
+    fetch: async (target, init = {}) => {
+      const { pathname, search } = new URL(target, url);
       const answer = await built.inject({
         method: (init.method ?? 'GET') as 'GET',
         url: `${pathname}${search}`,
@@ -113,8 +118,19 @@ export function injectedBroker(config: BrokerConfig, deps: Omit<BrokerDeps, 'log
       const empty = answer.statusCode === 204 || answer.statusCode === 304 || init.method === 'HEAD';
       return new Response(empty ? null : answer.rawPayload, { status: answer.statusCode, headers });
     },
-    close: () => built.close(),
+    close: async () => {
+      injected.delete(url);
+      await built.close();
+    },
   };
+  injected.set(url, broker);
+  return broker;
+}
+
+/** fetch for any broker of a test: an injected broker's URL goes through its `inject`, any other over the network. */
+export function brokerFetch(target: string | URL, init?: FetchInit): Promise<Response> {
+  const broker = injected.get(new URL(target).origin);
+  return broker === undefined ? fetch(target, init) : broker.fetch(String(target), init);
 }
 
 /** The usual test broker (see `brokerConfig`) through `inject`; waits for Redis's first state when one is configured. */
@@ -125,14 +141,18 @@ export async function injectTestBroker(fixture: BrokerFixtureOptions, deps: Omit
 }
 
 /**
- * A clock that runs with real time from an offset the test moves forward: token lifetimes and back-offs pass in an
- * instant, while timeouts, polls and Redis expiries keep running in real time.
+ * A clock that stands still until the test moves it: token lifetimes and back-offs pass in an instant, while
+ * timeouts, polls and Redis expiries run in real time.
  */
 export class TestClock {
-  private offsetMs = 0;
-  readonly now = (): number => Date.now() + this.offsetMs;
+  private at = Date.now();
+  readonly now = (): number => this.at;
   advance(ms: number): void {
-    this.offsetMs += ms;
+    this.at += ms;
+  }
+  /** Moves the clock to `epochMs` (forward only: a broker's clock never runs back). */
+  setTo(epochMs: number): void {
+    this.at = Math.max(this.at, epochMs);
   }
 }
 
