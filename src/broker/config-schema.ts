@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseHttpUrl } from '../auth/client-credentials.js';
+import { ATTESTATION_MODES, ATTESTATION_PROVIDERS } from './attestation/settings.js';
 
 /** An application package is an Android package, an iOS bundle id or a web domain: at most 255 characters. */
 export const MAX_APPLICATION_PACKAGE_LENGTH = 255;
@@ -127,11 +128,88 @@ const redisSchema = z
     }
   });
 
+// An HTTP header name (RFC 9110 token characters).
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** An application: its platform's name, or an object that also gives its App Check app id. */
+const applicationSchema = z.union([nonEmpty, z.strictObject({ platform: nonEmpty, appId: nonEmpty.optional() })]);
+
+/** The `attestation` block; which fields a provider needs is checked with the applications (see attestationIssues). */
+const attestationSchema = z.strictObject({
+  mode: z.enum(ATTESTATION_MODES).default('off'),
+  // A plain string, so that an unknown provider is named in the message.
+  provider: nonEmpty.optional(),
+  projectNumber: z.union([z.string().regex(/^\d{1,20}$/, 'must be the project number (digits)'), z.number().int().positive()]).optional(),
+  issuer: nonEmpty.optional(),
+  audience: nonEmpty.optional(),
+  jwksUrl: httpUrl.optional(),
+  header: z.string().regex(HEADER_NAME, 'must be an HTTP header name').optional(),
+  appClaim: nonEmpty.optional(),
+  singleUse: z.boolean().default(false),
+});
+
+export type AttestationBlock = z.infer<typeof attestationSchema>;
+
+/** A field another provider's config has, for the message that says it is not used. */
+const FIELDS_OF: Record<(typeof ATTESTATION_PROVIDERS)[number], readonly (keyof AttestationBlock)[]> = {
+  'firebase-app-check': ['projectNumber'],
+  jwt: ['issuer', 'audience', 'header', 'appClaim'],
+};
+const REQUIRED: Record<(typeof ATTESTATION_PROVIDERS)[number], readonly (keyof AttestationBlock)[]> = {
+  'firebase-app-check': ['projectNumber'],
+  jwt: ['issuer', 'audience', 'jwksUrl', 'header'],
+};
+
+/**
+ * Why an attestation config cannot be enforced, one issue per field: the provider and its fields, and every
+ * application's `appId` (the token names the app it was issued to). Attestation off needs none of it.
+ */
+function attestationIssues(
+  attestation: AttestationBlock | undefined,
+  applications: Record<string, z.infer<typeof applicationSchema>>,
+): { path: (string | number)[]; message: string }[] {
+  if (attestation === undefined || attestation.mode === 'off') return [];
+  const issues: { path: (string | number)[]; message: string }[] = [];
+  const provider = attestation.provider;
+  const known = (ATTESTATION_PROVIDERS as readonly string[]).includes(provider ?? '') ? (provider as (typeof ATTESTATION_PROVIDERS)[number]) : undefined;
+  if (known === undefined) {
+    const message =
+      provider === undefined
+        ? `is required when mode is ${attestation.mode} (${ATTESTATION_PROVIDERS.join(' or ')})`
+        : `unknown provider ${JSON.stringify(provider)} (known: ${ATTESTATION_PROVIDERS.join(', ')})`;
+    issues.push({ path: ['attestation', 'provider'], message });
+  } else {
+    for (const field of REQUIRED[known]) {
+      if (attestation[field] === undefined) issues.push({ path: ['attestation', field], message: `is required with provider ${known}` });
+    }
+    for (const [other, fields] of Object.entries(FIELDS_OF)) {
+      if (other === known) continue;
+      for (const field of fields) {
+        if (attestation[field] !== undefined) issues.push({ path: ['attestation', field], message: `is for provider ${other}, not ${known}` });
+      }
+    }
+  }
+  for (const [application, entry] of Object.entries(applications)) {
+    if (typeof entry === 'string' || entry.appId === undefined) {
+      issues.push({
+        path: ['applications', application],
+        message: `no appId: attestation (mode ${attestation.mode}) needs {"platform": "...", "appId": "..."} for every application`,
+      });
+    }
+  }
+  return issues;
+}
+
+/** The platform an application entry names (either form). */
+export function platformOfEntry(entry: z.infer<typeof applicationSchema>): string {
+  return typeof entry === 'string' ? entry : entry.platform;
+}
+
 export const brokerConfigSchema = z
   .strictObject({
     authUrl: httpUrl.optional(),
     platforms: z.record(nonEmpty, platformSchema),
-    applications: z.record(z.string(), nonEmpty),
+    applications: z.record(z.string(), applicationSchema),
     cache: cacheSchema.default({ marginSeconds: 60, noExpirySeconds: 60, redisKeyPrefix: 'area-metrics:broker:' }),
     /** How long one auth-server request may take before the broker answers 503. */
     authTimeoutSeconds: z.number().positive().max(120).default(10),
@@ -144,6 +222,7 @@ export const brokerConfigSchema = z
     }),
     limits: limitsSchema.default({ perClientPerMinute: 6000, maxInFlight: 1000 }),
     redis: redisSchema.optional(),
+    attestation: attestationSchema.optional(),
   })
   .superRefine((config, ctx) => {
     if (config.redis !== undefined && config.cache.redisUrl !== undefined) {
@@ -168,7 +247,8 @@ export const brokerConfigSchema = z
         });
       }
     }
-    for (const [application, platform] of Object.entries(config.applications)) {
+    for (const [application, entry] of Object.entries(config.applications)) {
+      const platform = platformOfEntry(entry);
       const problem = applicationPackageProblem(application);
       if (problem) {
         ctx.addIssue({ code: 'custom', path: ['applications', application], message: `application package ${problem}` });
@@ -181,6 +261,7 @@ export const brokerConfigSchema = z
         });
       }
     }
+    for (const issue of attestationIssues(config.attestation, config.applications)) ctx.addIssue({ code: 'custom', ...issue });
   });
 
 export type BrokerConfigFile = z.infer<typeof brokerConfigSchema>;

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { secretFromFileText } from '../auth/secret-file.js';
 import { UsageError, messageOf } from '../errors.js';
-import { brokerConfigSchema, describeConfigIssues, type BrokerConfigFile } from './config-schema.js';
+import { attestationSettings, type AttestationSettings } from './attestation/settings.js';
+import { brokerConfigSchema, describeConfigIssues, platformOfEntry, type BrokerConfigFile } from './config-schema.js';
 
 /** A platform's credentials as the broker uses them; `clientSecret` is absent when it could not be resolved. */
 export interface PlatformCredentials {
@@ -46,6 +47,10 @@ export interface BrokerConfig {
   readonly platforms: ReadonlyMap<string, PlatformCredentials>;
   /** application package → platform name */
   readonly applications: ReadonlyMap<string, string>;
+  /** application package → its attestation app id (from the object form of an application). */
+  readonly appIds: ReadonlyMap<string, string>;
+  /** Absent when attestation is off. */
+  readonly attestation?: AttestationSettings;
   readonly marginSeconds: number;
   /** How long a token with neither expires_in nor exp is treated as valid. */
   readonly noExpiryMs: number;
@@ -206,10 +211,15 @@ export function resolveBrokerConfig(raw: unknown, options: ResolveOptions, sourc
     });
   }
   const redis = redisSettings(file, options, readFile);
+  const attestation = attestationSettings(file.attestation);
   const server = file.server;
   return {
     platforms,
-    applications: new Map(Object.entries(file.applications)),
+    applications: new Map(Object.entries(file.applications).map(([application, entry]) => [application, platformOfEntry(entry)])),
+    appIds: new Map(
+      Object.entries(file.applications).flatMap(([application, entry]) => (typeof entry === 'object' && entry.appId !== undefined ? [[application, entry.appId]] : [])),
+    ),
+    ...(attestation !== undefined ? { attestation } : {}),
     marginSeconds: file.cache.marginSeconds,
     noExpiryMs: file.cache.noExpirySeconds * 1000,
     ...(redis !== undefined ? { redis } : {}),

@@ -57,9 +57,14 @@ export class FastPath {
     const forwardedFor = this.contract.trustProxy ? rawHeader(request.rawHeaders, 'x-forwarded-for') : undefined;
     if (givenId === REPEATED || origin === REPEATED || forwardedFor === REPEATED) return false;
     const contract = this.contract;
-    const head = contract.head(givenId, origin, request.socket.remoteAddress, forwardedFor);
+    // With attestation on, only a token remembered as genuine for this application is answered here.
+    const gate = contract.attestation;
+    const attestation = gate === undefined ? undefined : rawHeader(request.rawHeaders, gate.header);
+    if (attestation === REPEATED || (gate !== undefined && !gate.isRemembered(application, attestation))) return false;
+    const attested = gate === undefined ? undefined : 'valid';
+    const head = contract.head(givenId, origin, request.socket.remoteAddress, forwardedFor, attestation);
     contract.admit(head.client).then((problem) => {
-      const answer = problem === undefined ? contract.token(hit, head, application) : contract.problem(problem, head, application);
+      const answer = problem === undefined ? contract.token(hit, head, application, attested) : contract.problem(problem, head, application);
       if (problem === undefined) contract.leave();
       response.writeHead(answer.status, answer.headers).end(answer.body);
       contract.completed({
@@ -73,6 +78,7 @@ export class FastPath {
         authLatencyMs: undefined,
         problem: problem?.kind,
         reason: undefined,
+        attestation: problem === undefined ? attested : undefined,
         client: problem === undefined ? undefined : head.client,
         probe: false,
       });

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { AttestationGate, AttestationResult } from './attestation/gate.js';
 import { requestIdOf, type Answer, type TokenAnswers } from './answers.js';
 import type { HitSummary } from './hit-summary.js';
 import type { LiveConfig } from './live-config.js';
@@ -38,6 +39,8 @@ export interface TokenRequestHead {
   readonly origin: string | undefined;
   /** The client's address: the peer, or the first X-Forwarded-For hop behind a trusted proxy. */
   readonly client: string;
+  /** The attestation header's value, when attestation is on and the request has one. */
+  readonly attestation?: string;
 }
 
 /** The fields of one `request completed` line. */
@@ -53,6 +56,8 @@ export interface CompletedRequest {
   readonly authLatencyMs: number | undefined;
   readonly problem: string | undefined;
   readonly reason: string | undefined;
+  /** The attestation's verdict, when it was checked. */
+  readonly attestation: AttestationResult | undefined;
   /** The client, on error answers only. */
   readonly client: string | undefined;
   /** /healthz, /readyz and /metrics, whose line is debug. */
@@ -68,6 +73,8 @@ export interface TokenRequestParts {
   readonly drain: DrainState;
   readonly hits: HitSummary;
   readonly errors: ErrorSummary;
+  /** Absent when attestation is off. */
+  readonly attestation?: AttestationGate;
 }
 
 /**
@@ -79,8 +86,20 @@ export interface TokenRequestParts {
 export class TokenRequests {
   constructor(private readonly parts: TokenRequestParts) {}
 
-  head(givenRequestId: string | string[] | undefined, origin: string | undefined, peer: string | undefined, forwardedFor: string | undefined): TokenRequestHead {
-    return { requestId: requestIdOf(givenRequestId), origin, client: this.clientOf(peer, forwardedFor) };
+  head(
+    givenRequestId: string | string[] | undefined,
+    origin: string | undefined,
+    peer: string | undefined,
+    forwardedFor: string | undefined,
+    attestation?: string,
+  ): TokenRequestHead {
+    const head = { requestId: requestIdOf(givenRequestId), origin, client: this.clientOf(peer, forwardedFor) };
+    return attestation === undefined ? head : { ...head, attestation };
+  }
+
+  /** The attestation gate; undefined when attestation is off. */
+  get attestation(): AttestationGate | undefined {
+    return this.parts.attestation;
   }
 
   get trustProxy(): boolean {
@@ -112,14 +131,17 @@ export class TokenRequests {
     this.parts.limits.leave();
   }
 
-  token(token: BrokerToken, head: TokenRequestHead, application: unknown): Answer {
+  /** A token's answer, counted in the metrics (with the attestation's verdict, when it was checked). */
+  token(token: BrokerToken, head: TokenRequestHead, application: unknown, attestation?: AttestationResult): Answer {
     this.parts.metrics.tokenServed(token.cache);
+    if (attestation !== undefined) this.parts.metrics.attestation(attestation);
     return this.parts.answers.token(token, { requestId: head.requestId, origin: head.origin, application, draining: this.parts.drain.draining });
   }
 
   /** A token request's problem answer, counted in the metrics. */
-  problem(problem: BrokerProblem, head: TokenRequestHead, application: unknown): Answer {
+  problem(problem: BrokerProblem, head: TokenRequestHead, application: unknown, attestation?: AttestationResult): Answer {
     this.parts.metrics.tokenFailed(problem.status);
+    if (attestation !== undefined) this.parts.metrics.attestation(attestation);
     return this.answer(problem, head, application);
   }
 
@@ -154,10 +176,16 @@ export class TokenRequests {
       authLatencyMs: line.authLatencyMs,
       problem: line.problem,
       reason: line.reason === undefined ? undefined : cutForLog(line.reason),
+      attestation: line.attestation,
       client: line.client,
     };
+    // A token served despite its attestation (report mode) is logged like an error: once per kind per interval.
+    const refusable = fields.attestation !== undefined && fields.attestation !== 'valid';
     if (line.probe) {
       logger.debug(fields, 'request completed');
+    } else if (refusable && fields.status < 400) {
+      if (this.parts.errors.shouldLog(`attestation ${fields.attestation}`)) logger.info(fields, 'request completed');
+      else logger.debug(fields, 'request completed');
     } else if (fields.cache === 'hit' && fields.status === 200 && fields.application !== undefined) {
       this.parts.hits.record(fields.application, fields.responseTimeMs ?? 0);
       logger.debug(fields, 'request completed');

@@ -4,6 +4,7 @@ import { fastify, LogController, type FastifyInstance, type InjectOptions, type 
 import type { Logger } from 'pino';
 import { messageOf } from '../errors.js';
 import { requestIdOf, TokenAnswers } from './answers.js';
+import { openAttestation } from './attestation/open.js';
 import type { BrokerConfig, ServerSettings } from './config.js';
 import { FastPath } from './fast-path.js';
 import { HitSummary } from './hit-summary.js';
@@ -134,7 +135,14 @@ export function buildBrokerApp(config: BrokerConfig, deps: BrokerDeps = {}): Bro
   metrics.watch({ backoffStates: () => broker.backoffStates(), platformStates: () => broker.platformStates(), ...(shared ? { redisUp: () => shared.status() === 'up' } : {}) });
   const drain = new DrainState();
   const limits = new RequestLimits(config.limits, { keyPrefix: config.redisKeyPrefix, ...(shared ? { redis: shared.client } : {}) });
-  const contract = new TokenRequests({ live, answers: new TokenAnswers(live, now), limits, metrics, logger, drain, hits: new HitSummary(now), errors: new ErrorSummary(now) });
+  const attestation = openAttestation(config.attestation, {
+    now, logger, env: deps.env ?? {}, appIdOf: (application) => live.current.appIds.get(application),
+    ...(shared ? { redis: { client: shared.client, keyPrefix: config.redisKeyPrefix, up: () => shared.status() === 'up' } } : {}),
+  });
+  if (attestation !== undefined) metrics.countAttestation();
+  const contract = new TokenRequests({
+    live, answers: new TokenAnswers(live, now), limits, metrics, logger, drain, hits: new HitSummary(now), errors: new ErrorSummary(now), ...(attestation ? { attestation } : {}),
+  });
   const fastPath = deps.fastPath === false ? undefined : new FastPath(contract, broker, live);
   const dispatch = (routing: (request: IncomingMessage, response: ServerResponse) => void) => (request: IncomingMessage, response: ServerResponse) => {
     if (fastPath?.answer(request, response) !== true) routing(request, response);
@@ -155,13 +163,14 @@ export function buildBrokerApp(config: BrokerConfig, deps: BrokerDeps = {}): Bro
   // No child logger per request (creating one serialises its bindings for every request): lines carry `reqId`.
   app.setChildLoggerFactory((parent) => parent);
   app.register(requestLog, { contract, drain }).register(problems, { contract }).register(tokenRoute, { contract, broker, live });
-  app.register(probes, { broker, shared, drain, metricsText: config.server.metricsPort === undefined ? () => metrics.text() : undefined });
+  app.register(probes, { broker, shared, drain, attestation, metricsText: config.server.metricsPort === undefined ? () => metrics.text() : undefined });
 
   const summaries = setInterval(() => contract.logSummaries(), deps.hitSummaryIntervalMs ?? DEFAULT_HIT_SUMMARY_INTERVAL_MS).unref();
   app.addHook('onClose', async () => {
     clearInterval(summaries);
     watcher.close();
     contract.logSummaries();
+    await attestation?.close();
     await shared?.close();
     await source.close();
   });

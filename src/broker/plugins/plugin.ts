@@ -1,5 +1,6 @@
 import type { FastifyPluginCallback, FastifyPluginOptions, FastifyReply, FastifyRequest } from 'fastify';
 import type { Answer } from '../answers.js';
+import type { AttestationResult } from '../attestation/gate.js';
 import type { CacheOutcome } from '../token-broker.js';
 import type { TokenRequestHead, TokenRequests } from '../request-contract.js';
 
@@ -11,6 +12,7 @@ export interface TokenRequestLog {
   authLatencyMs?: number;
   problem?: string;
   reason?: string;
+  attestation?: AttestationResult;
 }
 
 declare module 'fastify' {
@@ -38,11 +40,15 @@ export function applicationParam(request: FastifyRequest): unknown {
 /** The contract's view of a request fastify parsed; its id is fastify's (from X-Request-Id when that looks like one). */
 export function headOf(contract: TokenRequests, request: FastifyRequest): TokenRequestHead {
   const forwardedFor = request.headers['x-forwarded-for'];
-  return {
+  const gate = contract.attestation;
+  const attestation = gate === undefined ? undefined : request.headers[gate.header];
+  const head = {
     requestId: request.id,
     origin: request.headers.origin,
     client: contract.clientOf(request.socket.remoteAddress, Array.isArray(forwardedFor) ? forwardedFor[0] : forwardedFor),
   };
+  // A repeated attestation header is not a token (Node joins custom headers' values with ", ").
+  return typeof attestation === 'string' ? { ...head, attestation } : head;
 }
 
 export function sendAnswer(reply: FastifyReply, answer: Answer): FastifyReply {

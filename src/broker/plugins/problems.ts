@@ -24,6 +24,7 @@ export function malformedUrlAnswer(contract: TokenRequests): (error: { code?: st
       authLatencyMs: undefined,
       problem: 'malformed-url',
       reason: error.code,
+      attestation: undefined,
       client: head.client,
       probe: false,
     });

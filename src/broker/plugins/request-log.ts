@@ -35,6 +35,7 @@ export const requestLog = appWide<{ contract: TokenRequests; drain: DrainState }
       authLatencyMs: log?.authLatencyMs,
       problem: log?.problem,
       reason: log?.reason,
+      attestation: log?.attestation,
       client: failed ? (log?.head?.client ?? headOf(contract, request).client) : undefined,
       probe: request.probe,
     });
