@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { secretFromFileText } from '../auth/secret-file.js';
-import { UsageError, messageOf } from '../errors.js';
+import { errnoCode, UsageError, messageOf } from '../errors.js';
 import { attestationSettings, type AttestationSettings } from './attestation/settings.js';
 import { brokerConfigSchema, describeConfigIssues, platformOfEntry, type BrokerConfigFile } from './config-schema.js';
 
@@ -91,8 +91,7 @@ function readSecretFile(path: string, label: string, readFile: (path: string) =>
     const value = secretFromFileText(readFile(path));
     return value === '' ? { problem: `${label} is empty` } : { secret: value };
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    return { problem: `${label} is not readable (${typeof code === 'string' ? code : 'unknown error'})` };
+    return { problem: `${label} is not readable (${errnoCode(error) ?? 'unknown error'})` };
   }
 }
 
@@ -135,8 +134,7 @@ function readTlsFile(path: string, field: string, readFile: (path: string) => st
   try {
     return readFile(path);
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    throw new UsageError(`${field}: cannot read ${path} (${typeof code === 'string' ? code : 'unknown error'})`);
+    throw new UsageError(`${field}: cannot read ${path} (${errnoCode(error) ?? 'unknown error'})`);
   }
 }
 
@@ -245,8 +243,7 @@ export function loadBrokerConfig(path: string, options: ResolveOptions): BrokerC
   try {
     text = (options.readFile ?? ((p: string) => readFileSync(p, 'utf8')))(path);
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    throw new UsageError(`cannot read broker config ${path}: ${typeof code === 'string' ? code : messageOf(error)}`);
+    throw new UsageError(`cannot read broker config ${path}: ${errnoCode(error) ?? messageOf(error)}`);
   }
   let raw: unknown;
   try {

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { UsageError, messageOf } from '../errors.js';
+import { errnoCode, UsageError, messageOf } from '../errors.js';
 import type { BrokerConfig } from './config.js';
 import { pathOf } from './request-contract.js';
 import type { BrokerApp } from './server.js';
@@ -121,6 +121,5 @@ export async function listen(built: BrokerApp, config: BrokerConfig, where: { ho
 }
 
 function listenError(host: string, port: number, error: unknown): UsageError {
-  const code = (error as { code?: unknown }).code;
-  return new UsageError(`cannot listen on ${host}:${port}: ${typeof code === 'string' ? code : messageOf(error)}`);
+  return new UsageError(`cannot listen on ${host}:${port}: ${errnoCode(error) ?? messageOf(error)}`);
 }

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
-import { AuthError, ContractError, InterruptedError, UnavailableError } from '../errors.js';
+import { AuthError, ContractError, errnoCode, InterruptedError, UnavailableError } from '../errors.js';
 import { silentLogger, type Logger } from '../log/logger.js';
 
 /** Statuses worth another attempt. 400, 401, 403 and 404 are final. */
@@ -167,15 +167,18 @@ type Failure =
   | { readonly kind: 'refused'; readonly reason: string }
   | { readonly kind: 'final'; readonly error: Error };
 
-/**
- * HTTP with timeouts and retries, over the global `fetch` with an undici dispatcher (so nock can intercept it in
- * tests). It never puts credentials in a message: requests are described by method, origin and path only.
- */
+/** What an unreachable or failing server's error ends with; a caller that knows the server better says it instead. */
+export const UNREACHABLE_HINT = 'check the URL or try again later';
+
 /** Sends one request and parses its answer: what the auth module needs, implemented by HttpClient and the broker's one-shot call. */
 export interface Transport {
   send<T>(request: HttpRequest, parse: (response: HttpResponse) => T | Promise<T>): Promise<T>;
 }
 
+/**
+ * HTTP with timeouts and retries, over the global `fetch` with an undici dispatcher (so nock can intercept it in
+ * tests). It never puts credentials in a message: requests are described by method, origin and path only.
+ */
 export class HttpClient implements Transport {
   private readonly retry: RetryPolicy;
   private readonly logger: Logger;
@@ -219,7 +222,7 @@ export class HttpClient implements Transport {
     if (failure.kind === 'malformed') {
       throw new ContractError(`${what}: ${failure.reason} (after ${tries}); the server is not sending the API's JSON`);
     }
-    throw new UnavailableError(`${what}: ${failure.reason} (after ${tries}); check the URL or try again later`);
+    throw new UnavailableError(`${what}: ${failure.reason} (after ${tries}); ${UNREACHABLE_HINT}`);
   }
 
   private throwIfInterrupted(): never {
@@ -314,10 +317,10 @@ function proxyStatusOf(error: unknown): number | undefined {
 export function networkReason(error: unknown, options: { readonly codeOnly?: boolean } = {}): string {
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
   if (cause instanceof Error) {
-    const code = (cause as { code?: unknown }).code;
-    if (options.codeOnly === true && typeof code === 'string') return code;
+    const code = errnoCode(cause);
+    if (options.codeOnly === true && code !== undefined) return code;
     // Node's messages usually carry the code already ("connect ECONNREFUSED 127.0.0.1:9").
-    return typeof code === 'string' && !cause.message.includes(code) ? `${code} ${cause.message}`.trim() : cause.message;
+    return code !== undefined && !cause.message.includes(code) ? `${code} ${cause.message}`.trim() : cause.message;
   }
   return String(cause);
 }

@@ -30,7 +30,7 @@ export interface PipelineOptions {
    * After the sink, in plan order, once per unit: records it (the state) and returns its final outcome, which is a
    * failure when the record could not be written.
    */
-  readonly settle?: (outcome: UnitOutcome) => Promise<UnitOutcome>;
+  readonly record?: (outcome: UnitOutcome) => Promise<UnitOutcome>;
   /** Each unit's final outcome, once, in plan order: the place to count and log it. */
   readonly onOutcome?: (outcome: UnitOutcome) => Promise<void> | void;
 }
@@ -55,7 +55,7 @@ class Halted extends Error {}
  * stops everything at once: requests in flight are aborted and the outcomes end with that unit (units before it that
  * were fetched whole are still committed). An interrupt stops everything and is rethrown.
  *
- * A unit is committed once: the sink writes it, `settle` records it, and only the final outcome reaches `onOutcome`.
+ * A unit is committed once: the sink writes it, `record` records it, and only the final outcome reaches `onOutcome`.
  * Memory stays flat over any range: once a unit is committed, its rows and results are released, so the returned
  * outcomes carry every count but no `pieces`.
  */
@@ -122,9 +122,9 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
       throwIfInterrupted(options.signal);
       throw outcome.error;
     }
-    if (options.settle) {
+    if (options.record) {
       try {
-        outcome = await options.settle(outcome);
+        outcome = await options.record(outcome);
       } catch (error) {
         // Recording a written unit (the state) can meet the same failing disk: the unit then fails with that error.
         if (!outcome.ok || !(error instanceof OutputError)) throw error;

@@ -121,7 +121,7 @@ describe('runPipeline', () => {
       concurrency: 2,
       sink: recordingSink(),
       fetch: async (unit) => data(unit),
-      settle: async (outcome) => {
+      record: async (outcome) => {
         settled.push(outcome.unit.day);
         if (outcome.ok && outcome.unit.day === '2026-11-02') throw full;
         return outcome;
@@ -172,7 +172,7 @@ describe('runPipeline', () => {
       concurrency: 1,
       sink: recordingSink(),
       fetch: async (unit) => data(unit),
-      settle: () => {
+      record: () => {
         throw bug;
       },
     });
