@@ -130,7 +130,7 @@ export async function writeAll(handle: Pick<FileHandle, 'write'>, bytes: Uint8Ar
  */
 export async function makeFolder(folder: string): Promise<void> {
   const missing: string[] = [];
-  for (let current = folder; !(await exists(current)); current = dirname(current)) {
+  for (let current = folder; !(await isFolder(current)); current = dirname(current)) {
     missing.unshift(current);
     if (dirname(current) === current) break;
   }
@@ -139,8 +139,8 @@ export async function makeFolder(folder: string): Promise<void> {
       await mkdir(path);
     } catch (error) {
       // Made meanwhile by another run writing into the same folder.
-      if (errnoCode(error) === 'EEXIST' && (await exists(path))) continue;
-      if (errnoCode(error) === 'ENOENT' && (await exists(dirname(path)))) {
+      if (errnoCode(error) === 'EEXIST' && (await isFolder(path))) continue;
+      if (errnoCode(error) === 'ENOENT' && (await isFolder(dirname(path)))) {
         throw new OutputError(`cannot create folder ${path}: the file system there takes no new folders (ENOENT); choose another path`, { cause: error });
       }
       throw error;
@@ -148,10 +148,9 @@ export async function makeFolder(folder: string): Promise<void> {
   }
 }
 
-async function exists(path: string): Promise<boolean> {
+async function isFolder(path: string): Promise<boolean> {
   try {
-    await stat(path);
-    return true;
+    return (await stat(path)).isDirectory();
   } catch {
     return false;
   }
