@@ -17,12 +17,12 @@ export const brokerAction: CommandAction = async ({ context, options: collected 
   const redisUrl = options.redisUrl;
 
   // Loaded on demand: fastify and ioredis are not needed by the import commands, which cron starts every night.
-  const { loadBrokerConfig, redisUrlProblem } = await import('../broker/config.js');
+  const { redisUrlProblem } = await import('../broker/config-schema.js');
   const redisProblem = redisUrl === undefined ? undefined : redisUrlProblem(redisUrl);
   if (redisProblem !== undefined) {
     throw new UsageError(`${givenBy(BROKER_OPTIONS.redisUrl, collected, {}) === 'flag' ? '--redis-url' : 'AREA_METRICS_REDIS_URL'} ${redisProblem}`);
   }
-  const { startBroker } = await import('../broker/server.js');
+  const [{ loadBrokerConfig }, { startBroker }] = await Promise.all([import('../broker/config.js'), import('../broker/server.js')]);
   const config = loadBrokerConfig(configPath, { env: context.env });
   if (context.signal.aborted) return;
   const broker = await startBroker(config, {

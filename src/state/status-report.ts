@@ -47,7 +47,8 @@ function describePending(pending: readonly StatusPending[]): string {
 
 function describeRun(run: LastRun): string {
   const rows = Object.entries(run.rows).map(([metric, count]) => `${metric} ${count}`);
-  return `last run: ${run.time} ${run.command}, exit ${run.exitCode}, rows: ${rows.length === 0 ? 'none' : rows.join(', ')}`;
+  const requests = run.requests === undefined ? '' : `, requests ${run.requests} (${run.throttled ?? 0} answered 429${run.paceRps === undefined ? '' : `, pace ${run.paceRps}/s`})`;
+  return `last run: ${run.time} ${run.command}, exit ${run.exitCode}, rows: ${rows.length === 0 ? 'none' : rows.join(', ')}${requests}`;
 }
 
 /** A table with one line per key, then the last run. */

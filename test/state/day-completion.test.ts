@@ -34,6 +34,8 @@ function outcome(unit: Unit, midnights: readonly string[], measure: MeasureSums 
       localMidnights: midnights.map((date) => Date.parse(date)),
       dropped: 0,
       attempts: 1,
+      requests: 1,
+      throttled: 0,
       measure,
     },
   };
