@@ -1,10 +1,12 @@
 import { dirname, join } from 'node:path';
-import { exitCodeFor } from '../errors.js';
+import { exitCodeFor, messageOf } from '../errors.js';
 import { createLogger, useColor } from '../log/logger.js';
 import { createImportProgress, type ImportProgress } from '../log/progress.js';
 import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
 import { catchUpFrom, planUnits, runImport, withoutEmptyUnits, type ImportSummary, type MetricDays } from '../metrics/run-import.js';
-import { unitFirstPageUrl, unitLabel } from '../metrics/unit.js';
+import { unitFirstPageUrl, unitLabel, type Unit } from '../metrics/unit.js';
+import { unitFolders, type Layout } from '../output/layout.js';
+import { RUNS_FOLDER } from '../output/run-manifest.js';
 import { checkWritableFolder } from '../output/atomic-file.js';
 import { isObjectUrl } from '../output/object-location.js';
 import { ObjectSink } from '../output/object-sink.js';
@@ -19,6 +21,7 @@ import { clockOf } from './clock.js';
 import type { CommandContext } from './context.js';
 import { resolveImportConfig, type ImportConfig } from './import-options.js';
 import type { CollectedOptions } from './options.js';
+import { RunRecords } from './run-records.js';
 import { awsCredentialsIn, ObjectStores, stateStorageFor, stateUrlOf } from './state-location.js';
 
 /** Runs one import command: `metric` names the metric, or `all` of them. */
@@ -33,6 +36,7 @@ export async function runImportCommand(commandName: string, metric: MetricName |
   const credentials = [
     ...(config.credentials ? [{ clientId: config.credentials.clientId, secret: config.credentials.clientSecret }] : []),
     ...awsCredentialsIn(context.env),
+    ...(config.lineage?.apiKey === undefined ? [] : [{ secret: config.lineage.apiKey }]),
   ];
   const progress = await createImportProgress(context.stderr, {
     format: config.logFormat,
@@ -75,7 +79,13 @@ async function importInto(
   const state =
     stateUrl === undefined || skipObjectState
       ? undefined
-      : await ImportState.load(await stateStorageFor(stateUrl, stores), { now, metricNames: METRIC_NAMES, mode: config.dayMode });
+      : await ImportState.load(await stateStorageFor(stateUrl, stores), {
+          now,
+          metricNames: METRIC_NAMES,
+          mode: config.dayMode,
+          // Stdout has no files to lay out: its state (--state) keeps whatever layout it has.
+          ...(config.output.kind === 'stdout' ? {} : { layout: config.layout }),
+        });
   const statePath = stateUrl !== undefined && !isObjectUrl(stateUrl) ? stateUrl : undefined;
   const { plan, cuts } = planDays(metricNames, config, state, now);
   const units = planUnits(plan, config.storeCodes, config.dayMode);
@@ -105,13 +115,15 @@ async function importInto(
   // A read-only, unwritable or full folder fails now, in a second, rather than after the downloads.
   const folders = [...(config.output.kind === 'files' ? [config.output.dir] : []), ...(statePath === undefined ? [] : [dirname(statePath)])];
   for (const folder of new Set(folders)) await checkWritableFolder(folder);
-  const tempFolders = [...(config.output.kind === 'files' ? outputFolders(config.output.dir) : []), ...folders];
+  const tempFolders = [...(config.output.kind === 'files' ? outputFolders(config.output.dir, units, config.layout) : []), ...folders];
   for (const stale of await removeStaleTempFiles([...new Set(tempFolders)])) {
     const why = stale.reason === 'gone' ? 'which is gone' : 'more than an hour old';
     progress.logger.info(`removed ${stale.path}, a temp file left by process ${stale.pid}, ${why}`);
   }
 
   const encoding = { format: config.format, shape: config.shape };
+  // The run manifest and the lineage events: what the run leaves for loaders and catalogs.
+  const records = await RunRecords.open({ commandName, command: `${commandName} ${describeRun(config)}`, config, units, stores, env: context.env, logger: progress.logger, redact: context.redact ?? ((text) => text) });
   let summary: ImportSummary;
   try {
     summary = await runImport(units, { ...config, credentials: config.credentials }, {
@@ -126,10 +138,12 @@ async function importInto(
       onFailure: (_unit, error) => {
         context.exitCode ??= exitCodeFor(error);
       },
+      onUnit: (outcome) => records.unit(outcome),
     });
   } catch (error) {
     // An interrupted run is a run too: status shows how it ended. Best effort: the state may be what failed.
     await recordRun(exitCodeFor(error), {}).catch(() => {});
+    await records.finish({ exitCode: exitCodeFor(error), failure: error, notAttempted: `not attempted: ${messageOf(error)}` });
     throw error;
   }
 
@@ -148,16 +162,23 @@ async function importInto(
     (first ? `; ${summary.failures.length} failed, first: ${unitLabel(first.unit)}` : '') +
     notTried;
   const { failures: _failures, rowsByMetric, ...fields } = summary;
-  // The run's exit code is that of the first failed unit in (metric, day, store) order.
-  const exitCode = first ? exitCodeFor(first.error) : 0;
+  // The run's exit code is that of the first failed unit in (metric, day, store) order; a manifest not written is exit 7.
+  const exitCode = await records.finish({ exitCode: first ? exitCodeFor(first.error) : 0, failure: first?.error, notAttempted: notAttemptedReason(summary) });
   try {
     await recordRun(exitCode, rowsByMetric);
   } catch (error) {
     // A run that already failed (a full disk) is reported by its unit; otherwise the state's failure is the news.
     if (!first) throw error;
   }
-  progress.finish(line, { ...fields, rows_by_metric: rowsByMetric, failed: summary.failures.length, seconds: Number(summary.seconds.toFixed(1)) }, !first);
-  if (first) context.exitCode = exitCode;
+  progress.finish(line, { ...fields, rows_by_metric: rowsByMetric, failed: summary.failures.length, seconds: Number(summary.seconds.toFixed(1)) }, exitCode === 0);
+  if (exitCode !== 0) context.exitCode = exitCode;
+}
+
+/** Why units were left, for the manifest. */
+function notAttemptedReason(summary: ImportSummary): string {
+  if (summary.stoppedBy === 'credentials') return 'not attempted: the credentials were rejected';
+  if (summary.stoppedBy === 'output') return 'not tried: the output could not be written';
+  return 'not attempted: the run ended before it';
 }
 
 async function sinkFor(config: ImportConfig, stores: ObjectStores, context: CommandContext): Promise<UnitSink> {
@@ -166,9 +187,9 @@ async function sinkFor(config: ImportConfig, stores: ObjectStores, context: Comm
     case 'stdout':
       return new StreamSink(context.stdout);
     case 'files':
-      return withoutEmptyUnits(new FileSink(config.output.dir, encoding));
+      return withoutEmptyUnits(new FileSink(config.output.dir, encoding, config.layout));
     case 'objects':
-      return withoutEmptyUnits(new ObjectSink(await stores.get(config.output.location.bucket), config.output.location, encoding));
+      return withoutEmptyUnits(new ObjectSink(await stores.get(config.output.location.bucket), config.output.location, encoding, config.layout));
   }
 }
 
@@ -247,7 +268,10 @@ function describeDays(days: readonly UtcDay[]): string {
   return rangesOfDays(days).map(describeRange).join(', ');
 }
 
-/** Where this tool writes under an output folder: the folder itself (the state), each metric's, each `_rejected` one. */
-function outputFolders(dir: string): string[] {
-  return [dir, ...METRIC_NAMES.flatMap((metric) => [join(dir, metric), join(dir, '_rejected', metric)])];
+/**
+ * Where this run writes under an output folder, so where a killed run's temp files can be: the folder itself (the
+ * state), the units' folders and their `_rejected` ones, and the run manifests'.
+ */
+function outputFolders(dir: string, units: readonly Unit[], layout: Layout): string[] {
+  return [dir, ...unitFolders(units, layout).map((folder) => join(dir, folder)), join(dir, RUNS_FOLDER)];
 }

@@ -108,6 +108,8 @@ export interface ImportIo {
   readonly now?: Date;
   /** Told of each failed unit as soon as it is reported, in plan order (the run's exit code may be needed early). */
   readonly onFailure?: (unit: Unit, error: unknown) => void;
+  /** Told of each unit's final outcome, in plan order (the run manifest and lineage keep them). */
+  readonly onUnit?: (outcome: UnitOutcome) => void;
 }
 
 export interface ImportSummary {
@@ -175,6 +177,7 @@ export async function runImport(units: readonly Unit[], settings: ImportSettings
         }),
       settle: (outcome) => days.settle(outcome),
       onOutcome: (outcome) => {
+        io.onUnit?.(outcome);
         const label = unitLabel(outcome.unit);
         if (!outcome.ok) {
           logger.error(failureLine(label, outcome.error), { unit: label, exit_code: exitCodeFor(outcome.error) });
