@@ -52,7 +52,8 @@ export class LineageClient {
       await this.first;
       this.waitedMs += performance.now() - waiting;
       if (this.failed) return;
-      const left = this.budgetMs - this.waitedMs;
+      // Timers take whole milliseconds.
+      const left = Math.floor(this.budgetMs - this.waitedMs);
       if (left <= 0) {
         this.warn(event, `no time left of the ${this.seconds(this.budgetMs)} a run gives lineage`);
         return;

@@ -133,11 +133,16 @@ export class RunManifestBuilder {
 
 function manifestUnit(unit: UnitPlace, record: UnitRecord | undefined, notAttempted: string): ManifestUnit {
   const place = { metric: unit.metric.name, day: unit.day, store: unit.storeCode ?? null };
-  const none = { path: null, bytes: null, sha256: null, changed: false };
-  if (record === undefined) return { ...place, ...none, rows: null, error: { exitCode: null, message: notAttempted } };
-  if (!record.ok) return { ...place, ...none, rows: null, error: { exitCode: record.exitCode, message: record.message } };
-  const file = record.file === undefined ? none : { path: record.file.path, bytes: record.file.bytes, sha256: record.file.sha256, changed: record.changed };
-  return { ...place, ...file, rows: record.rows, ...(record.rejected === undefined ? {} : { rejected: record.rejected }) };
+  if (record === undefined || !record.ok) {
+    const error = record === undefined ? { exitCode: null, message: notAttempted } : { exitCode: record.exitCode, message: record.message };
+    return { ...place, path: null, rows: null, bytes: null, sha256: null, changed: false, error };
+  }
+  const { file } = record;
+  return {
+    ...place,
+    ...(file === undefined ? { path: null, rows: record.rows, bytes: null, sha256: null, changed: false } : { path: file.path, rows: record.rows, bytes: file.bytes, sha256: file.sha256, changed: record.changed }),
+    ...(record.rejected === undefined ? {} : { rejected: record.rejected }),
+  };
 }
 
 /** The manifest's text: the run's fields one per line, then one line per unit, so a long run stays readable. */
