@@ -9,6 +9,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
+import { isRunManifest } from './tmp.js';
 
 /** The fake credentials s3rver accepts; a test that finds them in output has found a leak. */
 export const S3_ACCESS_KEY_ID = 'S3RVER';
@@ -58,7 +59,7 @@ export interface S3Harness {
   env(extra?: Readonly<Record<string, string | undefined>>): Record<string, string | undefined>;
   /** A client for the test itself, talking to s3rver directly. */
   readonly client: S3Client;
-  /** Every object under `prefix` (keys relative to it) with its bytes. */
+  /** Every object under `prefix` (keys relative to it) with its bytes, but the run manifests under `<prefix>/_runs/`. */
   objects(prefix?: string): Promise<Map<string, Buffer>>;
   /** An object's ETag and LastModified, or undefined. */
   head(key: string): Promise<{ etag: string; lastModified: number; metadata: Record<string, string> } | undefined>;
@@ -68,6 +69,7 @@ export interface S3Harness {
 }
 
 export const STATE_OBJECT_NAME = '.area-metrics-state.json';
+
 
 /** The ETag the tool's probe of a store's conditions asks for. */
 export const PROBE_ETAG = '"area-metrics-condition-probe"';
@@ -295,7 +297,9 @@ export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> 
         const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix === '' ? undefined : `${prefix}/`, ContinuationToken: token }));
         for (const object of page.Contents ?? []) {
           const key = object.Key!;
-          found.set(prefix === '' ? key : key.slice(prefix.length + 1), (await read(key))!);
+          const relative = prefix === '' ? key : key.slice(prefix.length + 1);
+          // Each run's manifest has a name of its own; the manifests' tests read them with `objects('<prefix>/_runs')`.
+          if (!isRunManifest(relative)) found.set(relative, (await read(key))!);
         }
         token = page.NextContinuationToken;
       } while (token !== undefined);
