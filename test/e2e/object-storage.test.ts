@@ -239,7 +239,8 @@ describe('import into an S3-compatible bucket', () => {
     const state = `s3://${s3.bucket}/states/nightly.json`;
     const result = await run(['traffic', ...api(), '--date', daysAgo(2), '-o', folder, '--state', state]);
     expect(result.code, result.stderr).toBe(0);
-    expect((await readdir(folder)).sort()).toEqual(['traffic']);
+    // The data and the run's manifest; the state is in the bucket.
+    expect((await readdir(folder)).sort()).toEqual(['_runs', 'traffic']);
     expect(JSON.parse((await s3.read('states/nightly.json'))!.toString())).toMatchObject({ metrics: { traffic: { complete: [[daysAgo(2), daysAgo(2)]] } } });
     const status = await run(['status', '--state', state, '--json']);
     expect(status.code, status.stderr).toBe(0);
