@@ -1,9 +1,8 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LineageClient } from '../../src/lineage/client.js';
 import type { LineageSettings } from '../../src/lineage/settings.js';
 import type { Logger } from '../../src/log/logger.js';
+import { startLineageServer, type LineageServer, type ReceivedEvent } from '../helpers/lineage-server.js';
 
 /** A logger that keeps its warnings. */
 function keptLogger(): Logger & { warnings: string[] } {
@@ -11,32 +10,16 @@ function keptLogger(): Logger & { warnings: string[] } {
   return { warnings, debug: () => {}, info: () => {}, error: () => {}, warn: (message) => warnings.push(message) };
 }
 
-interface Received {
-  readonly headers: IncomingMessage['headers'];
-  readonly body: Record<string, unknown>;
-}
-
-let server: Server | undefined;
+let server: LineageServer | undefined;
 afterEach(async () => {
-  server?.closeAllConnections();
-  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+  await server?.close();
   server = undefined;
 });
 
-/** A lineage server on loopback that answers each event with `answer` (after `delayMs`), and keeps what it got. */
-async function lineageServer(answer = 201, delayMs = 0): Promise<{ settings: LineageSettings; received: Received[] }> {
-  const received: Received[] = [];
-  server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    let body = '';
-    request.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-    request.on('end', () => {
-      received.push({ headers: request.headers, body: JSON.parse(body) as Record<string, unknown> });
-      setTimeout(() => response.writeHead(answer).end(), delayMs).unref();
-    });
-  });
-  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { settings: { endpoint: new URL(`http://127.0.0.1:${port}/api/v1/lineage`), namespace: 'area-metrics', apiKey: 'Lineage-Key-9f3' }, received };
+/** A lineage server on loopback that answers each event with `status` (after `delayMs`), and keeps what it got. */
+async function lineageServer(status = 201, delayMs = 0): Promise<{ settings: LineageSettings; received: ReceivedEvent[] }> {
+  server = await startLineageServer({ status, delayMs });
+  return { settings: { endpoint: new URL(`${server.url}/api/v1/lineage`), namespace: 'area-metrics', apiKey: 'Lineage-Key-9f3' }, received: server.received };
 }
 
 const START = { eventType: 'START' };
@@ -57,8 +40,7 @@ describe('LineageClient', () => {
 
   it('a server that is down costs one warning, no time, and no exception; the later event is not tried', async () => {
     const { settings } = await lineageServer();
-    server!.close();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await server!.close();
     const logger = keptLogger();
     const client = new LineageClient({ settings, env: {}, logger });
     const started = performance.now();
