@@ -5,7 +5,7 @@ import { createImportProgress, type ImportProgress } from '../log/progress.js';
 import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
 import { catchUpFrom, planUnits, runImport, withoutEmptyUnits, type ImportSummary, type MetricDays } from '../metrics/run-import.js';
 import { unitFirstPageUrl, unitLabel, type Unit } from '../metrics/unit.js';
-import { unitFolders, type Layout } from '../output/layout.js';
+import { tempFileFolders, type Layout } from '../output/layout.js';
 import { RUNS_FOLDER } from '../output/run-manifest.js';
 import { checkWritableFolder } from '../output/atomic-file.js';
 import { isObjectUrl } from '../output/object-location.js';
@@ -268,10 +268,7 @@ function describeDays(days: readonly UtcDay[]): string {
   return rangesOfDays(days).map(describeRange).join(', ');
 }
 
-/**
- * Where this run writes under an output folder, so where a killed run's temp files can be: the folder itself (the
- * state), the units' folders and their `_rejected` ones, and the run manifests'.
- */
+/** Where a killed run's temp files can be under an output folder: the folder itself (the state), the data's, the manifests'. */
 function outputFolders(dir: string, units: readonly Unit[], layout: Layout): string[] {
-  return [dir, ...unitFolders(units, layout).map((folder) => join(dir, folder)), join(dir, RUNS_FOLDER)];
+  return [dir, ...tempFileFolders(METRIC_NAMES, units, layout).map((folder) => join(dir, folder)), join(dir, RUNS_FOLDER)];
 }

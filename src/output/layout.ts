@@ -58,15 +58,12 @@ export function rejectedPath(unit: UnitPlace, layout: Layout): string {
 }
 
 /**
- * The folders of the output that units of these metrics and days write into (data and set-aside records), relative
- * to the output: where a killed run's temp files can be. In hive that is each day's folder, not only the metric's.
+ * The folders under the output where a killed run's temp files can be, relative to it: where a run writes data and
+ * set-aside records. Flat: every metric's folder (a handful, whatever the days). Hive: the day folders of these
+ * units, since a folder per day is too many to read every night; a killed run's days stay pending, so the run that
+ * imports them again is the one that looks there.
  */
-export function unitFolders(units: readonly UnitPlace[], layout: Layout): string[] {
-  const folders = new Set<string>();
-  for (const unit of units) {
-    const folder = unitFolder(unit, layout);
-    folders.add(folder);
-    folders.add(`${REJECTED_FOLDER}/${folder}`);
-  }
-  return [...folders];
+export function tempFileFolders(metrics: readonly string[], units: readonly UnitPlace[], layout: Layout): string[] {
+  const folders = layout === 'flat' ? metrics.map((metric) => metricFolder(metric, layout)) : [...new Set(units.map((unit) => unitFolder(unit, layout)))];
+  return folders.flatMap((folder) => [folder, `${REJECTED_FOLDER}/${folder}`]);
 }

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, type CliResult } from '../helpers/cli.js';
 import { DuckDb, sqlText } from '../helpers/duckdb.js';
+import { deadPid } from '../helpers/pids.js';
 import { S3_SECRET_ACCESS_KEY, startS3, type S3Harness } from '../helpers/s3.js';
 import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
@@ -163,7 +164,11 @@ describe('the state keeps the layout', () => {
     expect(JSON.parse(status.stdout)).toMatchObject({ metrics: [{ key: 'traffic', lastCompleteDay: daysAgo(2), gapDays: 0 }] });
 
     expect((await runCli(['reopen', 'traffic', '--date', daysAgo(2), '-o', out])).code).toBe(0);
+    // A temp file a killed run left in the day's folder is removed by the run that imports that day again.
+    const stale = join(out, `metric=traffic/dt=${daysAgo(2)}/.traffic_${daysAgo(2)}.csv.${await deadPid()}.0123abcd.tmp`);
+    await writeFile(stale, 'half');
     const again = await imported(['traffic', '--catch-up', '-o', out], { AREA_METRICS_LAYOUT: 'hive' });
+    expect(again.stderr).toContain(`removed ${stale}, a temp file left by process`);
     expect(again.stderr).toMatch(new RegExp(`traffic ${daysAgo(2)}: .* -> .*metric=traffic/dt=${daysAgo(2)}/traffic_${daysAgo(2)}\\.csv \\(unchanged\\)`));
     expect((await runCli(['accept', 'traffic', '--date', daysAgo(5), '-o', out])).code).toBe(0);
     const accepted = JSON.parse((await runCli(['status', '-o', out, '--json'])).stdout) as { metrics: { accepted: string[][]; pending: unknown[] }[] };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { metricFolder, rejectedPath, unitFolders, unitPath } from '../../src/output/layout.js';
+import { metricFolder, rejectedPath, tempFileFolders, unitPath } from '../../src/output/layout.js';
 
 const traffic = { name: 'traffic' };
 
@@ -19,11 +19,13 @@ describe('the output layouts', () => {
     expect(rejectedPath({ metric: traffic, day: '2026-11-20', storeCode: 'S1' }, 'hive')).toBe('_rejected/metric=traffic/dt=2026-11-20/traffic_2026-11-20.store-S1.ndjson');
   });
 
-  it('names the metric folders and the folders a run writes into', () => {
+  it('names the metric folders, and where temp files of a killed run can be', () => {
     expect([metricFolder('traffic', 'flat'), metricFolder('traffic', 'hive')]).toEqual(['traffic', 'metric=traffic']);
     const units = ['2026-11-20', '2026-11-21'].flatMap((day) => [{ metric: traffic, day }, { metric: traffic, day, storeCode: 'S1' }]);
-    expect(unitFolders(units, 'flat')).toEqual(['traffic', '_rejected/traffic']);
-    expect(unitFolders(units, 'hive')).toEqual([
+    // Flat: every metric's folder, whatever the run imports.
+    expect(tempFileFolders(['traffic', 'unique-users'], units, 'flat')).toEqual(['traffic', '_rejected/traffic', 'unique-users', '_rejected/unique-users']);
+    // Hive: the day folders of the run's units.
+    expect(tempFileFolders(['traffic', 'unique-users'], units, 'hive')).toEqual([
       'metric=traffic/dt=2026-11-20',
       '_rejected/metric=traffic/dt=2026-11-20',
       'metric=traffic/dt=2026-11-21',
