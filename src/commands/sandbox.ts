@@ -125,7 +125,8 @@ export function startBanner(sandbox: Sandbox, options: SandboxCommandOptions, no
   const usesDemoSecret = options.clientSecret === DEFAULT_SANDBOX.clientSecret;
   // A secret the operator chose is never echoed; only the well-known demo secret is.
   const secretShown = usesDemoSecret ? sandbox.clientSecret : '(the one given with --client-secret)';
-  const secretArgument = usesDemoSecret ? sandbox.clientSecret : '<secret>';
+  // The suggested command takes the secret from the environment: a flag would show it to every user in `ps`.
+  const secretSetting = usesDemoSecret ? `AREA_METRICS_CLIENT_SECRET=${sandbox.clientSecret}` : 'AREA_METRICS_CLIENT_SECRET_FILE=<secret-file>';
   const todayStart = Math.floor(now.getTime() / 86_400_000) * 86_400_000;
   const firstDay = utcDay(todayStart - options.days * 86_400_000);
   const lastDay = utcDay(todayStart - 86_400_000);
@@ -143,7 +144,7 @@ export function startBanner(sandbox: Sandbox, options: SandboxCommandOptions, no
       : "served:        a store's local day once it has ended (--serve-in-progress: also while it runs)",
     ...(faults === '{}' ? [] : [`faults:        ${faults}`]),
     ...(publishing === '{}' ? [] : [`publishing:    ${publishing}`]),
-    `try:           area-metrics all --base-url ${sandbox.url} --client-id ${sandbox.clientId} --client-secret ${secretArgument} -o ./demo-data`,
+    `try:           ${secretSetting} area-metrics all --base-url ${sandbox.url} --client-id ${sandbox.clientId} -o ./demo-data`,
     'stop with Ctrl-C (SIGINT) or SIGTERM',
     '',
   ].join('\n');

@@ -1,3 +1,6 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli.js';
@@ -96,6 +99,29 @@ describe('area-metrics sandbox command', () => {
       controller.abort(new InterruptedError('SIGINT')); // would stop at once if it started
       expect(await runCli(['sandbox', '--port', '0', ...args], context)).toBe(2);
       expect(errors).toHaveLength(1);
+    }
+  });
+
+  it("prints a try: command that works as printed, its secret in the environment", async () => {
+    const sandbox = fakeContext();
+    const running = runCli(['sandbox', '--port', '0', '--stores', '2', '--days', '2'], sandbox.context);
+    await waitFor(() => sandbox.stdout.text.includes('stop with'));
+    const words = /^try: +(.+)$/m.exec(sandbox.stdout.text)![1]!.split(' ');
+    const settings = words.slice(0, words.indexOf('area-metrics'));
+    const args = words.slice(words.indexOf('area-metrics') + 1);
+    expect(settings).toEqual(['AREA_METRICS_CLIENT_SECRET=demo-secret']);
+    const output = await mkdtemp(join(tmpdir(), 'area-metrics-try-'));
+    try {
+      const importer = fakeContext();
+      const env = Object.fromEntries(settings.map((setting) => setting.split('=') as [string, string]));
+      // As printed, but into a temp folder instead of ./demo-data.
+      const code = await runCli(args.map((word) => (word === './demo-data' ? output : word)), { ...importer.context, env });
+      expect(code, importer.errors.join('\n')).toBe(0);
+      expect((await readdir(output)).sort()).toEqual(['.area-metrics-state.json', 'avg-screen-time', 'traffic', 'unique-users']);
+    } finally {
+      await rm(output, { recursive: true, force: true });
+      sandbox.controller.abort(new InterruptedError('SIGINT'));
+      expect(await running).toBe(0);
     }
   });
 
