@@ -8,7 +8,7 @@ import { planUnits } from '../../src/metrics/run-import.js';
 import type { Unit } from '../../src/metrics/unit.js';
 import { startLineageServer, type LineageServer } from '../helpers/lineage-server.js';
 import { openLineageErrors } from '../helpers/openlineage.js';
-import { S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, startS3, type S3Harness } from '../helpers/s3.js';
+import { startS3, storeConfig, type S3Harness } from '../helpers/s3.js';
 
 let s3: S3Harness;
 let lineage: LineageServer;
@@ -32,14 +32,7 @@ async function openRecords(prefix: string, days: string[]): Promise<{ records: R
   const raw = { baseUrl: 'https://api.example.test/', clientId: 'id', clientSecret: 'secret-value', output: `s3://${s3.bucket}/${prefix}`, layout: 'hive', openlineageUrl: lineage.url };
   const config = await resolveImportConfig(raw, {}, 1);
   const units = planUnits([{ metric: 'traffic', days }], []);
-  const stores = new ObjectStores({
-    env: { AWS_ENDPOINT_URL_S3: s3.endpoint },
-    forcePathStyle: true,
-    retries: 0,
-    timeoutMs: 5000,
-    logger,
-    credentials: { accessKeyId: S3_ACCESS_KEY_ID, secretAccessKey: S3_SECRET_ACCESS_KEY },
-  });
+  const stores = new ObjectStores(storeConfig(s3, logger));
   const records = await RunRecords.open({ commandName: 'traffic', command: 'traffic --from ...', config, units, stores, env: {}, logger, redact: (text) => text.replaceAll('secret-value', '***') });
   return { records, units, stores };
 }

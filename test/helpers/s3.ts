@@ -9,6 +9,8 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
+import { silentLogger, type Logger } from '../../src/log/logger.js';
+import type { ObjectStoreConfig } from '../../src/output/object-store.js';
 import { isRunManifest } from './tmp.js';
 
 /** The fake credentials s3rver accepts; a test that finds them in output has found a leak. */
@@ -69,6 +71,18 @@ export interface S3Harness {
 }
 
 export const STATE_OBJECT_NAME = '.area-metrics-state.json';
+
+/** How the tool's own object store, in the test's process, reaches the harness: its front server, the fake keys, no retry. */
+export function storeConfig(s3: Pick<S3Harness, 'endpoint'>, logger: Logger = silentLogger): ObjectStoreConfig {
+  return {
+    env: { AWS_ENDPOINT_URL_S3: s3.endpoint },
+    forcePathStyle: true,
+    retries: 0,
+    timeoutMs: 5000,
+    logger,
+    credentials: { accessKeyId: S3_ACCESS_KEY_ID, secretAccessKey: S3_SECRET_ACCESS_KEY },
+  };
+}
 
 
 /** The ETag the tool's probe of a store's conditions asks for. */

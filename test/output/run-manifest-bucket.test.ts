@@ -1,21 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/log/logger.js';
 import { ObjectStore } from '../../src/output/object-store.js';
 import { BucketManifests, newRunId, RunManifestBuilder, saveManifest } from '../../src/output/run-manifest.js';
-import { S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, startS3, type S3Harness } from '../helpers/s3.js';
+import { startS3, storeConfig, type S3Harness } from '../helpers/s3.js';
 
 let s3: S3Harness;
 let store: ObjectStore;
 beforeAll(async () => {
   s3 = await startS3();
-  store = ObjectStore.create(s3.bucket, {
-    env: { AWS_ENDPOINT_URL_S3: s3.endpoint },
-    forcePathStyle: true,
-    retries: 0,
-    timeoutMs: 5000,
-    logger: silentLogger,
-    credentials: { accessKeyId: S3_ACCESS_KEY_ID, secretAccessKey: S3_SECRET_ACCESS_KEY },
-  });
+  store = ObjectStore.create(s3.bucket, storeConfig(s3));
 });
 afterAll(async () => {
   store.close();
