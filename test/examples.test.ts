@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { buildProgram, runCli } from '../src/cli.js';
+import { Reporter } from '../src/commands/reporter.js';
 import type { CommandContext } from '../src/commands/context.js';
 import { InterruptedError } from '../src/errors.js';
 import { ROOT } from './helpers/cli.js';
@@ -29,7 +30,7 @@ class Collector extends Writable {
 function collectingContext(): { context: CommandContext; stdout: Collector; controller: AbortController } {
   const stdout = new Collector();
   const controller = new AbortController();
-  const context: CommandContext = { stdout, stderr: new Collector(), env: {}, signal: controller.signal, reportError: () => {} };
+  const context: CommandContext = { stdout, stderr: new Collector(), env: {}, signal: controller.signal };
   return { context, stdout, controller };
 }
 
@@ -42,7 +43,7 @@ describe('no example passes a secret as a flag', () => {
   });
 
   it("no command's --help examples", async () => {
-    const names = (await buildProgram(collectingContext().context, [])).commands.map((command) => command.name()).filter((name) => name !== 'help');
+    const names = (await buildProgram(collectingContext().context, new Reporter(new Collector()), [])).commands.map((command) => command.name()).filter((name) => name !== 'help');
     expect(names).toEqual(expect.arrayContaining(['all', 'check', 'token', 'broker', 'sandbox']));
     for (const name of names) {
       const { context, stdout } = collectingContext();

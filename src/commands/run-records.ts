@@ -39,7 +39,7 @@ export interface RunEnd {
   readonly notAttempted?: string;
   /** Requests sent to the vendor and its 429 answers, where the run counted them. */
   readonly requests?: number;
-  readonly responses429?: number;
+  readonly throttled?: number;
 }
 
 /** Rows, bytes and files per metric, summed as units are committed: the lineage outputs' statistics. */
@@ -112,7 +112,7 @@ export class RunRecords {
         end: new Date(),
         exitCode,
         requests: end.requests,
-        responses429: end.responses429,
+        throttled: end.throttled,
         notAttempted: end.notAttempted ?? 'not attempted: the run ended before it',
       });
       try {

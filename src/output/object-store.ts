@@ -320,20 +320,29 @@ export class ObjectStore {
       if (probe === 'refused') {
         this.conditions = 'enforced';
       } else {
-        this.conditions = 'ignored';
-        this.logger.warn(
-          `the object store ignores conditional writes (If-Match), so two runs updating ${this.url(key)} at the same time ` +
-            `could lose one run's days; run one import at a time into this prefix`,
-          { bucket: this.bucket, key },
-        );
+        this.ignoreConditions(key, 'If-Match');
         if (probe === 'written') return true;
       }
     }
-    if (this.conditions === 'ignored') {
-      await this.put(input, signal);
-      return true;
+    if (this.conditions === 'enforced') {
+      const written = await this.putUnless(etag === undefined ? { ...input, IfNoneMatch: '*' } : { ...input, IfMatch: etag }, signal);
+      // A store can enforce one condition and not implement the other (`If-None-Match`): that is no conflict, and no
+      // number of attempts would change the answer, so it is written the way a store without conditions is.
+      if (written !== 'unsupported') return written === 'written';
+      this.ignoreConditions(key, etag === undefined ? 'If-None-Match' : 'If-Match');
     }
-    return (await this.putUnless(etag === undefined ? { ...input, IfNoneMatch: '*' } : { ...input, IfMatch: etag }, signal)) === 'written';
+    await this.put(input, signal);
+    return true;
+  }
+
+  /** From now on this store's writes are plain, with one warning saying what that risks. */
+  private ignoreConditions(key: string, header: 'If-Match' | 'If-None-Match'): void {
+    this.conditions = 'ignored';
+    this.logger.warn(
+      `the object store ignores conditional writes (${header}), so two runs updating ${this.url(key)} at the same time ` +
+        `could lose one run's days; run one import at a time into this prefix`,
+      { bucket: this.bucket, key },
+    );
   }
 
   /**

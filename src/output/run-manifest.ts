@@ -63,7 +63,7 @@ export interface RunManifest {
   readonly exitCode: number;
   /** Requests sent to the vendor's API and its 429 answers; null when the run did not count them. */
   readonly requests: number | null;
-  readonly responses429: number | null;
+  readonly throttled: number | null;
   readonly layout: Layout;
   readonly format: string;
   readonly days: string;
@@ -90,7 +90,7 @@ export interface ManifestEnd {
   readonly end: Date;
   readonly exitCode: number;
   readonly requests?: number | undefined;
-  readonly responses429?: number | undefined;
+  readonly throttled?: number | undefined;
   /** Said of each planned unit that has no record: why the run did not get to it. */
   readonly notAttempted: string;
 }
@@ -122,7 +122,7 @@ export class RunManifestBuilder {
       end: end.end.toISOString(),
       exitCode: end.exitCode,
       requests: end.requests ?? null,
-      responses429: end.responses429 ?? null,
+      throttled: end.throttled ?? null,
       layout,
       format,
       days,

@@ -161,3 +161,16 @@ export class StreamSink implements UnitSink {
     });
   }
 }
+
+/**
+ * A unit without results writes no file: a header-only file would read as "zero visitors" to a loader, and the file
+ * of an earlier import of that day (a look-back while the vendor republishes) stays as it was.
+ */
+export function withoutEmptyUnits(sink: UnitSink): UnitSink {
+  // A complete unit's results are its pieces plus the records set aside.
+  const empty = (data: UnitData): boolean => data.pieces.length === 0 && data.rejected.length === 0;
+  return {
+    commit: (data, signal) => (empty(data) ? Promise.resolve({ changed: false }) : sink.commit(data, signal)),
+    describe: (data) => (empty(data) ? 'nothing written (no results)' : sink.describe(data)),
+  };
+}

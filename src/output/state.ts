@@ -1,15 +1,15 @@
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, readFile, readlink, rm, symlink } from 'node:fs/promises';
+import { lstat, readFile, readlink, rm, symlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { z } from 'zod';
-import { UsageError } from '../errors.js';
+import { errnoCode, UsageError } from '../errors.js';
 import { boundedMemo } from '../memo.js';
 import { daysOfRanges, rangesHold, rangesOfDays, withDays, withoutDays, type DayRange } from '../window/day-ranges.js';
 import { addDays, isValidDay, today, type UtcDay } from '../window/days.js';
 import { DAY_MODES, type DayMode } from '../window/day-mode.js';
-import { writeFileAtomic } from './atomic-file.js';
+import { makeFolder, writeFileAtomic } from './atomic-file.js';
 import { LAYOUTS, type Layout } from './layout.js';
 import { asOutputError } from './write-failure.js';
 import { isProcessAlive } from './stale-temp.js';
@@ -62,6 +62,10 @@ const lastRunSchema = z.strictObject({
   exitCode: z.number().int().min(0),
   /** Rows written per metric. */
   rows: z.record(z.string(), z.number().int().min(0)),
+  /** Requests the run sent (retries included), the 429s among the answers, and the pace it reached (requests a second). */
+  requests: z.number().int().min(0).optional(),
+  throttled: z.number().int().min(0).optional(),
+  paceRps: z.number().positive().optional(),
 });
 
 const v3Schema = z.strictObject({
@@ -153,7 +157,7 @@ export class FileStateStorage implements StateStorage {
     try {
       return await readFile(this.location, 'utf8');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      if (errnoCode(error) === 'ENOENT') return undefined;
       throw new UsageError(`cannot read state file ${this.location}: ${(error as Error).message}`);
     }
   }
@@ -162,7 +166,7 @@ export class FileStateStorage implements StateStorage {
     const lockPath = `${this.location}.lock`;
     let release: () => Promise<void>;
     try {
-      await mkdir(dirname(this.location), { recursive: true });
+      await makeFolder(dirname(this.location));
       release = await acquireLock(lockPath);
     } catch (error) {
       throw asOutputError(error, `cannot lock the state file with ${lockPath}`);
@@ -651,7 +655,7 @@ async function acquireLock(lockPath: string): Promise<() => Promise<void>> {
       await symlink(String(process.pid), lockPath);
       return () => rm(lockPath, { force: true });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (errnoCode(error) !== 'EEXIST') throw error;
     }
     if (await isStaleLock(lockPath)) {
       await rm(lockPath, { force: true });
@@ -670,7 +674,7 @@ async function isStaleLock(lockPath: string): Promise<boolean> {
     return Date.now() - info.mtimeMs > STALE_LOCK_MS;
   } catch (error) {
     // Released between our attempt and this look: simply try again.
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    if (errnoCode(error) === 'ENOENT') return false;
     throw error;
   }
 }

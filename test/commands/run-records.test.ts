@@ -4,7 +4,7 @@ import { RunRecords } from '../../src/commands/run-records.js';
 import { ObjectStores } from '../../src/commands/state-location.js';
 import type { Logger } from '../../src/log/logger.js';
 import type { UnitOutcome } from '../../src/metrics/pipeline.js';
-import { planUnits } from '../../src/metrics/run-import.js';
+import { planUnits } from '../../src/import/plan.js';
 import type { Unit } from '../../src/metrics/unit.js';
 import { startLineageServer, type LineageServer } from '../helpers/lineage-server.js';
 import { openLineageErrors } from '../helpers/openlineage.js';
@@ -40,7 +40,7 @@ async function openRecords(prefix: string, days: string[]): Promise<{ records: R
 /** A written unit of `rows` rows, stored as `bytes` bytes. */
 function written(unit: Unit, rows: number, bytes: number): UnitOutcome {
   const path = `metric=traffic/dt=${unit.day}/traffic_${unit.day}.csv`;
-  const data = { unit, count: rows, pages: 1, rowCount: rows, header: undefined, pieces: [], rejected: [], warnings: [], storeCodes: [], localMidnights: [], dropped: 0, attempts: 1 };
+  const data = { unit, count: rows, pages: 1, rowCount: rows, header: undefined, pieces: [], rejected: [], warnings: [], storeCodes: [], localMidnights: [], dropped: 0, attempts: 1, requests: 1, throttled: 0 };
   return { unit, ok: true, data, destination: path, changed: true, file: { path, bytes, sha256: 'c'.repeat(64) } };
 }
 

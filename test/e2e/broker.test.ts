@@ -172,7 +172,7 @@ describe('e2e: a deploy and a reload, with signals to a real broker process', ()
   }
 
   it('drains on SIGTERM: /readyz 503 at once, tokens still served with Connection: close, no request lost, exit 0 despite a stalled client', async () => {
-    const config = { ...goodConfig(sandbox().url), server: { shutdownDelaySeconds: 1, shutdownTimeoutSeconds: 1 } };
+    const config = { ...goodConfig(sandbox().url), server: { shutdownDelaySeconds: 0.5, shutdownTimeoutSeconds: 0.5 } };
     const cli = runBroker(['--config', writeConfig('drain.json', config), '--port', '0'], { E2E_ANDROID_SECRET: CLIENT_SECRET });
     const base = await listening(cli);
     expect((await fetch(`${base}/api/gatekeeper-token?application_package=com.acme.shop`)).status).toBe(200);
@@ -194,7 +194,7 @@ describe('e2e: a deploy and a reload, with signals to a real broker process', ()
     stop.now = true;
     await Promise.all(connections);
     expect(await exitCode(cli)).toBe(0);
-    expect(Date.now() - signalledAt).toBeLessThan(4000); // delay 1 s + timeout 1 s, not the stalled client's pleasure
+    expect(Date.now() - signalledAt).toBeLessThan(4000); // delay 0.5 s + timeout 0.5 s, not the stalled client's pleasure
     stalled.destroy();
     expect(tally.lost).toBe(0);
     expect(tally.ok).toBeGreaterThan(0);

@@ -53,7 +53,7 @@ interface Manifest {
   end: string;
   exitCode: number;
   requests: number | null;
-  responses429: number | null;
+  throttled: number | null;
   layout: string;
   format: string;
   days: string;

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
 /** The package root and the BUILT executable that end-to-end tests spawn (build with `npx tsc -p tsconfig.build.json`). */
@@ -164,4 +165,17 @@ export async function firstLine(cli: RunningCli, timeoutMs = 10_000): Promise<st
   await waitUntil(() => cli.stdout().includes('\n') || exited !== undefined, 'the first line on stdout', timeoutMs);
   if (!cli.stdout().includes('\n')) throw new Error(`exited with ${exited?.code} before printing a line: ${cli.stderr()}`);
   return cli.stdout().split('\n')[0] as string;
+}
+
+/** The error lines a run printed (`area-metrics: <message>`), as their messages. */
+export function errorLines(stderr: string): string[] {
+  return stderr.split('\n').flatMap((line) => (line.startsWith('area-metrics: ') ? [line.slice('area-metrics: '.length)] : []));
+}
+
+/** A stream that keeps what is written to it, for a command run in this process. */
+export function captured(): PassThrough & { text: () => string } {
+  const stream = new PassThrough();
+  let text = '';
+  stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  return Object.assign(stream, { text: () => text });
 }

@@ -49,6 +49,11 @@ export interface S3Faults {
   enforceConditions: boolean;
   /** Every conditional PUT is refused with 412, as if another writer changed the object each time. */
   refuseConditionalPuts: boolean;
+  /**
+   * PUTs with `If-None-Match` are answered 501 NotImplemented while `If-Match` is enforced: a store that implements
+   * one condition and not the other.
+   */
+  unsupportedIfNoneMatch: boolean;
 }
 
 export interface S3Harness {
@@ -133,7 +138,7 @@ export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> 
   };
   const { port: upstreamPort } = await s3rver.run();
 
-  const faults: S3Faults = { denyWrites: false, answerAll: undefined, down: false, downAfterDataPuts: undefined, gatherStatePuts: 0, enforceConditions: true, refuseConditionalPuts: false };
+  const faults: S3Faults = { denyWrites: false, answerAll: undefined, down: false, downAfterDataPuts: undefined, gatherStatePuts: 0, enforceConditions: true, refuseConditionalPuts: false, unsupportedIfNoneMatch: false };
   const requests: S3Request[] = [];
   const keyLocks = new Map<string, Promise<void>>();
   let dataPuts = 0;
@@ -207,6 +212,11 @@ export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> 
     }
     const ifMatch = incoming.headers['if-match'];
     const ifNoneMatch = incoming.headers['if-none-match'];
+    if (method === 'PUT' && faults.unsupportedIfNoneMatch && ifNoneMatch !== undefined) {
+      record(501);
+      answer(response, 501, 'NotImplemented', 'A header you provided implies functionality that is not implemented');
+      return;
+    }
     if (method === 'PUT' && faults.enforceConditions && (ifMatch !== undefined || ifNoneMatch !== undefined)) {
       // The tool's first conditional write of a run is a probe of the store (against an ETag that cannot match): it
       // is let through, so the writes gathered are real read-merge-writes.

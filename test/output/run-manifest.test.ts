@@ -37,8 +37,8 @@ describe('RunManifestBuilder', () => {
     builder.record(planned[0]!, { ok: true, rows: 12, changed: true, file: { path: 'metric=traffic/dt=2026-11-18/traffic_2026-11-18.csv', bytes: 400, sha256: 'a'.repeat(64) } });
     builder.record(planned[1]!, { ok: true, rows: 10, changed: false, file: { path: 'metric=traffic/dt=2026-11-19/traffic_2026-11-19.csv', bytes: 380, sha256: 'b'.repeat(64) }, rejected: { records: 1, path: '_rejected/x.ndjson' } });
     builder.record(planned[2]!, { ok: true, rows: 0, changed: false });
-    const manifest = builder.build({ end: new Date('2026-11-21T03:01:00Z'), exitCode: 4, requests: 9, responses429: 1, notAttempted: 'not attempted: the run ended before it' });
-    expect(manifest).toMatchObject({ manifestVersion: 1, runId: RUN.runId, tool: 'area-metrics', start: '2026-11-21T03:00:00.000Z', end: '2026-11-21T03:01:00.000Z', exitCode: 4, requests: 9, responses429: 1, layout: 'hive' });
+    const manifest = builder.build({ end: new Date('2026-11-21T03:01:00Z'), exitCode: 4, requests: 9, throttled: 1, notAttempted: 'not attempted: the run ended before it' });
+    expect(manifest).toMatchObject({ manifestVersion: 1, runId: RUN.runId, tool: 'area-metrics', start: '2026-11-21T03:00:00.000Z', end: '2026-11-21T03:01:00.000Z', exitCode: 4, requests: 9, throttled: 1, layout: 'hive' });
     expect(manifest.units).toEqual([
       { metric: 'traffic', day: '2026-11-18', store: null, path: 'metric=traffic/dt=2026-11-18/traffic_2026-11-18.csv', rows: 12, bytes: 400, sha256: 'a'.repeat(64), changed: true },
       { metric: 'traffic', day: '2026-11-19', store: null, path: 'metric=traffic/dt=2026-11-19/traffic_2026-11-19.csv', rows: 10, bytes: 380, sha256: 'b'.repeat(64), changed: false, rejected: { records: 1, path: '_rejected/x.ndjson' } },
@@ -50,7 +50,7 @@ describe('RunManifestBuilder', () => {
     const text = formatManifest(manifest);
     expect(JSON.parse(text)).toEqual(manifest);
     expect(text.split('\n').filter((line) => line.startsWith('    {"metric"'))).toHaveLength(5);
-    expect(builder.build({ end: new Date(), exitCode: 0, notAttempted: '' })).toMatchObject({ requests: null, responses429: null });
+    expect(builder.build({ end: new Date(), exitCode: 0, notAttempted: '' })).toMatchObject({ requests: null, throttled: null });
   });
 });
 
