@@ -16,6 +16,7 @@ const LAYERS: Readonly<Record<string, number>> = {
   metrics: 2,
   state: 3, // coverage: the state file, catch-up planning, day completion, status
   auth: 3,
+  lineage: 3,
   output: 4,
   fetch: 4,
   window: 5,

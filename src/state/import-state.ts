@@ -1,9 +1,11 @@
 import { UsageError } from '../errors.js';
 import { rangesHold, withDays, withoutDays } from '../window/day-ranges.js';
 import { addDays, type UtcDay } from '../window/days.js';
+import type { Layout } from '../output/layout.js';
 import type { DayMode } from '../window/day-mode.js';
 import { isFinal, type KeyCoverage } from './coverage.js';
 import type { DayProfile } from './profile.js';
+import { addSettings, refuseOtherSettings } from './kept-settings.js';
 import { emptyState, parseState, type StateLoadOptions } from './state-file.js';
 import { formatState } from './state-text.js';
 import { FileStateStorage, type StateStorage } from './storage.js';
@@ -35,13 +37,18 @@ export class ImportState {
   static async load(storage: StateStorage | string, options: StateLoadOptions): Promise<ImportState> {
     const store = typeof storage === 'string' ? new FileStateStorage(storage) : storage;
     const file = parseState(await store.read(), store.location, options);
-    if (file !== undefined && options.mode !== undefined) refuseOtherMode(file, options.mode, store.location);
+    if (file !== undefined) refuseOtherSettings(file, options, store.location);
     return new ImportState(store, file ?? emptyState(), options);
   }
 
   /** The state's day mode: UTC days unless a local-mode run created it. */
   get dayMode(): DayMode {
     return this.file.days ?? 'utc';
+  }
+
+  /** The state's file layout: flat unless a hive-layout run created it. */
+  get layout(): Layout {
+    return this.file.layout ?? 'flat';
   }
 
   /** Like `load`, but no state is an error too (for `status`, which only reads). */
@@ -237,16 +244,13 @@ export class ImportState {
     let result!: T;
     await this.storage.update((text) => {
       const read = parseState(text, this.path, this.options);
-      const { mode } = this.options;
-      // A run of the other mode may have created the state since it was loaded: its days are not this run's.
-      if (read !== undefined && mode !== undefined) refuseOtherMode(read, mode, this.path);
+      // A run of the other mode or layout may have created the state since it was loaded: its files are not this run's.
+      if (read !== undefined) refuseOtherSettings(read, this.options, this.path);
       const file = read ?? emptyState();
-      // The mode is written with the state's first change: absent means UTC days, as every earlier release wrote.
-      const modeAdded = mode === 'local' && file.days !== 'local';
-      if (modeAdded) file.days = 'local';
+      const settingsAdded = addSettings(file, this.options);
       result = change(file);
       this.file = file;
-      if (result === false && !modeAdded) return undefined;
+      if (result === false && !settingsAdded) return undefined;
       pruneStoreSets(file);
       return formatState(file);
     });
@@ -290,12 +294,3 @@ function lastYearOf<T>(profiles: Record<UtcDay, T>): Record<UtcDay, T> {
 
 /** How many days of profiles a key keeps: a year, far more than the four weeks a day is judged by. */
 const PROFILE_DAYS = 366;
-
-function refuseOtherMode(file: StateFile, mode: DayMode, path: string): void {
-  const kept = file.days ?? 'utc';
-  if (kept === mode) return;
-  throw new UsageError(
-    `--days ${mode} does not match the state ${path}, which holds ${kept === 'utc' ? 'UTC days (--days utc)' : 'store-local days (--days local)'}: ` +
-      `one output folder and state keep one day mode; use --days ${kept}, or another -o folder and --state for --days ${mode}`,
-  );
-}

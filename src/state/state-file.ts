@@ -2,8 +2,8 @@ import { UsageError } from '../errors.js';
 import { boundedMemo } from '../memo.js';
 import { daysOfRanges, rangesOfDays, type DayRange } from '../window/day-ranges.js';
 import { addDays, isValidDay, today, type UtcDay } from '../window/days.js';
-import type { DayMode } from '../window/day-mode.js';
 import { isKnownKey } from './keys.js';
+import type { KeptSettings } from './kept-settings.js';
 import { upgradeV1, v1Schema } from './versions/v1.js';
 import { upgradeV2, v2Schema } from './versions/v2.js';
 import { upgradeV3, v3Schema } from './versions/v3.js';
@@ -13,14 +13,9 @@ export const STATE_FILE_NAME = '.area-metrics-state.json';
 /** The format this release writes; versions 1 to 3 (earlier releases) are read and upgraded on the next write. */
 export const STATE_VERSION = 4;
 
-export interface StateLoadOptions {
+export interface StateLoadOptions extends KeptSettings {
   /** The clock that tells which days are in the future. */
   readonly now: Date;
-  /**
-   * The day mode of the run that writes: a state (and its folder) keeps the mode of its first run, and a run in the
-   * other mode is refused. Absent for commands that only read or settle days, which take the state's own mode.
-   */
-  readonly mode?: DayMode;
   /** The metric names a key may start with. */
   readonly metricNames: readonly string[];
 }

@@ -46,6 +46,7 @@ export function formatState(file: StateFile): string {
       ['storeSets', object(storeSets, '  ')],
       ['lastRun', file.lastRun === undefined ? undefined : JSON.stringify(file.lastRun)],
       ['days', file.days === undefined ? undefined : JSON.stringify(file.days)],
+      ['layout', file.layout === undefined ? undefined : JSON.stringify(file.layout)],
     ],
     '',
   )}\n`;

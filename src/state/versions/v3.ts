@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LAYOUTS } from '../../output/layout.js';
 import { DAY_MODES } from '../../window/day-mode.js';
 import { lastRunSchema, rangeSchema, storeCountSchema } from './parts.js';
 import type { StateEntry, StateFile } from './v4.js';
@@ -28,6 +29,8 @@ export const v3Schema = z.strictObject({
   storeSets: z.record(z.string(), z.string()),
   lastRun: lastRunSchema.optional(),
   days: z.enum(DAY_MODES).optional(),
+  /** `hive`: its files are `metric=<metric>/dt=<day>/...`; absent: `<metric>/<day>.<ext>` (every earlier release). */
+  layout: z.enum(LAYOUTS).optional(),
 });
 
 export type V3File = z.infer<typeof v3Schema>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LAYOUTS } from '../../output/layout.js';
 import { DAY_MODES } from '../../window/day-mode.js';
 import { lastRunSchema, rangeSchema, storeCountSchema } from './parts.js';
 
@@ -57,6 +58,8 @@ export const stateSchema = z.strictObject({
   lastRun: lastRunSchema.optional(),
   /** `local`: its days are store-local calendar days; absent: UTC days (every earlier release). */
   days: z.enum(DAY_MODES).optional(),
+  /** `hive`: its files are `metric=<metric>/dt=<day>/...`; absent: `<metric>/<day>.<ext>` (every earlier release). */
+  layout: z.enum(LAYOUTS).optional(),
 });
 
 export type StateFile = z.infer<typeof stateSchema>;
