@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `npm run bench`: import benchmark (importer vs the lean reference, the floor and curl+jq; 30 days; one big day) and broker
-// benchmark (autocannon vs a bare node:http server, cold burst). One summary table at the end; the raw numbers go to
+// benchmark (autocannon vs a bare node:http server, cold burst); pacing (a backfill at a vendor's limit of 10/s, and
+// unthrottled against a plain download). One summary table at the end; the raw numbers go to
 // bench/results/<timestamp>.json. Options: --rounds N (default 3), --skip-import, --skip-broker, --skip-memory,
-// --skip-startup, --skip-object-store.
+// --skip-startup, --skip-object-store, --skip-pacing.
 import { execSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -12,6 +13,7 @@ import { brokerBenchmark } from './broker.mjs';
 import { bigDay, importComparison, thirtyDays } from './import.mjs';
 import { ROOT, formatTable, mb, seconds, toolStatus } from './lib.mjs';
 import { objectStoreBenchmark } from './object-store.mjs';
+import { pacingBenchmark } from './pacing.mjs';
 import { startupBenchmark } from './startup.mjs';
 
 const { values: flags } = parseArgs({
@@ -22,6 +24,7 @@ const { values: flags } = parseArgs({
     'skip-broker': { type: 'boolean', default: false },
     'skip-startup': { type: 'boolean', default: false },
     'skip-object-store': { type: 'boolean', default: false },
+    'skip-pacing': { type: 'boolean', default: false },
     // How the broker benchmark measured before (load generator in this process, 200-byte references), to compare.
     'broker-load-in-process': { type: 'boolean', default: false },
     'broker-bare-bytes': { type: 'string' },
@@ -180,6 +183,34 @@ if (!flags['skip-memory']) {
   });
 }
 
+const pacingTable = [];
+if (!flags['skip-pacing']) {
+  await section('pacing', async () => {
+    const pacing = await pacingBenchmark({ rounds, log });
+    results.pacing = pacing;
+    for (const run of pacing.throttled) {
+      pacingTable.push([
+        `19 days, 171 pages, limit ${pacing.limit}/s (headers ${run.headers}), --concurrency ${run.concurrency}`,
+        (run.wallMs / 1000).toFixed(2),
+        `${run.vsLimit.toFixed(2)}x`,
+        `${run.throttled} of ${run.requests} (${(run.share429 * 100).toFixed(1)}%)`,
+        '<=1.1x the limit',
+        pass(run.vsLimit <= 1.1),
+      ]);
+    }
+    for (const run of pacing.unthrottled) {
+      pacingTable.push([
+        `19 days, 1,710 pages, no limit, --concurrency ${run.concurrency}: vs a plain download (${(run.floorMs / 1000).toFixed(2)} s)`,
+        (run.importerMs / 1000).toFixed(2),
+        `${run.vsFloor.toFixed(2)}x`,
+        '0',
+        'within 5% of the plain download',
+        pass(run.vsFloor <= 1.05),
+      ]);
+    }
+  });
+}
+
 const startupTable = [];
 if (!flags['skip-startup']) {
   await section('start-up', async () => {
@@ -274,6 +305,11 @@ out.push(
 if (table.length) {
   out.push(`Import (median of ${rounds} interleaved runs; sandbox 2,000 stores x 20 zones in its own process, loopback)`);
   out.push(formatTable(['run', 'wall s', 'rows/s', 'peak RSS MB', 'vs lean', 'vs floor', 'vs curl+jq', 'target', 'met'], table));
+}
+if (pacingTable.length) {
+  out.push('');
+  out.push(`Pacing (sandbox in its own process, ${results.pacing.latencyMs} ms latency; unthrottled: median of ${rounds} interleaved rounds)`);
+  out.push(formatTable(['run', 'wall s', 'vs limit / vs plain download', '429s', 'target', 'met'], pacingTable));
 }
 if (startupTable.length) {
   out.push('');

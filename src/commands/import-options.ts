@@ -52,6 +52,13 @@ function path(what: string): Parser<string> {
   };
 }
 
+/** Requests a second: a positive decimal (`10`, `0.5`), at most 10,000. */
+const requestsPerSecond: Parser<number> = (value, source) => {
+  const rate = /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : Number.NaN;
+  if (!(rate > 0 && rate <= 10_000)) throw new UsageError(`${source} ${JSON.stringify(value)} must be a number of requests a second above 0, at most 10000`);
+  return rate;
+};
+
 /** Shared with the commands that only read or settle the state (status, accept, reopen). */
 export const S3_FORCE_PATH_STYLE = switchOption({
   flags: '--s3-force-path-style',
@@ -88,7 +95,8 @@ export const IMPORT_OPTIONS = {
   format: valueOption({ flags: '-f, --format <format>', parse: oneOf(OUTPUT_FORMATS), choices: OUTPUT_FORMATS, defaultText: 'csv for files, ndjson for stdout', description: 'file format' }),
   shape: valueOption({ flags: '--shape <shape>', parse: oneOf(OUTPUT_SHAPES), choices: OUTPUT_SHAPES, default: 'rows', description: 'rows: one record per store, day and zone; results: one NDJSON line per API result' }),
   pageSize: valueOption({ flags: '--page-size <n>', parse: integer(1, 10_000), default: 1000, description: 'results per page, 1..10000' }),
-  concurrency: valueOption({ flags: '--concurrency <n>', parse: integer(1, 64), default: 4, description: 'units (metric x day x store) fetched at once' }),
+  concurrency: valueOption({ flags: '--concurrency <n>', parse: integer(1, 64), default: 4, description: 'units (metric x day x store) fetched at once: a cap, not a target' }),
+  maxRps: valueOption({ flags: '--max-rps <n>', env: 'AREA_METRICS_MAX_RPS', parse: requestsPerSecond, description: "at most n requests a second, for a vendor's documented limit (the run also adapts to the vendor's answers)" }),
   retries: valueOption({ flags: '--retries <n>', parse: integer(0, 20), default: 5, description: 'retries per request on network errors, timeouts, 429 and 5xx' }),
   timeout: valueOption({ flags: '--timeout <seconds>', parse: seconds(3600), default: 60_000, defaultText: '60', description: 'per-request timeout' }),
   onInvalid: valueOption({ flags: '--on-invalid <mode>', parse: oneOf(ON_INVALID), choices: ON_INVALID, default: 'fail', description: 'a record that breaks the data contract fails the unit, or is set aside in _rejected/' }),
@@ -123,6 +131,8 @@ export interface ImportConfig {
   readonly shape: OutputShape;
   readonly pageSize: number;
   readonly concurrency: number;
+  /** `--max-rps`: the pace's cap, requests a second. */
+  readonly maxRps?: number;
   readonly retries: number;
   readonly timeoutMs: number;
   readonly onInvalid: 'fail' | 'skip';
@@ -183,6 +193,7 @@ export async function resolveImportConfig(collected: CollectedOptions, env: Node
     shape,
     pageSize: options.pageSize,
     concurrency: options.concurrency,
+    ...(options.maxRps === undefined ? {} : { maxRps: options.maxRps }),
     retries: options.retries,
     timeoutMs: options.timeout,
     onInvalid: options.onInvalid,

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { basicAuthorization, type ClientCredentials } from '../fetch/basic-auth.js';
 import { createDispatcher } from '../fetch/dispatcher.js';
 import { DEFAULT_RETRY_POLICY, HttpClient } from '../fetch/http-client.js';
+import type { Pacer } from '../fetch/pacer.js';
 import type { ImportProgress } from '../log/progress.js';
 import { catchUpFrom } from '../import/catch-up.js';
 import type { MetricDays } from '../import/plan.js';
@@ -111,17 +112,19 @@ export function outputFolders(dir: string): string[] {
 }
 
 /**
- * How a unit is fetched: one connection pool and one HTTP client for the run, Basic auth on every request, pages
- * shown as progress. `close` ends the pool.
+ * How a unit is fetched: one connection pool and one HTTP client for the run, every request paced by the run's pacer
+ * (whose clock the client waits on too), Basic auth on every request, pages shown as progress. `close` ends the pool.
  */
 export function unitFetcher(
   config: ImportConfig & { readonly credentials: ClientCredentials },
   progress: ImportProgress,
   env: NodeJS.ProcessEnv,
   signal: AbortSignal,
+  pacer: Pacer,
 ): { fetch: (unit: Unit) => Promise<UnitData>; close: () => Promise<void> } {
   const dispatcher = createDispatcher({ connections: config.concurrency + 2, timeoutMs: config.timeoutMs, env });
-  const client = new HttpClient({ dispatcher, timeoutMs: config.timeoutMs, retry: { ...DEFAULT_RETRY_POLICY, retries: config.retries }, logger: progress.logger, signal });
+  const retry = { ...DEFAULT_RETRY_POLICY, retries: config.retries };
+  const client = new HttpClient({ dispatcher, timeoutMs: config.timeoutMs, retry, logger: progress.logger, signal, clock: pacer.clock, pacer });
   const options: UnitFetchOptions = {
     client,
     baseUrl: config.baseUrl,

@@ -11,6 +11,7 @@ import { unitFirstPageUrl } from '../metrics/unit.js';
 import { checkWritableFolder } from '../output/atomic-file.js';
 import { isObjectUrl } from '../output/object-location.js';
 import { ImportState } from '../output/state.js';
+import { Pacer, type PacerStats } from '../fetch/pacer.js';
 import { removeStaleTempFiles } from '../output/stale-temp.js';
 import { createRedactor } from '../redact.js';
 import { clockOf } from './clock.js';
@@ -57,10 +58,12 @@ async function importInto(command: ImportCommandName, config: ImportConfig, prog
     return;
   }
   const run = { command, invocation: `${command} ${describeRun(config)}`, output: output === '-' ? 'stdout' : output, stateFlags: stateFlags(config) };
-  const report = new ImportReport(progress, { ...run, ...(config.secretOnCommandLine ? { optionWarning: SECRET_FLAG_WARNING } : {}) }, (code) => reporter.failed(code));
+  // One pace for every request of the run: a 429 slows every unit, and the report gives its numbers.
+  const pacer = new Pacer({ logger: progress.logger, ...(context.clock ? { clock: context.clock } : {}), ...(config.maxRps === undefined ? {} : { maxRps: config.maxRps }) });
+  const report = new ImportReport(progress, { ...run, ...(config.secretOnCommandLine ? { optionWarning: SECRET_FLAG_WARNING } : {}) }, (code) => reporter.failed(code), pacer);
   report.started(plan, cuts);
-  const recordRun = (exitCode: number, rows: Readonly<Record<string, number>>): Promise<void> =>
-    state?.recordRun({ time: new Date().toISOString(), command: `${command} ${describeRun(config)}`, exitCode, rows: { ...rows } }) ?? Promise.resolve();
+  const recordRun = (exitCode: number, rows: Readonly<Record<string, number>>, requests?: PacerStats): Promise<void> =>
+    state?.recordRun({ time: new Date().toISOString(), command: `${command} ${describeRun(config)}`, exitCode, rows: { ...rows }, ...requests }) ?? Promise.resolve();
   if (units.length === 0) {
     await recordRun(0, {});
     return report.nothingToImport();
@@ -74,7 +77,7 @@ async function importInto(command: ImportCommandName, config: ImportConfig, prog
   for (const stale of await removeStaleTempFiles([...tempFolders])) report.removedTempFile(stale.path, stale.pid, stale.reason);
 
   const halt = new AbortController();
-  const fetcher = unitFetcher({ ...config, credentials: config.credentials }, progress, context.env, AbortSignal.any([context.signal, halt.signal]));
+  const fetcher = unitFetcher({ ...config, credentials: config.credentials }, progress, context.env, AbortSignal.any([context.signal, halt.signal]), pacer);
   const rules = { storeCodes: config.storeCodes, settleDays: config.settleDays, giveUpDays: config.giveUpDays, now, mode: config.dayMode };
   const parts = { fetch: fetcher.fetch, sink: await sinkFor(config, stores, context), days: new DayCompletion(units, rules, state), report, concurrency: config.concurrency, signal: context.signal, halt };
   const summary = await runImport(units, parts).catch(async (error: unknown) => {
@@ -87,7 +90,7 @@ async function importInto(command: ImportCommandName, config: ImportConfig, prog
   const first = summary.failures[0];
   const exitCode = first ? exitCodeFor(first.error) : 0;
   // A run that already failed (a full disk) is reported by its unit; otherwise the state's failure is the news.
-  await recordRun(exitCode, summary.rowsByMetric).catch((error: unknown) => {
+  await recordRun(exitCode, summary.rowsByMetric, pacer.stats()).catch((error: unknown) => {
     if (!first) throw error;
   });
   report.finished(summary);

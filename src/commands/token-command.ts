@@ -9,6 +9,18 @@ export const TOKEN_OPTIONS = {
   scope: valueOption({ flags: '--scope <scope>', parse: text, description: 'scope to request (sent only when given)' }),
   broker: valueOption({ flags: '--broker <client_server_url>', parse: text, description: "ask this token broker's /api/gatekeeper-token instead (needs --app)" }),
   app: valueOption({ flags: '--app <application_package>', parse: text, description: 'the application package to ask the broker for' }),
+  attestationToken: valueOption({
+    flags: '--attestation-token <token>',
+    env: 'AREA_METRICS_ATTESTATION_TOKEN',
+    parse: text,
+    description: "an App Check (or other attestation) token to send the broker, for debugging; prefer the env var",
+  }),
+  attestationHeader: valueOption({
+    flags: '--attestation-header <name>',
+    parse: text,
+    default: 'X-Firebase-AppCheck',
+    description: 'the header the broker reads the attestation token from',
+  }),
   raw: switchOption({ flags: '--raw', description: 'print only the token on stdout' }),
   json: switchOption({ flags: '--json', description: "print the server's JSON plus decoded header and claims on stdout" }),
   timeout: valueOption({ flags: '--timeout <seconds>', parse: seconds(3600), default: 30_000, defaultText: '30', description: 'per request timeout' }),
@@ -23,6 +35,7 @@ Examples:
       AREA_METRICS_CLIENT_SECRET=... area-metrics token --json | jq .claims
   $ export TOKEN=$(area-metrics token --raw)
   $ area-metrics token --broker https://backend.example.com --app com.acme.shop
+  $ AREA_METRICS_ATTESTATION_TOKEN=... area-metrics token --broker https://backend.example.com --app com.acme.shop
 
 Exit codes: 0 token shown, 2 usage, 3 credentials or application refused, 4 server unreachable or failing,
 5 a 200 answer without a usable access_token.

@@ -8,14 +8,14 @@ import { createLogger, useColor } from '../log/logger.js';
 import { createRedactor } from '../redact.js';
 import type { CommandAction } from './declaration.js';
 import { envValue, givenBy, readOptions, type CollectedOptions, type OptionValues } from './options.js';
-import { resolveClientSecret, SECRET_FLAG_WARNING } from './settings.js';
+import { ATTESTATION_FLAG_WARNING, resolveClientSecret, SECRET_FLAG_WARNING } from './settings.js';
 import { TOKEN_OPTIONS } from './token-command.js';
 
 type TokenOptions = OptionValues<typeof TOKEN_OPTIONS>;
 
 type Target =
   | { kind: 'auth-server'; authUrl: string; clientId: string; clientSecret: string; scope?: string }
-  | { kind: 'broker'; brokerUrl: string; applicationPackage: string };
+  | { kind: 'broker'; brokerUrl: string; applicationPackage: string; attestation?: { header: string; token: string } };
 
 
 async function resolveTarget(
@@ -26,6 +26,7 @@ async function resolveTarget(
   const byFlag = (key: keyof typeof TOKEN_OPTIONS): boolean => givenBy(TOKEN_OPTIONS[key], collected, {}) === 'flag';
   if (options.raw && options.json) throw new UsageError('--raw and --json cannot be used together');
   if (options.app !== undefined && options.broker === undefined) throw new UsageError('--app needs --broker');
+  if (options.broker === undefined && byFlag('attestationToken')) throw new UsageError('--attestation-token needs --broker');
 
   if (options.broker !== undefined) {
     // Explicit client-credential flags with --broker mean a confused command line; env vars are ignored silently
@@ -38,7 +39,8 @@ async function resolveTarget(
     if (options.app === undefined || options.app.trim() === '') {
       throw new UsageError('--broker needs --app <application_package>');
     }
-    return { target: { kind: 'broker', brokerUrl: options.broker, applicationPackage: options.app } };
+    const attestation = options.attestationToken === undefined ? {} : { attestation: { header: options.attestationHeader, token: options.attestationToken } };
+    return { target: { kind: 'broker', brokerUrl: options.broker, applicationPackage: options.app, ...attestation } };
   }
 
   const { authUrl, clientId } = options;
@@ -65,7 +67,8 @@ async function resolveTarget(
 export const tokenAction: CommandAction = async ({ context, reporter, options: collected }) => {
   const options = readOptions(TOKEN_OPTIONS, collected, context.env);
   const { target, secretSource } = await resolveTarget(options, collected, context.env);
-  const credentials = target.kind === 'auth-server' ? [{ clientId: target.clientId, secret: target.clientSecret }] : [];
+  const credentials =
+    target.kind === 'auth-server' ? [{ clientId: target.clientId, secret: target.clientSecret }] : target.attestation !== undefined ? [{ secret: target.attestation.token }] : [];
   // Every line from here on, the final error line included, is redacted: a server may echo what it was sent.
   reporter.use({ redact: createRedactor(credentials) });
   const logger = createLogger({
@@ -77,6 +80,9 @@ export const tokenAction: CommandAction = async ({ context, reporter, options: c
   });
   if (secretSource !== undefined) logger.debug(`client secret from ${secretSource}`);
   if (secretSource === '--client-secret') logger.warn(SECRET_FLAG_WARNING);
+  if (target.kind === 'broker' && target.attestation !== undefined && givenBy(TOKEN_OPTIONS.attestationToken, collected, {}) === 'flag') {
+    logger.warn(ATTESTATION_FLAG_WARNING);
+  }
 
   const timeoutMs = options.timeout;
   const dispatcher = createDispatcher({ timeoutMs, connections: 1, env: context.env });
@@ -102,8 +108,15 @@ export const tokenAction: CommandAction = async ({ context, reporter, options: c
         ...(target.scope ? { scope: target.scope } : {}),
       });
     } else {
-      logger.debug(`GET ${brokerTokenUrl(target.brokerUrl, target.applicationPackage).toString()}`);
-      token = await requestBrokerToken(http, { brokerUrl: target.brokerUrl, applicationPackage: target.applicationPackage });
+      const attestation = target.attestation;
+      logger.debug(
+        `GET ${brokerTokenUrl(target.brokerUrl, target.applicationPackage).toString()}${attestation === undefined ? '' : ` with an attestation token in ${attestation.header}`}`,
+      );
+      token = await requestBrokerToken(http, {
+        brokerUrl: target.brokerUrl,
+        applicationPackage: target.applicationPackage,
+        ...(attestation !== undefined ? { attestation } : {}),
+      });
     }
   } catch (error) {
     if (error instanceof UnavailableError) {

@@ -1,4 +1,5 @@
 import { AuthError, InterruptedError, OutputError } from '../errors.js';
+import { VendorDownError } from '../fetch/outage.js';
 import type { UnitSink } from '../output/sinks.js';
 import type { Unit, UnitData } from './unit.js';
 
@@ -22,8 +23,8 @@ export interface PipelineOptions {
   readonly sink: UnitSink;
   readonly signal?: AbortSignal;
   /**
-   * Aborted when a request's credentials are rejected: the fetches (whose client listens to it) stop at once and no
-   * further unit starts, since every other request would be rejected the same way.
+   * Aborted when a request's credentials are rejected, or the vendor is down: the fetches (whose client listens to
+   * it) stop at once and no further unit starts, since every other request would fail the same way.
    */
   readonly halt?: AbortController;
   /**
@@ -38,8 +39,10 @@ export interface PipelineOptions {
 export interface PipelineResult {
   /** In plan order; units after them were never fetched or never written. */
   readonly outcomes: UnitOutcome[];
-  /** Why units were left: the output failed, or the credentials were rejected. */
-  readonly stoppedBy?: 'output' | 'credentials';
+  /** Why units were left: the output failed, the credentials were rejected, or the vendor is down. */
+  readonly stoppedBy?: 'output' | 'credentials' | 'vendor-down';
+  /** What ended the run, when the vendor is down: its message is the line that names the cause. */
+  readonly stopCause?: VendorDownError;
 }
 
 type Settled = { ok: true; data: UnitData } | { ok: false; error: unknown };
@@ -51,9 +54,10 @@ class Halted extends Error {}
  * Fetches units concurrently and commits them strictly in plan order (metric, day, store): output and state are the
  * same whatever the timing, and at most 2 × concurrency fetched units wait in memory for their turn. A failed unit
  * does not stop the others, but one whose output could not be written (`OutputError`: a full or read-only disk)
- * stops the fetching: the units in flight finish and are dropped, and the outcomes end there. A rejected credential
- * stops everything at once: requests in flight are aborted and the outcomes end with that unit (units before it that
- * were fetched whole are still committed). An interrupt stops everything and is rethrown.
+ * stops the fetching: the units in flight finish and are dropped, and the outcomes end there. A rejected credential,
+ * or a vendor found down (VendorDownError), stops everything at once: requests in flight are aborted and the outcomes
+ * end with that unit (units before it that were fetched whole are still committed). An interrupt stops everything and
+ * is rethrown.
  *
  * A unit is committed once: the sink writes it, `record` records it, and only the final outcome reaches `onOutcome`.
  * Memory stays flat over any range: once a unit is committed, its rows and results are released, so the returned
@@ -67,6 +71,7 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
   let nextToStart = 0;
   let committed = 0;
   let stoppedBy: PipelineResult['stoppedBy'];
+  let stopCause: VendorDownError | undefined;
   let authReported = false;
 
   const startMore = (): void => {
@@ -77,9 +82,10 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
       const promise = options.fetch(units[index] as Unit).then(
         (data): Settled => ({ ok: true, data }),
         (error: unknown): Settled => {
-          if (error instanceof AuthError && stoppedBy === undefined) {
-            stoppedBy = 'credentials';
-            options.halt?.abort(new Halted('credentials rejected'));
+          if (stoppedBy === undefined && (error instanceof AuthError || error instanceof VendorDownError)) {
+            stoppedBy = error instanceof AuthError ? 'credentials' : 'vendor-down';
+            if (error instanceof VendorDownError) stopCause = error;
+            options.halt?.abort(new Halted(error.message));
           }
           return { ok: false, error };
         },
@@ -98,10 +104,12 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
     const unit = units[index] as Unit;
     throwIfInterrupted(options.signal);
     const result = await settled[index];
-    if (stoppedBy === 'credentials') {
+    if (stoppedBy === 'credentials' || stoppedBy === 'vendor-down') {
       // Not started, aborted by the halt, or rejected like the first one in flight at the same time: the first
-      // rejection in plan order is the one reported, the others are units not attempted.
-      const skipped = result === undefined || (!result.ok && (result.error instanceof Halted || (result.error instanceof AuthError && authReported)));
+      // rejection in plan order is the one reported, the others are units not attempted. A vendor down is reported
+      // by the unit that used its retries first; the units stopped after it were not attempted.
+      const stopped = (error: unknown): boolean => error instanceof Halted || error instanceof VendorDownError || (error instanceof AuthError && authReported);
+      const skipped = result === undefined || (!result.ok && stopped(result.error));
       if (skipped) continue;
       if (!result.ok && result.error instanceof AuthError) authReported = true;
     }
@@ -143,7 +151,7 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
     startMore();
   }
   await Promise.allSettled(settled.filter((promise) => promise !== undefined));
-  return { outcomes, ...(stoppedBy === undefined ? {} : { stoppedBy }) };
+  return { outcomes, ...(stoppedBy === undefined ? {} : { stoppedBy }), ...(stopCause === undefined ? {} : { stopCause }) };
 }
 
 function throwIfInterrupted(signal: AbortSignal | undefined): void {

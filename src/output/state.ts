@@ -61,6 +61,10 @@ const lastRunSchema = z.strictObject({
   exitCode: z.number().int().min(0),
   /** Rows written per metric. */
   rows: z.record(z.string(), z.number().int().min(0)),
+  /** Requests the run sent (retries included), the 429s among the answers, and the pace it reached (requests a second). */
+  requests: z.number().int().min(0).optional(),
+  throttled: z.number().int().min(0).optional(),
+  paceRps: z.number().positive().optional(),
 });
 
 const v3Schema = z.strictObject({

@@ -23,6 +23,11 @@ export async function issuerKey(kid: string, alg: 'RS256' | 'ES256' = 'RS256'): 
   return { kid, alg, privateKey, publicKey, publicJwk };
 }
 
+/** The same key pair published under another kid (key generation is slow: tests share a few pairs). */
+export function withKid(key: IssuerKey, kid: string): IssuerKey {
+  return { ...key, kid, publicJwk: { ...key.publicJwk, kid } };
+}
+
 /**
  * A JWKS issuer on loopback, as Firebase App Check's `/v1/jwks` serves one: the keys published, a Cache-Control
  * max-age, and switches for an issuer that is down (connections reset) or answers an error.

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
 import { startFakeAuthServer, type FakeAuthServer } from '../helpers/fake-auth-server.js';
 import { startRedis, warnIfRedisMissing } from '../helpers/redis.js';
@@ -12,6 +12,7 @@ import {
   signToken,
   startIssuer,
   unsignedToken,
+  withKid,
   type IssuerKey,
   type TestIssuer,
 } from './attestation-issuer.js';
@@ -24,6 +25,17 @@ const WEB_APP = 'shop.acme.example';
 const WEB_APP_ID = `1:${PROJECT_NUMBER}:web:9c8d7e6f`;
 const HEADER = 'X-Firebase-AppCheck';
 const SECRET = 'attestation-test-secret-4d1c';
+
+/** Key pairs made once for the file (RSA key generation is slow), published under each test's kids. */
+const pairs: { rsa: IssuerKey[]; ec: IssuerKey[] } = { rsa: [], ec: [] };
+beforeAll(async () => {
+  [pairs.rsa, pairs.ec] = await Promise.all([
+    Promise.all([0, 1, 2].map((index) => issuerKey(`rsa-pair-${index}`))),
+    Promise.all([0, 1].map((index) => issuerKey(`ec-pair-${index}`, 'ES256'))),
+  ]);
+});
+const rsaKey = (kid: string, pair = 0): IssuerKey => withKid(pairs.rsa[pair]!, kid);
+const ecKey = (kid: string, pair = 0): IssuerKey => withKid(pairs.ec[pair]!, kid);
 
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -113,7 +125,7 @@ async function readyz(target: TestBroker): Promise<{ status: number; body: Recor
 describe('attestation enforced (firebase-app-check)', () => {
   it('serves a genuine token\'s own application and refuses every other kind, none of them reaching the auth server', async () => {
     const clock = new TestClock();
-    const [rsa, ec, stranger] = await Promise.all([issuerKey('rsa-1'), issuerKey('ec-1', 'ES256'), issuerKey('rsa-1')]);
+    const [rsa, ec, stranger] = [rsaKey('rsa-1'), ecKey('ec-1'), rsaKey('rsa-1', 1)];
     const keys = await issuer([rsa, ec]);
     const tokens = await auth();
     const target = broker(configOf(tokens.url, { mode: 'enforce', jwksUrl: keys.jwksUrl }), clock);
@@ -159,7 +171,7 @@ describe('attestation enforced (firebase-app-check)', () => {
 
   it('verifies a genuine token once and remembers it until its exp: the fast path answers it after the first time', async () => {
     const clock = new TestClock();
-    const key = await issuerKey('rsa-1');
+    const key = rsaKey('rsa-1');
     const keys = await issuer([key]);
     const tokens = await auth();
     const target = broker(configOf(tokens.url, { mode: 'enforce', jwksUrl: keys.jwksUrl }), clock);
@@ -180,7 +192,7 @@ describe('attestation enforced (firebase-app-check)', () => {
 
   it('looks at the issuer again for an unknown kid (a key rotated in), at most every 30 s', async () => {
     const clock = new TestClock();
-    const [first, second, third] = await Promise.all([issuerKey('key-1'), issuerKey('key-2', 'ES256'), issuerKey('key-3')]);
+    const [first, second, third] = [rsaKey('key-1'), ecKey('key-2'), rsaKey('key-3', 1)];
     const keys = await issuer([first]);
     const tokens = await auth();
     const target = broker(configOf(tokens.url, { mode: 'enforce', jwksUrl: keys.jwksUrl }), clock);
@@ -201,7 +213,7 @@ describe('attestation enforced (firebase-app-check)', () => {
 
   it('keeps the keys it holds working while the issuer is down, past their max-age; /readyz shows them stale', async () => {
     const clock = new TestClock();
-    const key = await issuerKey('rsa-1');
+    const key = rsaKey('rsa-1');
     const keys = await issuer([key], 60);
     const tokens = await auth();
     const target = broker(configOf(tokens.url, { mode: 'enforce', jwksUrl: keys.jwksUrl }), clock);
@@ -219,7 +231,7 @@ describe('attestation enforced (firebase-app-check)', () => {
 
   it('fails closed on a fresh instance that holds no keys: 503 with Retry-After, /readyz 503, until the issuer answers', async () => {
     const clock = new TestClock();
-    const key = await issuerKey('rsa-1');
+    const key = rsaKey('rsa-1');
     const keys = await issuer([key]);
     keys.setDown(true);
     const tokens = await auth();
@@ -241,7 +253,7 @@ describe('attestation enforced (firebase-app-check)', () => {
 
   it('lets a web application\'s preflight send the attestation header', async () => {
     const clock = new TestClock();
-    const keys = await issuer([await issuerKey('rsa-1')]);
+    const keys = await issuer([rsaKey('rsa-1')]);
     const tokens = await auth();
     const target = broker(configOf(tokens.url, { mode: 'enforce', jwksUrl: keys.jwksUrl }), clock);
     const preflight = await target.fetch(`/api/gatekeeper-token?application_package=${WEB_APP}`, {
@@ -260,7 +272,7 @@ describe('attestation enforced (firebase-app-check)', () => {
 describe('attestation in report mode', () => {
   it('answers as usual, and counts and logs each outcome', async () => {
     const clock = new TestClock();
-    const [key, stranger] = await Promise.all([issuerKey('rsa-1'), issuerKey('rsa-1')]);
+    const [key, stranger] = [rsaKey('rsa-1'), rsaKey('rsa-1', 2)];
     const keys = await issuer([key]);
     const tokens = await auth();
     const target = broker(configOf(tokens.url, { mode: 'report', jwksUrl: keys.jwksUrl }), clock);
@@ -282,7 +294,7 @@ describe('attestation in report mode', () => {
 describe('single-use tokens', () => {
   it('accepts a token\'s jti once (in memory without Redis)', async () => {
     const clock = new TestClock();
-    const key = await issuerKey('rsa-1');
+    const key = rsaKey('rsa-1');
     const keys = await issuer([key]);
     const tokens = await auth();
     const target = broker(configOf(tokens.url, { mode: 'enforce', jwksUrl: keys.jwksUrl, singleUse: true }), clock);
@@ -301,7 +313,7 @@ describe('single-use tokens', () => {
     const redis = await startRedis();
     stops.push(() => redis.stop());
     const clock = new TestClock();
-    const key = await issuerKey('rsa-1');
+    const key = rsaKey('rsa-1');
     const keys = await issuer([key]);
     const tokens = await auth();
     const config = configOf(tokens.url, { mode: 'enforce', jwksUrl: keys.jwksUrl, singleUse: true });
@@ -319,7 +331,7 @@ describe('single-use tokens', () => {
 describe('attestation by any JWT issuer (provider jwt)', () => {
   it('checks the configured issuer, audience, header and application claim', async () => {
     const clock = new TestClock();
-    const key = await issuerKey('device-key', 'ES256');
+    const key = ecKey('device-key', 1);
     const keys = await issuer([key]);
     const tokens = await auth();
     const attestation = {

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { resolveBrokerConfig, type BrokerConfig, type PlatformCredentials } from '../../src/broker/config.js';
 import type { FetchedToken, TokenSource } from '../../src/broker/token-source.js';
 import { startRedis, warnIfRedisMissing } from '../helpers/redis.js';
+import { ANDROID_APP_ID, IOS_APP_ID, PROJECT_NUMBER, appCheckClaims, issuerKey, signToken, startIssuer } from './attestation-issuer.js';
 import { injectedBroker, untilRedisKnown, type TestBroker } from './broker-harness.js';
 
 // One contract for every token request: the fast path (a fresh token in memory, answered before fastify) and the
@@ -163,6 +164,55 @@ describe('the request contract: the fast path and the fastify route answer, coun
     expect(fastMetrics.text).toContain('area_metrics_broker_token_requests_total{outcome="hit",status="200"} 9');
     expect(fastMetrics.text).toContain('area_metrics_broker_token_requests_total{outcome="error",status="429"} 1');
     expect(fastMetrics.text).toContain('area_metrics_broker_token_requests_total{outcome="error",status="503"} 1');
+  });
+});
+
+describe('the request contract with attestation enforced', () => {
+  it('answers a remembered genuine token alike on both paths, and counts its attestation once', async () => {
+    const key = await issuerKey('contract-key');
+    const issuer = await startIssuer([key]);
+    closers.push(() => issuer.close());
+    const attestation = { mode: 'enforce', provider: 'firebase-app-check', projectNumber: PROJECT_NUMBER, jwksUrl: issuer.jwksUrl };
+    const applications = { [APP]: { platform: 'android', appId: ANDROID_APP_ID }, [WEB_APP]: { platform: 'web', appId: IOS_APP_ID }, [SLOW_APP]: { platform: 'slow', appId: 'slow' } };
+    const genuine = await signToken(key, appCheckClaims(ANDROID_APP_ID, NOW));
+    const requests: Sent[] = [
+      { path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '198.51.100.31', 'x-request-id': 'att-1', 'x-firebase-appcheck': genuine } },
+      { path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '198.51.100.32', 'x-request-id': 'att-2', 'x-firebase-appcheck': ` ${genuine} ` } },
+      { path: `?application_package=${WEB_APP}`, headers: { 'x-forwarded-for': '198.51.100.33', 'x-request-id': 'att-3', 'x-firebase-appcheck': genuine } },
+      { path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '198.51.100.34', 'x-request-id': 'att-4' } },
+    ];
+    const paths = await Promise.all(
+      [true, false].map(async (fastPath) => {
+        const broker = injectedBroker(config({ applications, attestation, limits: { perClientPerMinute: 100 } }), {
+          tokenSource: tokenSource(),
+          now: () => NOW,
+          logLevel: 'debug',
+          fastPath,
+        });
+        closers.push(() => broker.close());
+        const routed: string[] = [];
+        broker.built.app.addHook('onResponse', (request, _reply, done) => {
+          routed.push(String(request.headers['x-request-id'] ?? ''));
+          done();
+        });
+        const send = (sent: Sent) => broker.built.inject({ url: `/api/gatekeeper-token${sent.path}`, headers: sent.headers });
+        // The first use of the token is verified (through fastify either way); then it is remembered.
+        expect((await send({ path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '192.0.2.9', 'x-firebase-appcheck': genuine } })).statusCode).toBe(200);
+        const answers: Seen[] = [];
+        for (const sent of requests) answers.push(seen(await send(sent)));
+        return { broker, answers, routed };
+      }),
+    );
+    const [fast, route] = paths as [(typeof paths)[0], (typeof paths)[0]];
+    expect(fast.answers).toEqual(route.answers);
+    expect(fast.answers.map((answer) => answer.status)).toEqual([200, 200, 403, 401]);
+    expect(fast.routed).toEqual(['', 'att-3', 'att-4']); // the remembered token's requests took the fast path
+    expect(completedLines(fast.broker)).toEqual(completedLines(route.broker));
+    const [fastMetrics, routeMetrics] = await Promise.all([fast.broker.built.metricsText(), route.broker.built.metricsText()]);
+    expect(fastMetrics.text).toEqual(routeMetrics.text);
+    expect(fastMetrics.text).toContain('area_metrics_broker_attestation_total{result="valid"} 3');
+    expect(fastMetrics.text).toContain('area_metrics_broker_attestation_total{result="other-app"} 1');
+    expect(fastMetrics.text).toContain('area_metrics_broker_attestation_total{result="missing"} 1');
   });
 });
 

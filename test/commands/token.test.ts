@@ -384,6 +384,44 @@ describe('token --broker', () => {
     expect((await run(['--broker', baseUrl, '--app', 'com.acme.shop'])).code).toBe(5);
   });
 
+  const ATTESTATION = 'eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiIxOjEyMzphbmRyb2lkOmFiYyJ9.c2lnbmF0dXJlLW9mLWFwcC1jaGVjaw';
+
+  it('sends an attestation token from AREA_METRICS_ATTESTATION_TOKEN in X-Firebase-AppCheck, saying nothing of it', async () => {
+    handler = json(200, { access_token: goodJwt(), expires_in: 3590 });
+    const result = await run(['--broker', baseUrl, '--app', 'com.acme.shop', '--verbose'], { AREA_METRICS_ATTESTATION_TOKEN: ATTESTATION });
+    expect(result.code).toBe(0);
+    expect(seen[0]?.headers['x-firebase-appcheck']).toBe(ATTESTATION);
+    expect(result.stderr).toContain('with an attestation token in X-Firebase-AppCheck');
+    expect(result.stderr).not.toMatch(/command line/);
+    expect(result.stderr).not.toContain(ATTESTATION);
+  });
+
+  it('warns once about --attestation-token on the command line, and sends it in the header asked for', async () => {
+    handler = json(200, { access_token: goodJwt(), expires_in: 3590 });
+    const result = await run(['--broker', baseUrl, '--app', 'com.acme.shop', '--attestation-token', ATTESTATION, '--attestation-header', 'X-App-Attestation']);
+    expect(result.code).toBe(0);
+    expect(seen[0]?.headers['x-app-attestation']).toBe(ATTESTATION);
+    expect(result.stderr.match(/--attestation-token puts the token on the command line/g)).toHaveLength(1);
+    expect(result.stderr).not.toContain(ATTESTATION);
+  });
+
+  it('exits 3 when the broker refuses the attestation (403), showing the problem, never the token', async () => {
+    handler = json(403, { type: 'urn:area-metrics:broker:problem:attestation-other-app', title: 'The app attestation is for another application', status: 403, detail: 'issued to another application' }, 'application/problem+json');
+    const result = await run(['--broker', baseUrl, '--app', 'com.acme.shop'], { AREA_METRICS_ATTESTATION_TOKEN: ATTESTATION });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('HTTP 403');
+    expect(result.stderr).toContain('for another application');
+    expect(result.stderr).not.toContain(ATTESTATION);
+  });
+
+  it('refuses --attestation-token without --broker', async () => {
+    const result = await run([...creds(), '--attestation-token', ATTESTATION]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--attestation-token needs --broker');
+    expect(result.stderr).not.toContain(ATTESTATION);
+    expect(seen).toHaveLength(0);
+  });
+
   it('refuses client-credential flags and a missing --app', async () => {
     expect((await run(['--broker', baseUrl, '--app', 'x', '--client-id', 'a'])).stderr).toContain(
       '--client-id cannot be used with --broker',

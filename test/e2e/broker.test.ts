@@ -63,43 +63,6 @@ async function listening(cli: RunningCli): Promise<string> {
   return match![1]!;
 }
 
-describe('e2e: area-metrics broker, configuration errors', () => {
-  it('exits 2 with one line naming the field for invalid configs, a missing --config or file, and a bad port', async () => {
-    const cases: [string[], RegExp][] = [
-      [['--config', writeConfig('unknown-key.json', { ...goodConfig('http://127.0.0.1:9'), colour: 'blue' })], /colour: unknown key/],
-      [
-        ['--config', writeConfig('undefined-platform.json', { ...goodConfig('http://127.0.0.1:9'), applications: { 'com.acme.tv': 'tvos' } })],
-        /applications\.com\.acme\.tv: platform "tvos" is not defined/,
-      ],
-      [
-        ['--config', writeConfig('no-auth-url.json', { ...goodConfig('http://127.0.0.1:9'), authUrl: undefined })],
-        /platforms\.android\.authUrl: no auth URL/,
-      ],
-      [['--config', writeConfig('not-json.json', '{"authUrl": ')], /is not valid JSON/],
-      [[], /missing --config/],
-      [['--config', join(dir, 'nope.json')], /cannot read broker config .*nope\.json/],
-      [['--config', writeConfig('ok-port.json', goodConfig('http://127.0.0.1:9')), '--port', 'x'], /--port "x" must be a port number from 0 to 65535/],
-      [
-        ['--config', writeConfig('ok-redis.json', goodConfig('http://127.0.0.1:9')), '--redis-url', 'redis://:pw-7Hq@host:99999'],
-        /--redis-url is not a valid redis:\/\/ URL/,
-      ],
-      [
-        ['--config', writeConfig('bad-redis.json', { ...goodConfig('http://127.0.0.1:9'), cache: { redisUrl: 'redis://host:99999' } })],
-        /cache\.redisUrl: is not a valid redis:\/\/ URL/,
-      ],
-    ];
-    // Spawned together: each is a process start, and they are independent.
-    const runs = cases.map(([args]) => runBroker([...args, ...(args.includes('--port') ? [] : ['--port', '0'])]));
-    const codes = await Promise.all(runs.map(exitCode));
-    cases.forEach(([args, message], index) => {
-      expect(codes[index], args.join(' ')).toBe(2);
-      expect(runs[index]!.stderr()).toMatch(message);
-      expect(runs[index]!.stderr().trim().split('\n')).toHaveLength(1);
-      expect(runs[index]!.stderr()).not.toContain('pw-7Hq');
-    });
-  });
-});
-
 describe('e2e: area-metrics broker against the sandbox', () => {
   const sandbox = sandboxForBlock();
 
