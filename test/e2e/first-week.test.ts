@@ -4,9 +4,9 @@
  * suggestion runs in-process; what only a process shows (its real stderr, a real signal) spawns the BUILT binary.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runCli as runInProcess } from '../../src/cli.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { assertBuilt, captured, startCli, stopAllClis, waitUntil, withoutTimestamps } from '../helpers/cli.js';
+import { assertBuilt, startCli, stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
+import { runInProcess } from '../helpers/run-in-process.js';
 import { clockedCli, clockEnv, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
@@ -36,12 +36,8 @@ afterAll(async () => {
 });
 
 /** A command line run in this process, with the clock and the secret in its environment. */
-async function inProcess(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = captured();
-  const stderr = captured();
-  const env = { ...clockEnv(CLOCK), AREA_METRICS_CLIENT_SECRET: SECRET, NO_COLOR: '1' };
-  const code = await runInProcess(args, { stdout, stderr, env, signal: new AbortController().signal });
-  return { code, stdout: stdout.text(), stderr: withoutTimestamps(stderr.text()) };
+function inProcess(args: readonly string[]): Promise<CliResult> {
+  return runInProcess(args, { env: { ...clockEnv(CLOCK), AREA_METRICS_CLIENT_SECRET: SECRET } });
 }
 
 describe('a suggested command', () => {
