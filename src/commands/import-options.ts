@@ -3,10 +3,13 @@ import type { ClientCredentials } from '../fetch/basic-auth.js';
 import { parseBaseUrl } from '../fetch/urls.js';
 import type { LogFormat, LogLevel } from '../log/logger.js';
 import type { OutputFormat, OutputShape } from '../output/format.js';
+import { LAYOUTS, type Layout } from '../output/layout.js';
 import { isObjectUrl, parseObjectUrl, type ObjectLocation } from '../output/object-location.js';
+import { LINEAGE_ENV, parseLineageUrl, resolveLineageSettings, type LineageSettings } from '../lineage/settings.js';
 import type { WindowRequest } from '../window/days.js';
 import { DAY_MODES, type DayMode } from '../window/day-mode.js';
 import {
+  envValue,
   givenBy,
   integer,
   listOption,
@@ -92,6 +95,20 @@ export const IMPORT_OPTIONS = {
   store: listOption({ flags: '--store <code>', parse: path('a non-empty store code'), description: 'only this store_code; repeatable (one unit per store)' }),
   output: valueOption({ flags: '-o, --output <dir|s3://bucket/prefix|->', env: 'AREA_METRICS_OUTPUT', parse: outputPath, default: './area-metrics-data', description: 'output folder, an S3-compatible bucket and prefix, or - for stdout' }),
   s3ForcePathStyle: S3_FORCE_PATH_STYLE,
+  layout: valueOption({
+    flags: '--layout <layout>',
+    env: 'AREA_METRICS_LAYOUT',
+    parse: oneOf(LAYOUTS),
+    choices: LAYOUTS,
+    default: 'flat',
+    description: 'flat: <metric>/<day>.<ext>; hive: metric=<metric>/dt=<day>/<metric>_<day>.<ext>, partitions a lake reads as columns. An output keeps one',
+  }),
+  openlineageUrl: valueOption({
+    flags: '--openlineage-url <url>',
+    env: 'OPENLINEAGE_URL',
+    parse: parseLineageUrl,
+    description: 'post OpenLineage run events to <url>/api/v1/lineage (OPENLINEAGE_API_KEY, OPENLINEAGE_NAMESPACE as the OpenLineage clients read them)',
+  }),
   format: valueOption({ flags: '-f, --format <format>', parse: oneOf(OUTPUT_FORMATS), choices: OUTPUT_FORMATS, defaultText: 'csv for files, ndjson for stdout', description: 'file format' }),
   shape: valueOption({ flags: '--shape <shape>', parse: oneOf(OUTPUT_SHAPES), choices: OUTPUT_SHAPES, default: 'rows', description: 'rows: one record per store, day and zone; results: one NDJSON line per API result' }),
   pageSize: valueOption({ flags: '--page-size <n>', parse: integer(1, 10_000), default: 1000, description: 'results per page, 1..10000' }),
@@ -127,6 +144,10 @@ export interface ImportConfig {
   readonly giveUpDays: number;
   readonly storeCodes: readonly string[];
   readonly output: OutputTarget;
+  /** How files are named under a folder or bucket prefix; stdout has none. */
+  readonly layout: Layout;
+  /** Where and as whom the run posts its OpenLineage events; absent: none. */
+  readonly lineage?: LineageSettings;
   readonly format: OutputFormat;
   readonly shape: OutputShape;
   readonly pageSize: number;
@@ -172,9 +193,14 @@ export async function resolveImportConfig(collected: CollectedOptions, env: Node
     throw new UsageError('CSV on stdout needs a single metric (their columns differ); use --format ndjson or -o <dir>');
   }
   const { state: statePath } = options;
+  if (output.kind === 'stdout' && givenBy(IMPORT_OPTIONS.layout, collected, {}) === 'flag') {
+    throw new UsageError('--layout names files in a folder or bucket; stdout (-o -) has none');
+  }
   if (catchUp && output.kind === 'stdout' && statePath === undefined) {
     throw new UsageError('--catch-up with -o - needs --state <file> to remember the last complete day');
   }
+  const lineageEnv = Object.fromEntries(Object.entries(LINEAGE_ENV).map(([key, name]) => [key, envValue(env, name)]));
+  const lineage = resolveLineageSettings(options.openlineageUrl, lineageEnv);
   if (options.quiet && options.verbose) throw new UsageError('--quiet and --verbose contradict each other; pick one');
   // Credentials last: every other mistake is reported first, and --dry-run needs none.
   const credentials = options.dryRun ? undefined : await resolveCredentials(options, collected, env);
@@ -189,6 +215,8 @@ export async function resolveImportConfig(collected: CollectedOptions, env: Node
     giveUpDays: options.giveUpDays,
     storeCodes: [...new Set(options.store)],
     output,
+    layout: options.layout,
+    ...(lineage === undefined ? {} : { lineage }),
     format,
     shape,
     pageSize: options.pageSize,

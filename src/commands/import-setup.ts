@@ -9,7 +9,9 @@ import type { MetricDays } from '../import/plan.js';
 import type { PlanWarning } from '../import/report.js';
 import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
 import { fetchUnit, unitLabel, type Unit, type UnitData, type UnitFetchOptions } from '../metrics/unit.js';
+import { tempFileFolders, type Layout } from '../output/layout.js';
 import { ObjectSink } from '../output/object-sink.js';
+import { RUNS_FOLDER } from '../output/run-manifest.js';
 import { FileSink, StreamSink, withoutEmptyUnits, type UnitSink } from '../output/sinks.js';
 import type { ImportState } from '../output/state.js';
 import { describeDays, describeRange } from '../window/day-ranges.js';
@@ -100,15 +102,15 @@ export async function sinkFor(config: ImportConfig, stores: ObjectStores, contex
     case 'stdout':
       return new StreamSink(context.stdout);
     case 'files':
-      return withoutEmptyUnits(new FileSink(config.output.dir, encoding));
+      return withoutEmptyUnits(new FileSink(config.output.dir, encoding, config.layout));
     case 'objects':
-      return withoutEmptyUnits(new ObjectSink(await stores.get(config.output.location.bucket), config.output.location, encoding));
+      return withoutEmptyUnits(new ObjectSink(await stores.get(config.output.location.bucket), config.output.location, encoding, config.layout));
   }
 }
 
-/** Where this tool writes under an output folder: the folder itself (the state), each metric's, each `_rejected` one. */
-export function outputFolders(dir: string): string[] {
-  return [dir, ...METRIC_NAMES.flatMap((metric) => [join(dir, metric), join(dir, '_rejected', metric)])];
+/** Where a killed run's temp files can be under an output folder: the folder itself (the state), the data's, the manifests'. */
+export function outputFolders(dir: string, units: readonly Unit[], layout: Layout): string[] {
+  return [dir, ...tempFileFolders(METRIC_NAMES, units, layout).map((folder) => join(dir, folder)), join(dir, RUNS_FOLDER)];
 }
 
 /**

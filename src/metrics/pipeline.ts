@@ -1,6 +1,6 @@
 import { AuthError, InterruptedError, OutputError } from '../errors.js';
 import { VendorDownError } from '../fetch/outage.js';
-import type { UnitSink } from '../output/sinks.js';
+import type { StoredFile, UnitSink } from '../output/sinks.js';
 import type { Unit, UnitData } from './unit.js';
 
 export type UnitOutcome =
@@ -13,6 +13,8 @@ export type UnitOutcome =
       readonly path?: string;
       /** False when the bytes equal what was there, which was left untouched. */
       readonly changed: boolean;
+      /** The data file as stored, relative to the output, with its size and SHA-256 (for the run manifest). */
+      readonly file?: StoredFile;
     }
   | { readonly unit: Unit; readonly ok: false; readonly error: unknown };
 
@@ -118,7 +120,15 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
     if (result.ok) {
       try {
         const written = await options.sink.commit(result.data, options.signal);
-        outcome = { unit, ok: true, data: result.data, destination: options.sink.describe(result.data), changed: written.changed, ...(written.path === undefined ? {} : { path: written.path }) };
+        outcome = {
+          unit,
+          ok: true,
+          data: result.data,
+          destination: options.sink.describe(result.data),
+          changed: written.changed,
+          ...(written.path === undefined ? {} : { path: written.path }),
+          ...(written.file === undefined ? {} : { file: written.file }),
+        };
       } catch (error) {
         outcome = { unit, ok: false, error };
       }

@@ -116,7 +116,7 @@ describe('area-metrics sandbox command', () => {
       // As printed, but into a temp folder instead of ./demo-data.
       const code = await runCli(args.map((word) => (word === './demo-data' ? output : word)), { ...importer.context, env });
       expect(code, importer.errors().join('\n')).toBe(0);
-      expect((await readdir(output)).sort()).toEqual(['.area-metrics-state.json', 'avg-screen-time', 'traffic', 'unique-users']);
+      expect((await readdir(output)).sort()).toEqual(['.area-metrics-state.json', '_runs', 'avg-screen-time', 'traffic', 'unique-users']);
     } finally {
       await rm(output, { recursive: true, force: true });
       sandbox.controller.abort(new InterruptedError('SIGINT'));
