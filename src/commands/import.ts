@@ -57,7 +57,8 @@ function credentialsOf(config: ImportConfig, env: NodeJS.ProcessEnv): Credential
 function notAttemptedReason(summary: ImportSummary): string {
   if (summary.stoppedBy === 'credentials') return 'not attempted: the credentials were rejected';
   if (summary.stoppedBy === 'output') return 'not tried: the output could not be written';
-  if (summary.stoppedBy === 'vendor-down') return `not attempted: the API is down${summary.stopCause === undefined ? '' : ` (${summary.stopCause})`}`;
+  // The cause says it: `the API is unreachable or failing: ... and the next request failed the same way (...)`.
+  if (summary.stoppedBy === 'vendor-down') return `not attempted: ${summary.stopCause ?? 'the API is unreachable or failing'}`;
   return 'not attempted: the run ended before it';
 }
 
