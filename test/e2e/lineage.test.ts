@@ -35,7 +35,9 @@ afterEach(async () => {
   await lineage?.close();
 });
 
-const api = (secret = SECRET): string[] => ['--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', secret];
+const api = (): string[] => ['--base-url', sandbox.url, '--client-id', sandbox.clientId];
+/** The secret as a cron job passes it: in the environment (a flag would be warned about). */
+const secretEnv = (secret = SECRET): Record<string, string> => ({ AREA_METRICS_CLIENT_SECRET: secret });
 
 interface Dataset {
   namespace: string;
@@ -66,7 +68,7 @@ describe('OpenLineage events', () => {
     lineage = await startLineageServer();
     const out = await tempDir();
     const result = await runCli(['all', '--from', daysAgo(3), '--to', daysAgo(2), '-o', out, '--layout', 'hive', '-f', 'parquet', ...api()], {
-      env: { OPENLINEAGE_URL: lineage.url, OPENLINEAGE_API_KEY: API_KEY },
+      env: { OPENLINEAGE_URL: lineage.url, OPENLINEAGE_API_KEY: API_KEY, ...secretEnv() },
     });
     expect(result.code, result.stderr).toBe(0);
     expect(warnings(result)).toEqual([]);
@@ -100,8 +102,8 @@ describe('OpenLineage events', () => {
 
   it('a failed run ends with FAIL carrying its error message; --openlineage-url and OPENLINEAGE_NAMESPACE are taken', async () => {
     lineage = await startLineageServer();
-    const result = await runCli(['traffic', '--date', daysAgo(2), '-o', await tempDir(), '--openlineage-url', lineage.url, ...api('wrong-secret')], {
-      env: { OPENLINEAGE_NAMESPACE: 'nightly' },
+    const result = await runCli(['traffic', '--date', daysAgo(2), '-o', await tempDir(), '--openlineage-url', lineage.url, ...api()], {
+      env: { OPENLINEAGE_NAMESPACE: 'nightly', ...secretEnv('wrong-secret') },
     });
     expect(result.code, result.stderr).toBe(3);
     const [start, fail] = events();
@@ -115,7 +117,7 @@ describe('OpenLineage events', () => {
   it('an interrupted run ends with ABORT', async () => {
     lineage = await startLineageServer();
     sandbox.setFaults({ latencyMs: 10_000 });
-    const cli = startCli(['traffic', '--date', daysAgo(2), '-o', await tempDir(), ...api()], { env: { OPENLINEAGE_URL: lineage.url } });
+    const cli = startCli(['traffic', '--date', daysAgo(2), '-o', await tempDir(), ...api()], { env: { OPENLINEAGE_URL: lineage.url, ...secretEnv() } });
     await waitUntil(() => lineage.received.length === 1 && sandbox.requests.length > 0, 'the START event and the first request');
     cli.kill('SIGTERM');
     const result = await cli.done;
@@ -128,7 +130,7 @@ describe('OpenLineage events', () => {
     const url = lineage.url;
     await lineage.close();
     const out = await tempDir();
-    const result = await runCli(['traffic', '--date', daysAgo(2), '-o', out, ...api()], { env: { OPENLINEAGE_URL: url, OPENLINEAGE_API_KEY: API_KEY } });
+    const result = await runCli(['traffic', '--date', daysAgo(2), '-o', out, ...api()], { env: { OPENLINEAGE_URL: url, OPENLINEAGE_API_KEY: API_KEY, ...secretEnv() } });
     expect(result.code, result.stderr).toBe(0);
     expect(warnings(result)).toEqual([expect.stringMatching(/^warn: OpenLineage: cannot post the START event to http:\/\/127\.0\.0\.1:\d+\/api\/v1\/lineage: ECONNREFUSED; the import goes on/)]);
     expect(result.stderr).toMatch(/imported 1 of 1 units/);

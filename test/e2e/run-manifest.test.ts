@@ -94,6 +94,8 @@ describe('run manifests', () => {
       days: 'utc',
     });
     expect(Date.parse(first!.start)).toBeLessThanOrEqual(Date.parse(first!.end));
+    // One request per unit (one page each), none answered 429.
+    expect([first!.requests, first!.throttled]).toEqual([3, 0]);
     expect(first!.units.map(({ day, path, changed }) => [day, path, changed])).toEqual(DAYS.map((day) => [day, `unique-users/${day}.csv`, true]));
     for (const unit of first!.units) {
       expect(unit).toMatchObject({ metric: 'unique-users', store: null, ...(await fileFacts(out, unit.path!)) });
