@@ -232,6 +232,30 @@ if (!flags['skip-broker']) {
         `>=70% of bare (${(share * 100).toFixed(0)}%), p99 <20 ms, no failures`,
         [share >= 0.7, cached.p99Ms < 20, cached.non2xx + cached.errors === 0].map(pass).join(', '),
       ],
+      (() => {
+        const attested = broker.load.attested;
+        const attestedShare = attested.requestsPerSecond / bare.requestsPerSecond;
+        return [
+          'broker, cached token, App Check enforced (a genuine token, repeated)',
+          Math.round(attested.requestsPerSecond),
+          attested.p50Ms,
+          attested.p99Ms,
+          cpu(attested),
+          `${attested.non2xx + attested.errors}`,
+          `>=65% of bare (${(attestedShare * 100).toFixed(0)}%), p99 <20 ms, no failures`,
+          [attestedShare >= 0.65, attested.p99Ms < 20, attested.non2xx + attested.errors === 0].map(pass).join(', '),
+        ];
+      })(),
+      [
+        `App Check verify on every request (${broker.verifying.requests} new tokens, 10 at a time)`,
+        Math.round(broker.verifying.requestsPerSecond),
+        broker.verifying.p50Ms,
+        broker.verifying.p99Ms,
+        cpu(broker.verifying),
+        `${broker.verifying.failed}`,
+        'reported',
+        '',
+      ],
       [
         `cold burst: ${broker.cold.burst} concurrent, empty cache`,
         '',
