@@ -181,30 +181,26 @@ export async function brokerBenchmark({
   const dir = await tempDir('broker');
   // The auth server is the sandbox's /oauth2/token, with a realistic 50 ms of latency so the burst's misses overlap.
   const sandbox = await startSandboxProcess(['--stores', '1', '--zones', '1', '--days', '1', '--token-latency-ms', '50']);
-  const configPath = join(dir, 'broker.json');
-  await writeFile(
-    configPath,
-    JSON.stringify({
+  /** A broker config on the sandbox, with the benchmark's limits; `extra` replaces or adds blocks. */
+  const writeConfig = async (name, extra = {}) => {
+    const path = join(dir, name);
+    const config = {
       authUrl: sandbox.url,
       platforms: { android: { clientId: 'demo-client', clientSecretEnv: SECRET_ENV } },
       applications: { [APPLICATION]: 'android' },
       cache: { marginSeconds: 60 },
       limits: BENCH_LIMITS,
-    }),
-  );
+      ...extra,
+    };
+    await writeFile(path, JSON.stringify(config));
+    return path;
+  };
+  const configPath = await writeConfig('broker.json');
   const issuer = await startIssuer();
-  const attestedConfigPath = join(dir, 'broker-attested.json');
-  await writeFile(
-    attestedConfigPath,
-    JSON.stringify({
-      authUrl: sandbox.url,
-      platforms: { android: { clientId: 'demo-client', clientSecretEnv: SECRET_ENV } },
-      applications: { [APPLICATION]: { platform: 'android', appId: APP_ID } },
-      cache: { marginSeconds: 60 },
-      limits: BENCH_LIMITS,
-      attestation: { mode: 'enforce', provider: 'firebase-app-check', projectNumber: PROJECT_NUMBER, jwksUrl: issuer.jwksUrl },
-    }),
-  );
+  const attestedConfigPath = await writeConfig('broker-attested.json', {
+    applications: { [APPLICATION]: { platform: 'android', appId: APP_ID } },
+    attestation: { mode: 'enforce', provider: 'firebase-app-check', projectNumber: PROJECT_NUMBER, jwksUrl: issuer.jwksUrl },
+  });
   const servers = [];
   try {
     // Default log level (info: a line per miss or error, cache hits summed up every 60 s), written to a file.
