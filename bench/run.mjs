@@ -220,7 +220,7 @@ if (!flags['skip-broker']) {
         load.p99Ms,
         cpu(load),
         `${failed}`,
-        `>=${minShare * 100}% of bare (${(share * 100).toFixed(0)}%), p99 <20 ms, no failures`,
+        `>=${Math.round(minShare * 100)}% of bare (${(share * 100).toFixed(0)}%), p99 <20 ms, no failures`,
         [share >= minShare, load.p99Ms < 20, failed === 0].map(pass).join(', '),
       ];
     };
