@@ -107,7 +107,7 @@ function reloadInto(live: LiveConfig, read: (() => BrokerConfig) | undefined, lo
     return false;
   }
   for (const warning of next.warnings) logger.warn({ config: true }, warning);
-  live.publish(next, 'reloaded (SIGHUP); server, limits and Redis settings take effect at the next start');
+  live.publish(next, 'reloaded (SIGHUP); server, limits, Redis and attestation settings take effect at the next start');
   return true;
 }
 
