@@ -1,7 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { COMMANDS } from './commands/command-list.js';
 import type { CommandContext } from './commands/context.js';
-import { addOptions } from './commands/options.js';
 import { Reporter } from './commands/reporter.js';
 import { UsageError } from './errors.js';
 import { createLogger } from './log/logger.js';
@@ -41,7 +40,7 @@ export async function buildProgram(context: CommandContext, reporter: Reporter, 
     const command = program.command(entry.name).description(entry.summary);
     if (entry.arguments !== undefined) command.arguments(entry.arguments);
     if (entry.name !== named) continue;
-    const declaration = await entry.declaration();
+    const [declaration, { addOptions }] = await Promise.all([entry.declaration(), import('./commands/options.js')]);
     addOptions(command, declaration.options);
     if (declaration.help !== undefined) command.addHelpText('after', declaration.help);
     command.action(async (...params: unknown[]) => {

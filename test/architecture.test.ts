@@ -15,6 +15,7 @@ const LAYERS: Readonly<Record<string, number>> = {
   sandbox: 2,
   metrics: 2,
   auth: 3,
+  lineage: 3,
   output: 4,
   fetch: 4,
   window: 5,

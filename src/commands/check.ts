@@ -25,9 +25,11 @@ export const checkAction: CommandAction = async ({ context, reporter, options: c
     credentials,
     timeoutMs: options.timeout,
     retries: options.retries,
+    ...(options.maxRps === undefined ? {} : { maxRps: options.maxRps }),
     logger,
     env: context.env,
     signal: context.signal,
+    ...(context.clock ? { clock: context.clock } : {}),
     now: new Date(),
   });
   let firstFailure: unknown;

@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import type { Clock } from '../fetch/clock.js';
 
 /**
  * What a command may touch of the outside world; `src/index.ts` passes the real process, tests may pass fakes.
@@ -15,4 +16,9 @@ export interface CommandContext {
    * again then. Absent in tests that pass no process.
    */
   readonly onReloadSignal?: (reload: () => void) => () => void;
+  /**
+   * What the HTTP client's retries and the pacer wait on; absent, the system's. Tests pass a virtual clock, so
+   * backoffs and Retry-After holds are tested without waiting them out.
+   */
+  readonly clock?: Clock;
 }

@@ -15,6 +15,8 @@ Examples:
   $ area-metrics ${name} --catch-up --lookback 2
   # into an S3-compatible bucket, the state beside the data (credentials from the AWS SDK's default chain)
   $ area-metrics ${name} --catch-up -o s3://my-bucket/area-metrics
+  # partitions a lake reads as columns (metric=.../dt=...), lineage events to Marquez
+  $ OPENLINEAGE_URL=http://marquez:5000 area-metrics ${name} --catch-up --layout hive -f parquet -o s3://my-bucket/area-metrics
   # stream to another tool
   $ area-metrics ${name} --date 2026-11-20 -o - | jq -c .
 

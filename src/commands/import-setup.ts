@@ -2,13 +2,16 @@ import { join } from 'node:path';
 import { basicAuthorization, type ClientCredentials } from '../fetch/basic-auth.js';
 import { createDispatcher } from '../fetch/dispatcher.js';
 import { DEFAULT_RETRY_POLICY, HttpClient } from '../fetch/http-client.js';
+import type { Pacer } from '../fetch/pacer.js';
 import type { ImportProgress } from '../log/progress.js';
 import { catchUpFrom } from '../import/catch-up.js';
 import type { MetricDays } from '../import/plan.js';
 import type { PlanWarning } from '../import/report.js';
 import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
 import { fetchUnit, unitLabel, type Unit, type UnitData, type UnitFetchOptions } from '../metrics/unit.js';
+import { tempFileFolders, type Layout } from '../output/layout.js';
 import { ObjectSink } from '../output/object-sink.js';
+import { RUNS_FOLDER } from '../output/run-manifest.js';
 import { FileSink, StreamSink, withoutEmptyUnits, type UnitSink } from '../output/sinks.js';
 import type { ImportState } from '../output/state.js';
 import { describeDays, describeRange } from '../window/day-ranges.js';
@@ -99,29 +102,31 @@ export async function sinkFor(config: ImportConfig, stores: ObjectStores, contex
     case 'stdout':
       return new StreamSink(context.stdout);
     case 'files':
-      return withoutEmptyUnits(new FileSink(config.output.dir, encoding));
+      return withoutEmptyUnits(new FileSink(config.output.dir, encoding, config.layout));
     case 'objects':
-      return withoutEmptyUnits(new ObjectSink(await stores.get(config.output.location.bucket), config.output.location, encoding));
+      return withoutEmptyUnits(new ObjectSink(await stores.get(config.output.location.bucket), config.output.location, encoding, config.layout));
   }
 }
 
-/** Where this tool writes under an output folder: the folder itself (the state), each metric's, each `_rejected` one. */
-export function outputFolders(dir: string): string[] {
-  return [dir, ...METRIC_NAMES.flatMap((metric) => [join(dir, metric), join(dir, '_rejected', metric)])];
+/** Where a killed run's temp files can be under an output folder: the folder itself (the state), the data's, the manifests'. */
+export function outputFolders(dir: string, units: readonly Unit[], layout: Layout): string[] {
+  return [dir, ...tempFileFolders(METRIC_NAMES, units, layout).map((folder) => join(dir, folder)), join(dir, RUNS_FOLDER)];
 }
 
 /**
- * How a unit is fetched: one connection pool and one HTTP client for the run, Basic auth on every request, pages
- * shown as progress. `close` ends the pool.
+ * How a unit is fetched: one connection pool and one HTTP client for the run, every request paced by the run's pacer
+ * (whose clock the client waits on too), Basic auth on every request, pages shown as progress. `close` ends the pool.
  */
 export function unitFetcher(
   config: ImportConfig & { readonly credentials: ClientCredentials },
   progress: ImportProgress,
   env: NodeJS.ProcessEnv,
   signal: AbortSignal,
+  pacer: Pacer,
 ): { fetch: (unit: Unit) => Promise<UnitData>; close: () => Promise<void> } {
   const dispatcher = createDispatcher({ connections: config.concurrency + 2, timeoutMs: config.timeoutMs, env });
-  const client = new HttpClient({ dispatcher, timeoutMs: config.timeoutMs, retry: { ...DEFAULT_RETRY_POLICY, retries: config.retries }, logger: progress.logger, signal });
+  const retry = { ...DEFAULT_RETRY_POLICY, retries: config.retries };
+  const client = new HttpClient({ dispatcher, timeoutMs: config.timeoutMs, retry, logger: progress.logger, signal, clock: pacer.clock, pacer });
   const options: UnitFetchOptions = {
     client,
     baseUrl: config.baseUrl,

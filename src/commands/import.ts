@@ -1,9 +1,10 @@
 import { dirname } from 'node:path';
-import { ReportedError, exitCodeFor } from '../errors.js';
-import { DayCompletion } from '../import/day-completion.js';
+import { ReportedError, exitCodeFor, messageOf } from '../errors.js';
+import { DayCompletion, type DayNote } from '../import/day-completion.js';
 import { planUnits } from '../import/plan.js';
 import { ImportReport } from '../import/report.js';
-import { runImport } from '../import/run.js';
+import { runImport, type ImportSummary } from '../import/run.js';
+import type { UnitOutcome } from '../metrics/pipeline.js';
 import { createLogger, useColor } from '../log/logger.js';
 import { createImportProgress, type ImportProgress } from '../log/progress.js';
 import { METRIC_NAMES } from '../metrics/descriptors.js';
@@ -11,13 +12,15 @@ import { unitFirstPageUrl } from '../metrics/unit.js';
 import { checkWritableFolder } from '../output/atomic-file.js';
 import { isObjectUrl } from '../output/object-location.js';
 import { ImportState } from '../output/state.js';
+import { Pacer, type PacerStats } from '../fetch/pacer.js';
 import { removeStaleTempFiles } from '../output/stale-temp.js';
-import { createRedactor } from '../redact.js';
+import { createRedactor, type Credential } from '../redact.js';
 import { clockOf } from './clock.js';
 import type { CommandAction, CommandRun } from './declaration.js';
 import type { ImportCommandName } from './command-list.js';
 import { resolveImportConfig, type ImportConfig } from './import-options.js';
 import { describeRun, outputFolders, planDays, sinkFor, stateFlags, unitFetcher } from './import-setup.js';
+import { RunRecords } from './run-records.js';
 import { SECRET_FLAG_WARNING } from './settings.js';
 import { awsCredentialsIn, ObjectStores, stateStorageFor, stateUrlOf } from './state-location.js';
 
@@ -27,7 +30,7 @@ export function importAction(command: ImportCommandName): CommandAction {
     // A bad flag found while resolving the config is reported as JSON too (with --log-format json every stderr line is JSON).
     if (options.logFormat === 'json') reporter.use({ logger: createLogger({ stream: context.stderr, format: 'json', level: 'error' }) });
     const config = await resolveImportConfig(options, context.env, command === 'all' ? METRIC_NAMES.length : 1);
-    const credentials = [...(config.credentials ? [{ clientId: config.credentials.clientId, secret: config.credentials.clientSecret }] : []), ...awsCredentialsIn(context.env)];
+    const credentials = credentialsOf(config, context.env);
     const color = useColor(context.stderr, context.env);
     const progress = await createImportProgress(context.stderr, { format: config.logFormat, level: config.logLevel, credentials, color });
     reporter.use({ logger: progress.logger, redact: createRedactor(credentials) });
@@ -41,6 +44,24 @@ export function importAction(command: ImportCommandName): CommandAction {
   };
 }
 
+/** Every secret the run holds, so that no log line, manifest or lineage event can show one. */
+function credentialsOf(config: ImportConfig, env: NodeJS.ProcessEnv): Credential[] {
+  return [
+    ...(config.credentials ? [{ clientId: config.credentials.clientId, secret: config.credentials.clientSecret }] : []),
+    ...awsCredentialsIn(env),
+    ...(config.lineage?.apiKey === undefined ? [] : [{ secret: config.lineage.apiKey }]),
+  ];
+}
+
+/** Why units were left, for the manifest. */
+function notAttemptedReason(summary: ImportSummary): string {
+  if (summary.stoppedBy === 'credentials') return 'not attempted: the credentials were rejected';
+  if (summary.stoppedBy === 'output') return 'not tried: the output could not be written';
+  // The cause says it: `the API is unreachable or failing: ... and the next request failed the same way (...)`.
+  if (summary.stoppedBy === 'vendor-down') return `not attempted: ${summary.stopCause ?? 'the API is unreachable or failing'}`;
+  return 'not attempted: the run ended before it';
+}
+
 async function importInto(command: ImportCommandName, config: ImportConfig, progress: ImportProgress, stores: ObjectStores, { context, reporter }: Pick<CommandRun, 'context' | 'reporter'>): Promise<void> {
   const now = clockOf(context.env);
   const output = config.output.kind === 'files' ? config.output.dir : config.output.kind === 'objects' ? config.output.url : '-';
@@ -48,7 +69,9 @@ async function importInto(command: ImportCommandName, config: ImportConfig, prog
   // Reading the state object is also the first call to the store: missing credentials, a wrong bucket or region fail
   // here, before any download. A dry run of named days needs no store at all.
   const stateless = stateUrl === undefined || (config.dryRun && config.window.kind !== 'catch-up' && isObjectUrl(stateUrl));
-  const state = stateless ? undefined : await ImportState.load(await stateStorageFor(stateUrl, stores), { now, metricNames: METRIC_NAMES, mode: config.dayMode });
+  // Stdout has no files to lay out: its state (--state) keeps whatever layout it has.
+  const layout = config.output.kind === 'stdout' ? {} : { layout: config.layout };
+  const state = stateless ? undefined : await ImportState.load(await stateStorageFor(stateUrl, stores), { now, metricNames: METRIC_NAMES, mode: config.dayMode, ...layout });
   const metricNames = command === 'all' ? METRIC_NAMES : [command];
   const { plan, cuts } = planDays(metricNames, config, state, now);
   const units = planUnits(plan, config.storeCodes, config.dayMode);
@@ -57,10 +80,12 @@ async function importInto(command: ImportCommandName, config: ImportConfig, prog
     return;
   }
   const run = { command, invocation: `${command} ${describeRun(config)}`, output: output === '-' ? 'stdout' : output, stateFlags: stateFlags(config) };
-  const report = new ImportReport(progress, { ...run, ...(config.secretOnCommandLine ? { optionWarning: SECRET_FLAG_WARNING } : {}) }, (code) => reporter.failed(code));
+  // One pace for every request of the run: a 429 slows every unit, and the report gives its numbers.
+  const pacer = new Pacer({ logger: progress.logger, ...(context.clock ? { clock: context.clock } : {}), ...(config.maxRps === undefined ? {} : { maxRps: config.maxRps }) });
+  const report = new ImportReport(progress, { ...run, ...(config.secretOnCommandLine ? { optionWarning: SECRET_FLAG_WARNING } : {}) }, (code) => reporter.failed(code), pacer);
   report.started(plan, cuts);
-  const recordRun = (exitCode: number, rows: Readonly<Record<string, number>>): Promise<void> =>
-    state?.recordRun({ time: new Date().toISOString(), command: `${command} ${describeRun(config)}`, exitCode, rows: { ...rows } }) ?? Promise.resolve();
+  const recordRun = (exitCode: number, rows: Readonly<Record<string, number>>, requests?: PacerStats): Promise<void> =>
+    state?.recordRun({ time: new Date().toISOString(), command: `${command} ${describeRun(config)}`, exitCode, rows: { ...rows }, ...requests }) ?? Promise.resolve();
   if (units.length === 0) {
     await recordRun(0, {});
     return report.nothingToImport();
@@ -70,26 +95,30 @@ async function importInto(command: ImportCommandName, config: ImportConfig, prog
   const statePath = stateUrl !== undefined && !isObjectUrl(stateUrl) ? stateUrl : undefined;
   const folders = [...(config.output.kind === 'files' ? [config.output.dir] : []), ...(statePath === undefined ? [] : [dirname(statePath)])];
   for (const folder of new Set(folders)) await checkWritableFolder(folder);
-  const tempFolders = new Set([...(config.output.kind === 'files' ? outputFolders(config.output.dir) : []), ...folders]);
+  const tempFolders = new Set([...(config.output.kind === 'files' ? outputFolders(config.output.dir, units, config.layout) : []), ...folders]);
   for (const stale of await removeStaleTempFiles([...tempFolders])) report.removedTempFile(stale.path, stale.pid, stale.reason);
 
   const halt = new AbortController();
-  const fetcher = unitFetcher({ ...config, credentials: config.credentials }, progress, context.env, AbortSignal.any([context.signal, halt.signal]));
+  const fetcher = unitFetcher({ ...config, credentials: config.credentials }, progress, context.env, AbortSignal.any([context.signal, halt.signal]), pacer);
   const rules = { storeCodes: config.storeCodes, settleDays: config.settleDays, giveUpDays: config.giveUpDays, now, mode: config.dayMode };
-  const parts = { fetch: fetcher.fetch, sink: await sinkFor(config, stores, context), days: new DayCompletion(units, rules, state), report, concurrency: config.concurrency, signal: context.signal, halt };
+  // The run manifest and the lineage events: what the run leaves for loaders and catalogs; each unit reaches both.
+  const records = await RunRecords.open({ commandName: command, command: run.invocation, config, units, stores, env: context.env, logger: progress.logger, redact: createRedactor(credentialsOf(config, context.env)) });
+  const unitReport = { unit: (outcome: UnitOutcome) => (records.unit(outcome), report.unit(outcome)), days: (notes: readonly DayNote[]) => report.days(notes) };
+  const parts = { fetch: fetcher.fetch, sink: await sinkFor(config, stores, context), days: new DayCompletion(units, rules, state), report: unitReport, concurrency: config.concurrency, signal: context.signal, halt };
   const summary = await runImport(units, parts).catch(async (error: unknown) => {
     // An interrupted run is a run too: status shows how it ended. Best effort: the state may be what failed.
     report.daysNotOver();
     await recordRun(exitCodeFor(error), {}).catch(() => {});
+    await records.finish({ exitCode: exitCodeFor(error), failure: error, notAttempted: `not attempted: ${messageOf(error)}`, ...pacer.stats() });
     throw error;
   }).finally(fetcher.close);
-  // The run's exit code is that of the first failed unit in (metric, day, store) order.
+  // The run's exit code is that of the first failed unit in (metric, day, store) order; a manifest not written is exit 7.
   const first = summary.failures[0];
-  const exitCode = first ? exitCodeFor(first.error) : 0;
+  const exitCode = await records.finish({ exitCode: first ? exitCodeFor(first.error) : 0, failure: first?.error, notAttempted: notAttemptedReason(summary), ...pacer.stats() });
   // A run that already failed (a full disk) is reported by its unit; otherwise the state's failure is the news.
-  await recordRun(exitCode, summary.rowsByMetric).catch((error: unknown) => {
+  await recordRun(exitCode, summary.rowsByMetric, pacer.stats()).catch((error: unknown) => {
     if (!first) throw error;
   });
   report.finished(summary);
-  if (first) throw new ReportedError(exitCode);
+  if (exitCode !== 0) throw new ReportedError(exitCode);
 }

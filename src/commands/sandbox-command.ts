@@ -1,8 +1,8 @@
 import { UsageError } from '../errors.js';
 import { SANDBOX_LIMITS, type Limit } from '../sandbox/limits.js';
-import { DEFAULT_SANDBOX, type SandboxFaults, type SandboxPublishing } from '../sandbox/types.js';
+import { DEFAULT_SANDBOX, RATE_LIMIT_HEADERS, type SandboxFaults, type SandboxPublishing } from '../sandbox/types.js';
 import type { CommandDeclaration } from './declaration.js';
-import { integer, listOption, switchOption, text, valueOption, type Parser } from './options.js';
+import { integer, listOption, oneOf, switchOption, text, valueOption, type Parser } from './options.js';
 
 /** The CLI's default port: stable for people following the README; `--port 0` picks a free one. */
 export const SANDBOX_CLI_DEFAULT_PORT = 8080;
@@ -33,6 +33,13 @@ const failRule: Parser<FailRule> = (value, source) => {
 const rateLimitRule: Parser<NonNullable<SandboxFaults['rateLimitNth']>> = (value, source) => {
   const [n, seconds, times] = colonParts(source, value, 'N:SECONDS[:TIMES], e.g. 1:2', 2);
   return { n: n!, retryAfterSeconds: seconds!, ...(times === undefined ? {} : { times }) };
+};
+
+/** `N/s`: at most N metric requests in any second. */
+const perSecondRule: Parser<number> = (value, source) => {
+  const match = /^(\d+)\/s$/.exec(value.trim());
+  if (!match) throw new UsageError(`${source} expects N/s, e.g. 10/s (got "${value}")`);
+  return within(SANDBOX_LIMITS.ratePerSecond)(match[1]!, source);
 };
 
 const truncateRule: Parser<NonNullable<SandboxFaults['truncateNth']>> = (value, source) => {
@@ -74,6 +81,8 @@ export const SANDBOX_OPTIONS = {
   repeatResult: switchOption({ flags: '--repeat-result', description: 'fault: each page after the first repeats a result of the previous page and omits one' }),
   tokenLatencyMs: valueOption({ flags: '--token-latency-ms <ms>', parse: within(SANDBOX_LIMITS.latencyMs), description: 'fault: delay every token request' }),
   tokenFailNth: valueOption({ flags: '--token-fail-nth <N:STATUS[:TIMES]>', parse: failRule, description: 'fault: the Nth token request answers STATUS' }),
+  rateLimit: valueOption({ flags: '--rate-limit <N/s>', parse: perSecondRule, description: "a real rate limit: at most N metric requests in any second (a sliding window, as Django REST Framework's throttles count), 429 with Retry-After in whole seconds beyond it" }),
+  rateLimitHeaders: valueOption({ flags: '--rate-limit-headers <kind>', parse: oneOf(RATE_LIMIT_HEADERS), choices: RATE_LIMIT_HEADERS, description: 'how --rate-limit is announced on each answer: none (default), draft (RateLimit-Policy and RateLimit) or x (X-RateLimit-Limit, -Remaining, -Reset)' }),
   hideDay: listOption({ flags: '--hide-day <DAY[:STORES]>', parse: hideRule, description: "late vendor: the UTC day's window (or these comma-separated stores of it) is not published yet; repeatable" }),
   correctDay: listOption({ flags: '--correct-day <DAY[:REVISION]>', parse: correctRule, description: "late vendor: the UTC day's values as corrected after publishing (revision 1 unless given); repeatable" }),
   publishAfter: valueOption({ flags: '--publish-after <seconds>', parse: within(SANDBOX_LIMITS.publishAfterSeconds), description: 'late vendor: publish the --hide-day windows this many seconds after start' }),
@@ -94,6 +103,7 @@ Examples:
   area-metrics sandbox --port 0 --stores 200 --zones 20 --days 7 --seed 42
   area-metrics sandbox --port 0 --fail-nth 2:503 --rate-limit-nth 4:1
   area-metrics sandbox --port 0 --truncate-nth 1 --repeat-result
+  area-metrics sandbox --port 0 --rate-limit 10/s --rate-limit-headers draft
   area-metrics sandbox --port 0 --hide-day 2026-11-20:S001,S003 --publish-after 60 --correct-day 2026-11-18
   curl -X POST localhost:8080/_sandbox/faults -d '{"latencyMs": 200}'
   curl -X POST localhost:8080/_sandbox/publishing -d '{"hidden": [{"day": "2026-11-20", "stores": ["S001"]}]}'

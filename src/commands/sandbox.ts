@@ -25,6 +25,8 @@ function faultsFrom(options: SandboxCommandOptions): SandboxFaults {
   if (options.repeatResult) faults.repeatResult = true;
   if (options.tokenLatencyMs !== undefined) faults.tokenLatencyMs = options.tokenLatencyMs;
   if (options.tokenFailNth) faults.tokenFailNth = options.tokenFailNth;
+  if (options.rateLimitHeaders !== undefined && options.rateLimit === undefined) throw new UsageError('--rate-limit-headers needs --rate-limit N/s');
+  if (options.rateLimit !== undefined) faults.rateLimit = { perSecond: options.rateLimit, ...(options.rateLimitHeaders ? { headers: options.rateLimitHeaders } : {}) };
   return faults;
 }
 

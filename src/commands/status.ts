@@ -81,7 +81,8 @@ function list(ranges: readonly DayRange[]): string {
 
 function describeRun(run: LastRun): string {
   const rows = Object.entries(run.rows).map(([metric, count]) => `${metric} ${count}`);
-  return `last run: ${run.time} ${run.command}, exit ${run.exitCode}, rows: ${rows.length === 0 ? 'none' : rows.join(', ')}`;
+  const requests = run.requests === undefined ? '' : `, requests ${run.requests} (${run.throttled ?? 0} answered 429${run.paceRps === undefined ? '' : `, pace ${run.paceRps}/s`})`;
+  return `last run: ${run.time} ${run.command}, exit ${run.exitCode}, rows: ${rows.length === 0 ? 'none' : rows.join(', ')}${requests}`;
 }
 
 export function formatText(statuses: readonly KeyStatus[], lastRun: LastRun | undefined): string {
@@ -125,6 +126,16 @@ export function formatPrometheus(statuses: readonly KeyStatus[], lastRun: LastRu
         '# HELP area_metrics_last_run_rows Rows the last import run wrote, per metric.',
         '# TYPE area_metrics_last_run_rows gauge',
         ...Object.entries(lastRun.rows).map(([metric, rows]) => `area_metrics_last_run_rows{metric="${escapeLabel(metric)}"} ${rows}`),
+        ...(lastRun.requests === undefined
+          ? []
+          : [
+              '# HELP area_metrics_last_run_requests Requests the last import run sent to the API, retries included.',
+              '# TYPE area_metrics_last_run_requests gauge',
+              `area_metrics_last_run_requests ${lastRun.requests}`,
+              '# HELP area_metrics_last_run_throttled_responses Answers HTTP 429 (too many requests) the last import run received.',
+              '# TYPE area_metrics_last_run_throttled_responses gauge',
+              `area_metrics_last_run_throttled_responses ${lastRun.throttled ?? 0}`,
+            ]),
       ]
     : [];
   return (

@@ -1,6 +1,7 @@
 import { exitCodeFor, messageOf } from '../errors.js';
 import type { ImportProgress } from '../log/progress.js';
 import { describeValue, describeViolation } from '../metrics/check.js';
+import { describeRequests, type PacerStats } from '../fetch/pacer.js';
 import type { UnitOutcome } from '../metrics/pipeline.js';
 import { unitLabel } from '../metrics/unit.js';
 import { describeDays } from '../window/day-ranges.js';
@@ -56,6 +57,8 @@ export class ImportReport implements UnitReport {
     private readonly run: RunDescription,
     /** Told of each failed unit's exit code as soon as it is reported (a closed stdout ends the process with it). */
     private readonly failed: (exitCode: number) => void,
+    /** The run's requests, 429s and pace, for the unit and summary lines. */
+    private readonly pacer: { stats(): PacerStats },
   ) {}
 
   /** The first line of every run: which run this is, so a log appended to night after night can be read by night. */
@@ -109,6 +112,9 @@ export class ImportReport implements UnitReport {
         destination: outcome.destination,
         ...(outcome.path === undefined ? {} : { path: outcome.path }),
         changed: outcome.changed,
+        requests: data.requests,
+        throttled: data.throttled,
+        ...paceField(this.pacer.stats()),
       },
     );
   }
@@ -148,22 +154,27 @@ export class ImportReport implements UnitReport {
   finished(summary: ImportSummary): void {
     this.daysNotOver();
     const first = summary.failures[0];
+    const requests = this.pacer.stats();
     const notTried =
       summary.stoppedBy === 'credentials'
         ? `; ${summary.notTried} not attempted: the credentials were rejected`
-        : summary.notTried
-          ? `; ${summary.notTried} not tried, the output could not be written`
-          : '';
+        : summary.stoppedBy === 'vendor-down'
+          ? `; ${summary.notTried} not attempted, left pending: ${summary.stopCause}`
+          : summary.notTried
+            ? `; ${summary.notTried} not tried, the output could not be written`
+            : '';
     const line =
       `imported ${summary.succeeded} of ${summary.units} units, ${summary.rows} rows` +
       `${summary.unchanged ? `, ${summary.unchanged} unchanged` : ''}` +
       `${summary.rejected ? `, ${summary.rejected} rejected records` : ''}${this.warnings ? `, ${this.warnings} warnings` : ''}` +
-      ` in ${summary.seconds.toFixed(1)} s` +
+      ` in ${summary.seconds.toFixed(1)} s, ${describeRequests(requests)}` +
       (first ? `; ${summary.failures.length} failed, first: ${unitLabel(first.unit)}` : '') +
       notTried;
     const { failures: _failures, rowsByMetric, ...fields } = summary;
     const seconds = Number(summary.seconds.toFixed(1));
-    this.progress.finish(line, { ...fields, warnings: this.warnings, rows_by_metric: rowsByMetric, failed: summary.failures.length, seconds }, !first);
+    const { paceRps: _paceRps, ...counts } = requests;
+    const fieldsOut = { ...fields, warnings: this.warnings, rows_by_metric: rowsByMetric, failed: summary.failures.length, seconds, ...counts, ...paceField(requests) };
+    this.progress.finish(line, fieldsOut, !first);
   }
 
   private describeNote(note: Exclude<DayNote, NotOver>): string {
@@ -190,6 +201,11 @@ export class ImportReport implements UnitReport {
     this.warnings++;
     this.progress.logger.warn(message, fields);
   }
+}
+
+/** The pace the run is at, for a JSON line (none while nothing paces it). */
+function paceField(stats: PacerStats): { pace_rps?: number } {
+  return stats.paceRps === undefined ? {} : { pace_rps: stats.paceRps };
 }
 
 /**

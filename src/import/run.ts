@@ -34,8 +34,10 @@ export interface ImportSummary {
   readonly unchanged: number;
   /** Units never fetched or never written because the run stopped first. */
   readonly notTried: number;
-  /** Why it stopped: the output failed (a full or read-only disk), or the credentials were rejected. */
-  readonly stoppedBy?: 'output' | 'credentials';
+  /** Why it stopped: the output failed (a full or read-only disk), the credentials were rejected, or the vendor is down. */
+  readonly stoppedBy?: 'output' | 'credentials' | 'vendor-down';
+  /** The line that names why the vendor is down. */
+  readonly stopCause?: string;
   readonly rows: number;
   readonly rowsByMetric: Readonly<Record<string, number>>;
   readonly rejected: number;
@@ -86,6 +88,7 @@ export async function runImport(units: readonly Unit[], parts: ImportParts): Pro
     unchanged: tally.unchanged,
     notTried: units.length - outcomes.length,
     ...(result.stoppedBy === undefined ? {} : { stoppedBy: result.stoppedBy }),
+    ...(result.stopCause === undefined ? {} : { stopCause: result.stopCause.message }),
     rows: tally.rows,
     rowsByMetric: tally.rowsByMetric,
     rejected: tally.rejected,

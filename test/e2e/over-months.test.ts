@@ -202,7 +202,7 @@ describe('a rejected credential', () => {
     const errors = result.stderr.split('\n').filter((line) => line.startsWith('error: '));
     expect(errors).toEqual([
       expect.stringMatching(/^error: unique-users \S+ page 1: GET .*: HTTP 401: credentials rejected; check the client id and secret$/),
-      expect.stringMatching(/^error: imported 0 of 60 units, 0 rows in [\d.]+ s; 1 failed, first: unique-users \S+; 59 not attempted: the credentials were rejected$/),
+      expect.stringMatching(/^error: imported 0 of 60 units, 0 rows in [\d.]+ s, \d+ requests?; 1 failed, first: unique-users \S+; 59 not attempted: the credentials were rejected$/),
     ]);
     expect(result.stderr.trim().split('\n')).toHaveLength(3);
     expect(result.stderr).not.toContain('wrong-secret');

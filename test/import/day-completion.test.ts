@@ -31,6 +31,8 @@ function outcome(unit: Unit, midnights: readonly string[]): UnitOutcome {
       localMidnights: midnights.map((date) => Date.parse(date)),
       dropped: 0,
       attempts: 1,
+      requests: 1,
+      throttled: 0,
     },
   };
 }

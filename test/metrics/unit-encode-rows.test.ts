@@ -5,6 +5,7 @@ import { METRICS, type MetricName } from '../../src/metrics/descriptors.js';
 import { fetchUnit, type UnitFetchOptions } from '../../src/metrics/unit.js';
 import type { OutputFormat } from '../../src/output/format.js';
 import { referenceCsv, referenceNdjson, referenceRows } from '../helpers/reference-rows.js';
+import { virtualClock } from '../helpers/clock.js';
 
 // fetchUnit encodes each result as its page arrives and sorts the results at the end; that must give exactly the bytes
 // of keeping every row of the unit, sorting them all by (store_code, date, zone) and encoding them at once.
@@ -44,7 +45,7 @@ function serve(metric: MetricName): void {
 
 function options(overrides: Partial<UnitFetchOptions> = {}): UnitFetchOptions {
   return {
-    client: new HttpClient({ timeoutMs: 2000, retry: { ...DEFAULT_RETRY_POLICY, retries: 0 }, sleep: async () => {} }),
+    client: new HttpClient({ timeoutMs: 2000, retry: { ...DEFAULT_RETRY_POLICY, retries: 0 }, clock: virtualClock() }),
     baseUrl: new URL(ORIGIN),
     headers: {},
     pageSize: 3,

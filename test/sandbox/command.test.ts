@@ -88,6 +88,11 @@ describe('area-metrics sandbox command', () => {
       ['--stores', '0'],
       ['--port', '70000'],
       ['--foreign-next-origin', 'not a url'],
+      ['--rate-limit', '10'],
+      ['--rate-limit', '0/s'],
+      ['--rate-limit', '10/min'],
+      ['--rate-limit-headers', 'draft'],
+      ['--rate-limit', '10/s', '--rate-limit-headers', 'ietf'],
     ]) {
       const { context, errors, controller } = fakeContext();
       controller.abort(new InterruptedError('SIGINT')); // would stop at once if it started
@@ -111,12 +116,29 @@ describe('area-metrics sandbox command', () => {
       // As printed, but into a temp folder instead of ./demo-data.
       const code = await runCli(args.map((word) => (word === './demo-data' ? output : word)), { ...importer.context, env });
       expect(code, importer.errors().join('\n')).toBe(0);
-      expect((await readdir(output)).sort()).toEqual(['.area-metrics-state.json', 'avg-screen-time', 'traffic', 'unique-users']);
+      expect((await readdir(output)).sort()).toEqual(['.area-metrics-state.json', '_runs', 'avg-screen-time', 'traffic', 'unique-users']);
     } finally {
       await rm(output, { recursive: true, force: true });
       sandbox.controller.abort(new InterruptedError('SIGINT'));
       expect(await running).toBe(0);
     }
+  });
+
+  it('takes a real rate limit and how to announce it', async () => {
+    const { context, stdout, controller } = fakeContext();
+    const running = runCli(['sandbox', '--port', '0', '--stores', '3', '--days', '2', '--rate-limit', '2/s', '--rate-limit-headers', 'x'], context);
+    await waitFor(() => stdout.text.includes('stop with'));
+    expect(stdout.text).toContain('faults:        {"rateLimit":{"perSecond":2,"headers":"x"}}');
+    const base = /^sandbox listening on (\S+)$/m.exec(stdout.text)![1]!;
+    const day = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
+    const url = `${base}/api/bi/area-metrics/traffic?datetime_gte=${day}T00:00:00Z&datetime_lte=${day}T23:59:59Z`;
+    const headers = { authorization: basic('demo-client', 'demo-secret') };
+    const answers = [await fetch(url, { headers }), await fetch(url, { headers }), await fetch(url, { headers })];
+    await Promise.all(answers.map((answer) => answer.arrayBuffer()));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 429]);
+    expect(answers[0]!.headers.get('x-ratelimit-limit')).toBe('2');
+    controller.abort(new InterruptedError('SIGINT'));
+    expect(await running).toBe(0);
   });
 
   it('reports a port in use as a usage error', async () => {
