@@ -9,11 +9,16 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
+import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { Agent, request } from 'undici';
 import { BIN, ROOT, startSandboxProcess, stopChild, tempDir } from './lib.mjs';
 
 const APPLICATION = 'com.acme.shop';
 const SECRET_ENV = 'BENCH_ANDROID_SECRET';
+// App Check, as the broker sees it from a local issuer of the benchmark's own (keys made with jose here).
+const PROJECT_NUMBER = '123456789';
+const APP_ID = `1:${PROJECT_NUMBER}:android:bench`;
+const ATTESTATION_HEADER = 'X-Firebase-AppCheck';
 
 /**
  * Starts a server process whose first stdout line is `<what> listening on http://...`. Its stderr (the broker's log)
@@ -90,10 +95,11 @@ function cpuMs(pid) {
  * server's pid, also the CPU time the server and the load generator spent per answer: on a shared 2-core machine
  * throughput moves with the neighbours' load, CPU per answer much less, and it says which side was the limit.
  */
-async function cannon(url, { connections, durationSeconds, inProcess = false, serverPid }) {
-  if (inProcess) return autocannon({ url, connections, duration: durationSeconds });
+async function cannon(url, { connections, durationSeconds, inProcess = false, serverPid, headers = {} }) {
+  if (inProcess) return autocannon({ url, connections, duration: durationSeconds, headers });
   const serverBefore = serverPid === undefined ? undefined : cpuMs(serverPid);
-  const child = spawn(process.execPath, [AUTOCANNON_CLI, '--json', '-c', String(connections), '-d', String(durationSeconds), url], {
+  const headerArgs = Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}=${value}`]);
+  const child = spawn(process.execPath, [AUTOCANNON_CLI, '--json', '-c', String(connections), '-d', String(durationSeconds), ...headerArgs, url], {
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   let generatorMs;
@@ -175,17 +181,26 @@ export async function brokerBenchmark({
   const dir = await tempDir('broker');
   // The auth server is the sandbox's /oauth2/token, with a realistic 50 ms of latency so the burst's misses overlap.
   const sandbox = await startSandboxProcess(['--stores', '1', '--zones', '1', '--days', '1', '--token-latency-ms', '50']);
-  const configPath = join(dir, 'broker.json');
-  await writeFile(
-    configPath,
-    JSON.stringify({
+  /** A broker config on the sandbox, with the benchmark's limits; `extra` replaces or adds blocks. */
+  const writeConfig = async (name, extra = {}) => {
+    const path = join(dir, name);
+    const config = {
       authUrl: sandbox.url,
       platforms: { android: { clientId: 'demo-client', clientSecretEnv: SECRET_ENV } },
       applications: { [APPLICATION]: 'android' },
       cache: { marginSeconds: 60 },
       limits: BENCH_LIMITS,
-    }),
-  );
+      ...extra,
+    };
+    await writeFile(path, JSON.stringify(config));
+    return path;
+  };
+  const configPath = await writeConfig('broker.json');
+  const issuer = await startIssuer();
+  const attestedConfigPath = await writeConfig('broker-attested.json', {
+    applications: { [APPLICATION]: { platform: 'android', appId: APP_ID } },
+    attestation: { mode: 'enforce', provider: 'firebase-app-check', projectNumber: PROJECT_NUMBER, jwksUrl: issuer.jwksUrl },
+  });
   const servers = [];
   try {
     // Default log level (info: a line per miss or error, cache hits summed up every 60 s), written to a file.
@@ -213,13 +228,33 @@ export async function brokerBenchmark({
     servers.push(minimalFastify);
     log(`broker's token answer: ${brokerBodyBytes} bytes; the references answer ${referenceBytes}; load generator ${loadInProcess ? 'in this process' : 'in its own process'}`);
 
+    // The same broker with App Check enforced, asked with one genuine token over and over (an app's requests).
+    const attested = await startListening('broker', BIN, ['broker', '--config', attestedConfigPath, '--port', '0'], {
+      env: { ...process.env, [SECRET_ENV]: 'demo-secret' },
+      stderrPath: join(dir, 'broker-attested.log'),
+    });
+    servers.push(attested);
+    const attestedUrl = `${attested.url}/api/gatekeeper-token?application_package=${encodeURIComponent(APPLICATION)}`;
+    const genuine = await issuer.mint();
+    const first = await fetch(attestedUrl, { headers: { [ATTESTATION_HEADER]: genuine } });
+    if (first.status !== 200) throw new Error(`the attested broker answered ${first.status} to a genuine token`);
+    await first.arrayBuffer();
+
     const targets = [
       { key: 'bare', name: `bare node:http, constant ${referenceBytes}-byte JSON`, url: `${bare.url}/`, pid: bare.child.pid },
       { key: 'fastify', name: 'minimal fastify route, same constant body', url: `${minimalFastify.url}/`, pid: minimalFastify.child.pid },
       { key: 'broker', name: 'area-metrics broker, cached token', url: brokerUrl, pid: broker.child.pid },
+      {
+        key: 'attested',
+        name: 'area-metrics broker, cached token, App Check enforced (one genuine token, repeated)',
+        url: attestedUrl,
+        pid: attested.child.pid,
+        headers: { [ATTESTATION_HEADER]: genuine },
+      },
     ];
     const samples = Object.fromEntries(targets.map((target) => [target.key, []]));
-    const generate = (target, seconds) => cannon(target.url, { connections, durationSeconds: seconds, inProcess: loadInProcess, serverPid: target.pid });
+    const generate = (target, seconds) =>
+      cannon(target.url, { connections, durationSeconds: seconds, inProcess: loadInProcess, serverPid: target.pid, headers: target.headers });
     for (const target of targets) await generate(target, warmupSeconds); // JIT and connection warm-up
     for (let round = 1; round <= rounds; round++) {
       for (const target of targets) {
@@ -242,6 +277,7 @@ export async function brokerBenchmark({
       );
     }
     const authCallsAfterLoad = (await tokenCalls(sandbox.url)) - before;
+    const verifying = await verifyEveryRequest({ log, issuer, url: attestedUrl, pid: attested.child.pid });
     const refreshing = await refreshingBurst({ log, dir, connections, inProcess: loadInProcess });
     return {
       connections,
@@ -253,14 +289,88 @@ export async function brokerBenchmark({
       cold: { ...cold, authCalls },
       authCallsAfterLoad,
       load,
-      targets,
+      targets: targets.map(({ headers: _headers, ...target }) => target),
+      verifying,
       refreshing,
     };
   } finally {
     for (const server of servers) await server.stop();
+    await issuer.stop();
     await sandbox.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** An App Check issuer on loopback: one RS256 key, its JWKS at /v1/jwks, and genuine tokens for APP_ID. */
+async function startIssuer() {
+  const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'bench-key', alg: 'RS256', use: 'sig' };
+  const server = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=21600' }).end(JSON.stringify({ keys: [jwk] }));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  let serial = 0;
+  return {
+    jwksUrl: `http://127.0.0.1:${server.address().port}/v1/jwks`,
+    mint: () => {
+      const iat = Math.floor(Date.now() / 1000);
+      serial += 1;
+      return new SignJWT({ sub: APP_ID, aud: [`projects/${PROJECT_NUMBER}`, 'projects/bench'], iat, exp: iat + 3600, jti: `bench-${serial}` })
+        .setIssuer(`https://firebaseappcheck.googleapis.com/${PROJECT_NUMBER}`)
+        .setProtectedHeader({ alg: 'RS256', kid: 'bench-key', typ: 'JWT' })
+        .sign(privateKey);
+    },
+    stop: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+/**
+ * The cost of verifying: a new genuine token on every request (minted beforehand), 10 at a time, against the
+ * broker with App Check enforced. Reports the rate, the latency and the server's CPU per answer, which is the
+ * verification (signature, claims) on top of a cached-token answer through fastify.
+ */
+async function verifyEveryRequest({ log, issuer, url, pid, count = 2000, concurrency = 10 }) {
+  const tokens = [];
+  for (let index = 0; index < count; index++) tokens.push(await issuer.mint());
+  const agent = new Agent({ connections: concurrency, pipelining: 1 });
+  const latencies = [];
+  let failed = 0;
+  const cpuBefore = cpuMs(pid);
+  const started = performance.now();
+  let next = 0;
+  try {
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < tokens.length) {
+          const token = tokens[next++];
+          const sent = performance.now();
+          const response = await request(url, { dispatcher: agent, headers: { [ATTESTATION_HEADER]: token } });
+          await response.body.dump();
+          latencies.push(performance.now() - sent);
+          if (response.statusCode !== 200) failed++;
+        }
+      }),
+    );
+  } finally {
+    await agent.close();
+  }
+  const wallMs = performance.now() - started;
+  const cpuAfter = cpuMs(pid);
+  latencies.sort((a, b) => a - b);
+  const at = (share) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * share))] * 10) / 10;
+  const result = {
+    requests: count,
+    failed,
+    requestsPerSecond: (count * 1000) / wallMs,
+    p50Ms: at(0.5),
+    p99Ms: at(0.99),
+    serverCpuUsPerAnswer: cpuBefore === undefined || cpuAfter === undefined ? undefined : ((cpuAfter - cpuBefore) * 1000) / count,
+  };
+  log(
+    `verify on every request: ${count} new tokens, ${concurrency} at a time: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms} ms, ` +
+      `p99 ${result.p99Ms} ms, failed ${failed}; server CPU per answer ${us(result.serverCpuUsPerAnswer)}`,
+  );
+  return result;
 }
 
 /** An auth server that issues opaque tokens valid for `ttlSeconds`, or (after `hang()`) never answers. */

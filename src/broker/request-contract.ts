@@ -40,7 +40,7 @@ export interface TokenRequestHead {
   /** The client's address: the peer, or the first X-Forwarded-For hop behind a trusted proxy. */
   readonly client: string;
   /** The attestation header's value, when attestation is on and the request has one. */
-  readonly attestation?: string;
+  readonly attestation: string | undefined;
 }
 
 /** The fields of one `request completed` line. */
@@ -93,8 +93,8 @@ export class TokenRequests {
     forwardedFor: string | undefined,
     attestation?: string,
   ): TokenRequestHead {
-    const head = { requestId: requestIdOf(givenRequestId), origin, client: this.clientOf(peer, forwardedFor) };
-    return attestation === undefined ? head : { ...head, attestation };
+    // One literal of one shape: this runs for every cached answer.
+    return { requestId: requestIdOf(givenRequestId), origin, client: this.clientOf(peer, forwardedFor), attestation };
   }
 
   /** The attestation gate; undefined when attestation is off. */
@@ -164,8 +164,31 @@ export class TokenRequests {
    */
   completed(line: CompletedRequest): void {
     const logger = this.parts.logger;
-    // One shape for every line (pino leaves out undefined fields), so building it stays monomorphic.
-    const fields = {
+    const attested = line.attestation === undefined || line.attestation === 'valid';
+    if (!line.probe && attested && line.cache === 'hit' && line.status === 200 && line.application !== undefined) {
+      // The common case: counted, and its line built only when debug lines are written at all.
+      const application = cutForLog(line.application);
+      this.parts.hits.record(application, line.responseTimeMs ?? 0);
+      if (logger.isLevelEnabled('debug')) logger.debug(this.fieldsOf(line), 'request completed');
+      return;
+    }
+    const fields = this.fieldsOf(line);
+    if (line.probe) {
+      logger.debug(fields, 'request completed');
+    } else if (!attested && fields.status < 400) {
+      // A token served despite its attestation (report mode) is logged like an error: once per kind per interval.
+      if (this.parts.errors.shouldLog(`attestation ${fields.attestation}`)) logger.info(fields, 'request completed');
+      else logger.debug(fields, 'request completed');
+    } else if (fields.status >= 400 && !this.parts.errors.shouldLog(`${fields.status} ${fields.problem ?? 'error'}`)) {
+      logger.debug(fields, 'request completed');
+    } else {
+      logger.info(fields, 'request completed');
+    }
+  }
+
+  /** The line's fields, cut to their bounds: one shape for every line (pino leaves out undefined fields). */
+  private fieldsOf(line: CompletedRequest) {
+    return {
       reqId: line.reqId,
       method: line.method,
       path: cutForLog(line.path),
@@ -179,21 +202,6 @@ export class TokenRequests {
       attestation: line.attestation,
       client: line.client,
     };
-    // A token served despite its attestation (report mode) is logged like an error: once per kind per interval.
-    const refusable = fields.attestation !== undefined && fields.attestation !== 'valid';
-    if (line.probe) {
-      logger.debug(fields, 'request completed');
-    } else if (refusable && fields.status < 400) {
-      if (this.parts.errors.shouldLog(`attestation ${fields.attestation}`)) logger.info(fields, 'request completed');
-      else logger.debug(fields, 'request completed');
-    } else if (fields.cache === 'hit' && fields.status === 200 && fields.application !== undefined) {
-      this.parts.hits.record(fields.application, fields.responseTimeMs ?? 0);
-      logger.debug(fields, 'request completed');
-    } else if (fields.status >= 400 && !this.parts.errors.shouldLog(`${fields.status} ${fields.problem ?? 'error'}`)) {
-      logger.debug(fields, 'request completed');
-    } else {
-      logger.info(fields, 'request completed');
-    }
   }
 
   /** The `cache hits` and `errors not logged one by one` lines of the interval just ended, when there was something. */

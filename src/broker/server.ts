@@ -4,8 +4,8 @@ import { fastify, LogController, type FastifyInstance, type InjectOptions, type 
 import type { Logger } from 'pino';
 import { messageOf } from '../errors.js';
 import { requestIdOf, TokenAnswers } from './answers.js';
-import { openAttestation } from './attestation/open.js';
 import type { BrokerConfig, ServerSettings } from './config.js';
+import { brokerCore } from './core.js';
 import { FastPath } from './fast-path.js';
 import { HitSummary } from './hit-summary.js';
 import { RequestLimits } from './limits.js';
@@ -13,16 +13,12 @@ import { listen, type RunningBroker } from './listen.js';
 import { LiveConfig } from './live-config.js';
 import { ErrorSummary, cutForLog } from './log-bounds.js';
 import { brokerLogger, type BrokerLogLevel } from './logger.js';
-import { BrokerMetrics } from './metrics.js';
 import { problems, malformedUrlAnswer } from './plugins/problems.js';
 import { probes } from './plugins/probes.js';
 import { requestLog } from './plugins/request-log.js';
 import { tokenRoute } from './plugins/token-route.js';
-import { openSharedCache, redisSettingsOf } from './redis-link.js';
 import { DrainState, TokenRequests } from './request-contract.js';
-import { SecretWatcher } from './secret-watcher.js';
-import { TokenBroker } from './token-broker.js';
-import { AuthServerTokenSource, type TokenSource } from './token-source.js';
+import type { TokenSource } from './token-source.js';
 
 export { TOKEN_PATH } from './request-contract.js';
 export type { BrokerLogLevel } from './logger.js';
@@ -84,7 +80,9 @@ export interface BrokerApp {
  * Node's defaults, 5 s keep-alive, would close connections a load balancer still reuses), answering the fast path's
  * requests itself and passing the rest to fastify.
  */
-function brokerServer(settings: ServerSettings, dispatch: (request: IncomingMessage, response: ServerResponse) => void) {
+type Listener = (request: IncomingMessage, response: ServerResponse) => void;
+
+function brokerServer(settings: ServerSettings, dispatch: Listener) {
   return createServer(
     {
       keepAliveTimeout: settings.keepAliveTimeoutMs,
@@ -109,8 +107,24 @@ function reloadInto(live: LiveConfig, read: (() => BrokerConfig) | undefined, lo
     return false;
   }
   for (const warning of next.warnings) logger.warn({ config: true }, warning);
-  live.publish(next, 'reloaded (SIGHUP); server, limits and Redis settings take effect at the next start');
+  live.publish(next, 'reloaded (SIGHUP); server, limits, Redis and attestation settings take effect at the next start');
   return true;
+}
+
+/** fastify's options: the broker's own HTTP server and logger, one request line, problem+json for a broken URL. */
+function fastifyOptions(settings: ServerSettings, logger: Logger, contract: TokenRequests, dispatch: (routing: Listener) => Listener) {
+  return {
+    serverFactory: (routing: Listener) => brokerServer(settings, dispatch(routing)),
+    loggerInstance: logger,
+    // One line per request, written by the request-log plugin with the broker's fields, instead of fastify's two.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
+    genReqId: (request: IncomingMessage) => requestIdOf(request.headers['x-request-id']),
+    routerOptions: { ignoreTrailingSlash: true },
+    // Idle connections are closed by listen()'s drain, not at once; a request arriving while closing is answered.
+    forceCloseConnections: false,
+    return503OnClosing: false,
+    frameworkErrors: malformedUrlAnswer(contract),
+  };
 }
 
 /** The broker as parts: its config, the token core, the request contract, the fast path and fastify's plugins. */
@@ -119,69 +133,37 @@ export function buildBrokerApp(config: BrokerConfig, deps: BrokerDeps = {}): Bro
   const live = new LiveConfig(config);
   const logger = brokerLogger(deps.logStream ?? process.stderr, deps.logLevel ?? 'info', live.redact);
   for (const warning of config.warnings) logger.warn({ config: true }, warning);
-  const shared = openSharedCache(redisSettingsOf(config, deps.redisUrl), config.redisKeyPrefix, logger, deps.redisProbeIntervalMs);
-  const source = deps.tokenSource ?? new AuthServerTokenSource({ timeoutMs: config.authTimeoutMs, env: deps.env ?? {}, now });
-  const metrics = new BrokerMetrics();
-  const watcher = new SecretWatcher(live, (message, fields) => logger.warn(fields, message));
-  const broker = new TokenBroker({
-    config, source, now, ...(shared ? { shared } : {}), ...(deps.lockPollMs !== undefined ? { lockPollMs: deps.lockPollMs } : {}),
-    events: { warn: (message, fields) => logger.warn(fields ?? {}, message), info: (message, fields) => logger.info(fields ?? {}, message), authCall: (outcome, seconds) => metrics.authCall(outcome, seconds) },
-    rereadSecret: (platform) => watcher.rereadPlatform(platform),
-  });
-  live.onChange((next, why) => {
-    broker.setConfig(next);
-    logger.info({ platforms: [...next.platforms.keys()], applications: next.applications.size }, `config applied: ${why}`);
-  });
-  metrics.watch({ backoffStates: () => broker.backoffStates(), platformStates: () => broker.platformStates(), ...(shared ? { redisUp: () => shared.status() === 'up' } : {}) });
+  const core = brokerCore(config, deps, live, logger, now);
+  const { broker, shared, metrics, attestation } = core;
   const drain = new DrainState();
   const limits = new RequestLimits(config.limits, { keyPrefix: config.redisKeyPrefix, ...(shared ? { redis: shared.client } : {}) });
-  const attestation = openAttestation(config.attestation, {
-    now, logger, env: deps.env ?? {}, appIdOf: (application) => live.current.appIds.get(application),
-    ...(shared ? { redis: { client: shared.client, keyPrefix: config.redisKeyPrefix, up: () => shared.status() === 'up' } } : {}),
-  });
-  if (attestation !== undefined) metrics.countAttestation();
-  const contract = new TokenRequests({
-    live, answers: new TokenAnswers(live, now), limits, metrics, logger, drain, hits: new HitSummary(now), errors: new ErrorSummary(now), ...(attestation ? { attestation } : {}),
-  });
+  const answers = new TokenAnswers(live, now);
+  const parts = { live, answers, limits, metrics, logger, drain, hits: new HitSummary(now), errors: new ErrorSummary(now) };
+  const contract = new TokenRequests({ ...parts, ...(attestation ? { attestation } : {}) });
   const fastPath = deps.fastPath === false ? undefined : new FastPath(contract, broker, live);
-  const dispatch = (routing: (request: IncomingMessage, response: ServerResponse) => void) => (request: IncomingMessage, response: ServerResponse) => {
+  const dispatch = (routing: Listener): Listener => (request, response) => {
     if (fastPath?.answer(request, response) !== true) routing(request, response);
   };
 
-  const app = fastify({
-    serverFactory: (routing) => brokerServer(config.server, dispatch(routing)),
-    loggerInstance: logger,
-    // One line per request, written by the request-log plugin with the broker's fields, instead of fastify's two.
-    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
-    genReqId: (request) => requestIdOf(request.headers['x-request-id']),
-    routerOptions: { ignoreTrailingSlash: true },
-    // Idle connections are closed by listen()'s drain, not at once; a request arriving while closing is answered.
-    forceCloseConnections: false,
-    return503OnClosing: false,
-    frameworkErrors: malformedUrlAnswer(contract),
-  });
+  const app = fastify(fastifyOptions(config.server, logger, contract, dispatch));
   // No child logger per request (creating one serialises its bindings for every request): lines carry `reqId`.
   app.setChildLoggerFactory((parent) => parent);
   app.register(requestLog, { contract, drain }).register(problems, { contract }).register(tokenRoute, { contract, broker, live });
   app.register(probes, { broker, shared, drain, attestation, metricsText: config.server.metricsPort === undefined ? () => metrics.text() : undefined });
-
   const summaries = setInterval(() => contract.logSummaries(), deps.hitSummaryIntervalMs ?? DEFAULT_HIT_SUMMARY_INTERVAL_MS).unref();
   app.addHook('onClose', async () => {
     clearInterval(summaries);
-    watcher.close();
     contract.logSummaries();
-    await attestation?.close();
-    await shared?.close();
-    await source.close();
+    await core.close();
   });
-  let closed: Promise<void> | undefined;
+
   const injectInto = dispatch((request, response) => app.routing(request, response));
+  let closed: Promise<void> | undefined;
   return {
     app,
     inject: async (options) => {
       await app.ready();
-      const { inject } = await import('light-my-request');
-      return inject(injectInto, options);
+      return (await import('light-my-request')).inject(injectInto, options);
     },
     metricsText: () => metrics.text(),
     startDraining: () => drain.start(),

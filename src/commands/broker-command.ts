@@ -43,6 +43,8 @@ Config (secrets come from env vars or files, not from the config text):
                  "web": {"clientId": "...", "clientSecretFile": "/run/secrets/web"}},
    "applications": {"com.acme.shop": "android", "shop.acme.example": "web"},
    "cache": {"marginSeconds": 60}}
+App Check (only genuine app builds get tokens): "attestation": {"mode": "report" or "enforce",
+  "provider": "firebase-app-check", "projectNumber": "..."}, each application {"platform": "android", "appId": "1:..."}.
 
 Endpoints: GET /api/gatekeeper-token, GET /healthz, GET /readyz, GET /metrics (or on server.metricsPort).
 SIGTERM/SIGINT: /readyz answers 503 for server.shutdownDelaySeconds while tokens are still served, then stop

@@ -231,20 +231,21 @@ async function untilLogged(logs: readonly LogCapture[], pattern: RegExp, timeout
 
 describe('5. a valid token is served at once while the auth server hangs', () => {
   // A 6 s token with a 2 s margin: refreshed ahead from 2 s, past its refresh point at 4 s, discarded at 5 s. The
-  // auth server hangs from the first token on; the auth timeout is 1.5 s, so the refresh ahead started at 2.05 s fails
-  // at 3.55 s, before the refresh point: the test clock runs the token's life, the timeout runs in real time, and
-  // the traffic waits for that failure between the two phases.
+  // auth server hangs from the first token on; the auth timeout is 1 s (an answer that waited for it would take longer
+  // than the 750 ms allowed), so the refresh ahead started at 2.05 s fails at 3.05 s, before the refresh point: the
+  // test clock runs the token's life, the timeout runs in real time, and the traffic waits for that failure between
+  // the two phases.
   const BACKOFF_LINE = /auth server failed; no calls for this platform during the back-off/;
 
   it('one instance: no answer waits for the hanging refresh, before or after the refresh point', async () => {
     const clock = new TestClock();
-    const { auth, broker, logs } = await setup({ jwt: false, ttlSeconds: 6 }, { marginSeconds: 2, authTimeoutSeconds: 1.5, clock });
+    const { auth, broker, logs } = await setup({ jwt: false, ttlSeconds: 6 }, { marginSeconds: 2, authTimeoutSeconds: 1, clock });
     const startedAt = clock.now();
     const first = json(await get(broker));
     auth.behave({ hang: true });
-    const answers = await steadyTraffic([broker], clock, startedAt, 2050, 3550);
+    const answers = await steadyTraffic([broker], clock, startedAt, 2050, 3050);
     await untilLogged([logs], BACKOFF_LINE);
-    answers.push(...(await steadyTraffic([broker], clock, startedAt, 3550, 4700)));
+    answers.push(...(await steadyTraffic([broker], clock, startedAt, 3050, 4700)));
     expect(answers.length).toBeGreaterThan(20);
     for (const answer of answers) {
       expect(answer.status).toBe(200);
@@ -268,7 +269,7 @@ describe('5. a valid token is served at once while the auth server hangs', () =>
       const auth = await startFakeAuthServer({ clientId: CLIENT_ID, clientSecret: SECRET, jwt: false, ttlSeconds: 6 });
       stops.push(() => auth.close());
       const clock = new TestClock();
-      const options = { auth, marginSeconds: 2, authTimeoutSeconds: 1.5, redisUrl: redis.url, clock };
+      const options = { auth, marginSeconds: 2, authTimeoutSeconds: 1, redisUrl: redis.url, clock };
       const instances = [await setup({}, options), await setup({}, options), await setup({}, options)];
       const brokers = instances.map((instance) => instance.broker);
       const startedAt = clock.now();
@@ -276,9 +277,9 @@ describe('5. a valid token is served at once while the auth server hangs', () =>
       auth.behave({ hang: true });
       for (const broker of brokers.slice(1)) expect(json(await get(broker)).access_token).toBe(first.access_token);
       expect(auth.tokenRequests()).toBe(1);
-      const answers = await steadyTraffic(brokers, clock, startedAt, 2050, 3550);
+      const answers = await steadyTraffic(brokers, clock, startedAt, 2050, 3050);
       await untilLogged(instances.map((instance) => instance.logs), BACKOFF_LINE);
-      answers.push(...(await steadyTraffic(brokers, clock, startedAt, 3550, 4700)));
+      answers.push(...(await steadyTraffic(brokers, clock, startedAt, 3050, 4700)));
       for (const answer of answers) {
         expect(answer.status).toBe(200);
         expect(json(answer).access_token).toBe(first.access_token);

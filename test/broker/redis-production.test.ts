@@ -71,6 +71,9 @@ describe('start-up does not wait for Redis', () => {
     });
     const port = (hung.address() as { port: number }).port;
     const auth = await authServer();
+    // A first start without Redis pays for loading and compiling the broker, which is not what is timed here.
+    const warm = await startListening(auth.url, {});
+    await warm.broker.close();
     const startedAt = Date.now();
     const { broker } = await startListening(auth.url, { redis: { url: `redis://127.0.0.1:${port}` } });
     expect(Date.now() - startedAt).toBeLessThan(1000);

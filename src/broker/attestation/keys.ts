@@ -72,6 +72,7 @@ export class AttestationKeys {
   private lastError: string | undefined;
   private fetching: Promise<void> | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
+  private closed = false;
   /** Imported keys, by kid and algorithm (importing costs more than a verification). */
   private readonly imported = new Map<string, CryptoKey>();
   private readonly dispatcher: Dispatcher;
@@ -127,10 +128,11 @@ export class AttestationKeys {
     return { state, keys: held.byKid.size, fetchedAt: new Date(held.fetchedAt).toISOString(), ...lastError };
   }
 
+  /** Stops retrying and aborts a fetch in flight (the broker is stopping: it does not wait for the issuer). */
   async close(): Promise<void> {
+    this.closed = true;
     clearTimeout(this.retryTimer);
-    await this.fetching?.catch(() => undefined);
-    await this.dispatcher.close();
+    await this.dispatcher.destroy();
   }
 
   private refresh(): Promise<void> {
@@ -168,6 +170,7 @@ export class AttestationKeys {
       failure = error instanceof SyntaxError ? 'not JSON' : networkReason(error, { codeOnly: true }) || messageOf(error);
     }
     this.lastError = failure;
+    if (this.closed) return;
     const held = this.held;
     if (held === undefined) {
       log('warn', 'attestation keys could not be fetched; none held, so tokens cannot be verified (enforce answers 503)', { jwksUrl, reason: failure });

@@ -42,13 +42,13 @@ export function headOf(contract: TokenRequests, request: FastifyRequest): TokenR
   const forwardedFor = request.headers['x-forwarded-for'];
   const gate = contract.attestation;
   const attestation = gate === undefined ? undefined : request.headers[gate.header];
-  const head = {
+  return {
     requestId: request.id,
     origin: request.headers.origin,
     client: contract.clientOf(request.socket.remoteAddress, Array.isArray(forwardedFor) ? forwardedFor[0] : forwardedFor),
+    // A repeated attestation header is not a token (Node joins custom headers' values with ", ").
+    attestation: typeof attestation === 'string' ? attestation : undefined,
   };
-  // A repeated attestation header is not a token (Node joins custom headers' values with ", ").
-  return typeof attestation === 'string' ? { ...head, attestation } : head;
 }
 
 export function sendAnswer(reply: FastifyReply, answer: Answer): FastifyReply {
