@@ -1,5 +1,5 @@
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   requestClientCredentialsToken,
   tokenEndpointUrl,
@@ -10,6 +10,7 @@ import {
 import { AuthError, ContractError, UnavailableError, UsageError } from '../../src/errors.js';
 import { HttpClient } from '../../src/fetch/http-client.js';
 import { makeJwt } from './make-jwt.js';
+import { useNock } from '../helpers/nock.js';
 
 const AUTH = 'https://auth.example.test';
 const credentials = { clientId: 'my-client', clientSecret: 's3cr3t-VALUE' };
@@ -19,13 +20,9 @@ function client(retries = 0): HttpClient {
   return new HttpClient({ timeoutMs: 2_000, retry: { ...noRetries, retries }, sleep: async () => {} });
 }
 
-beforeAll(() => nock.disableNetConnect());
+useNock();
 afterEach(() => {
   nock.cleanAll();
-});
-afterAll(() => {
-  nock.enableNetConnect();
-  nock.restore();
 });
 
 describe('tokenEndpointUrl', () => {

@@ -1,7 +1,8 @@
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { AuthError, ContractError, UnavailableError } from '../../src/errors.js';
 import { backoffDelay, DEFAULT_RETRY_POLICY, HttpClient, MalformedBodyError, parseRetryAfter } from '../../src/fetch/http-client.js';
+import { useNock } from '../helpers/nock.js';
 
 const ORIGIN = 'https://api.example.test';
 const url = new URL(`${ORIGIN}/thing?x=1`);
@@ -25,7 +26,7 @@ const json = (response: { text: string }) => {
   }
 };
 
-beforeAll(() => nock.disableNetConnect());
+useNock();
 afterEach(() => {
   expect(nock.isDone()).toBe(true);
   nock.cleanAll();
