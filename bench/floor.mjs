@@ -8,7 +8,8 @@ import { parseArgs } from 'node:util';
 import { createDispatcher } from '../dist/fetch/dispatcher.js';
 import { basicAuthorization } from '../dist/fetch/basic-auth.js';
 import { firstPageUrl } from '../dist/fetch/urls.js';
-import { daysBetween, utcDayBounds } from '../dist/window/days.js';
+import { dayWindow } from '../dist/window/day-mode.js';
+import { daysBetween } from '../dist/window/days.js';
 
 const METRICS = ['unique-users', 'avg-screen-time', 'traffic'];
 
@@ -41,7 +42,7 @@ let requests = 0;
 let bytes = 0;
 
 async function fetchUnit(unit) {
-  let url = firstPageUrl(baseUrl, unit.metric, { ...utcDayBounds(unit.day), pageSize });
+  let url = firstPageUrl(baseUrl, unit.metric, { ...dayWindow(unit.day, 'utc'), pageSize });
   while (url) {
     const response = await fetch(url, { headers, dispatcher });
     if (response.status !== 200) throw new Error(`${unit.metric} ${unit.day}: HTTP ${response.status}`);

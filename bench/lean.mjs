@@ -16,7 +16,8 @@ import { parseArgs } from 'node:util';
 import { basicAuthorization } from '../dist/fetch/basic-auth.js';
 import { createDispatcher } from '../dist/fetch/dispatcher.js';
 import { firstPageUrl } from '../dist/fetch/urls.js';
-import { daysBetween, utcDayBounds } from '../dist/window/days.js';
+import { dayWindow } from '../dist/window/day-mode.js';
+import { daysBetween } from '../dist/window/days.js';
 
 const { values } = parseArgs({
   options: {
@@ -66,7 +67,7 @@ async function importUnit({ metric, day }) {
   const rows = [];
   let count;
   let received = 0;
-  let url = firstPageUrl(baseUrl, metric, { ...utcDayBounds(day), pageSize });
+  let url = firstPageUrl(baseUrl, metric, { ...dayWindow(day, 'utc'), pageSize });
   while (url) {
     const response = await fetch(url, { headers, dispatcher });
     if (response.status !== 200) throw new Error(`${metric} ${day}: HTTP ${response.status}`);
