@@ -6,7 +6,7 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-# --ignore-scripts: the prepare script compiles, and the sources are not copied yet.
+# --ignore-scripts: no dependency needs an install script, and none gets to run one.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY bin ./bin

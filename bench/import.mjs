@@ -1,5 +1,6 @@
 // Import benchmark: the importer (CSV, NDJSON, Parquet) side by side with the lean reference, the physical floor and curl+jq,
 // interleaved, median of N rounds; then peak RSS for 30 days and for one big day.
+import { createHash } from 'node:crypto';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BIN, ROOT, mb, measure, median, startSandboxProcess, tempDir, utcDay } from './lib.mjs';
@@ -86,6 +87,23 @@ async function bytesOnDisk(folder) {
   return bytes;
 }
 
+/**
+ * What the run manifest adds to a run at most: one SHA-256 pass over every data file's bytes (the importer hashes
+ * them as they pass, already in memory; this reads them from disk too, so it is an upper bound).
+ * @param {string} folder
+ */
+async function hashCost(folder) {
+  /** @type {Buffer[]} */
+  const bodies = [];
+  for (const entry of await readdir(folder, { withFileTypes: true, recursive: true })) {
+    const parent = entry.parentPath ?? entry.path;
+    if (entry.isFile() && !entry.name.startsWith('.') && !parent.includes('_runs')) bodies.push(await readFile(join(parent, entry.name)));
+  }
+  const started = performance.now();
+  for (const body of bodies) createHash('sha256').update(body).digest('hex');
+  return { ms: performance.now() - started, bytes: bodies.reduce((sum, body) => sum + body.length, 0), files: bodies.length };
+}
+
 /** @param {string} folder */
 async function countLines(folder) {
   let lines = 0;
@@ -110,8 +128,8 @@ async function curlJqRun({ baseUrl, from, to, out }) {
  * The side-by-side part: every round runs each variant once, in the same order (A, B, C, D, A, B, ...), so that a
  * slow phase of the machine hits all of them alike.
  */
-/** @param {{ rounds: number, tools: { curl: boolean, jq: boolean }, log: Log }} options */
-export async function importComparison({ rounds, tools, log }) {
+/** @param {{ rounds: number, tools: { curl: boolean, jq: boolean }, log: Log, only?: readonly string[] }} options */
+export async function importComparison({ rounds, tools, log, only }) {
   const sandbox = await startSandboxProcess(['--stores', '2000', '--zones', '20', '--days', '30']);
   // Windows end the day before yesterday: the sandbox serves a store's local day once it has ended, and yesterday's
   // window still holds running days, so its rows would change while the benchmark runs.
@@ -119,6 +137,8 @@ export async function importComparison({ rounds, tools, log }) {
   /** @type {{ name: string, key: string, run: Variant }[]} */
   const variants = [
     { name: 'area-metrics all --format csv', key: 'csv', run: importerRun('csv') },
+    // The same CSV files named metric=<metric>/dt=<day>/...: the layout must cost nothing over the flat one.
+    { name: 'area-metrics all --format csv --layout hive', key: 'hive', run: importerRun('csv', ['--layout', 'hive']) },
     // The same 7 days as store-local days: each window is 26 h, so about 8% more data is fetched (the neighbouring
     // local days are received and left out).
     { name: 'area-metrics all --format csv --days local', key: 'local', run: importerRun('csv', ['--days', 'local']) },
@@ -130,6 +150,8 @@ export async function importComparison({ rounds, tools, log }) {
   ];
   if (tools.curl && tools.jq) variants.push({ name: 'baseline: curl + jq (xargs -P 4)', key: 'curljq', run: curlJqRun });
   else log('curl or jq is missing (apt-get install -y curl jq): the curl+jq baseline is skipped');
+  // `--variants csv,hive`: only those (the CSV import is always among them: the others are held to its rows).
+  if (only) variants.splice(0, variants.length, ...variants.filter((variant) => variant.key === 'csv' || only.includes(variant.key)));
   /** @type {Record<string, VariantRun[]>} */
   const samples = Object.fromEntries(variants.map((variant) => [variant.key, []]));
   // The first round's CSV files of the importer and of the lean reference, compared byte for byte: the same work.
@@ -138,14 +160,18 @@ export async function importComparison({ rounds, tools, log }) {
   // Bytes on disk of each format's first round.
   /** @type {Record<string, number>} */
   const diskBytes = {};
+  /** @type {Awaited<ReturnType<typeof hashCost>> | undefined} */
+  let manifestHash;
   try {
     // One unmeasured warm-up: the sandbox builds its query cache and the page cache holds the node binary.
     log(`warm-up: ${window.from}..${window.to} against ${sandbox.url}`);
     await floorRun(window);
-    // The local-mode windows are other queries: warmed the same way, so the sandbox's cache favours neither mode.
-    const warmLocal = await tempDir('warm-local');
-    await importerRun('csv', ['--days', 'local'])({ ...window, out: warmLocal });
-    await rm(warmLocal, { recursive: true, force: true });
+    if (variants.some((variant) => variant.key === 'local')) {
+      // The local-mode windows are other queries: warmed the same way, so the sandbox's cache favours neither mode.
+      const warmLocal = await tempDir('warm-local');
+      await importerRun('csv', ['--days', 'local'])({ ...window, out: warmLocal });
+      await rm(warmLocal, { recursive: true, force: true });
+    }
     for (let round = 1; round <= rounds; round++) {
       for (const variant of variants) {
         const out = await tempDir(variant.key);
@@ -157,13 +183,18 @@ export async function importComparison({ rounds, tools, log }) {
               `peak RSS ${result.maxRssKb === undefined ? 'n/a' : `${(result.maxRssKb / 1024).toFixed(0)} MB`}` +
               (result.rows !== undefined ? `, ${result.rows} rows` : ''),
           );
-          if (round === 1 && ['csv', 'ndjson', 'parquet'].includes(variant.key)) {
+          if (round === 1 && ['csv', 'hive', 'ndjson', 'parquet'].includes(variant.key)) {
             const bytes = await bytesOnDisk(out);
             diskBytes[variant.key] = bytes;
             log(`${variant.name}: ${(bytes / 2 ** 20).toFixed(1)} MB on disk`);
           }
+          if (round === 1 && variant.key === 'hive') {
+            manifestHash = await hashCost(out);
+            log(`run manifest's SHA-256 of ${manifestHash.files} files, ${(manifestHash.bytes / 2 ** 20).toFixed(1)} MB: ${manifestHash.ms.toFixed(0)} ms`);
+          }
         } finally {
-          if (round === 1 && (variant.key === 'csv' || variant.key === 'lean')) firstOutputs[variant.key] = out;
+          if (round === 1 && variant.key === 'csv') firstOutputs.csv = out;
+          else if (round === 1 && variant.key === 'lean') firstOutputs.lean = out;
           else await rm(out, { recursive: true, force: true });
         }
       }
@@ -173,8 +204,9 @@ export async function importComparison({ rounds, tools, log }) {
     await sandbox.stop();
     for (const out of Object.values(firstOutputs)) await rm(out, { recursive: true, force: true });
   }
-  const rows = samples.csv?.[0]?.rows;
-  for (const key of ['ndjson', 'parquet', 'lean', 'curljq']) {
+  const csvRuns = samples.csv ?? [];
+  const rows = csvRuns[0]?.rows;
+  for (const key of ['hive', 'ndjson', 'parquet', 'lean', 'curljq']) {
     for (const sample of samples[key] ?? []) {
       if (sample.rows !== rows) throw new Error(`${key} produced ${sample.rows} rows, the CSV import ${rows}: not the same work`);
     }
@@ -183,12 +215,18 @@ export async function importComparison({ rounds, tools, log }) {
     const runs = samples[variant.key] ?? [];
     // Each round's ratio to the lean reference's run of the same round: the machine's slow phases hit both alike.
     const leanRuns = samples.lean ?? [];
-    const vsLeanByRound = runs.map((run, round) => {
-      const lean = leanRuns[round];
-      return lean ? Number((run.wallMs / lean.wallMs).toFixed(2)) : undefined;
-    });
+    /** Each run's time over that of the same round of `reference`. @param {VariantRun[]} reference */
+    const byRound = (reference) =>
+      runs.map((run, round) => {
+        const other = reference[round];
+        return other ? Number((run.wallMs / other.wallMs).toFixed(2)) : undefined;
+      });
+    const vsLeanByRound = byRound(leanRuns);
+    // And to the flat CSV import of the same round (the hive layout's measure).
+    const vsCsvByRound = byRound(csvRuns);
     return {
       vsLeanByRound,
+      vsCsvByRound,
       key: variant.key,
       name: variant.name,
       runs: runs.length,
@@ -201,7 +239,7 @@ export async function importComparison({ rounds, tools, log }) {
       diskBytes: diskBytes[variant.key],
     };
   });
-  return { window, rows, requests: samples.floor?.[0]?.requests, variants: summary };
+  return { window, rows, requests: samples.floor?.[0]?.requests, manifestHash, variants: summary };
 }
 
 /** Peak RSS of a 30-day backfill against the same data set, to compare with 7 days (memory must not grow). */

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `npm run bench`: import benchmark (importer vs the lean reference, the floor and curl+jq; 30 days; one big day) and broker
-// benchmark (autocannon vs a bare node:http server, cold burst). One summary table at the end; the raw numbers go to
+// benchmark (autocannon vs a bare node:http server, cold burst); pacing (a backfill at a vendor's limit of 10/s, and
+// unthrottled against a plain download). One summary table at the end; the raw numbers go to
 // bench/results/<timestamp>.json. Options: --rounds N (default 3), --skip-import, --skip-broker, --skip-memory,
-// --skip-startup, --skip-object-store.
+// --skip-startup, --skip-object-store, --skip-pacing.
 import { execSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -12,6 +13,7 @@ import { brokerBenchmark } from './broker.mjs';
 import { bigDay, importComparison, thirtyDays } from './import.mjs';
 import { ROOT, formatTable, mb, seconds, toolStatus } from './lib.mjs';
 import { objectStoreBenchmark } from './object-store.mjs';
+import { pacingBenchmark } from './pacing.mjs';
 import { startupBenchmark } from './startup.mjs';
 
 const { values: flags } = parseArgs({
@@ -22,6 +24,9 @@ const { values: flags } = parseArgs({
     'skip-broker': { type: 'boolean', default: false },
     'skip-startup': { type: 'boolean', default: false },
     'skip-object-store': { type: 'boolean', default: false },
+    'skip-pacing': { type: 'boolean', default: false },
+    // Only these import variants (and the CSV import), e.g. `--variants hive,lean`.
+    variants: { type: 'string' },
     // How the broker benchmark measured before (load generator in this process, 200-byte references), to compare.
     'broker-load-in-process': { type: 'boolean', default: false },
     'broker-bare-bytes': { type: 'string' },
@@ -64,7 +69,8 @@ if (!tools.curl || !tools.jq) log('curl and/or jq are missing (apt-get install -
  *   machine: typeof machine, rounds: number, startedAt: string, totalSeconds?: number,
  *   import?: Awaited<ReturnType<typeof importComparison>>, objectStore?: Awaited<ReturnType<typeof objectStoreBenchmark>>,
  *   thirtyDays?: Awaited<ReturnType<typeof thirtyDays>>, bigDay?: Awaited<ReturnType<typeof bigDay>>,
- *   startup?: ReturnType<typeof startupBenchmark>, broker?: Awaited<ReturnType<typeof brokerBenchmark>>,
+ *   pacing?: Awaited<ReturnType<typeof pacingBenchmark>>, startup?: ReturnType<typeof startupBenchmark>,
+ *   broker?: Awaited<ReturnType<typeof brokerBenchmark>>,
  * }}
  */
 const results = { machine, rounds, startedAt: new Date().toISOString() };
@@ -89,7 +95,7 @@ async function section(name, body) {
 
 if (!flags['skip-import']) {
   await section('import', async () => {
-    const comparison = await importComparison({ rounds, tools, log });
+    const comparison = await importComparison({ rounds, tools, log, only: flags.variants?.split(',') });
     results.import = comparison;
     const byKey = Object.fromEntries(comparison.variants.map((variant) => [variant.key, variant]));
     const { floor, lean, curljq: curlJq } = byKey;
@@ -117,6 +123,13 @@ if (!flags['skip-import']) {
         target = `<=1.08x UTC (${fmtRatio(vsUtc)})`;
         met = pass(vsUtc === undefined ? undefined : vsUtc <= 1.08);
       }
+      if (variant.key === 'hive') {
+        // The same work and bytes under other names, plus nothing: no measurable time over the flat layout.
+        const byRound = variant.vsCsvByRound.map(fmtRatio).join(', ');
+        const vsFlat = ratio(variant.wallMs, byKey.csv?.wallMs);
+        target = `<=1.05x flat (${fmtRatio(vsFlat)}; rounds ${byRound})`;
+        met = pass(vsFlat === undefined ? undefined : vsFlat <= 1.05);
+      }
       if (variant.key === 'parquet') {
         const csv = byKey.csv;
         target = 'RSS <= csv';
@@ -136,6 +149,11 @@ if (!flags['skip-import']) {
       ]);
     }
     log(`7 days: ${comparison.rows} rows per run (3 metrics), ${comparison.requests} requests, window ${comparison.window.from}..${comparison.window.to}`);
+    const hashed = comparison.manifestHash;
+    const csvMs = byKey.csv?.wallMs;
+    if (hashed && csvMs) {
+      log(`run manifest: SHA-256 of the run's ${(hashed.bytes / 2 ** 20).toFixed(1)} MB in ${hashed.ms.toFixed(0)} ms, ${((100 * hashed.ms) / csvMs).toFixed(1)}% of the flat run's ${(csvMs / 1000).toFixed(2)} s (an upper bound: the importer hashes the bytes it already holds)`);
+    }
     for (const variant of comparison.variants) {
       if (variant.key !== 'lean') log(`7 days: ${variant.name} vs lean, round by round: ${variant.vsLeanByRound.map(fmtRatio).join(', ')}`);
     }
@@ -193,6 +211,35 @@ if (!flags['skip-memory']) {
         '',
         target,
         pass(ok),
+      ]);
+    }
+  });
+}
+
+/** @type {string[][]} */
+const pacingTable = [];
+if (!flags['skip-pacing']) {
+  await section('pacing', async () => {
+    const pacing = await pacingBenchmark({ rounds, log });
+    results.pacing = pacing;
+    for (const run of pacing.throttled) {
+      pacingTable.push([
+        `19 days, 171 pages, limit ${pacing.limit}/s (headers ${run.headers}), --concurrency ${run.concurrency}`,
+        (run.wallMs / 1000).toFixed(2),
+        `${run.vsLimit.toFixed(2)}x`,
+        `${run.throttled} of ${run.requests} (${(run.share429 * 100).toFixed(1)}%)`,
+        '<=1.1x the limit',
+        pass(run.vsLimit <= 1.1),
+      ]);
+    }
+    for (const run of pacing.unthrottled) {
+      pacingTable.push([
+        `19 days, 1,710 pages, no limit, --concurrency ${run.concurrency}: vs a plain download (${(run.floorMs / 1000).toFixed(2)} s)`,
+        (run.importerMs / 1000).toFixed(2),
+        `${run.vsFloor.toFixed(2)}x`,
+        '0',
+        'within 5% of the plain download',
+        pass(run.vsFloor <= 1.05),
       ]);
     }
   });
@@ -296,6 +343,11 @@ out.push(
 if (table.length) {
   out.push(`Import (median of ${rounds} interleaved runs; sandbox 2,000 stores x 20 zones in its own process, loopback)`);
   out.push(formatTable(['run', 'wall s', 'rows/s', 'peak RSS MB', 'vs lean', 'vs floor', 'vs curl+jq', 'target', 'met'], table));
+}
+if (pacingTable.length) {
+  out.push('');
+  out.push(`Pacing (sandbox in its own process, ${results.pacing?.latencyMs} ms latency; unthrottled: median of ${rounds} interleaved rounds)`);
+  out.push(formatTable(['run', 'wall s', 'vs limit / vs plain download', '429s', 'target', 'met'], pacingTable));
 }
 if (startupTable.length) {
   out.push('');

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run demo`: the whole tool working with no account and no network. Starts the sandbox on a free loopback
-// port, imports yesterday and a 3-day backfill into ./demo-data, shows what was written, and stops the sandbox.
+// port, then does what the README's cron section does into ./demo-data: a 3-day backfill, the nightly catch-up and the
+// morning's status check; shows what was written, and stops the sandbox.
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -24,12 +25,15 @@ const baseUrl = await new Promise((resolveUrl, reject) => {
   sandbox.on('exit', (code) => reject(new Error(`sandbox exited early (${code})`)));
 });
 
+const env = { ...process.env, AREA_METRICS_BASE_URL: baseUrl, AREA_METRICS_CLIENT_ID: 'demo-client', AREA_METRICS_CLIENT_SECRET: 'demo-secret' };
+
 function cli(...args) {
   console.log(`$ area-metrics ${args.join(' ')}`);
-  const env = { ...process.env, AREA_METRICS_BASE_URL: baseUrl, AREA_METRICS_CLIENT_ID: 'demo-client', AREA_METRICS_CLIENT_SECRET: 'demo-secret' };
   const result = spawnSync(process.execPath, [bin, ...args], { env, stdio: ['ignore', 'inherit', 'inherit'] });
   if (result.status !== 0) throw new Error(`area-metrics ${args[0]} exited with ${result.status}`);
 }
+
+const utcDaysAgo = (days) => new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
 
 function tree(dir) {
   for (const name of readdirSync(dir).sort()) {
@@ -42,22 +46,22 @@ function tree(dir) {
 try {
   rmSync(out, { recursive: true, force: true });
   step(`sandbox running at ${baseUrl} (credentials demo-client / demo-secret, passed via environment variables)`);
-  step("yesterday's UTC day, all three metrics (what cron runs every night)");
-  cli('all', '-o', out);
-  const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
-  const threeDaysAgo = new Date(Date.now() - 3 * 86_400_000).toISOString().slice(0, 10);
-  step('a 3-day backfill, in pages of 10 results');
-  cli('all', '--from', threeDaysAgo, '--to', yesterday, '--page-size', '10', '-o', out);
+  // The day before yesterday is the newest day that can be final: yesterday's window still holds today's local day
+  // of every store east of UTC.
+  const lastFinal = utcDaysAgo(2);
+  step('first, once: a 3-day backfill through the day before yesterday, all three metrics, in pages of 10 results');
+  cli('all', '--from', utcDaysAgo(4), '--to', lastFinal, '--page-size', '10', '-o', out);
+  step('what cron runs every night: catch up through yesterday (written, final the next night), re-import the last 2 complete days');
+  cli('all', '--catch-up', '--lookback', '2', '-o', out);
+  step("the morning's check: 1 day behind is normal, so --max-behind 1 exits 0");
+  cli('status', '-o', out, '--max-behind', '1');
   step('the files written');
   tree(out);
-  step(`the first rows of traffic/${yesterday}.csv`);
-  console.log(readFileSync(join(out, 'traffic', `${yesterday}.csv`), 'utf8').split('\n').slice(0, 6).join('\n'));
+  step(`the first rows of traffic/${lastFinal}.csv`);
+  console.log(readFileSync(join(out, 'traffic', `${lastFinal}.csv`), 'utf8').split('\n').slice(0, 6).join('\n'));
   step('streaming NDJSON to another tool (here: the first 2 lines)');
   console.log(`$ area-metrics unique-users -o - | head -2`);
-  const piped = spawnSync(process.execPath, [bin, 'unique-users', '-o', '-', '-q'], {
-    env: { ...process.env, AREA_METRICS_BASE_URL: baseUrl, AREA_METRICS_CLIENT_ID: 'demo-client', AREA_METRICS_CLIENT_SECRET: 'demo-secret' },
-    encoding: 'utf8',
-  });
+  const piped = spawnSync(process.execPath, [bin, 'unique-users', '-o', '-', '-q'], { env, encoding: 'utf8' });
   console.log(piped.stdout.split('\n').slice(0, 2).join('\n'));
   step(`done: the data is in ${relative(process.cwd(), out) || '.'}/; run \`npm test\` for the test suite`);
 } finally {

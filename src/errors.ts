@@ -59,6 +59,16 @@ export class InterruptedError extends AreaMetricsError {
   }
 }
 
+/**
+ * The failure has already been reported (a unit's error line and the summary, `check`'s FAIL lines): the run ends
+ * with this exit code and prints nothing more.
+ */
+export class ReportedError extends AreaMetricsError {
+  constructor(readonly exitCode: number) {
+    super(`already reported; exit ${exitCode}`);
+  }
+}
+
 export const INTERNAL_ERROR_EXIT_CODE = 1;
 
 export function exitCodeFor(error: unknown): number {
@@ -67,4 +77,10 @@ export function exitCodeFor(error: unknown): number {
 
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The errno-style code (`ENOENT`, `ECONNREFUSED`, `ERR_...`) a Node or library error carries, if any. */
+export function errnoCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
 }

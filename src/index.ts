@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { runCli } from './cli.js';
+import { createCli } from './cli.js';
 import type { CommandContext } from './commands/context.js';
 import { exitCodeFor, InterruptedError, messageOf } from './errors.js';
 import { tempFilesInProgress } from './output/atomic-file.js';
@@ -33,8 +33,8 @@ const context: CommandContext = {
     process.on('SIGHUP', reload);
     return () => process.off('SIGHUP', reload);
   },
-  reportError: (message) => process.stderr.write(`area-metrics: ${message}\n`),
 };
+const cli = createCli(context);
 
 // A closed stdout (`| head`) is not an error worth a stack trace; it ends the run, but a failure already reported
 // keeps its exit code (cron must not read "0" after an error line).
@@ -42,14 +42,14 @@ const context: CommandContext = {
 // writing; for anything else that prints (--dry-run, token) it is reported at the end rather than exiting 0.
 let stdoutFailure: unknown;
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code === 'EPIPE') process.exit(interrupted?.exitCode ?? context.exitCode ?? 0);
+  if (error.code === 'EPIPE') process.exit(interrupted?.exitCode ?? cli.reporter.exitCodeSoFar ?? 0);
   stdoutFailure ??= asOutputError(error, 'cannot write to stdout');
 });
 
 // An interrupted import throws InterruptedError (130/143); a server (sandbox, broker) stopping on a signal is its
 // normal end and returns 0.
-const exitCode = await runCli(process.argv.slice(2), context);
+const exitCode = await cli.run(process.argv.slice(2));
 // A stream's error arrives after the write that caused it: let stdout settle before deciding.
 await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
-if (exitCode === 0 && stdoutFailure !== undefined) context.reportError(messageOf(stdoutFailure));
+if (exitCode === 0 && stdoutFailure !== undefined) cli.reporter.line(messageOf(stdoutFailure));
 process.exitCode = exitCode === 0 && stdoutFailure !== undefined ? exitCodeFor(stdoutFailure) : exitCode;

@@ -10,10 +10,12 @@ import { ROOT } from './helpers/cli.js';
 const LAYERS: Readonly<Record<string, number>> = {
   edge: 0, // src/index.ts and src/cli.ts
   commands: 1,
+  import: 1.5, // an import's orchestration, day judgement and report, under its composition root in commands
   broker: 2,
   sandbox: 2,
   metrics: 2,
   auth: 3,
+  lineage: 3,
   output: 4,
   fetch: 4,
   window: 5,

@@ -17,9 +17,14 @@ const problemSchema = z.looseObject({
 export interface BrokerTokenRequest {
   brokerUrl: string;
   applicationPackage: string;
+  /** An attestation token (App Check) and the header it goes in. */
+  attestation?: { readonly header: string; readonly token: string };
 }
 
-/** The broker refused the application (400 unknown/malformed package, 401 no usable credentials). Exit 3. */
+/**
+ * The broker refused the application (400 unknown/malformed package, 401 no usable credentials or attestation, 403
+ * an attestation of another application or used before). Exit 3.
+ */
 export class BrokerRejectedError extends AuthError {
   constructor(
     message: string,
@@ -63,7 +68,12 @@ export async function requestBrokerToken(http: HttpClient, request: BrokerTokenR
   const url = brokerTokenUrl(request.brokerUrl, request.applicationPackage);
   const where = `${describeRequest({ method: 'GET', url })} for ${JSON.stringify(request.applicationPackage)}`;
   const outcome = await http.send<Outcome>(
-    { method: 'GET', url, headers: { Accept: 'application/json' }, acceptStatus: (status) => REJECTION_STATUSES.has(status) },
+    {
+      method: 'GET',
+      url,
+      headers: { Accept: 'application/json', ...(request.attestation !== undefined ? { [request.attestation.header]: request.attestation.token } : {}) },
+      acceptStatus: (status) => REJECTION_STATUSES.has(status),
+    },
     (response: HttpResponse) => {
       if (REJECTION_STATUSES.has(response.status)) {
         const summary = problemSummary(response.text) ?? 'no problem details in the body';

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { UsageError } from '../errors.js';
+import { errnoCode, UsageError } from '../errors.js';
 
 /** A secret file's text without the trailing newline(s) (LF or CRLF) that editors and `echo` add. */
 export function secretFromFileText(text: string): string {
@@ -15,7 +15,7 @@ export async function readSecretFile(path: string, option = '--client-secret-fil
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    const code = errnoCode(error) ?? 'unreadable';
     throw new UsageError(`cannot read the client secret file ${path} (${option}): ${code}`);
   }
   const secret = secretFromFileText(text);

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { OutgoingHttpHeaders } from 'node:http';
-import type { Redactor } from '../redact.js';
-import type { BrokerConfig } from './config.js';
 import { allowedOrigin, corsHeaders } from './cors.js';
 import { servedExpiresIn } from './expiry.js';
+import type { LiveConfig } from './live-config.js';
 import { PROBLEM_CONTENT_TYPE, RETRY_AFTER_SECONDS, type BrokerProblem, type ProblemDetails } from './problem.js';
 import type { BrokerToken } from './token-broker.js';
 
@@ -43,8 +42,8 @@ export class TokenAnswers {
   private readonly bodies = new Map<string, { readonly expiresIn: number | undefined; readonly bytes: Buffer }>();
 
   constructor(
-    private readonly config: () => BrokerConfig,
-    private readonly redact: () => Redactor,
+    private readonly live: LiveConfig,
+    private readonly now: () => number = Date.now,
   ) {}
 
   token(token: BrokerToken, context: AnswerContext): Answer {
@@ -68,7 +67,7 @@ export class TokenAnswers {
   }
 
   problemDetails(details: ProblemDetails, context: AnswerContext, retryAfterSeconds?: number): Answer {
-    const body = Buffer.from(this.redact()(JSON.stringify(details)));
+    const body = Buffer.from(this.live.redact(JSON.stringify(details)));
     const headers: OutgoingHttpHeaders = {
       'x-request-id': context.requestId,
       'cache-control': 'no-store',
@@ -82,13 +81,13 @@ export class TokenAnswers {
   }
 
   private finish(headers: OutgoingHttpHeaders, context: AnswerContext): void {
-    const origin = allowedOrigin(this.config(), context.origin, context.application);
+    const origin = allowedOrigin(this.live.current, context.origin, context.application);
     if (origin !== undefined) Object.assign(headers, corsHeaders(origin, false));
     if (context.draining) headers.connection = 'close';
   }
 
   private body(token: BrokerToken): Buffer {
-    const expiresIn = token.expiresAt === undefined ? undefined : servedExpiresIn(token.expiresAt, Date.now());
+    const expiresIn = token.expiresAt === undefined ? undefined : servedExpiresIn(token.expiresAt, this.now());
     const cached = this.bodies.get(token.accessToken);
     if (cached !== undefined && cached.expiresIn === expiresIn) return cached.bytes;
     if (this.bodies.size >= 64) this.bodies.clear(); // a few tokens per application: refetched ones drop out here

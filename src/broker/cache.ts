@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
+import { errnoCode } from '../errors.js';
 import type { RedisSettings } from './config.js';
 import type { CachePlan } from './expiry.js';
 
@@ -291,8 +292,8 @@ export class RedisTokenCache implements SharedTokenCache {
 /** The server's error code (READONLY, NOPERM, WRONGPASS, CLUSTERDOWN) or the network's (ECONNREFUSED); cut short. */
 function redisErrorReason(error: unknown): string {
   if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
+    const code = errnoCode(error);
+    if (code !== undefined) return code;
     const serverCode = /^([A-Z][A-Z_-]{2,})\b/.exec(error.message)?.[1];
     return serverCode ?? error.message.slice(0, 200);
   }

@@ -20,12 +20,15 @@ export function allowedOrigin(config: BrokerConfig, origin: string | undefined, 
   return origin.toLowerCase() === `https://${application.toLowerCase()}` ? origin : undefined;
 }
 
-/** CORS response headers for an allowed origin; `preflight` adds what an OPTIONS answer needs. */
-export function corsHeaders(origin: string, preflight: boolean): Record<string, string> {
+/**
+ * CORS response headers for an allowed origin; `preflight` adds what an OPTIONS answer needs, allowing the
+ * attestation header too when attestation is on.
+ */
+export function corsHeaders(origin: string, preflight: boolean, attestationHeader?: string): Record<string, string> {
   const headers: Record<string, string> = { 'access-control-allow-origin': origin };
   if (preflight) {
     headers['access-control-allow-methods'] = 'GET';
-    headers['access-control-allow-headers'] = ALLOWED_REQUEST_HEADERS;
+    headers['access-control-allow-headers'] = attestationHeader === undefined ? ALLOWED_REQUEST_HEADERS : `${ALLOWED_REQUEST_HEADERS}, ${attestationHeader}`;
     headers['access-control-max-age'] = String(PREFLIGHT_MAX_AGE_SECONDS);
   } else {
     headers['access-control-expose-headers'] = EXPOSED_RESPONSE_HEADERS;

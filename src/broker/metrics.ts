@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ATTESTATION_RESULTS, type AttestationResult } from './attestation/gate.js';
 import type { BackoffState } from './backoff.js';
 import type { CacheOutcome, PlatformState } from './token-broker.js';
 import type { AuthCallOutcome } from './token-source.js';
@@ -24,10 +25,11 @@ export class BrokerMetrics {
   /** Plain numbers on the hot path (a prom-client increment hashes its labels); copied into the counter when scraped. */
   private readonly served: Record<CacheOutcome, number> = { hit: 0, shared: 0, miss: 0, coalesced: 0, stale: 0 };
   private readonly failed = new Map<number, number>();
+  private readonly attested: Record<AttestationResult, number> = { valid: 0, missing: 0, invalid: 0, 'other-app': 0, replayed: 0, 'no-keys': 0 };
   private readonly authCalls: Counter<'status'>;
   private readonly authLatency: Histogram;
 
-  constructor(sources: MetricsSources) {
+  constructor() {
     const served = this.served;
     const failed = this.failed;
     this.tokenRequests = new Counter({
@@ -53,6 +55,29 @@ export class BrokerMetrics {
       buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [this.registry],
     });
+  }
+
+  /** `area_metrics_broker_attestation_total{result}`, every result from 0 (when attestation is on). */
+  countAttestation(): void {
+    const attested = this.attested;
+    new Counter({
+      name: 'area_metrics_broker_attestation_total',
+      help: 'Token requests by their attestation: valid, missing, invalid, other-app, replayed, no-keys (no issuer keys to check with)',
+      labelNames: ['result'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const result of ATTESTATION_RESULTS) this.inc({ result }, attested[result]);
+      },
+    });
+  }
+
+  attestation(result: AttestationResult): void {
+    this.attested[result] += 1;
+  }
+
+  /** The gauges computed when scraped, from the parts that know the states. */
+  watch(sources: MetricsSources): void {
     new Gauge({
       name: 'area_metrics_broker_auth_backoff',
       help: '1 while calls to the platform\'s auth server are held back after failures, else 0',
@@ -87,6 +112,11 @@ export class BrokerMetrics {
         },
       });
     }
+  }
+
+  /** The Prometheus text of every metric, and its content type. */
+  async text(): Promise<{ contentType: string; text: string }> {
+    return { contentType: this.registry.contentType, text: await this.registry.metrics() };
   }
 
   tokenServed(outcome: CacheOutcome): void {

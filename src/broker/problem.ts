@@ -22,6 +22,11 @@ export type ProblemKind =
   | 'method-not-allowed'
   | 'too-many-requests'
   | 'overloaded'
+  | 'attestation-missing'
+  | 'attestation-invalid'
+  | 'attestation-other-app'
+  | 'attestation-replayed'
+  | 'attestation-unavailable'
   | 'internal-error';
 
 const PROBLEMS: Record<ProblemKind, { status: number; title: string }> = {
@@ -37,6 +42,11 @@ const PROBLEMS: Record<ProblemKind, { status: number; title: string }> = {
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
   'too-many-requests': { status: 429, title: 'Too many requests' },
   'overloaded': { status: 503, title: 'The broker is overloaded' },
+  'attestation-missing': { status: 401, title: 'The app attestation is missing' },
+  'attestation-invalid': { status: 401, title: 'The app attestation is not genuine' },
+  'attestation-other-app': { status: 403, title: 'The app attestation is for another application' },
+  'attestation-replayed': { status: 403, title: 'The app attestation was used before' },
+  'attestation-unavailable': { status: 503, title: 'The app attestation cannot be checked now' },
   'internal-error': { status: 500, title: 'Internal error' },
 };
 

@@ -1,35 +1,7 @@
-import type { Command } from 'commander';
-import type { BrokerLogLevel } from '../broker/server.js';
 import { UsageError } from '../errors.js';
-import type { CommandContext } from './context.js';
-import { addOptions, givenBy, integer, oneOf, readOptions, text, valueOption, type CollectedOptions } from './options.js';
-
-const LOG_LEVELS: readonly BrokerLogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
-
-const BROKER_OPTIONS = {
-  config: valueOption({ flags: '--config <file>', env: 'AREA_METRICS_BROKER_CONFIG', parse: text, description: 'broker config JSON (required)' }),
-  host: valueOption({ flags: '--host <host>', env: 'AREA_METRICS_BROKER_HOST', parse: text, default: '127.0.0.1', description: 'address to listen on' }),
-  port: valueOption({
-    flags: '--port <port>',
-    env: 'AREA_METRICS_BROKER_PORT',
-    parse: integer(0, 65535, 'a port number'),
-    default: 8080,
-    description: 'port to listen on, 0 = any free port',
-  }),
-  redisUrl: valueOption({
-    flags: '--redis-url <url>',
-    env: 'AREA_METRICS_REDIS_URL',
-    parse: text,
-    description: "Redis as the shared cache of several instances; overrides where the config's Redis is",
-  }),
-  logLevel: valueOption({
-    flags: '--log-level <level>',
-    parse: oneOf(LOG_LEVELS),
-    choices: LOG_LEVELS,
-    default: 'info',
-    description: 'lowest level of the JSON log lines on stderr',
-  }),
-};
+import { BROKER_OPTIONS } from './broker-command.js';
+import type { CommandAction } from './declaration.js';
+import { givenBy, readOptions } from './options.js';
 
 function untilAborted(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -38,19 +10,19 @@ function untilAborted(signal: AbortSignal): Promise<void> {
   });
 }
 
-async function runBroker(collected: CollectedOptions, context: CommandContext): Promise<void> {
+export const brokerAction: CommandAction = async ({ context, options: collected }) => {
   const options = readOptions(BROKER_OPTIONS, collected, context.env);
   if (options.config === undefined) throw new UsageError('missing --config <file> (or AREA_METRICS_BROKER_CONFIG)');
   const configPath = options.config;
   const redisUrl = options.redisUrl;
 
   // Loaded on demand: fastify and ioredis are not needed by the import commands, which cron starts every night.
-  const { loadBrokerConfig, redisUrlProblem } = await import('../broker/config.js');
+  const { redisUrlProblem } = await import('../broker/config-schema.js');
   const redisProblem = redisUrl === undefined ? undefined : redisUrlProblem(redisUrl);
   if (redisProblem !== undefined) {
     throw new UsageError(`${givenBy(BROKER_OPTIONS.redisUrl, collected, {}) === 'flag' ? '--redis-url' : 'AREA_METRICS_REDIS_URL'} ${redisProblem}`);
   }
-  const { startBroker } = await import('../broker/server.js');
+  const [{ loadBrokerConfig }, { startBroker }] = await Promise.all([import('../broker/config.js'), import('../broker/server.js')]);
   const config = loadBrokerConfig(configPath, { env: context.env });
   if (context.signal.aborted) return;
   const broker = await startBroker(config, {
@@ -71,36 +43,4 @@ async function runBroker(collected: CollectedOptions, context: CommandContext): 
     stopReloading?.();
   }
   await broker.close();
-}
-
-export function registerBrokerCommand(program: Command, context: CommandContext): void {
-  const command = program.command('broker');
-  addOptions(command, BROKER_OPTIONS)
-    .description('Run the token broker: GET /api/gatekeeper-token?application_package=X answers a cached JWT for app X')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  ANDROID_SECRET=... IOS_SECRET=... area-metrics broker --config broker.json
-  area-metrics broker --config broker.json --host 0.0.0.0 --port 8080 --redis-url redis://redis:6379/0
-  curl 'http://127.0.0.1:8080/api/gatekeeper-token?application_package=com.acme.shop'
-
-Config (secrets come from env vars or files, not from the config text):
-  {"authUrl": "https://auth.example.com",
-   "platforms": {"android": {"clientId": "...", "clientSecretEnv": "ANDROID_SECRET"},
-                 "web": {"clientId": "...", "clientSecretFile": "/run/secrets/web"}},
-   "applications": {"com.acme.shop": "android", "shop.acme.example": "web"},
-   "cache": {"marginSeconds": 60}}
-
-Endpoints: GET /api/gatekeeper-token, GET /healthz, GET /readyz, GET /metrics (or on server.metricsPort).
-SIGTERM/SIGINT: /readyz answers 503 for server.shutdownDelaySeconds while tokens are still served, then stop
-accepting connections, finish in-flight requests (at most server.shutdownTimeoutSeconds), exit 0; a second
-signal exits at once. SIGHUP: read the config again (kept as it was if the new one is not valid).
-Exit codes: 0 stopped by a signal; 2 invalid config or options (the message names the field), or the port
-cannot be bound.
-Logs: one JSON object per line on stderr (request id, application, cache hit/miss, auth latency; no secrets).`,
-    )
-    .action(async (collected: CollectedOptions) => {
-      await runBroker(collected, context);
-    });
-}
+};

@@ -3,10 +3,13 @@ import type { ClientCredentials } from '../fetch/basic-auth.js';
 import { parseBaseUrl } from '../fetch/urls.js';
 import type { LogFormat, LogLevel } from '../log/logger.js';
 import type { OutputFormat, OutputShape } from '../output/format.js';
+import { LAYOUTS, type Layout } from '../output/layout.js';
 import { isObjectUrl, parseObjectUrl, type ObjectLocation } from '../output/object-location.js';
-import { parseDay, type UtcDay, type WindowRequest } from '../window/days.js';
+import { LINEAGE_ENV, parseLineageUrl, resolveLineageSettings, type LineageSettings } from '../lineage/settings.js';
+import type { WindowRequest } from '../window/days.js';
 import { DAY_MODES, type DayMode } from '../window/day-mode.js';
 import {
+  envValue,
   givenBy,
   integer,
   listOption,
@@ -21,6 +24,7 @@ import {
   type Parser,
 } from './options.js';
 import { resolveClientSecret } from './settings.js';
+import { WINDOW_OPTIONS, windowFromFlags } from './window-flags.js';
 
 const OUTPUT_FORMATS = ['csv', 'ndjson', 'parquet'] as const satisfies readonly OutputFormat[];
 const OUTPUT_SHAPES = ['rows', 'results'] as const satisfies readonly OutputShape[];
@@ -51,7 +55,12 @@ function path(what: string): Parser<string> {
   };
 }
 
-const day: Parser<UtcDay> = (value, source) => parseDay(value, source);
+/** Requests a second: a positive decimal (`10`, `0.5`), at most 10,000. */
+const requestsPerSecond: Parser<number> = (value, source) => {
+  const rate = /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : Number.NaN;
+  if (!(rate > 0 && rate <= 10_000)) throw new UsageError(`${source} ${JSON.stringify(value)} must be a number of requests a second above 0, at most 10000`);
+  return rate;
+};
 
 /** Shared with the commands that only read or settle the state (status, accept, reopen). */
 export const S3_FORCE_PATH_STYLE = switchOption({
@@ -77,9 +86,7 @@ export const IMPORT_OPTIONS = {
     default: 'utc',
     description: "utc: a file per UTC day (the vendor's windows); local: a file per store-local calendar day. An output folder keeps one",
   }),
-  date: valueOption({ flags: '--date <YYYY-MM-DD>', parse: day, description: 'one day (default: yesterday, UTC; with --days local the latest local day over everywhere)' }),
-  from: valueOption({ flags: '--from <YYYY-MM-DD>', parse: day, description: 'first day of a range (backfill)' }),
-  to: valueOption({ flags: '--to <YYYY-MM-DD>', parse: day, defaultText: '--from', description: 'last day of the range, inclusive' }),
+  ...WINDOW_OPTIONS,
   catchUp: switchOption({ flags: '--catch-up', description: "for each metric, its pending days and every day after its own last complete day in the state, through yesterday (with --days local, the latest local day over everywhere)" }),
   maxDays: valueOption({ flags: '--max-days <n>', parse: integer(1, 3660), default: 31, description: 'at most this many new days per metric for --catch-up, and at most this many pending days retried beside them; a cut says so' }),
   lookback: valueOption({ flags: '--lookback <n>', parse: integer(0, 366), default: 0, description: 'with --catch-up: also re-import the n complete days before, for late corrections' }),
@@ -88,10 +95,25 @@ export const IMPORT_OPTIONS = {
   store: listOption({ flags: '--store <code>', parse: path('a non-empty store code'), description: 'only this store_code; repeatable (one unit per store)' }),
   output: valueOption({ flags: '-o, --output <dir|s3://bucket/prefix|->', env: 'AREA_METRICS_OUTPUT', parse: outputPath, default: './area-metrics-data', description: 'output folder, an S3-compatible bucket and prefix, or - for stdout' }),
   s3ForcePathStyle: S3_FORCE_PATH_STYLE,
+  layout: valueOption({
+    flags: '--layout <layout>',
+    env: 'AREA_METRICS_LAYOUT',
+    parse: oneOf(LAYOUTS),
+    choices: LAYOUTS,
+    default: 'flat',
+    description: 'flat: <metric>/<day>.<ext>; hive: metric=<metric>/dt=<day>/<metric>_<day>.<ext>, partitions a lake reads as columns. An output keeps one',
+  }),
+  openlineageUrl: valueOption({
+    flags: '--openlineage-url <url>',
+    env: 'OPENLINEAGE_URL',
+    parse: parseLineageUrl,
+    description: 'post OpenLineage run events to <url>/api/v1/lineage (OPENLINEAGE_API_KEY, OPENLINEAGE_NAMESPACE as the OpenLineage clients read them)',
+  }),
   format: valueOption({ flags: '-f, --format <format>', parse: oneOf(OUTPUT_FORMATS), choices: OUTPUT_FORMATS, defaultText: 'csv for files, ndjson for stdout', description: 'file format' }),
   shape: valueOption({ flags: '--shape <shape>', parse: oneOf(OUTPUT_SHAPES), choices: OUTPUT_SHAPES, default: 'rows', description: 'rows: one record per store, day and zone; results: one NDJSON line per API result' }),
   pageSize: valueOption({ flags: '--page-size <n>', parse: integer(1, 10_000), default: 1000, description: 'results per page, 1..10000' }),
-  concurrency: valueOption({ flags: '--concurrency <n>', parse: integer(1, 64), default: 4, description: 'units (metric x day x store) fetched at once' }),
+  concurrency: valueOption({ flags: '--concurrency <n>', parse: integer(1, 64), default: 4, description: 'units (metric x day x store) fetched at once: a cap, not a target' }),
+  maxRps: valueOption({ flags: '--max-rps <n>', env: 'AREA_METRICS_MAX_RPS', parse: requestsPerSecond, description: "at most n requests a second, for a vendor's documented limit (the run also adapts to the vendor's answers)" }),
   retries: valueOption({ flags: '--retries <n>', parse: integer(0, 20), default: 5, description: 'retries per request on network errors, timeouts, 429 and 5xx' }),
   timeout: valueOption({ flags: '--timeout <seconds>', parse: seconds(3600), default: 60_000, defaultText: '60', description: 'per-request timeout' }),
   onInvalid: valueOption({ flags: '--on-invalid <mode>', parse: oneOf(ON_INVALID), choices: ON_INVALID, default: 'fail', description: 'a record that breaks the data contract fails the unit, or is set aside in _rejected/' }),
@@ -113,6 +135,8 @@ export interface ImportConfig {
   readonly baseUrl: URL;
   /** Absent only for --dry-run, which needs none. */
   readonly credentials?: ClientCredentials;
+  /** The secret came as `--client-secret`, visible to every user of the machine: the run warns once. */
+  readonly secretOnCommandLine: boolean;
   readonly window: WindowRequest | { readonly kind: 'catch-up'; readonly maxDays: number; readonly lookback: number };
   /** UTC days or store-local calendar days. */
   readonly dayMode: DayMode;
@@ -120,10 +144,16 @@ export interface ImportConfig {
   readonly giveUpDays: number;
   readonly storeCodes: readonly string[];
   readonly output: OutputTarget;
+  /** How files are named under a folder or bucket prefix; stdout has none. */
+  readonly layout: Layout;
+  /** Where and as whom the run posts its OpenLineage events; absent: none. */
+  readonly lineage?: LineageSettings;
   readonly format: OutputFormat;
   readonly shape: OutputShape;
   readonly pageSize: number;
   readonly concurrency: number;
+  /** `--max-rps`: the pace's cap, requests a second. */
+  readonly maxRps?: number;
   readonly retries: number;
   readonly timeoutMs: number;
   readonly onInvalid: 'fail' | 'skip';
@@ -138,27 +168,13 @@ export interface ImportConfig {
 /** Everything a run needs, checked before any request: a bad flag is exit 2 with one line naming the fix. */
 export async function resolveImportConfig(collected: CollectedOptions, env: NodeJS.ProcessEnv, metricCount: number): Promise<ImportConfig> {
   const options = readOptions(IMPORT_OPTIONS, collected, env);
-  const { date, from, to, catchUp } = options;
-  if (date !== undefined && (from !== undefined || to !== undefined)) {
-    throw new UsageError('--date cannot be combined with --from/--to; use one or the other');
-  }
-  if (to !== undefined && from === undefined) throw new UsageError('--to needs --from');
-  if (catchUp && (date !== undefined || from !== undefined)) {
-    throw new UsageError('--catch-up cannot be combined with --date or --from/--to');
-  }
+  const named = windowFromFlags(options);
+  const { catchUp } = options;
+  if (catchUp && named !== undefined) throw new UsageError('--catch-up cannot be combined with --date or --from/--to');
   if (!catchUp && givenBy(IMPORT_OPTIONS.lookback, collected, env) !== undefined) {
     throw new UsageError('--lookback needs --catch-up (a backfill names its days with --from/--to)');
   }
-  const window: ImportConfig['window'] = catchUp
-    ? { kind: 'catch-up', maxDays: options.maxDays, lookback: options.lookback }
-    : date !== undefined
-      ? { kind: 'date', date }
-      : from !== undefined
-        ? { kind: 'range', from, ...(to === undefined ? {} : { to }) }
-        : { kind: 'default' };
-  if (window.kind === 'range' && window.to !== undefined && window.from > window.to) {
-    throw new UsageError(`--from ${window.from} is after --to ${window.to}; swap them`);
-  }
+  const window: ImportConfig['window'] = catchUp ? { kind: 'catch-up', maxDays: options.maxDays, lookback: options.lookback } : (named ?? { kind: 'default' });
 
   if (options.baseUrl === undefined) throw new UsageError('missing --base-url (or AREA_METRICS_BASE_URL)');
   const baseUrl = parseBaseUrl(options.baseUrl);
@@ -177,9 +193,14 @@ export async function resolveImportConfig(collected: CollectedOptions, env: Node
     throw new UsageError('CSV on stdout needs a single metric (their columns differ); use --format ndjson or -o <dir>');
   }
   const { state: statePath } = options;
+  if (output.kind === 'stdout' && givenBy(IMPORT_OPTIONS.layout, collected, {}) === 'flag') {
+    throw new UsageError('--layout names files in a folder or bucket; stdout (-o -) has none');
+  }
   if (catchUp && output.kind === 'stdout' && statePath === undefined) {
     throw new UsageError('--catch-up with -o - needs --state <file> to remember the last complete day');
   }
+  const lineageEnv = Object.fromEntries(Object.entries(LINEAGE_ENV).map(([key, name]) => [key, envValue(env, name)]));
+  const lineage = resolveLineageSettings(options.openlineageUrl, lineageEnv);
   if (options.quiet && options.verbose) throw new UsageError('--quiet and --verbose contradict each other; pick one');
   // Credentials last: every other mistake is reported first, and --dry-run needs none.
   const credentials = options.dryRun ? undefined : await resolveCredentials(options, collected, env);
@@ -187,16 +208,20 @@ export async function resolveImportConfig(collected: CollectedOptions, env: Node
   return {
     baseUrl,
     ...(credentials ? { credentials } : {}),
+    secretOnCommandLine: credentials !== undefined && givenBy(IMPORT_OPTIONS.clientSecret, collected, {}) === 'flag',
     window,
     dayMode: options.days,
     settleDays: options.settleDays,
     giveUpDays: options.giveUpDays,
     storeCodes: [...new Set(options.store)],
     output,
+    layout: options.layout,
+    ...(lineage === undefined ? {} : { lineage }),
     format,
     shape,
     pageSize: options.pageSize,
     concurrency: options.concurrency,
+    ...(options.maxRps === undefined ? {} : { maxRps: options.maxRps }),
     retries: options.retries,
     timeoutMs: options.timeout,
     onInvalid: options.onInvalid,

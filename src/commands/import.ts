@@ -1,41 +1,124 @@
-import type { Command } from 'commander';
-import type { MetricName } from '../metrics/descriptors.js';
-import type { CommandContext } from './context.js';
-import { IMPORT_OPTIONS } from './import-options.js';
-import { addOptions, type CollectedOptions } from './options.js';
+import { dirname } from 'node:path';
+import { ReportedError, exitCodeFor, messageOf } from '../errors.js';
+import { DayCompletion, type DayNote } from '../import/day-completion.js';
+import { planUnits } from '../import/plan.js';
+import { ImportReport } from '../import/report.js';
+import { runImport, type ImportSummary } from '../import/run.js';
+import type { UnitOutcome } from '../metrics/pipeline.js';
+import { createLogger, useColor } from '../log/logger.js';
+import { createImportProgress, type ImportProgress } from '../log/progress.js';
+import { METRIC_NAMES } from '../metrics/descriptors.js';
+import { unitFirstPageUrl } from '../metrics/unit.js';
+import { checkWritableFolder } from '../output/atomic-file.js';
+import { isObjectUrl } from '../output/object-location.js';
+import { ImportState } from '../output/state.js';
+import { Pacer, type PacerStats } from '../fetch/pacer.js';
+import { removeStaleTempFiles } from '../output/stale-temp.js';
+import { createRedactor, type Credential } from '../redact.js';
+import { clockOf } from './clock.js';
+import type { CommandAction, CommandRun } from './declaration.js';
+import type { ImportCommandName } from './command-list.js';
+import { resolveImportConfig, type ImportConfig } from './import-options.js';
+import { describeRun, outputFolders, planDays, sinkFor, stateFlags, unitFetcher } from './import-setup.js';
+import { RunRecords } from './run-records.js';
+import { SECRET_FLAG_WARNING } from './settings.js';
+import { awsCredentialsIn, ObjectStores, stateStorageFor, stateUrlOf } from './state-location.js';
 
-const COMMANDS: readonly { name: string; metric: MetricName | 'all'; summary: string }[] = [
-  { name: 'unique-users', metric: 'unique-users', summary: 'import the Unique Users metric' },
-  { name: 'avg-screen-time', metric: 'avg-screen-time', summary: 'import the Average Screen Time metric' },
-  { name: 'traffic', metric: 'traffic', summary: 'import the Area Traffic metric' },
-  { name: 'all', metric: 'all', summary: 'import all three metrics in one run' },
-];
-
-function examples(name: string): string {
-  return `
-Examples:
-  # yesterday (UTC), from cron; credentials from the environment
-  $ area-metrics ${name} --base-url https://api.example.com
-  # backfill a range into NDJSON files
-  $ area-metrics ${name} --from 2026-11-01 --to 2026-11-07 -f ndjson -o ./data
-  # typed Parquet files for a warehouse (files only)
-  $ area-metrics ${name} --from 2026-11-01 --to 2026-11-07 -f parquet -o ./data
-  # nightly: each metric from its own last complete day, plus 2 days again for late corrections
-  $ area-metrics ${name} --catch-up --lookback 2
-  # into an S3-compatible bucket, the state beside the data (credentials from the AWS SDK's default chain)
-  $ area-metrics ${name} --catch-up -o s3://my-bucket/area-metrics
-  # stream to another tool
-  $ area-metrics ${name} --date 2026-11-20 -o - | jq -c .
-`;
+/** The composition root of an import: config, logs and reporter, object stores; then `importInto` runs it. */
+export function importAction(command: ImportCommandName): CommandAction {
+  return async ({ context, reporter, options }) => {
+    // A bad flag found while resolving the config is reported as JSON too (with --log-format json every stderr line is JSON).
+    if (options.logFormat === 'json') reporter.use({ logger: createLogger({ stream: context.stderr, format: 'json', level: 'error' }) });
+    const config = await resolveImportConfig(options, context.env, command === 'all' ? METRIC_NAMES.length : 1);
+    const credentials = credentialsOf(config, context.env);
+    const color = useColor(context.stderr, context.env);
+    const progress = await createImportProgress(context.stderr, { format: config.logFormat, level: config.logLevel, credentials, color });
+    reporter.use({ logger: progress.logger, redact: createRedactor(credentials) });
+    const stores = new ObjectStores({ env: context.env, forcePathStyle: config.s3ForcePathStyle, retries: config.retries, timeoutMs: config.timeoutMs, logger: progress.logger });
+    try {
+      await importInto(command, config, progress, stores, { context, reporter });
+    } finally {
+      // The SDK keeps connections open; the process must be free to end.
+      stores.close();
+    }
+  };
 }
 
-export function registerImportCommands(program: Command, context: CommandContext): void {
-  for (const spec of COMMANDS) {
-    const command = program.command(spec.name).description(spec.summary).addHelpText('after', examples(spec.name));
-    addOptions(command, IMPORT_OPTIONS).action(async (raw: CollectedOptions) => {
-      // The import's code (HTTP, decoding, sinks, state) is loaded only when it runs, not for --help.
-      const { runImportCommand } = await import('./import-run.js');
-      await runImportCommand(spec.name, spec.metric, raw, context);
-    });
+/** Every secret the run holds, so that no log line, manifest or lineage event can show one. */
+function credentialsOf(config: ImportConfig, env: NodeJS.ProcessEnv): Credential[] {
+  return [
+    ...(config.credentials ? [{ clientId: config.credentials.clientId, secret: config.credentials.clientSecret }] : []),
+    ...awsCredentialsIn(env),
+    ...(config.lineage?.apiKey === undefined ? [] : [{ secret: config.lineage.apiKey }]),
+  ];
+}
+
+/** Why units were left, for the manifest. */
+function notAttemptedReason(summary: ImportSummary): string {
+  if (summary.stoppedBy === 'credentials') return 'not attempted: the credentials were rejected';
+  if (summary.stoppedBy === 'output') return 'not tried: the output could not be written';
+  // The cause says it: `the API is unreachable or failing: ... and the next request failed the same way (...)`.
+  if (summary.stoppedBy === 'vendor-down') return `not attempted: ${summary.stopCause ?? 'the API is unreachable or failing'}`;
+  return 'not attempted: the run ended before it';
+}
+
+async function importInto(command: ImportCommandName, config: ImportConfig, progress: ImportProgress, stores: ObjectStores, { context, reporter }: Pick<CommandRun, 'context' | 'reporter'>): Promise<void> {
+  const now = clockOf(context.env);
+  const output = config.output.kind === 'files' ? config.output.dir : config.output.kind === 'objects' ? config.output.url : '-';
+  const stateUrl = stateUrlOf(output, config.statePath);
+  // Reading the state object is also the first call to the store: missing credentials, a wrong bucket or region fail
+  // here, before any download. A dry run of named days needs no store at all.
+  const stateless = stateUrl === undefined || (config.dryRun && config.window.kind !== 'catch-up' && isObjectUrl(stateUrl));
+  // Stdout has no files to lay out: its state (--state) keeps whatever layout it has.
+  const layout = config.output.kind === 'stdout' ? {} : { layout: config.layout };
+  const state = stateless ? undefined : await ImportState.load(await stateStorageFor(stateUrl, stores), { now, metricNames: METRIC_NAMES, mode: config.dayMode, ...layout });
+  const metricNames = command === 'all' ? METRIC_NAMES : [command];
+  const { plan, cuts } = planDays(metricNames, config, state, now);
+  const units = planUnits(plan, config.storeCodes, config.dayMode);
+  if (config.dryRun) {
+    for (const unit of units) context.stdout.write(`GET ${unitFirstPageUrl(unit, config.baseUrl, config.pageSize).href}\n`);
+    return;
   }
+  const run = { command, invocation: `${command} ${describeRun(config)}`, output: output === '-' ? 'stdout' : output, stateFlags: stateFlags(config) };
+  // One pace for every request of the run: a 429 slows every unit, and the report gives its numbers.
+  const pacer = new Pacer({ logger: progress.logger, ...(context.clock ? { clock: context.clock } : {}), ...(config.maxRps === undefined ? {} : { maxRps: config.maxRps }) });
+  const report = new ImportReport(progress, { ...run, ...(config.secretOnCommandLine ? { optionWarning: SECRET_FLAG_WARNING } : {}) }, (code) => reporter.failed(code), pacer);
+  report.started(plan, cuts);
+  const recordRun = (exitCode: number, rows: Readonly<Record<string, number>>, requests?: PacerStats): Promise<void> =>
+    state?.recordRun({ time: new Date().toISOString(), command: `${command} ${describeRun(config)}`, exitCode, rows: { ...rows }, ...requests }) ?? Promise.resolve();
+  if (units.length === 0) {
+    await recordRun(0, {});
+    return report.nothingToImport();
+  }
+  if (!config.credentials) throw new Error('credentials are resolved for every run but --dry-run');
+  // A read-only, unwritable or full folder fails now, in a second, rather than after the downloads.
+  const statePath = stateUrl !== undefined && !isObjectUrl(stateUrl) ? stateUrl : undefined;
+  const folders = [...(config.output.kind === 'files' ? [config.output.dir] : []), ...(statePath === undefined ? [] : [dirname(statePath)])];
+  for (const folder of new Set(folders)) await checkWritableFolder(folder);
+  const tempFolders = new Set([...(config.output.kind === 'files' ? outputFolders(config.output.dir, units, config.layout) : []), ...folders]);
+  for (const stale of await removeStaleTempFiles([...tempFolders])) report.removedTempFile(stale.path, stale.pid, stale.reason);
+
+  const halt = new AbortController();
+  const fetcher = unitFetcher({ ...config, credentials: config.credentials }, progress, context.env, AbortSignal.any([context.signal, halt.signal]), pacer);
+  const rules = { storeCodes: config.storeCodes, settleDays: config.settleDays, giveUpDays: config.giveUpDays, now, mode: config.dayMode };
+  // The run manifest and the lineage events: what the run leaves for loaders and catalogs; each unit reaches both.
+  const records = await RunRecords.open({ commandName: command, command: run.invocation, config, units, stores, env: context.env, logger: progress.logger, redact: createRedactor(credentialsOf(config, context.env)) });
+  const unitReport = { unit: (outcome: UnitOutcome) => (records.unit(outcome), report.unit(outcome)), days: (notes: readonly DayNote[]) => report.days(notes) };
+  const parts = { fetch: fetcher.fetch, sink: await sinkFor(config, stores, context), days: new DayCompletion(units, rules, state), report: unitReport, concurrency: config.concurrency, signal: context.signal, halt };
+  const summary = await runImport(units, parts).catch(async (error: unknown) => {
+    // An interrupted run is a run too: status shows how it ended. Best effort: the state may be what failed.
+    report.daysNotOver();
+    await recordRun(exitCodeFor(error), {}).catch(() => {});
+    await records.finish({ exitCode: exitCodeFor(error), failure: error, notAttempted: `not attempted: ${messageOf(error)}`, ...pacer.stats() });
+    throw error;
+  }).finally(fetcher.close);
+  // The run's exit code is that of the first failed unit in (metric, day, store) order; a manifest not written is exit 7.
+  const first = summary.failures[0];
+  const exitCode = await records.finish({ exitCode: first ? exitCodeFor(first.error) : 0, failure: first?.error, notAttempted: notAttemptedReason(summary), ...pacer.stats() });
+  // A run that already failed (a full disk) is reported by its unit; otherwise the state's failure is the news.
+  await recordRun(exitCode, summary.rowsByMetric, pacer.stats()).catch((error: unknown) => {
+    if (!first) throw error;
+  });
+  report.finished(summary);
+  if (exitCode !== 0) throw new ReportedError(exitCode);
 }

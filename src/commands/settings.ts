@@ -2,6 +2,19 @@ import { readSecretFile } from '../auth/secret-file.js';
 import { UsageError } from '../errors.js';
 import { envValue } from './options.js';
 
+/**
+ * Said once by a run whose secret came as a flag: every user of the machine can read a command line (`ps`). The env
+ * var and the file are not warned about.
+ */
+export const SECRET_FLAG_WARNING =
+  '--client-secret puts the secret on the command line, where every user of this machine can read it (ps); ' +
+  'name a file with AREA_METRICS_CLIENT_SECRET_FILE (or --client-secret-file), or set AREA_METRICS_CLIENT_SECRET';
+
+/** The same, for the token command's `--attestation-token`. */
+export const ATTESTATION_FLAG_WARNING =
+  '--attestation-token puts the token on the command line, where every user of this machine can read it (ps); ' +
+  'set AREA_METRICS_ATTESTATION_TOKEN instead';
+
 export interface SecretFlags {
   readonly clientSecret?: string | undefined;
   readonly clientSecretFile?: string | undefined;

@@ -7,23 +7,8 @@ import { ObjectStateStorage } from '../output/object-state.js';
 import type { ObjectStore, ObjectStoreConfig } from '../output/object-store.js';
 import { FileStateStorage, ImportState, STATE_FILE_NAME, type StateStorage } from '../output/state.js';
 import { createRedactor } from '../redact.js';
-import type { CommandContext } from './context.js';
-import { IMPORT_OPTIONS, S3_FORCE_PATH_STYLE } from './import-options.js';
-import { text, valueOption, type Parser } from './options.js';
-
-/** A folder, or an `s3://bucket/prefix` checked now. */
-const folderOrBucket: Parser<string> = (value, source) => {
-  const checked = text(value, source);
-  if (isObjectUrl(checked)) parseObjectUrl(checked, source);
-  return checked;
-};
-
-/** Where `status`, `accept` and `reopen` find the state: an output folder's or bucket prefix's, or one named outright. */
-export const STATE_LOCATION_OPTIONS = {
-  output: valueOption({ flags: '-o, --output <dir|s3://bucket/prefix>', env: 'AREA_METRICS_OUTPUT', parse: folderOrBucket, default: './area-metrics-data', description: 'output folder, or bucket and prefix, whose state to use' }),
-  state: valueOption({ flags: '--state <file|s3://bucket/key>', parse: IMPORT_OPTIONS.state.parse, defaultText: '<output>/.area-metrics-state.json', description: 'state file or object to use' }),
-  s3ForcePathStyle: S3_FORCE_PATH_STYLE,
-};
+import type { CommandRun } from './declaration.js';
+import { IMPORT_OPTIONS } from './import-options.js';
 
 /**
  * Where a command's state lives: `--state` (a file or `s3://bucket/key`) if given, otherwise beside the output
@@ -86,13 +71,13 @@ export function awsCredentialsIn(env: NodeJS.ProcessEnv): { secret: string }[] {
 export async function withExistingState<T>(
   command: string,
   options: { readonly output: string; readonly state: string | undefined; readonly s3ForcePathStyle: boolean },
-  context: CommandContext,
+  { context, reporter }: Pick<CommandRun, 'context' | 'reporter'>,
   use: (state: ImportState, location: string) => Promise<T>,
 ): Promise<T> {
   const url = stateUrlOf(options.output, options.state);
   if (url === undefined) throw new UsageError(`${command} uses a folder's state; with -o - pass --state <file>`);
   const credentials = awsCredentialsIn(context.env);
-  context.redact = createRedactor(credentials);
+  reporter.use({ redact: createRedactor(credentials) });
   const stores = new ObjectStores({
     env: context.env,
     forcePathStyle: options.s3ForcePathStyle,

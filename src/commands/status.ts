@@ -1,13 +1,13 @@
-import type { Command } from 'commander';
 import { BehindError, UsageError } from '../errors.js';
 import { metricOfKey, type ImportState, type LastRun, type PendingDay } from '../output/state.js';
 import { daysOfRanges, describeRange, rangesHold, rangesOfDays, type DayRange } from '../window/day-ranges.js';
 import { defaultDay } from '../window/day-mode.js';
 import { clockOf } from './clock.js';
 import { daysBetween, daysFrom, yesterday, type UtcDay } from '../window/days.js';
-import type { CommandContext } from './context.js';
-import { addOptions, integer, oneOf, readOptions, switchOption, valueOption, type CollectedOptions } from './options.js';
-import { STATE_LOCATION_OPTIONS, withExistingState } from './state-location.js';
+import type { CommandAction } from './declaration.js';
+import { readOptions } from './options.js';
+import { withExistingState } from './state-location.js';
+import { STATUS_OPTIONS } from './status-command.js';
 
 /** One state key as `status` reports it. */
 export interface KeyStatus {
@@ -81,7 +81,8 @@ function list(ranges: readonly DayRange[]): string {
 
 function describeRun(run: LastRun): string {
   const rows = Object.entries(run.rows).map(([metric, count]) => `${metric} ${count}`);
-  return `last run: ${run.time} ${run.command}, exit ${run.exitCode}, rows: ${rows.length === 0 ? 'none' : rows.join(', ')}`;
+  const requests = run.requests === undefined ? '' : `, requests ${run.requests} (${run.throttled ?? 0} answered 429${run.paceRps === undefined ? '' : `, pace ${run.paceRps}/s`})`;
+  return `last run: ${run.time} ${run.command}, exit ${run.exitCode}, rows: ${rows.length === 0 ? 'none' : rows.join(', ')}${requests}`;
 }
 
 export function formatText(statuses: readonly KeyStatus[], lastRun: LastRun | undefined): string {
@@ -125,6 +126,16 @@ export function formatPrometheus(statuses: readonly KeyStatus[], lastRun: LastRu
         '# HELP area_metrics_last_run_rows Rows the last import run wrote, per metric.',
         '# TYPE area_metrics_last_run_rows gauge',
         ...Object.entries(lastRun.rows).map(([metric, rows]) => `area_metrics_last_run_rows{metric="${escapeLabel(metric)}"} ${rows}`),
+        ...(lastRun.requests === undefined
+          ? []
+          : [
+              '# HELP area_metrics_last_run_requests Requests the last import run sent to the API, retries included.',
+              '# TYPE area_metrics_last_run_requests gauge',
+              `area_metrics_last_run_requests ${lastRun.requests}`,
+              '# HELP area_metrics_last_run_throttled_responses Answers HTTP 429 (too many requests) the last import run received.',
+              '# TYPE area_metrics_last_run_throttled_responses gauge',
+              `area_metrics_last_run_throttled_responses ${lastRun.throttled ?? 0}`,
+            ]),
       ]
     : [];
   return (
@@ -145,16 +156,7 @@ function escapeLabel(value: string): string {
   return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }
 
-const STATUS_FORMATS = ['text', 'json', 'prometheus'] as const;
-
-const STATUS_OPTIONS = {
-  ...STATE_LOCATION_OPTIONS,
-  maxBehind: valueOption({ flags: '--max-behind <n>', parse: integer(0, 99_999, 'a whole number of days'), description: 'exit 8 when a metric is more than n days behind yesterday (UTC), or has a gap' }),
-  json: switchOption({ flags: '--json', description: 'one JSON object on stdout (same as --format json)' }),
-  format: valueOption({ flags: '--format <format>', parse: oneOf(STATUS_FORMATS), choices: STATUS_FORMATS, defaultText: 'text', description: 'text, json, or prometheus (node_exporter textfile collector)' }),
-};
-
-async function runStatus(collected: CollectedOptions, context: CommandContext): Promise<void> {
+export const statusAction: CommandAction = async ({ context, reporter, options: collected }) => {
   const options = readOptions(STATUS_OPTIONS, collected, context.env);
   if (options.json && options.format !== undefined && options.format !== 'json') {
     throw new UsageError(`--json contradicts --format ${options.format}; pick one`);
@@ -162,7 +164,7 @@ async function runStatus(collected: CollectedOptions, context: CommandContext): 
   const format = options.json ? 'json' : (options.format ?? 'text');
   const { maxBehind } = options;
   const now = clockOf(context.env);
-  const { state, path } = await withExistingState('status', options, context, (state, path) => Promise.resolve({ state, path }));
+  const { state, path } = await withExistingState('status', options, { context, reporter }, (state, path) => Promise.resolve({ state, path }));
   const statuses = statusOf(state, now, maxBehind);
   const lastRun = state.lastRun();
   if (format === 'json') {
@@ -180,25 +182,4 @@ async function runStatus(collected: CollectedOptions, context: CommandContext): 
     });
     throw new BehindError(`behind by more than --max-behind ${maxBehind}, or with gaps: ${which.join('; ')}`);
   }
-}
-
-export function registerStatusCommand(program: Command, context: CommandContext): void {
-  const command = program
-    .command('status')
-    .description("say how far behind each metric's output is, its coverage and gaps, from the state alone (no credentials, no request)")
-    .addHelpText(
-      'after',
-      `
-Exit codes: 0 fine, 8 a metric is more than --max-behind days behind or has a gap, 2 no or unusable state file;
-with a state in a bucket also 3 (the store rejected the AWS credentials) and 4 (the store unreachable after retries).
-
-Examples:
-  $ area-metrics status -o /data/area-metrics
-  $ area-metrics status -o /data/area-metrics --max-behind 1 || echo behind | mail -s area-metrics ops@example.com
-  $ area-metrics status -o /data/area-metrics --format prometheus > /var/lib/node_exporter/area_metrics.prom
-  $ area-metrics status -o s3://my-bucket/area-metrics --max-behind 1`,
-    );
-  addOptions(command, STATUS_OPTIONS).action(async (collected: CollectedOptions) => {
-    await runStatus(collected, context);
-  });
-}
+};

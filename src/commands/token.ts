@@ -1,61 +1,22 @@
-import type { Command } from 'commander';
 import { requestClientCredentialsToken, tokenEndpointUrl, type TokenResponse } from '../auth/client-credentials.js';
 import { brokerTokenUrl, requestBrokerToken } from '../auth/broker-client.js';
 import { describeToken, formatHuman, formatJson, formatRaw } from '../auth/token-report.js';
 import { UnavailableError, UsageError } from '../errors.js';
 import { createDispatcher } from '../fetch/dispatcher.js';
-import { DEFAULT_RETRY_POLICY, HttpClient } from '../fetch/http-client.js';
+import { DEFAULT_RETRY_POLICY, HttpClient, UNREACHABLE_HINT } from '../fetch/http-client.js';
 import { createLogger, useColor } from '../log/logger.js';
 import { createRedactor } from '../redact.js';
-import type { CommandContext } from './context.js';
-import {
-  addOptions,
-  givenBy,
-  integer,
-  readOptions,
-  seconds,
-  switchOption,
-  text,
-  valueOption,
-  type CollectedOptions,
-  type OptionValues,
-} from './options.js';
-import { resolveClientSecret } from './settings.js';
-
-const TOKEN_OPTIONS = {
-  authUrl: valueOption({ flags: '--auth-url <url>', env: 'AREA_METRICS_AUTH_URL', parse: text, description: 'auth server root; POSTs to {url}/oauth2/token' }),
-  clientId: valueOption({ flags: '--client-id <id>', env: 'AREA_METRICS_CLIENT_ID', parse: text, description: 'OAuth client id' }),
-  clientSecret: valueOption({ flags: '--client-secret <secret>', env: 'AREA_METRICS_CLIENT_SECRET', parse: text, description: 'OAuth client secret' }),
-  clientSecretFile: valueOption({ flags: '--client-secret-file <path>', env: 'AREA_METRICS_CLIENT_SECRET_FILE', parse: text, description: 'read the client secret from a file, trailing newline trimmed' }),
-  scope: valueOption({ flags: '--scope <scope>', parse: text, description: 'scope to request (sent only when given)' }),
-  broker: valueOption({ flags: '--broker <client_server_url>', parse: text, description: "ask this token broker's /api/gatekeeper-token instead (needs --app)" }),
-  app: valueOption({ flags: '--app <application_package>', parse: text, description: 'the application package to ask the broker for' }),
-  raw: switchOption({ flags: '--raw', description: 'print only the token on stdout' }),
-  json: switchOption({ flags: '--json', description: "print the server's JSON plus decoded header and claims on stdout" }),
-  timeout: valueOption({ flags: '--timeout <seconds>', parse: seconds(3600), default: 30_000, defaultText: '30', description: 'per request timeout' }),
-  retries: valueOption({ flags: '--retries <n>', parse: integer(0, 10), default: 0, description: 'retries on network errors, timeouts and 5xx' }),
-  verbose: switchOption({ flags: '-v, --verbose', description: 'say where each setting came from and what is sent (never the secret)' }),
-};
+import type { CommandAction } from './declaration.js';
+import { envValue, givenBy, readOptions, type CollectedOptions, type OptionValues } from './options.js';
+import { ATTESTATION_FLAG_WARNING, resolveClientSecret, SECRET_FLAG_WARNING } from './settings.js';
+import { TOKEN_OPTIONS } from './token-command.js';
 
 type TokenOptions = OptionValues<typeof TOKEN_OPTIONS>;
 
 type Target =
   | { kind: 'auth-server'; authUrl: string; clientId: string; clientSecret: string; scope?: string }
-  | { kind: 'broker'; brokerUrl: string; applicationPackage: string };
+  | { kind: 'broker'; brokerUrl: string; applicationPackage: string; attestation?: { header: string; token: string } };
 
-
-const EXAMPLES = `
-Examples:
-  $ area-metrics token --auth-url https://auth.example.com --client-id my-id --client-secret-file ~/.secret
-  $ AREA_METRICS_AUTH_URL=https://auth.example.com AREA_METRICS_CLIENT_ID=my-id \\
-      AREA_METRICS_CLIENT_SECRET=... area-metrics token --json | jq .claims
-  $ export TOKEN=$(area-metrics token --raw)
-  $ area-metrics token --broker https://backend.example.com --app com.acme.shop
-
-Exit codes: 0 token shown, 2 usage, 3 credentials or application refused, 4 server unreachable or failing,
-5 a 200 answer without a usable access_token.
-The JWT signature is never verified: this command is for looking, not for trusting.
-`;
 
 async function resolveTarget(
   options: TokenOptions,
@@ -65,6 +26,7 @@ async function resolveTarget(
   const byFlag = (key: keyof typeof TOKEN_OPTIONS): boolean => givenBy(TOKEN_OPTIONS[key], collected, {}) === 'flag';
   if (options.raw && options.json) throw new UsageError('--raw and --json cannot be used together');
   if (options.app !== undefined && options.broker === undefined) throw new UsageError('--app needs --broker');
+  if (options.broker === undefined && byFlag('attestationToken')) throw new UsageError('--attestation-token needs --broker');
 
   if (options.broker !== undefined) {
     // Explicit client-credential flags with --broker mean a confused command line; env vars are ignored silently
@@ -77,11 +39,16 @@ async function resolveTarget(
     if (options.app === undefined || options.app.trim() === '') {
       throw new UsageError('--broker needs --app <application_package>');
     }
-    return { target: { kind: 'broker', brokerUrl: options.broker, applicationPackage: options.app } };
+    const attestation = options.attestationToken === undefined ? {} : { attestation: { header: options.attestationHeader, token: options.attestationToken } };
+    return { target: { kind: 'broker', brokerUrl: options.broker, applicationPackage: options.app, ...attestation } };
   }
 
   const { authUrl, clientId } = options;
-  if (authUrl === undefined) throw new UsageError('missing auth URL: pass --auth-url or set AREA_METRICS_AUTH_URL');
+  if (authUrl === undefined) {
+    // A shell set up for the import has the metrics API's URL, which is not where tokens come from.
+    const apiOnly = envValue(env, 'AREA_METRICS_BASE_URL') !== undefined ? ' (AREA_METRICS_BASE_URL is the metrics API; tokens come from the auth server)' : '';
+    throw new UsageError(`missing auth URL: pass --auth-url or set AREA_METRICS_AUTH_URL${apiOnly}`);
+  }
   if (clientId === undefined) throw new UsageError('missing client id: pass --client-id or set AREA_METRICS_CLIENT_ID');
 
   const { secret: clientSecret, source } = await resolveClientSecret(
@@ -97,12 +64,13 @@ async function resolveTarget(
   };
 }
 
-async function runToken(collected: CollectedOptions, context: CommandContext): Promise<void> {
+export const tokenAction: CommandAction = async ({ context, reporter, options: collected }) => {
   const options = readOptions(TOKEN_OPTIONS, collected, context.env);
   const { target, secretSource } = await resolveTarget(options, collected, context.env);
-  const credentials = target.kind === 'auth-server' ? [{ clientId: target.clientId, secret: target.clientSecret }] : [];
+  const credentials =
+    target.kind === 'auth-server' ? [{ clientId: target.clientId, secret: target.clientSecret }] : target.attestation !== undefined ? [{ secret: target.attestation.token }] : [];
   // Every line from here on, the final error line included, is redacted: a server may echo what it was sent.
-  context.redact = createRedactor(credentials);
+  reporter.use({ redact: createRedactor(credentials) });
   const logger = createLogger({
     stream: context.stderr,
     format: 'text',
@@ -111,6 +79,10 @@ async function runToken(collected: CollectedOptions, context: CommandContext): P
     color: useColor(context.stderr, context.env),
   });
   if (secretSource !== undefined) logger.debug(`client secret from ${secretSource}`);
+  if (secretSource === '--client-secret') logger.warn(SECRET_FLAG_WARNING);
+  if (target.kind === 'broker' && target.attestation !== undefined && givenBy(TOKEN_OPTIONS.attestationToken, collected, {}) === 'flag') {
+    logger.warn(ATTESTATION_FLAG_WARNING);
+  }
 
   const timeoutMs = options.timeout;
   const dispatcher = createDispatcher({ timeoutMs, connections: 1, env: context.env });
@@ -136,13 +108,22 @@ async function runToken(collected: CollectedOptions, context: CommandContext): P
         ...(target.scope ? { scope: target.scope } : {}),
       });
     } else {
-      logger.debug(`GET ${brokerTokenUrl(target.brokerUrl, target.applicationPackage).toString()}`);
-      token = await requestBrokerToken(http, { brokerUrl: target.brokerUrl, applicationPackage: target.applicationPackage });
+      const attestation = target.attestation;
+      logger.debug(
+        `GET ${brokerTokenUrl(target.brokerUrl, target.applicationPackage).toString()}${attestation === undefined ? '' : ` with an attestation token in ${attestation.header}`}`,
+      );
+      token = await requestBrokerToken(http, {
+        brokerUrl: target.brokerUrl,
+        applicationPackage: target.applicationPackage,
+        ...(attestation !== undefined ? { attestation } : {}),
+      });
     }
   } catch (error) {
     if (error instanceof UnavailableError) {
+      // One hint, this command's: the client's generic one would say the same thing again.
       const server = target.kind === 'broker' ? 'the broker URL and that the broker' : 'the auth URL and that the auth server';
-      throw new UnavailableError(`${error.message}; check ${server} is up and reachable`, { cause: error });
+      const message = error.message.endsWith(`; ${UNREACHABLE_HINT}`) ? error.message.slice(0, -UNREACHABLE_HINT.length - 2) : error.message;
+      throw new UnavailableError(`${message}; check ${server} is up and reachable`, { cause: error });
     }
     throw error;
   } finally {
@@ -156,16 +137,4 @@ async function runToken(collected: CollectedOptions, context: CommandContext): P
   for (const warning of report.warnings) logger.warn(warning);
   const output = options.raw ? formatRaw(report) : options.json ? formatJson(report) : formatHuman(report);
   context.stdout.write(output);
-}
-
-export function registerTokenCommand(program: Command, context: CommandContext): void {
-  const command = program.command('token');
-  addOptions(command, TOKEN_OPTIONS)
-    .description(
-      'Do the OAuth 2.0 client-credentials exchange (or ask a token broker) and show the token, for debugging',
-    )
-    .addHelpText('after', EXAMPLES)
-    .action(async (collected: CollectedOptions) => {
-      await runToken(collected, context);
-    });
-}
+};

@@ -1,7 +1,9 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
-import { AuthError, ContractError, InterruptedError, UnavailableError } from '../errors.js';
+import { AuthError, ContractError, errnoCode, InterruptedError, UnavailableError } from '../errors.js';
 import { silentLogger, type Logger } from '../log/logger.js';
+import { systemClock, type Clock } from './clock.js';
+import type { CallId } from './outage.js';
+import { Pacer, type Ticket } from './pacer.js';
 
 /** Statuses worth another attempt. 400, 401, 403 and 404 are final. */
 const RETRYABLE_STATUSES = new Set([429, 500, 502, 503, 504]);
@@ -29,7 +31,10 @@ export interface HttpClientOptions {
   readonly logger?: Logger;
   /** Aborts every request and backoff wait (SIGINT/SIGTERM). */
   readonly signal?: AbortSignal;
-  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** What backoffs wait on and Retry-After dates are read against; tests pass a virtual one. Default: the system's. */
+  readonly clock?: Clock;
+  /** The run's pacer, shared by every client of the run (its clock should be this client's). Default: one of its own. */
+  readonly pacer?: Pacer;
   readonly random?: () => number;
 }
 
@@ -45,6 +50,14 @@ export interface HttpRequest {
   readonly acceptStatus?: (status: number) => boolean;
   /** What the request is for (`traffic 2026-11-20 page 2`), put before it in every warning and error about it. */
   readonly label?: string;
+  /** Counts this request's attempts and its 429 answers into the caller's tally (e.g. a unit's). */
+  readonly tally?: RequestTally;
+}
+
+/** Requests sent (retries included) and the 429s among their answers. */
+export interface RequestTally {
+  requests: number;
+  throttled: number;
 }
 
 export interface HttpResponse {
@@ -103,7 +116,7 @@ async function readCapped(body: ReadableStream<Uint8Array> | null, limit: number
  */
 export async function fetchBuffered(
   request: HttpRequest,
-  options: { readonly signal: AbortSignal; readonly dispatcher?: Dispatcher; readonly maxBodyBytes?: number },
+  options: { readonly signal: AbortSignal; readonly dispatcher?: Dispatcher; readonly maxBodyBytes?: number; readonly onHead?: () => void },
 ): Promise<BufferedResponse> {
   const response = await fetch(request.url, {
     method: request.method,
@@ -114,6 +127,7 @@ export async function fetchBuffered(
     // `dispatcher` is undici's extension to fetch's init; Node's fetch honours it.
     ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
   } as RequestInit);
+  options.onHead?.();
   const body =
     options.maxBodyBytes === undefined ? new Uint8Array(await response.arrayBuffer()) : await readCapped(response.body, options.maxBodyBytes);
   return new BufferedResponse(response.status, response.headers, body);
@@ -150,11 +164,6 @@ export function backoffDelay(attempt: number, policy: RetryPolicy, random: () =>
   return Math.floor(random() * ceiling);
 }
 
-/** Rejects at once when the signal aborts (the caller only needs to know that it did). */
-async function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  await delay(ms, undefined, signal ? { signal } : {});
-}
-
 /**
  * Why an attempt failed, as the retry loop decides on it: `transient` is retried while attempts last, then becomes
  * an UnavailableError (exit 4); `malformed` likewise, then a ContractError (exit 5: the server is not sending the
@@ -162,64 +171,112 @@ async function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
  * retrying will not change (400, 404, other statuses), reported like `transient`'s last attempt.
  */
 type Failure =
-  | { readonly kind: 'transient'; readonly reason: string; readonly retryAfterMs?: number }
+  | {
+      readonly kind: 'transient';
+      readonly reason: string;
+      readonly retryAfterMs?: number;
+      /** A 429: the vendor is up and asks for less; otherwise a network error, timeout or 5xx, which the outage gate counts. */
+      readonly throttled?: boolean;
+    }
   | { readonly kind: 'malformed'; readonly reason: string }
   | { readonly kind: 'refused'; readonly reason: string }
   | { readonly kind: 'final'; readonly error: Error };
 
-/**
- * HTTP with timeouts and retries, over the global `fetch` with an undici dispatcher (so nock can intercept it in
- * tests). It never puts credentials in a message: requests are described by method, origin and path only.
- */
+type Retryable = Exclude<Failure, { kind: 'final' }>;
+
+type Outcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failure: Failure };
+
+/** An outcome, with the wait before the next attempt when it can be retried. */
+type Judged<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failure: Extract<Failure, { kind: 'final' }> } | { readonly ok: false; readonly failure: Retryable; readonly waitMs: number };
+
+interface Exchanged<T> {
+  readonly outcome: Outcome<T>;
+  readonly headers?: Headers;
+}
+
+/** What an unreachable or failing server's error ends with; a caller that knows the server better says it instead. */
+export const UNREACHABLE_HINT = 'check the URL or try again later';
+
 /** Sends one request and parses its answer: what the auth module needs, implemented by HttpClient and the broker's one-shot call. */
 export interface Transport {
   send<T>(request: HttpRequest, parse: (response: HttpResponse) => T | Promise<T>): Promise<T>;
 }
 
+/**
+ * HTTP with timeouts and retries, over the global `fetch` with an undici dispatcher (so nock can intercept it in
+ * tests). It never puts credentials in a message: requests are described by method, origin and path only.
+ */
 export class HttpClient implements Transport {
   private readonly retry: RetryPolicy;
   private readonly logger: Logger;
-  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  private readonly clock: Clock;
+  private readonly pacer: Pacer;
   private readonly random: () => number;
 
   constructor(private readonly options: HttpClientOptions) {
     this.retry = options.retry ?? DEFAULT_RETRY_POLICY;
     this.logger = options.logger ?? silentLogger;
-    this.sleep = options.sleep ?? abortableSleep;
+    this.clock = options.clock ?? systemClock;
+    this.pacer = options.pacer ?? new Pacer({ clock: this.clock, logger: this.logger });
     this.random = options.random ?? Math.random;
   }
 
   /**
    * Sends the request until it succeeds or retries run out. `parse` turns a 2xx body into T; throwing (or rejecting
    * with) MalformedBodyError from it makes the attempt count as transient: a proxy or a load balancer can cut a body
-   * short, and the next attempt may get it whole.
+   * short, and the next attempt may get it whole. Every attempt waits for its turn at the run's pacer (and, while the
+   * vendor fails, at its outage gate, which throws VendorDownError when the vendor is down).
    */
   async send<T>(request: HttpRequest, parse: (response: HttpResponse) => T | Promise<T>): Promise<T> {
     const what = describeRequest(request);
     const attempts = this.retry.retries + 1;
-    let last: Exclude<Failure, { kind: 'final' }> | undefined;
+    const call = this.pacer.outage.join();
+    let last: { failure: Retryable; waitMs: number } | undefined;
     let made = 0;
-    for (let attempt = 0; attempt < attempts; attempt++) {
-      if (attempt > 0 && last) {
-        const backoff = backoffDelay(attempt - 1, this.retry, this.random);
-        const retryAfterMs = last.kind === 'transient' ? last.retryAfterMs : undefined;
-        const delay = retryAfterMs !== undefined ? Math.min(retryAfterMs, this.retry.maxRetryAfterMs) : backoff;
-        this.logger.warn(`${what}: ${last.reason}; retry ${attempt}/${this.retry.retries} in ${(delay / 1000).toFixed(1)} s`);
-        await this.sleep(delay, this.options.signal).catch(() => this.throwIfInterrupted());
+    try {
+      for (let attempt = 0; attempt < attempts; attempt++) {
+        if (last) {
+          this.logger.warn(`${what}: ${last.failure.reason}; retry ${attempt}/${this.retry.retries} in ${(last.waitMs / 1000).toFixed(1)} s`);
+          // A 429's wait is the pacer's hold, for every request of the run.
+          if (!(last.failure.kind === 'transient' && last.failure.throttled)) await this.unlessInterrupted(this.clock.sleep(last.waitMs, this.options.signal));
+        }
+        const ticket = await this.unlessInterrupted(this.pacer.acquire(call, this.options.signal));
+        made++;
+        if (request.tally) request.tally.requests++;
+        const outcome = await this.judged(call, ticket, attempt, this.exchange(request, parse, ticket));
+        if (outcome.ok) return outcome.value;
+        if (!('waitMs' in outcome)) throw outcome.failure.error;
+        const { failure } = outcome;
+        last = { failure, waitMs: outcome.waitMs };
+        if (failure.kind === 'transient' && failure.throttled && request.tally) request.tally.throttled++;
+        if (failure.kind === 'refused') break;
       }
-      made++;
-      const outcome = await this.attempt(request, parse);
-      if (outcome.ok) return outcome.value;
-      if (outcome.failure.kind === 'final') throw outcome.failure.error;
-      last = outcome.failure;
-      if (last.kind === 'refused') break;
+    } finally {
+      this.pacer.outage.leave(call);
     }
-    const failure = last as NonNullable<typeof last>;
+    const failure = (last as NonNullable<typeof last>).failure;
     const tries = `${made} attempt${made === 1 ? '' : 's'}`;
     if (failure.kind === 'malformed') {
       throw new ContractError(`${what}: ${failure.reason} (after ${tries}); the server is not sending the API's JSON`);
     }
-    throw new UnavailableError(`${what}: ${failure.reason} (after ${tries}); check the URL or try again later`);
+    if (failure.kind === 'transient' && !failure.throttled) this.pacer.outage.gaveUp(call, `${request.label ?? what} failed ${tries}`);
+    throw new UnavailableError(`${what}: ${failure.reason} (after ${tries}); ${UNREACHABLE_HINT}`);
+  }
+
+  /** How long to wait before the attempt after `attempt`: the server's Retry-After (capped), else the backoff. */
+  private waitAfter(failure: Retryable, attempt: number): number {
+    const retryAfterMs = failure.kind === 'transient' ? failure.retryAfterMs : undefined;
+    return retryAfterMs !== undefined ? Math.min(retryAfterMs, this.retry.maxRetryAfterMs) : backoffDelay(attempt, this.retry, this.random);
+  }
+
+  /** `waiting`, or the interrupt that aborted it (SIGINT/SIGTERM, or the run's halt). */
+  private async unlessInterrupted<T>(waiting: Promise<T>): Promise<T> {
+    try {
+      return await waiting;
+    } catch (error) {
+      if (this.options.signal?.aborted) this.throwIfInterrupted();
+      throw error;
+    }
   }
 
   private throwIfInterrupted(): never {
@@ -228,31 +285,70 @@ export class HttpClient implements Transport {
     throw reason instanceof Error ? reason : new InterruptedError('SIGINT');
   }
 
-  private async attempt<T>(
+  /**
+   * The outcome of attempt number `attempt` (from 0), with the wait before the next one, told to the outage gate
+   * (which throws VendorDownError when it finds the vendor down), then to the pacer (a 429, then the answer), in that
+   * order: the requests the pacer lets go at this answer must see the gate and the hold as they now are.
+   */
+  private async judged<T>(call: CallId, ticket: Ticket, attempt: number, exchange: Promise<Exchanged<T>>): Promise<Judged<T>> {
+    let headers: Headers | undefined;
+    try {
+      const exchanged = await exchange;
+      headers = exchanged.headers;
+      const { outcome } = exchanged;
+      if (outcome.ok) return outcome;
+      const { failure } = outcome;
+      if (failure.kind === 'final') return { ok: false, failure };
+      if (failure.kind === 'transient' && !failure.throttled) {
+        const down = this.pacer.outage.failed(call, failure.reason);
+        if (down) throw down;
+      } else {
+        this.pacer.outage.answered();
+      }
+      const waitMs = this.waitAfter(failure, attempt);
+      if (failure.kind === 'transient' && failure.throttled) this.pacer.throttled(ticket, waitMs, failure.retryAfterMs);
+      return { ok: false, failure, waitMs };
+    } finally {
+      this.pacer.answered(ticket, headers);
+    }
+  }
+
+  /** One request, no retry: its outcome, and the answer's headers (none: it failed on the network or timed out). */
+  private async exchange<T>(
     request: HttpRequest,
     parse: (response: HttpResponse) => T | Promise<T>,
-  ): Promise<{ ok: true; value: T } | { ok: false; failure: Failure }> {
+    ticket: Ticket,
+  ): Promise<Exchanged<T>> {
     const what = describeRequest(request);
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
     const signal = this.options.signal ? AbortSignal.any([this.options.signal, timeout]) : timeout;
     let response: HttpResponse;
     try {
-      response = await fetchBuffered(request, { signal, ...(this.options.dispatcher ? { dispatcher: this.options.dispatcher } : {}) });
+      response = await fetchBuffered(request, {
+        signal,
+        onHead: () => this.pacer.heard(ticket),
+        ...(this.options.dispatcher ? { dispatcher: this.options.dispatcher } : {}),
+      });
     } catch (error) {
       if (this.options.signal?.aborted) this.throwIfInterrupted();
       if (timeout.aborted) {
-        return { ok: false, failure: { kind: 'transient', reason: `timed out after ${this.options.timeoutMs / 1000} s` } };
+        return { outcome: { ok: false, failure: { kind: 'transient', reason: `timed out after ${this.options.timeoutMs / 1000} s` } } };
       }
       const proxyStatus = proxyStatusOf(error);
       if (proxyStatus === 407) {
         // The same credentials will be refused again: retrying only delays the message.
         const message = `${what}: proxy authentication required (HTTP 407 from the proxy); check the user and password in the proxy variable (HTTP_PROXY/HTTPS_PROXY)`;
-        return { ok: false, failure: { kind: 'final', error: new UnavailableError(message) } };
+        return { outcome: { ok: false, failure: { kind: 'final', error: new UnavailableError(message) } } };
       }
       const reason = proxyStatus === undefined ? `network error: ${networkReason(error)}` : `the proxy answered HTTP ${proxyStatus}`;
-      return { ok: false, failure: { kind: 'transient', reason } };
+      return { outcome: { ok: false, failure: { kind: 'transient', reason } } };
     }
+    return { outcome: await this.judge(request, response, parse), headers: response.headers };
+  }
 
+  /** A response, as the retry loop decides on it. */
+  private async judge<T>(request: HttpRequest, response: HttpResponse, parse: (response: HttpResponse) => T | Promise<T>): Promise<Outcome<T>> {
+    const what = describeRequest(request);
     const { status } = response;
     if ((status >= 200 && status < 300) || request.acceptStatus?.(status)) {
       try {
@@ -271,8 +367,8 @@ export class HttpClient implements Transport {
     const detail = errorDetail(response.text);
     const reason = `HTTP ${status}${detail ? ` (${detail})` : ''}`;
     if (!RETRYABLE_STATUSES.has(status)) return { ok: false, failure: { kind: 'refused', reason } };
-    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
-    return { ok: false, failure: { kind: 'transient', reason, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) } };
+    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), this.clock.now());
+    return { ok: false, failure: { kind: 'transient', reason, ...(status === 429 ? { throttled: true } : {}), ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) } };
   }
 }
 
@@ -314,10 +410,10 @@ function proxyStatusOf(error: unknown): number | undefined {
 export function networkReason(error: unknown, options: { readonly codeOnly?: boolean } = {}): string {
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
   if (cause instanceof Error) {
-    const code = (cause as { code?: unknown }).code;
-    if (options.codeOnly === true && typeof code === 'string') return code;
+    const code = errnoCode(cause);
+    if (options.codeOnly === true && code !== undefined) return code;
     // Node's messages usually carry the code already ("connect ECONNREFUSED 127.0.0.1:9").
-    return typeof code === 'string' && !cause.message.includes(code) ? `${code} ${cause.message}`.trim() : cause.message;
+    return code !== undefined && !cause.message.includes(code) ? `${code} ${cause.message}`.trim() : cause.message;
   }
   return String(cause);
 }

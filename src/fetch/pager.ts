@@ -1,4 +1,4 @@
-import type { HttpClient, HttpResponse } from './http-client.js';
+import type { HttpClient, HttpResponse, RequestTally } from './http-client.js';
 import { rebaseOntoOrigin } from './urls.js';
 
 /** Paging went wrong in a way a fresh fetch of the unit may fix (loop, too many pages, a page gone). */
@@ -28,6 +28,8 @@ export interface PagerOptions<P extends PageLinks> {
   readonly label?: (page: number) => string;
   /** Called when a `next` link pointed at another origin and was rebased. */
   readonly onRebase?: (from: string, to: URL) => void;
+  /** Counts every page's requests and 429s. */
+  readonly tally?: RequestTally;
 }
 
 /**
@@ -45,7 +47,14 @@ export async function* followPages<P extends PageLinks>(firstUrl: URL, options: 
     const content = await options.client.send(
       // A 404 after the first page is the result set shrinking while we page (DRF: "Invalid page."): a fresh fetch
       // of the unit sees the new set, where the first page's 404 means a wrong URL.
-      { method: 'GET', url, headers: options.headers, ...(options.label ? { label: options.label(number) } : {}), ...(number > 1 ? { acceptStatus: (status) => status === 404 } : {}) },
+      {
+        method: 'GET',
+        url,
+        headers: options.headers,
+        ...(options.label ? { label: options.label(number) } : {}),
+        ...(number > 1 ? { acceptStatus: (status) => status === 404 } : {}),
+        ...(options.tally ? { tally: options.tally } : {}),
+      },
       (response) => {
         if (response.status === 404) throw new PagingAnomaly(`page ${number} is gone (HTTP 404): the results changed while paging`);
         return options.parse(response);

@@ -106,6 +106,11 @@ export function columnNames(metric: MetricDescriptor): string[] {
   return [...COMMON_COLUMNS, ...metric.columns.map((column) => column.name)];
 }
 
+/** The metric's columns (`rows` shape) with their types: a Parquet file's schema, a lineage event's. */
+export function typedColumns(metric: MetricDescriptor): { name: string; type: ParquetColumnType }[] {
+  return [...COMMON_COLUMNS.map((name) => ({ name, type: COMMON_PARQUET_TYPES[name] })), ...metric.columns.map((column) => ({ name: column.name, type: column.parquet }))];
+}
+
 /** Output order of a unit's results: store_code, then date as sent. */
 export function compareResults(a: { readonly storeCode: string; readonly date: string }, b: { readonly storeCode: string; readonly date: string }): number {
   return compareText(a.storeCode, b.storeCode) || compareText(a.date, b.date);

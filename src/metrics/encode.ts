@@ -1,7 +1,7 @@
 import { csvField, csvLine, jsonOrUndefined, jsonString, type OutputEncoding } from '../output/format.js';
 import type { ParquetTable } from '../output/parquet.js';
 import { VERSION } from '../version.js';
-import { COMMON_COLUMNS, COMMON_PARQUET_TYPES, columnNames, type MetricDescriptor, type MetricResult } from './descriptors.js';
+import { COMMON_COLUMNS, columnNames, typedColumns, type MetricDescriptor, type MetricResult } from './descriptors.js';
 import { entriesByZone, zoneOf } from './schema.js';
 
 /**
@@ -32,9 +32,8 @@ export function parquetTableOf(
   requested: { readonly gte: string; readonly lte: string },
 ): ParquetTable | undefined {
   if (encoding.shape !== 'rows' || encoding.format !== 'parquet') return undefined;
-  const common = COMMON_COLUMNS.map((name) => ({ name, type: COMMON_PARQUET_TYPES[name] }));
   return {
-    columns: [...common, ...metric.columns.map((column) => ({ name: column.name, type: column.parquet }))],
+    columns: typedColumns(metric),
     // store_code, date, day and granularity are shared by a result's rows; zone and the values are each row's own.
     sharedColumns: COMMON_COLUMNS.indexOf('zone'),
     metadata: [

@@ -1,5 +1,6 @@
 import { AuthError, InterruptedError, OutputError } from '../errors.js';
-import type { UnitSink } from '../output/sinks.js';
+import { VendorDownError } from '../fetch/outage.js';
+import type { StoredFile, UnitSink } from '../output/sinks.js';
 import type { Unit, UnitData } from './unit.js';
 
 export type UnitOutcome =
@@ -12,6 +13,8 @@ export type UnitOutcome =
       readonly path?: string;
       /** False when the bytes equal what was there, which was left untouched. */
       readonly changed: boolean;
+      /** The data file as stored, relative to the output, with its size and SHA-256 (for the run manifest). */
+      readonly file?: StoredFile;
     }
   | { readonly unit: Unit; readonly ok: false; readonly error: unknown };
 
@@ -22,15 +25,15 @@ export interface PipelineOptions {
   readonly sink: UnitSink;
   readonly signal?: AbortSignal;
   /**
-   * Aborted when a request's credentials are rejected: the fetches (whose client listens to it) stop at once and no
-   * further unit starts, since every other request would be rejected the same way.
+   * Aborted when a request's credentials are rejected, or the vendor is down: the fetches (whose client listens to
+   * it) stop at once and no further unit starts, since every other request would fail the same way.
    */
   readonly halt?: AbortController;
   /**
    * After the sink, in plan order, once per unit: records it (the state) and returns its final outcome, which is a
    * failure when the record could not be written.
    */
-  readonly settle?: (outcome: UnitOutcome) => Promise<UnitOutcome>;
+  readonly record?: (outcome: UnitOutcome) => Promise<UnitOutcome>;
   /** Each unit's final outcome, once, in plan order: the place to count and log it. */
   readonly onOutcome?: (outcome: UnitOutcome) => Promise<void> | void;
 }
@@ -38,8 +41,10 @@ export interface PipelineOptions {
 export interface PipelineResult {
   /** In plan order; units after them were never fetched or never written. */
   readonly outcomes: UnitOutcome[];
-  /** Why units were left: the output failed, or the credentials were rejected. */
-  readonly stoppedBy?: 'output' | 'credentials';
+  /** Why units were left: the output failed, the credentials were rejected, or the vendor is down. */
+  readonly stoppedBy?: 'output' | 'credentials' | 'vendor-down';
+  /** What ended the run, when the vendor is down: its message is the line that names the cause. */
+  readonly stopCause?: VendorDownError;
 }
 
 type Settled = { ok: true; data: UnitData } | { ok: false; error: unknown };
@@ -51,11 +56,12 @@ class Halted extends Error {}
  * Fetches units concurrently and commits them strictly in plan order (metric, day, store): output and state are the
  * same whatever the timing, and at most 2 × concurrency fetched units wait in memory for their turn. A failed unit
  * does not stop the others, but one whose output could not be written (`OutputError`: a full or read-only disk)
- * stops the fetching: the units in flight finish and are dropped, and the outcomes end there. A rejected credential
- * stops everything at once: requests in flight are aborted and the outcomes end with that unit (units before it that
- * were fetched whole are still committed). An interrupt stops everything and is rethrown.
+ * stops the fetching: the units in flight finish and are dropped, and the outcomes end there. A rejected credential,
+ * or a vendor found down (VendorDownError), stops everything at once: requests in flight are aborted and the outcomes
+ * end with that unit (units before it that were fetched whole are still committed). An interrupt stops everything and
+ * is rethrown.
  *
- * A unit is committed once: the sink writes it, `settle` records it, and only the final outcome reaches `onOutcome`.
+ * A unit is committed once: the sink writes it, `record` records it, and only the final outcome reaches `onOutcome`.
  * Memory stays flat over any range: once a unit is committed, its rows and results are released, so the returned
  * outcomes carry every count but no `pieces`.
  */
@@ -67,6 +73,7 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
   let nextToStart = 0;
   let committed = 0;
   let stoppedBy: PipelineResult['stoppedBy'];
+  let stopCause: VendorDownError | undefined;
   let authReported = false;
 
   const startMore = (): void => {
@@ -77,9 +84,10 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
       const promise = options.fetch(units[index] as Unit).then(
         (data): Settled => ({ ok: true, data }),
         (error: unknown): Settled => {
-          if (error instanceof AuthError && stoppedBy === undefined) {
-            stoppedBy = 'credentials';
-            options.halt?.abort(new Halted('credentials rejected'));
+          if (stoppedBy === undefined && (error instanceof AuthError || error instanceof VendorDownError)) {
+            stoppedBy = error instanceof AuthError ? 'credentials' : 'vendor-down';
+            if (error instanceof VendorDownError) stopCause = error;
+            options.halt?.abort(new Halted(error.message));
           }
           return { ok: false, error };
         },
@@ -98,10 +106,12 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
     const unit = units[index] as Unit;
     throwIfInterrupted(options.signal);
     const result = await settled[index];
-    if (stoppedBy === 'credentials') {
+    if (stoppedBy === 'credentials' || stoppedBy === 'vendor-down') {
       // Not started, aborted by the halt, or rejected like the first one in flight at the same time: the first
-      // rejection in plan order is the one reported, the others are units not attempted.
-      const skipped = result === undefined || (!result.ok && (result.error instanceof Halted || (result.error instanceof AuthError && authReported)));
+      // rejection in plan order is the one reported, the others are units not attempted. A vendor down is reported
+      // by the unit that used its retries first; the units stopped after it were not attempted.
+      const stopped = (error: unknown): boolean => error instanceof Halted || error instanceof VendorDownError || (error instanceof AuthError && authReported);
+      const skipped = result === undefined || (!result.ok && stopped(result.error));
       if (skipped) continue;
       if (!result.ok && result.error instanceof AuthError) authReported = true;
     }
@@ -110,7 +120,15 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
     if (result.ok) {
       try {
         const written = await options.sink.commit(result.data, options.signal);
-        outcome = { unit, ok: true, data: result.data, destination: options.sink.describe(result.data), changed: written.changed, ...(written.path === undefined ? {} : { path: written.path }) };
+        outcome = {
+          unit,
+          ok: true,
+          data: result.data,
+          destination: options.sink.describe(result.data),
+          changed: written.changed,
+          ...(written.path === undefined ? {} : { path: written.path }),
+          ...(written.file === undefined ? {} : { file: written.file }),
+        };
       } catch (error) {
         outcome = { unit, ok: false, error };
       }
@@ -122,9 +140,9 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
       throwIfInterrupted(options.signal);
       throw outcome.error;
     }
-    if (options.settle) {
+    if (options.record) {
       try {
-        outcome = await options.settle(outcome);
+        outcome = await options.record(outcome);
       } catch (error) {
         // Recording a written unit (the state) can meet the same failing disk: the unit then fails with that error.
         if (!outcome.ok || !(error instanceof OutputError)) throw error;
@@ -143,7 +161,7 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
     startMore();
   }
   await Promise.allSettled(settled.filter((promise) => promise !== undefined));
-  return { outcomes, ...(stoppedBy === undefined ? {} : { stoppedBy }) };
+  return { outcomes, ...(stoppedBy === undefined ? {} : { stoppedBy }), ...(stopCause === undefined ? {} : { stopCause }) };
 }
 
 function throwIfInterrupted(signal: AbortSignal | undefined): void {

@@ -1,7 +1,9 @@
 import { AuthError, ContractError, UnavailableError } from '../errors.js';
 import { basicAuthorization, type ClientCredentials } from '../fetch/basic-auth.js';
 import { createDispatcher } from '../fetch/dispatcher.js';
+import type { Clock } from '../fetch/clock.js';
 import { DEFAULT_RETRY_POLICY, HttpClient } from '../fetch/http-client.js';
+import { Pacer } from '../fetch/pacer.js';
 import type { Logger } from '../log/logger.js';
 import { yesterday, type UtcDay } from '../window/days.js';
 import { describeViolation } from './check.js';
@@ -15,6 +17,10 @@ export interface ProbeSettings {
   readonly credentials: ClientCredentials;
   readonly timeoutMs: number;
   readonly retries: number;
+  /** `--max-rps`: the pace's cap, requests a second. */
+  readonly maxRps?: number;
+  /** What backoffs and the pacer wait on (default: the system's). */
+  readonly clock?: Clock;
   readonly logger: Logger;
   /** Where the proxy variables are read. */
   readonly env: NodeJS.ProcessEnv;
@@ -34,12 +40,16 @@ export type ProbeResult =
  */
 export async function probeMetrics(metrics: readonly MetricName[], settings: ProbeSettings): Promise<ProbeResult[]> {
   const dispatcher = createDispatcher({ connections: 1, timeoutMs: settings.timeoutMs, env: settings.env });
+  // One pace for the probes, like an import's units share one.
+  const pacer = new Pacer({ logger: settings.logger, ...(settings.clock ? { clock: settings.clock } : {}), ...(settings.maxRps === undefined ? {} : { maxRps: settings.maxRps }) });
   const client = new HttpClient({
     dispatcher,
     timeoutMs: settings.timeoutMs,
     retry: { ...DEFAULT_RETRY_POLICY, retries: settings.retries },
     logger: settings.logger,
     ...(settings.signal ? { signal: settings.signal } : {}),
+    ...(settings.clock ? { clock: settings.clock } : {}),
+    pacer,
   });
   const headers = { authorization: basicAuthorization(settings.credentials), accept: 'application/json' };
   const day = yesterday(settings.now);

@@ -1,5 +1,5 @@
 import { ContractError, IncompleteError } from '../errors.js';
-import type { HttpClient } from '../fetch/http-client.js';
+import type { HttpClient, RequestTally } from '../fetch/http-client.js';
 import { followPages, PagingAnomaly } from '../fetch/pager.js';
 import { firstPageUrl } from '../fetch/urls.js';
 import { silentLogger, type Logger } from '../log/logger.js';
@@ -61,6 +61,9 @@ export interface UnitData {
   readonly dropped: number;
   /** Fetches of the whole unit it took (1 unless it came back incomplete). */
   readonly attempts: number;
+  /** Requests the unit sent (every fetch, retries included), and the 429s among their answers. */
+  readonly requests: number;
+  readonly throttled: number;
 }
 
 export interface UnitFetchOptions {
@@ -82,8 +85,9 @@ export async function fetchUnit(unit: Unit, options: UnitFetchOptions): Promise<
   const maxAttempts = options.maxAttempts ?? 3;
   const logger = options.logger ?? silentLogger;
   let reason = '';
+  const tally: RequestTally = { requests: 0, throttled: 0 };
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const outcome = await fetchOnce(unit, options, attempt);
+    const outcome = await fetchOnce(unit, options, attempt, tally);
     if (outcome.complete) return outcome.data;
     reason = outcome.reason;
     if (attempt < maxAttempts) logger.warn(`${unitLabel(unit)}: ${reason}; fetching the unit again (${attempt + 1}/${maxAttempts})`);
@@ -93,7 +97,7 @@ export async function fetchUnit(unit: Unit, options: UnitFetchOptions): Promise<
   );
 }
 
-async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number): Promise<Attempt> {
+async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number, tally: RequestTally): Promise<Attempt> {
   const logger = options.logger ?? silentLogger;
   const context: PageContext = { metric: unit.metric, scope: requestScope(unit), encode: resultEncoder(unit.metric, options.encoding) };
   const results: EncodedResult[] = [];
@@ -114,6 +118,7 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number)
       headers: options.headers,
       parse: (response) => decodePage(response.body, context),
       label: (page) => `${unitLabel(unit)} page ${page}`,
+      tally,
       onRebase: (from, to) => {
         if (rebaseWarned) return;
         rebaseWarned = true;
@@ -167,6 +172,8 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number)
       localMidnights,
       dropped,
       attempts: attempt,
+      requests: tally.requests,
+      throttled: tally.throttled,
     },
   };
 }

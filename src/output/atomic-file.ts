@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { errnoCode, OutputError } from '../errors.js';
 import { asOutputError } from './write-failure.js';
 
 /** Temp files being written right now, so the process edge can remove them when it must exit at once. */
@@ -124,27 +125,32 @@ export async function writeAll(handle: Pick<FileHandle, 'write'>, bytes: Uint8Ar
 }
 
 /**
- * `mkdir -p`. Node reports ENOENT when it cannot create a missing parent (on a read-only file system, say); the
- * folders are then made one at a time, so the error says why (EROFS, EACCES...).
+ * `mkdir -p`, one folder at a time. Node's own recursive mkdir loops for ever where the kernel answers ENOENT for a
+ * folder whose parent exists (`/proc/foo`); made one at a time, the error says why (EROFS, EACCES...).
  */
-async function makeFolder(folder: string): Promise<void> {
-  try {
-    await mkdir(folder, { recursive: true });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    const missing: string[] = [];
-    for (let current = folder; !(await exists(current)); current = dirname(current)) {
-      missing.unshift(current);
-      if (dirname(current) === current) break;
+export async function makeFolder(folder: string): Promise<void> {
+  const missing: string[] = [];
+  for (let current = folder; !(await isFolder(current)); current = dirname(current)) {
+    missing.unshift(current);
+    if (dirname(current) === current) break;
+  }
+  for (const path of missing) {
+    try {
+      await mkdir(path);
+    } catch (error) {
+      // Made meanwhile by another run writing into the same folder.
+      if (errnoCode(error) === 'EEXIST' && (await isFolder(path))) continue;
+      if (errnoCode(error) === 'ENOENT' && (await isFolder(dirname(path)))) {
+        throw new OutputError(`cannot create folder ${path}: the file system there takes no new folders (ENOENT); choose another path`, { cause: error });
+      }
+      throw error;
     }
-    for (const path of missing) await mkdir(path);
   }
 }
 
-async function exists(path: string): Promise<boolean> {
+async function isFolder(path: string): Promise<boolean> {
   try {
-    await stat(path);
-    return true;
+    return (await stat(path)).isDirectory();
   } catch {
     return false;
   }

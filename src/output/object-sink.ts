@@ -1,40 +1,50 @@
+import { sha256Hex } from './content-hash.js';
 import { extensionOf, type OutputEncoding } from './format.js';
+import { rejectedPath, unitPath, type Layout } from './layout.js';
 import { objectKey, type ObjectLocation } from './object-location.js';
 import type { ObjectStore } from './object-store.js';
-import { rejectedLines, unitFileChunks, unitFileName, type UnitData, type UnitSink, type UnitWrite } from './sinks.js';
+import { rejectedLines, unitFileChunks, type UnitData, type UnitSink, type UnitWrite } from './sinks.js';
 
 function bytesOf(chunks: Iterable<string | Uint8Array>): Buffer {
   return Buffer.concat([...chunks].map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk)));
 }
 
 /**
- * `-o s3://bucket/prefix`: the folder layout as keys under the prefix (`<prefix>/<metric>/<day>.<ext>`, set-aside
- * records under `<prefix>/_rejected/`). Each unit is one PUT of the whole object, skipped when the object already
- * holds the same bytes; a failed PUT leaves the old object as it was.
+ * `-o s3://bucket/prefix`: the folder layout as keys under the prefix (`<prefix>/<metric>/<day>.<ext>`, or the hive
+ * layout's keys; set-aside records under `<prefix>/_rejected/`). Each unit is one PUT of the whole object, skipped
+ * when the object already holds the same bytes; a failed PUT leaves the old object as it was.
  */
 export class ObjectSink implements UnitSink {
   constructor(
     private readonly store: ObjectStore,
     private readonly location: ObjectLocation,
     private readonly encoding: OutputEncoding,
+    private readonly layout: Layout = 'flat',
   ) {}
 
+  relativePathOf(data: Pick<UnitData, 'unit'>): string {
+    return unitPath(data.unit, extensionOf(this.encoding), this.layout);
+  }
+
   keyOf(data: Pick<UnitData, 'unit'>): string {
-    return objectKey(this.location, `${data.unit.metric.name}/${unitFileName(data, extensionOf(this.encoding))}`);
+    return objectKey(this.location, this.relativePathOf(data));
   }
 
   rejectedKeyOf(data: Pick<UnitData, 'unit'>): string {
-    return objectKey(this.location, `_rejected/${data.unit.metric.name}/${unitFileName(data, 'ndjson')}`);
+    return objectKey(this.location, rejectedPath(data.unit, this.layout));
   }
 
   async commit(data: UnitData, signal?: AbortSignal): Promise<UnitWrite> {
     const key = this.keyOf(data);
-    const outcome = await this.store.writeIfChanged(key, bytesOf(unitFileChunks(data, this.encoding)), signal);
+    const body = bytesOf(unitFileChunks(data, this.encoding));
+    // The hash the object's metadata keeps is the one the run manifest records.
+    const sha256 = sha256Hex(body);
+    const outcome = await this.store.writeIfChanged(key, body, signal, sha256);
     const rejectedKey = this.rejectedKeyOf(data);
     // A re-run that finds the data clean removes what an earlier run set aside, so the bucket tells the truth.
     if (data.rejected.length === 0) await this.store.removeIfPresent(rejectedKey, signal);
     else await this.store.writeIfChanged(rejectedKey, bytesOf(rejectedLines(data)), signal);
-    return { changed: outcome === 'written', path: this.store.url(key) };
+    return { changed: outcome === 'written', path: this.store.url(key), file: { path: this.relativePathOf(data), bytes: body.length, sha256 } };
   }
 
   describe(data: UnitData): string {

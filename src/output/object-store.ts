@@ -1,15 +1,16 @@
-import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
   type PutObjectCommandInput,
 } from '@aws-sdk/client-s3';
 import { AuthError, OutputError, UnavailableError, UsageError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { sha256Hex } from './content-hash.js';
 import { objectUrl } from './object-location.js';
 
 /**
@@ -220,10 +221,6 @@ function statusOf(error: unknown): number | undefined {
   return (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
 }
 
-function sha256(body: Uint8Array): string {
-  return createHash('sha256').update(body).digest('hex');
-}
-
 /**
  * One bucket of an S3-compatible store. Every write is one PUT of the whole object (a Buffer body, so no streaming
  * chunk encoding): a reader sees the old object or the new one, never half, and a failed write leaves the old one.
@@ -263,9 +260,9 @@ export class ObjectStore {
   /**
    * Writes `body` at `key` unless the object there already holds these bytes (the SHA-256 kept in its metadata), so
    * a re-run rewrites nothing. A look that fails (no s3:ListBucket makes a missing key answer 403) just means "write".
+   * `hash` is the body's SHA-256 when the caller has it already.
    */
-  async writeIfChanged(key: string, body: Uint8Array, signal?: AbortSignal): Promise<WriteOutcome> {
-    const hash = sha256(body);
+  async writeIfChanged(key: string, body: Uint8Array, signal?: AbortSignal, hash = sha256Hex(body)): Promise<WriteOutcome> {
     if ((await this.storedHash(key, signal)) === hash) return 'unchanged';
     await this.put({ Key: key, Body: Buffer.from(body.buffer, body.byteOffset, body.byteLength), Metadata: { [CONTENT_HASH_METADATA]: hash } }, signal);
     return 'written';
@@ -279,9 +276,33 @@ export class ObjectStore {
     const present = await this.exists(key, signal);
     if (present === 'unknown') this.logger.debug(`cannot tell whether ${this.url(key)} exists (403); left as it is`);
     if (present !== 'yes') return false;
+    await this.remove(key, signal);
+    return true;
+  }
+
+  /** The keys under `prefix` (a `/`-ended folder-like prefix), every page of the listing, in the store's order. */
+  async listKeys(prefix: string, signal?: AbortSignal): Promise<string[]> {
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      try {
+        const page = await this.client.send(
+          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ...(token === undefined ? {} : { ContinuationToken: token }) }),
+          { abortSignal: signal },
+        );
+        for (const item of page.Contents ?? []) if (item.Key !== undefined) keys.push(item.Key);
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } catch (error) {
+        throw this.failure(error, 'read', prefix, signal);
+      }
+    } while (token !== undefined);
+    return keys;
+  }
+
+  /** Removes an object known to be there (a store answers a missing key's delete as done, too). */
+  async remove(key: string, signal?: AbortSignal): Promise<void> {
     try {
       await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }), { abortSignal: signal });
-      return true;
     } catch (error) {
       throw this.failure(error, 'remove', key, signal);
     }
@@ -321,20 +342,29 @@ export class ObjectStore {
       if (probe === 'refused') {
         this.conditions = 'enforced';
       } else {
-        this.conditions = 'ignored';
-        this.logger.warn(
-          `the object store ignores conditional writes (If-Match), so two runs updating ${this.url(key)} at the same time ` +
-            `could lose one run's days; run one import at a time into this prefix`,
-          { bucket: this.bucket, key },
-        );
+        this.ignoreConditions(key, 'If-Match');
         if (probe === 'written') return true;
       }
     }
-    if (this.conditions === 'ignored') {
-      await this.put(input, signal);
-      return true;
+    if (this.conditions === 'enforced') {
+      const written = await this.putUnless(etag === undefined ? { ...input, IfNoneMatch: '*' } : { ...input, IfMatch: etag }, signal);
+      // A store can enforce one condition and not implement the other (`If-None-Match`): that is no conflict, and no
+      // number of attempts would change the answer, so it is written the way a store without conditions is.
+      if (written !== 'unsupported') return written === 'written';
+      this.ignoreConditions(key, etag === undefined ? 'If-None-Match' : 'If-Match');
     }
-    return (await this.putUnless(etag === undefined ? { ...input, IfNoneMatch: '*' } : { ...input, IfMatch: etag }, signal)) === 'written';
+    await this.put(input, signal);
+    return true;
+  }
+
+  /** From now on this store's writes are plain, with one warning saying what that risks. */
+  private ignoreConditions(key: string, header: 'If-Match' | 'If-None-Match'): void {
+    this.conditions = 'ignored';
+    this.logger.warn(
+      `the object store ignores conditional writes (${header}), so two runs updating ${this.url(key)} at the same time ` +
+        `could lose one run's days; run one import at a time into this prefix`,
+      { bucket: this.bucket, key },
+    );
   }
 
   /**

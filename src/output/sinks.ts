@@ -1,9 +1,10 @@
-import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { writeFileAtomicIfChanged } from './atomic-file.js';
+import { DigestingChunks, type ContentDigest } from './content-hash.js';
 import { extensionOf, jsonOrUndefined, type OutputEncoding } from './format.js';
+import { rejectedPath, unitPath, type Layout } from './layout.js';
 import { parquetFileChunks, type ParquetTable } from './parquet.js';
 import { asOutputError } from './write-failure.js';
 
@@ -27,12 +28,20 @@ export interface UnitData {
   readonly rejected: readonly SetAsideRecord[];
 }
 
+/** A unit's data file as a run manifest records it: where under the output, its size and SHA-256. */
+export interface StoredFile extends ContentDigest {
+  /** Relative to the output folder or bucket prefix, `/`-separated. */
+  readonly path: string;
+}
+
 /** What committing a unit did. */
 export interface UnitWrite {
   /** False when the output already held these bytes and was left untouched. */
   readonly changed: boolean;
   /** The file, for sinks that write files. */
   readonly path?: string;
+  /** The data file as stored (written or found unchanged), for sinks that write files or objects. */
+  readonly file?: StoredFile;
 }
 
 /** Where a complete unit goes. `commit` is called once per unit, in plan order, only for complete units. */
@@ -62,18 +71,7 @@ export function* unitChunks(data: UnitData, withHeader: boolean): Generator<stri
   if (chunk.length > 0) yield Buffer.concat(chunk, size);
 }
 
-/**
- * `<day>.csv`, or `<day>.store-<S>.csv` for a `--store` unit (the code URL-encoded, so it is always a file name). A
- * code too long for a file name (at most 255 bytes, temp file's extras included) is named by its SHA-256 instead:
- * `<day>.store-sha256-<hex>.csv`.
- */
-export function unitFileName(data: Pick<UnitData, 'unit'>, extension: string): string {
-  const { day, storeCode } = data.unit;
-  if (storeCode === undefined) return `${day}.${extension}`;
-  const encoded = encodeURIComponent(storeCode);
-  const name = encoded.length <= 180 ? encoded : `sha256-${createHash('sha256').update(storeCode).digest('hex')}`;
-  return `${day}.store-${name}.${extension}`;
-}
+export { unitFileName } from './layout.js';
 
 /** The NDJSON lines of a unit's set-aside records, each with its metric, day, field, value and reason. */
 export function rejectedLines(data: UnitData): string[] {
@@ -91,36 +89,47 @@ export function unitFileChunks(data: UnitData, encoding: OutputEncoding): Iterab
   return parquetFileChunks(data.table, data.pieces);
 }
 
-/** `<output>/<metric>/<day>.<ext>`, written atomically; rejected records to `<output>/_rejected/<metric>/<day>.ndjson`. */
+/**
+ * `<output>/<metric>/<day>.<ext>` (or the hive layout's path), written atomically; rejected records to the same path
+ * under `<output>/_rejected/`, as NDJSON.
+ */
 export class FileSink implements UnitSink {
   constructor(
     private readonly outputDir: string,
     private readonly encoding: OutputEncoding,
+    private readonly layout: Layout = 'flat',
   ) {}
 
+  relativePathOf(data: Pick<UnitData, 'unit'>): string {
+    return unitPath(data.unit, extensionOf(this.encoding), this.layout);
+  }
+
   pathOf(data: Pick<UnitData, 'unit'>): string {
-    return join(this.outputDir, data.unit.metric.name, unitFileName(data, extensionOf(this.encoding)));
+    return join(this.outputDir, this.relativePathOf(data));
   }
 
   rejectedPathOf(data: Pick<UnitData, 'unit'>): string {
-    return join(this.outputDir, '_rejected', data.unit.metric.name, unitFileName(data, 'ndjson'));
+    return join(this.outputDir, rejectedPath(data.unit, this.layout));
   }
 
   async commit(data: UnitData, signal?: AbortSignal): Promise<UnitWrite> {
     const path = this.pathOf(data);
-    const changed = await writeFileAtomicIfChanged(path, () => unitFileChunks(data, this.encoding), signal);
-    const rejectedPath = this.rejectedPathOf(data);
+    const content = new DigestingChunks(() => unitFileChunks(data, this.encoding));
+    const changed = await writeFileAtomicIfChanged(path, content.chunks, signal);
+    const file = content.digest && { path: this.relativePathOf(data), ...content.digest };
+    const written = { changed, path, ...(file ? { file } : {}) };
+    const rejected = this.rejectedPathOf(data);
     if (data.rejected.length === 0) {
       // A re-run that finds the data clean removes what an earlier run set aside, so the folder tells the truth.
       try {
-        await rm(rejectedPath, { force: true });
+        await rm(rejected, { force: true });
       } catch (error) {
-        throw asOutputError(error, `cannot remove ${rejectedPath}`);
+        throw asOutputError(error, `cannot remove ${rejected}`);
       }
-      return { changed, path };
+      return written;
     }
-    await writeFileAtomicIfChanged(rejectedPath, () => rejectedLines(data), signal);
-    return { changed, path };
+    await writeFileAtomicIfChanged(rejected, () => rejectedLines(data), signal);
+    return written;
   }
 
   describe(data: UnitData): string {
@@ -151,4 +160,17 @@ export class StreamSink implements UnitSink {
       this.stream.write(chunk, (error) => (error ? reject(asOutputError(error, 'cannot write to stdout')) : resolve()));
     });
   }
+}
+
+/**
+ * A unit without results writes no file: a header-only file would read as "zero visitors" to a loader, and the file
+ * of an earlier import of that day (a look-back while the vendor republishes) stays as it was.
+ */
+export function withoutEmptyUnits(sink: UnitSink): UnitSink {
+  // A complete unit's results are its pieces plus the records set aside.
+  const empty = (data: UnitData): boolean => data.pieces.length === 0 && data.rejected.length === 0;
+  return {
+    commit: (data, signal) => (empty(data) ? Promise.resolve({ changed: false }) : sink.commit(data, signal)),
+    describe: (data) => (empty(data) ? 'nothing written (no results)' : sink.describe(data)),
+  };
 }

@@ -1,15 +1,16 @@
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, readFile, readlink, rm, symlink } from 'node:fs/promises';
+import { lstat, readFile, readlink, rm, symlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { z } from 'zod';
-import { UsageError } from '../errors.js';
+import { errnoCode, UsageError } from '../errors.js';
 import { boundedMemo } from '../memo.js';
 import { daysOfRanges, rangesHold, rangesOfDays, withDays, withoutDays, type DayRange } from '../window/day-ranges.js';
 import { addDays, isValidDay, today, type UtcDay } from '../window/days.js';
 import { DAY_MODES, type DayMode } from '../window/day-mode.js';
-import { writeFileAtomic } from './atomic-file.js';
+import { makeFolder, writeFileAtomic } from './atomic-file.js';
+import { LAYOUTS, type Layout } from './layout.js';
 import { asOutputError } from './write-failure.js';
 import { isProcessAlive } from './stale-temp.js';
 
@@ -61,6 +62,10 @@ const lastRunSchema = z.strictObject({
   exitCode: z.number().int().min(0),
   /** Rows written per metric. */
   rows: z.record(z.string(), z.number().int().min(0)),
+  /** Requests the run sent (retries included), the 429s among the answers, and the pace it reached (requests a second). */
+  requests: z.number().int().min(0).optional(),
+  throttled: z.number().int().min(0).optional(),
+  paceRps: z.number().positive().optional(),
 });
 
 const v3Schema = z.strictObject({
@@ -74,6 +79,8 @@ const v3Schema = z.strictObject({
   lastRun: lastRunSchema.optional(),
   /** `local`: its days are store-local calendar days; absent: UTC days (every earlier release). */
   days: z.enum(DAY_MODES).optional(),
+  /** `hive`: its files are `metric=<metric>/dt=<day>/...`; absent: `<metric>/<day>.<ext>` (every earlier release). */
+  layout: z.enum(LAYOUTS).optional(),
 });
 
 // Earlier releases: version 1 kept a last complete day per key, version 2 that day's stores and the pending days after it.
@@ -117,6 +124,8 @@ export interface StateLoadOptions {
    * other mode is refused. Absent for commands that only read or settle days, which take the state's own mode.
    */
   readonly mode?: DayMode;
+  /** Like `mode`, for the output's file layout. */
+  readonly layout?: Layout;
   /** The metric names a key may start with. */
   readonly metricNames: readonly string[];
 }
@@ -148,7 +157,7 @@ export class FileStateStorage implements StateStorage {
     try {
       return await readFile(this.location, 'utf8');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      if (errnoCode(error) === 'ENOENT') return undefined;
       throw new UsageError(`cannot read state file ${this.location}: ${(error as Error).message}`);
     }
   }
@@ -157,7 +166,7 @@ export class FileStateStorage implements StateStorage {
     const lockPath = `${this.location}.lock`;
     let release: () => Promise<void>;
     try {
-      await mkdir(dirname(this.location), { recursive: true });
+      await makeFolder(dirname(this.location));
       release = await acquireLock(lockPath);
     } catch (error) {
       throw asOutputError(error, `cannot lock the state file with ${lockPath}`);
@@ -205,12 +214,18 @@ export class ImportState {
     const store = typeof storage === 'string' ? new FileStateStorage(storage) : storage;
     const file = parseState(await store.read(), store.location, options);
     if (file !== undefined && options.mode !== undefined) refuseOtherMode(file, options.mode, store.location);
+    if (file !== undefined && options.layout !== undefined) refuseOtherLayout(file, options.layout, store.location);
     return new ImportState(store, file ?? emptyState(), options);
   }
 
   /** The state's day mode: UTC days unless a local-mode run created it. */
   get dayMode(): DayMode {
     return this.file.days ?? 'utc';
+  }
+
+  /** The state's file layout: flat unless a hive-layout run created it. */
+  get layout(): Layout {
+    return this.file.layout ?? 'flat';
   }
 
   /** Like `load`, but no state is an error too (for `status`, which only reads). */
@@ -381,13 +396,18 @@ export class ImportState {
       const { mode } = this.options;
       // A run of the other mode may have created the state since it was loaded: its days are not this run's.
       if (read !== undefined && mode !== undefined) refuseOtherMode(read, mode, this.path);
+      const { layout } = this.options;
+      if (read !== undefined && layout !== undefined) refuseOtherLayout(read, layout, this.path);
       const file = read ?? emptyState();
       // The mode is written with the state's first change: absent means UTC days, as every earlier release wrote.
       const modeAdded = mode === 'local' && file.days !== 'local';
       if (modeAdded) file.days = 'local';
+      // The layout likewise: absent means flat.
+      const layoutAdded = layout === 'hive' && file.layout !== 'hive';
+      if (layoutAdded) file.layout = 'hive';
       result = change(file);
       this.file = file;
-      if (result === false && !modeAdded) return undefined;
+      if (result === false && !modeAdded && !layoutAdded) return undefined;
       pruneStoreSets(file);
       return formatState(file);
     });
@@ -463,6 +483,7 @@ function formatState(file: StateFile): string {
       ['storeSets', object(storeSets, '  ')],
       ['lastRun', file.lastRun === undefined ? undefined : JSON.stringify(file.lastRun)],
       ['days', file.days === undefined ? undefined : JSON.stringify(file.days)],
+      ['layout', file.layout === undefined ? undefined : JSON.stringify(file.layout)],
     ],
     '',
   )}\n`;
@@ -474,6 +495,15 @@ function refuseOtherMode(file: StateFile, mode: DayMode, path: string): void {
   throw new UsageError(
     `--days ${mode} does not match the state ${path}, which holds ${kept === 'utc' ? 'UTC days (--days utc)' : 'store-local days (--days local)'}: ` +
       `one output folder and state keep one day mode; use --days ${kept}, or another -o folder and --state for --days ${mode}`,
+  );
+}
+
+function refuseOtherLayout(file: StateFile, layout: Layout, path: string): void {
+  const kept = file.layout ?? 'flat';
+  if (kept === layout) return;
+  throw new UsageError(
+    `--layout ${layout} does not match the state ${path}, whose files are laid out ${kept === 'flat' ? 'flat (--layout flat)' : 'in hive partitions (--layout hive)'}: ` +
+      `one output folder and state keep one layout; use --layout ${kept}, or another -o folder and --state for --layout ${layout}`,
   );
 }
 
@@ -625,7 +655,7 @@ async function acquireLock(lockPath: string): Promise<() => Promise<void>> {
       await symlink(String(process.pid), lockPath);
       return () => rm(lockPath, { force: true });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (errnoCode(error) !== 'EEXIST') throw error;
     }
     if (await isStaleLock(lockPath)) {
       await rm(lockPath, { force: true });
@@ -644,7 +674,7 @@ async function isStaleLock(lockPath: string): Promise<boolean> {
     return Date.now() - info.mtimeMs > STALE_LOCK_MS;
   } catch (error) {
     // Released between our attempt and this look: simply try again.
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    if (errnoCode(error) === 'ENOENT') return false;
     throw error;
   }
 }

@@ -1,4 +1,4 @@
-import { OutputError } from '../errors.js';
+import { errnoCode, OutputError } from '../errors.js';
 
 interface Failure {
   /** What went wrong, in words a user acts on. */
@@ -32,18 +32,13 @@ const FAILURES: Readonly<Record<string, Failure>> = {
   ESTALE: { reason: 'stale network file handle', remedy: 'remount the network share and run again' },
 };
 
-function codeOf(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
 /**
  * An `OutputError` naming `what` (`cannot write out/traffic/2026-11-20.csv`) and why, when `error` means the disk
  * refused; `error` itself otherwise (an interrupt, a bug), so callers can always `throw asOutputError(...)`.
  */
 export function asOutputError<T>(error: T, what: string): T | OutputError {
   if (error instanceof OutputError) return error;
-  const code = codeOf(error);
+  const code = errnoCode(error);
   const failure = code === undefined ? undefined : FAILURES[code];
   if (failure === undefined) return error;
   return new OutputError(`${what}: ${failure.reason} (${code}); ${failure.remedy}`, { cause: error });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { SANDBOX_LIMITS, type Limit } from './limits.js';
-import type { SandboxFaults } from './types.js';
+import { RATE_LIMIT_HEADERS, type SandboxFaults } from './types.js';
 
 const count = z.number().int().min(1);
 
@@ -26,6 +26,7 @@ export const sandboxFaultsSchema = z.strictObject({
     .optional(),
   repeatResult: z.boolean().optional(),
   tokenLatencyMs: integerIn(SANDBOX_LIMITS.latencyMs).optional(),
+  rateLimit: z.strictObject({ perSecond: integerIn(SANDBOX_LIMITS.ratePerSecond), headers: z.enum(RATE_LIMIT_HEADERS).optional() }).optional(),
   tokenFailNth: z.strictObject({ n: count, status, times: count.optional() }).optional(),
 });
 

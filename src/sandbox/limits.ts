@@ -23,6 +23,8 @@ export const SANDBOX_LIMITS = {
   tokenTtlSeconds: { label: 'token TTL', min: 1, max: 31_536_000 },
   // Ten minutes: longer than any client timeout worth testing.
   latencyMs: { label: 'latency', min: 0, max: 600_000 },
+  // Requests a second of `--rate-limit`.
+  ratePerSecond: { label: 'rate limit', min: 1, max: 100_000 },
   // One day.
   retryAfterSeconds: { label: 'Retry-After', min: 0, max: 86_400 },
   publishAfterSeconds: { label: 'publish delay', min: 0, max: 86_400 },

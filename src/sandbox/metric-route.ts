@@ -3,6 +3,7 @@ import { hits } from './faults.js';
 import { HttpAnswer, parseBasic, positiveInteger, safeEqual, type Reply } from './http.js';
 import type { Call, SandboxContext } from './routing.js';
 import { serveQuery } from './serving.js';
+import { throttleRequest } from './throttle.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type MetricName } from './types.js';
 
 const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="area-metrics"' };
@@ -67,6 +68,7 @@ export async function metricRoute({ request, url, match, record }: Call, context
     throw new HttpAnswer(401, { detail: 'Invalid username/password.' }, BASIC_CHALLENGE);
   }
   record.authorized = true;
+  const limitHeaders = active.rateLimit ? throttleRequest(state.throttle, active.rateLimit, performance.now()) : undefined;
 
   const query = url.searchParams;
   const window = timeWindow(query.get('datetime_gte') ?? '', query.get('datetime_lte') ?? '');
@@ -115,5 +117,5 @@ export async function metricRoute({ request, url, match, record }: Call, context
   const previous = JSON.stringify(page > 1 ? link(page - 1) : null);
   let body = `{"count":${count},"next":${next},"previous":${previous},"results":${resultsJson}}`;
   if (hits(active.truncateNth, ordinal)) body = body.slice(0, Math.max(1, Math.floor(body.length / 2)));
-  return { status: 200, body };
+  return { status: 200, body, ...(limitHeaders ? { headers: limitHeaders } : {}) };
 }

@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import { parseFaults } from './faults.js';
 import { parsePublishing, PublishingRules } from './publishing.js';
 import type { ServingRules } from './serving.js';
+import { SlidingWindowThrottle } from './throttle.js';
 import type { RecordedRequest, SandboxFaults, SandboxPublishing } from './types.js';
 
 /** Everything about a running sandbox that changes while it runs, in one place. */
@@ -15,6 +16,8 @@ export class SandboxState implements ServingRules {
   tokenOrdinal = 0;
   /** Token requests since start. */
   tokenCalls = 0;
+  /** The requests `faults.rateLimit` has let through lately. */
+  throttle = new SlidingWindowThrottle();
   readonly requests: RecordedRequest[] = [];
   readonly pendingTimers = new Set<NodeJS.Timeout>();
   readonly sockets = new Set<Socket>();
@@ -33,6 +36,7 @@ export class SandboxState implements ServingRules {
     this.faults = parseFaults(next, where);
     this.metricOrdinal = 0;
     this.tokenOrdinal = 0;
+    this.throttle = new SlidingWindowThrottle();
   }
 
   /** Replaces the publishing rules; pages cached under the old ones are no longer served. */

@@ -18,6 +18,11 @@ export const DEFAULT_PAGE_SIZE = 1000;
 export const MAX_PAGE_SIZE = 10_000;
 
 
+/** How the sandbox announces its rate limit: not at all, with the IETF httpapi draft's fields, or the X- ones. */
+export type RateLimitHeaders = 'none' | 'draft' | 'x';
+
+export const RATE_LIMIT_HEADERS: readonly RateLimitHeaders[] = ['none', 'draft', 'x'];
+
 /** Switches that make the sandbox misbehave on purpose, to test a client's retries and completeness checks. */
 export interface SandboxFaults {
   /** Added to every API request (metric requests only; see `tokenLatencyMs`). */
@@ -34,6 +39,12 @@ export interface SandboxFaults {
   repeatResult?: boolean;
   /** Added to every `POST /oauth2/token` request. */
   tokenLatencyMs?: number;
+  /**
+   * A real rate limit on metric requests (after authentication, as the vendor's framework throttles): at most
+   * `perSecond` in any second, counted as a sliding window; beyond it 429 with Retry-After in whole seconds.
+   * `headers` announces it (default `none`, like the vendor). Its count starts again when the faults are set.
+   */
+  rateLimit?: { perSecond: number; headers?: RateLimitHeaders };
   /** The Nth token request (1-based, counted from when set) and the next times-1 answer `status`. */
   tokenFailNth?: { n: number; status: number; times?: number };
 }

@@ -37,3 +37,8 @@ export function withoutDays(ranges: readonly DayRange[], days: Iterable<UtcDay>)
 export function describeRange([first, last]: DayRange): string {
   return first === last ? first : `${first}..${last}`;
 }
+
+/** `2026-11-01..2026-11-03, 2026-11-05`: any days, as their ranges. */
+export function describeDays(days: Iterable<UtcDay>): string {
+  return rangesOfDays(days).map(describeRange).join(', ');
+}

@@ -10,6 +10,7 @@ import {
 import { AuthError, ContractError, UnavailableError, UsageError } from '../../src/errors.js';
 import { HttpClient } from '../../src/fetch/http-client.js';
 import { makeJwt } from './make-jwt.js';
+import { virtualClock } from '../helpers/clock.js';
 import { useNock } from '../helpers/nock.js';
 
 const AUTH = 'https://auth.example.test';
@@ -17,7 +18,7 @@ const credentials = { clientId: 'my-client', clientSecret: 's3cr3t-VALUE' };
 const noRetries = { retries: 0, baseDelayMs: 1, maxDelayMs: 1, maxRetryAfterMs: 1 };
 
 function client(retries = 0): HttpClient {
-  return new HttpClient({ timeoutMs: 2_000, retry: { ...noRetries, retries }, sleep: async () => {} });
+  return new HttpClient({ timeoutMs: 2_000, retry: { ...noRetries, retries }, clock: virtualClock() });
 }
 
 useNock();

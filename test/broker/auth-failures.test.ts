@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RunningBroker } from '../../src/broker/server.js';
 import { startFakeAuthServer, type FakeAuthServer } from '../helpers/fake-auth-server.js';
-import { ANDROID_APP, startTestBroker, tokenUrl } from './broker-harness.js';
+import { ANDROID_APP, brokerFetch, injectTestBroker, tokenUrl, type TestBroker } from './broker-harness.js';
 
 // Failure modes and token shapes the sandbox does not produce, against a small node:http auth server.
 const stops: (() => Promise<void>)[] = [];
@@ -9,16 +8,16 @@ afterEach(async () => {
   while (stops.length > 0) await stops.pop()?.();
 });
 
-async function setup(options: { authTimeoutSeconds?: number } = {}): Promise<{ auth: FakeAuthServer; broker: RunningBroker }> {
+async function setup(options: { authTimeoutSeconds?: number } = {}): Promise<{ auth: FakeAuthServer; broker: TestBroker }> {
   const auth = await startFakeAuthServer();
   stops.push(() => auth.close());
-  const { broker } = await startTestBroker({ authUrl: auth.url, clientId: auth.clientId, clientSecret: auth.clientSecret, ...options });
+  const broker = await injectTestBroker({ authUrl: auth.url, clientId: auth.clientId, clientSecret: auth.clientSecret, ...options });
   stops.push(() => broker.close());
   return { auth, broker };
 }
 
-async function get(broker: RunningBroker): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
-  const response = await fetch(tokenUrl(broker, ANDROID_APP));
+async function get(broker: TestBroker): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
+  const response = await brokerFetch(tokenUrl(broker, ANDROID_APP));
   return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, unknown> };
 }
 

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
-import { startBroker, type RunningBroker, type StartBrokerOptions } from '../../src/broker/server.js';
+import { buildBrokerApp, startBroker, type BrokerApp, type BrokerDeps, type RunningBroker, type StartBrokerOptions } from '../../src/broker/server.js';
 
 /** Collects a broker's JSON log lines; `all()` also lets a test check that no secret ever reached them. */
 export class LogCapture extends Writable {
@@ -74,7 +74,89 @@ export async function untilRedisKnown(logs: LogCapture, timeoutMs = 5000): Promi
   }
 }
 
-export function tokenUrl(broker: RunningBroker, application?: string): string {
+/**
+ * A broker built but not listening: `fetch` sends each request through the whole app (fast path included) with
+ * `inject`, no socket. For every test whose point is not the socket itself (timeouts, drains, raw headers).
+ */
+export interface TestBroker {
+  /** A base URL for building request URLs; nothing listens there. */
+  readonly url: string;
+  readonly built: BrokerApp;
+  readonly logs: LogCapture;
+  /** Like the global fetch, through `inject`; the request comes from 127.0.0.1. */
+  fetch(url: string, init?: FetchInit): Promise<Response>;
+  close(): Promise<void>;
+}
+
+type FetchInit = { method?: string; headers?: Record<string, string>; body?: string };
+
+const injected = new Map<string, TestBroker>();
+let serial = 0;
+
+/** The broker `config` built with `deps` and driven through `inject`; its log lines are captured. */
+export function injectedBroker(config: BrokerConfig, deps: Omit<BrokerDeps, 'logStream'> = {}): TestBroker {
+  const logs = new LogCapture();
+  const built = buildBrokerApp(config, { ...deps, logStream: logs });
+  serial += 1;
+  const url = `http://broker-${serial}.test`;
+  const broker: TestBroker = {
+    url,
+    built,
+    logs,
+    fetch: async (target, init = {}) => {
+      const { pathname, search } = new URL(target, url);
+      const answer = await built.inject({
+        method: (init.method ?? 'GET') as 'GET',
+        url: `${pathname}${search}`,
+        ...(init.headers !== undefined ? { headers: init.headers } : {}),
+        ...(init.body !== undefined ? { payload: init.body } : {}),
+      });
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(answer.headers)) {
+        for (const one of Array.isArray(value) ? value : [value]) if (one !== undefined) headers.append(name, String(one));
+      }
+      const empty = answer.statusCode === 204 || answer.statusCode === 304 || init.method === 'HEAD';
+      return new Response(empty ? null : answer.rawPayload, { status: answer.statusCode, headers });
+    },
+    close: async () => {
+      injected.delete(url);
+      await built.close();
+    },
+  };
+  injected.set(url, broker);
+  return broker;
+}
+
+/** fetch for any broker of a test: an injected broker's URL goes through its `inject`, any other over the network. */
+export function brokerFetch(target: string | URL, init?: FetchInit): Promise<Response> {
+  const broker = injected.get(new URL(target).origin);
+  return broker === undefined ? fetch(target, init) : broker.fetch(String(target), init);
+}
+
+/** The usual test broker (see `brokerConfig`) through `inject`; waits for Redis's first state when one is configured. */
+export async function injectTestBroker(fixture: BrokerFixtureOptions, deps: Omit<BrokerDeps, 'logStream'> = {}): Promise<TestBroker> {
+  const broker = injectedBroker(brokerConfig(fixture), deps);
+  if (fixture.redisUrl !== undefined || deps.redisUrl !== undefined) await untilRedisKnown(broker.logs);
+  return broker;
+}
+
+/**
+ * A clock that stands still until the test moves it: token lifetimes and back-offs pass in an instant, while
+ * timeouts, polls and Redis expiries run in real time.
+ */
+export class TestClock {
+  private at = Date.now();
+  readonly now = (): number => this.at;
+  advance(ms: number): void {
+    this.at += ms;
+  }
+  /** Moves the clock to `epochMs` (forward only: a broker's clock never runs back). */
+  setTo(epochMs: number): void {
+    this.at = Math.max(this.at, epochMs);
+  }
+}
+
+export function tokenUrl(broker: { readonly url: string }, application?: string): string {
   const url = new URL('/api/gatekeeper-token', broker.url);
   if (application !== undefined) url.searchParams.set('application_package', application);
   return url.toString();

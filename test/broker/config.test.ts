@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { applicationPackageProblem, loadBrokerConfig, resolveBrokerConfig } from '../../src/broker/config.js';
+import { loadBrokerConfig, resolveBrokerConfig } from '../../src/broker/config.js';
+import { applicationPackageProblem } from '../../src/broker/config-schema.js';
 import { UsageError } from '../../src/errors.js';
 
 const SECRET = 'android-secret-value-42';
@@ -204,5 +205,62 @@ describe('server, limits and redis blocks', () => {
     );
     expect(config.redis).toEqual({ sentinels: [{ host: 's1', port: 26379 }], name: 'main', password: 'redis-pass-9', tls: { ca: 'CA', cert: 'CERT', key: 'KEY' } });
     expect(resolve({ redis: { url: 'rediss://r:6380', passwordEnv: 'REDIS_PASSWORD' } }, { ANDROID_SECRET: SECRET, REDIS_PASSWORD: 'pw' }).redis).toEqual({ url: 'rediss://r:6380', password: 'pw' });
+  });
+});
+
+describe('attestation block', () => {
+  const env = { ANDROID_SECRET: SECRET, IOS_SECRET: 'ios-secret' };
+  const readFile = (): string => 'web-secret';
+  const withApps = {
+    'com.acme.shop': { platform: 'android', appId: '1:123456789:android:abc' },
+    'com.acme.ShopApp': { platform: 'ios', appId: '1:123456789:ios:def' },
+    'shop.acme.example': { platform: 'web', appId: '1:123456789:web:0a1' },
+  };
+  const firebase = { mode: 'enforce', provider: 'firebase-app-check', projectNumber: '123456789' };
+  const resolve = (attestation: unknown, applications: unknown = withApps) =>
+    resolveBrokerConfig({ ...validRaw(), applications, attestation }, { env, readFile });
+
+  it('resolves Firebase App Check and the object form of an application', () => {
+    const config = resolve(firebase);
+    expect(config.attestation).toEqual({
+      mode: 'enforce',
+      provider: 'firebase-app-check',
+      header: 'X-Firebase-AppCheck',
+      issuer: 'https://firebaseappcheck.googleapis.com/123456789',
+      audience: 'projects/123456789',
+      jwksUrl: 'https://firebaseappcheck.googleapis.com/v1/jwks',
+      appClaim: 'sub',
+      singleUse: false,
+    });
+    expect(config.applications.get('com.acme.shop')).toBe('android');
+    expect(config.appIds.get('com.acme.shop')).toBe('1:123456789:android:abc');
+    expect(resolve({ ...firebase, projectNumber: 123456789, mode: 'report' }).attestation?.issuer).toBe('https://firebaseappcheck.googleapis.com/123456789');
+  });
+
+  it('is off by default and when off takes both forms of an application, asking nothing more', () => {
+    expect(resolveBrokerConfig(validRaw(), { env, readFile }).attestation).toBeUndefined();
+    const off = resolve({ mode: 'off' }, { 'com.acme.shop': 'android', 'com.acme.ShopApp': { platform: 'ios' } });
+    expect(off.attestation).toBeUndefined();
+    expect(off.applications.get('com.acme.ShopApp')).toBe('ios');
+  });
+
+  it('refuses a config that cannot be enforced, naming the application or the field', () => {
+    const cases: [unknown, unknown, RegExp][] = [
+      [firebase, { ...withApps, 'com.acme.shop': 'android' }, /applications\.com\.acme\.shop: no appId: attestation \(mode enforce\) needs/],
+      [{ ...firebase, mode: 'report' }, { ...withApps, 'com.acme.ShopApp': { platform: 'ios' } }, /applications\.com\.acme\.ShopApp: no appId/],
+      [{ ...firebase, provider: 'device-check' }, withApps, /attestation\.provider: unknown provider "device-check" \(known: firebase-app-check, jwt\)/],
+      [{ mode: 'enforce' }, withApps, /attestation\.provider: is required when mode is enforce/],
+      [{ mode: 'enforce', provider: 'firebase-app-check' }, withApps, /attestation\.projectNumber: is required with provider firebase-app-check/],
+      [{ ...firebase, projectNumber: 'my-project' }, withApps, /attestation\.projectNumber/],
+      [{ ...firebase, issuer: 'https://elsewhere.example' }, withApps, /attestation\.issuer: is for provider jwt, not firebase-app-check/],
+      [{ mode: 'enforce', provider: 'jwt', header: 'X-Attest', jwksUrl: 'https://attest.example/jwks' }, withApps, /attestation\.issuer: is required with provider jwt; attestation\.audience: is required/],
+      [{ mode: 'enforce', provider: 'jwt', issuer: 'i', audience: 'a', jwksUrl: 'https://attest.example/jwks' }, withApps, /attestation\.header: is required with provider jwt/],
+      [{ ...firebase, jwksUrl: 'ftp://keys.example' }, withApps, /attestation\.jwksUrl: must be an http/],
+      [{ mode: 'enforce', provider: 'jwt', issuer: 'i', audience: 'a', jwksUrl: 'https://x.example', header: 'X Bad' }, withApps, /attestation\.header: must be an HTTP header name/],
+      [{ ...firebase, mode: 'strict' }, withApps, /attestation\.mode/],
+      [{ ...firebase, colour: 'blue' }, withApps, /attestation\.colour: unknown key/],
+      [firebase, { ...withApps, 'com.acme.shop': { platform: 'android', appId: 'x', extra: 1 } }, /applications\.com\.acme\.shop\.extra: unknown key/],
+    ];
+    for (const [attestation, applications, message] of cases) expect(usageMessage(() => resolve(attestation, applications))).toMatch(message);
   });
 });

@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RunningBroker } from '../../src/broker/server.js';
 import { startFakeAuthServer } from '../helpers/fake-auth-server.js';
-import { ANDROID_APP, WEB_APP, startTestBroker, tokenUrl } from './broker-harness.js';
+import { ANDROID_APP, WEB_APP, brokerFetch, injectTestBroker, tokenUrl, type TestBroker } from './broker-harness.js';
 
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -14,8 +13,8 @@ function sample(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
-async function scrape(broker: RunningBroker): Promise<string> {
-  const response = await fetch(new URL('/metrics', broker.url));
+async function scrape(broker: TestBroker): Promise<string> {
+  const response = await brokerFetch(new URL('/metrics', broker.url));
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
   return response.text();
@@ -25,13 +24,13 @@ describe('GET /metrics', () => {
   it('counts token requests by outcome, auth calls by status, and shows the back-off per platform', async () => {
     const auth = await startFakeAuthServer();
     stops.push(() => auth.close());
-    const { broker } = await startTestBroker({ authUrl: auth.url, clientId: auth.clientId, clientSecret: auth.clientSecret });
+    const broker = await injectTestBroker({ authUrl: auth.url, clientId: auth.clientId, clientSecret: auth.clientSecret });
     stops.push(() => broker.close());
-    expect((await fetch(tokenUrl(broker, ANDROID_APP))).status).toBe(200);
-    for (let i = 0; i < 3; i++) expect((await fetch(tokenUrl(broker, ANDROID_APP))).status).toBe(200);
-    expect((await fetch(tokenUrl(broker, 'com.unknown'))).status).toBe(400);
+    expect((await brokerFetch(tokenUrl(broker, ANDROID_APP))).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await brokerFetch(tokenUrl(broker, ANDROID_APP))).status).toBe(200);
+    expect((await brokerFetch(tokenUrl(broker, 'com.unknown'))).status).toBe(400);
     auth.behave({ status: 503, body: '{}' });
-    expect((await fetch(tokenUrl(broker, WEB_APP))).status).toBe(503);
+    expect((await brokerFetch(tokenUrl(broker, WEB_APP))).status).toBe(503);
 
     const text = await scrape(broker);
     expect(sample(text, 'area_metrics_broker_token_requests_total{outcome="miss",status="200"}')).toBe(1);

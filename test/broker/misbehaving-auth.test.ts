@@ -1,11 +1,10 @@
-import { request as httpRequest } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { resolveBrokerConfig } from '../../src/broker/config.js';
-import { startBroker, type RunningBroker } from '../../src/broker/server.js';
+import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
+import { startBroker } from '../../src/broker/server.js';
 import { secretSpellings } from '../../src/redact.js';
 import { startFakeAuthServer, type FakeAuthBehaviour, type FakeAuthServer } from '../helpers/fake-auth-server.js';
 import { startRedis, warnIfRedisMissing, type TestRedis } from '../helpers/redis.js';
-import { LogCapture, sleep, untilRedisKnown } from './broker-harness.js';
+import { LogCapture, TestClock, injectedBroker, sleep, untilRedisKnown, type TestBroker } from './broker-harness.js';
 
 // The auth server misbehaving, case by case, against a programmable auth server on loopback.
 const CLIENT_ID = 'android-client';
@@ -20,7 +19,7 @@ afterEach(async () => {
 
 interface Setup {
   readonly auth: FakeAuthServer;
-  readonly broker: RunningBroker;
+  readonly broker: TestBroker;
   readonly logs: LogCapture;
 }
 
@@ -33,20 +32,16 @@ interface SetupOptions {
   /** An auth server to share (several instances); default: a new one with `behaviour`. */
   readonly auth?: FakeAuthServer;
   readonly platforms?: Record<string, unknown>;
+  /** The broker's clock (token lifetimes, back-offs); default real time. */
+  readonly clock?: TestClock;
 }
 
-async function setup(behaviour: FakeAuthBehaviour = {}, options: SetupOptions = {}): Promise<Setup> {
+function configOf(authUrl: string, options: SetupOptions): BrokerConfig {
   const secret = options.secret ?? SECRET;
-  let auth = options.auth;
-  if (auth === undefined) {
-    const started = await startFakeAuthServer({ clientId: CLIENT_ID, clientSecret: secret, ...behaviour });
-    stops.push(() => started.close());
-    auth = started;
-  }
   const applications = Object.fromEntries((options.applications ?? [APP, OTHER_APP]).map((application) => [application, 'android']));
-  const config = resolveBrokerConfig(
+  return resolveBrokerConfig(
     {
-      authUrl: auth.url,
+      authUrl,
       platforms: { android: { clientId: CLIENT_ID, clientSecretEnv: 'ANDROID_SECRET' }, ...options.platforms },
       applications,
       cache: { marginSeconds: options.marginSeconds ?? 60, ...(options.redisUrl !== undefined ? { redisUrl: options.redisUrl } : {}) },
@@ -56,11 +51,21 @@ async function setup(behaviour: FakeAuthBehaviour = {}, options: SetupOptions = 
     },
     { env: { ANDROID_SECRET: secret } },
   );
-  const logs = new LogCapture();
-  const broker = await startBroker(config, { port: 0, logStream: logs, lockPollMs: 10 });
+}
+
+async function setup(behaviour: FakeAuthBehaviour = {}, options: SetupOptions = {}): Promise<Setup> {
+  let auth = options.auth;
+  if (auth === undefined) {
+    const started = await startFakeAuthServer({ clientId: CLIENT_ID, clientSecret: options.secret ?? SECRET, ...behaviour });
+    stops.push(() => started.close());
+    auth = started;
+  }
+  const config = configOf(auth.url, options);
+  // Through `inject`: every request reaches the fast path and fastify as on a socket, without one.
+  const broker = injectedBroker(config, { lockPollMs: 10, ...(options.clock !== undefined ? { now: options.clock.now } : {}) });
   stops.push(() => broker.close());
-  if (options.redisUrl !== undefined) await untilRedisKnown(logs);
-  return { auth, broker, logs };
+  if (options.redisUrl !== undefined) await untilRedisKnown(broker.logs);
+  return { auth, broker, logs: broker.logs };
 }
 
 interface Answer {
@@ -70,9 +75,9 @@ interface Answer {
   readonly ms: number;
 }
 
-async function get(broker: RunningBroker, application = APP): Promise<Answer> {
+async function get(broker: TestBroker, application = APP): Promise<Answer> {
   const startedAt = performance.now();
-  const response = await fetch(`${broker.url}/api/gatekeeper-token?application_package=${encodeURIComponent(application)}`);
+  const response = await broker.fetch(`/api/gatekeeper-token?application_package=${encodeURIComponent(application)}`);
   const text = await response.text();
   return { status: response.status, headers: response.headers, text, ms: performance.now() - startedAt };
 }
@@ -111,10 +116,11 @@ describe('1. secrets never reach the log, whatever the auth server echoes', () =
   });
 
   it('redacts the stale-token path: a valid token served while the auth server fails with a secret in its words', async () => {
-    const { auth, broker, logs } = await setup({ jwt: false, ttlSeconds: 6 }, { marginSeconds: 2 });
+    const clock = new TestClock();
+    const { auth, broker, logs } = await setup({ jwt: false, ttlSeconds: 6 }, { marginSeconds: 2, clock });
     const first = json(await get(broker));
     auth.behave({ status: 503, body: JSON.stringify({ message: `secret ${SECRET} expired` }) });
-    await sleep(4100); // past the refresh point, still valid
+    clock.advance(4100); // past the refresh point, still valid
     const stale = await get(broker);
     expect(stale.status).toBe(200);
     expect(json(stale).access_token).toBe(first.access_token);
@@ -201,32 +207,44 @@ describe('4. short lifetimes are cached, not fetched per request', () => {
 });
 
 /**
- * Clients asking every 50 ms (three at a time, round robin over the brokers) until `untilMs` after `startedAt`.
- * Returns every answer.
+ * Three clients asking at once (round robin over the brokers) at every 50 ms of the test clock from `fromMs` to
+ * `untilMs` after `startedAt`: the clock jumps, real time hardly moves. Returns every answer.
  */
-async function steadyTraffic(brokers: readonly RunningBroker[], startedAt: number, untilMs: number): Promise<Answer[]> {
+async function steadyTraffic(brokers: readonly TestBroker[], clock: TestClock, startedAt: number, fromMs: number, untilMs: number): Promise<Answer[]> {
   const answers: Answer[] = [];
-  await Promise.all(
-    [0, 1, 2].map(async (client) => {
-      for (let turn = client; Date.now() - startedAt < untilMs; turn++) {
-        answers.push(await get(brokers[turn % brokers.length]!));
-        await sleep(50);
-      }
-    }),
-  );
+  let turn = 0;
+  for (let at = fromMs; at < untilMs; at += 50) {
+    clock.setTo(startedAt + at);
+    answers.push(...(await Promise.all([0, 1, 2].map(() => get(brokers[turn++ % brokers.length]!)))));
+  }
   return answers;
+}
+
+/** Until a line of the logs matches (an event of the broker, rather than a fixed wait). */
+async function untilLogged(logs: readonly LogCapture[], pattern: RegExp, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!logs.some((capture) => pattern.test(capture.text()))) {
+    if (Date.now() > deadline) throw new Error(`no log line matched ${String(pattern)} within ${timeoutMs} ms`);
+    await sleep(10);
+  }
 }
 
 describe('5. a valid token is served at once while the auth server hangs', () => {
   // A 6 s token with a 2 s margin: refreshed ahead from 2 s, past its refresh point at 4 s, discarded at 5 s. The
-  // auth server hangs from the first token on; the auth timeout is 1.5 s.
+  // auth server hangs from the first token on; the auth timeout is 1.5 s, so the refresh ahead started at 2.05 s fails
+  // at 3.55 s, before the refresh point: the test clock runs the token's life, the timeout runs in real time, and
+  // the traffic waits for that failure between the two phases.
+  const BACKOFF_LINE = /auth server failed; no calls for this platform during the back-off/;
+
   it('one instance: no answer waits for the hanging refresh, before or after the refresh point', async () => {
-    const { auth, broker } = await setup({ jwt: false, ttlSeconds: 6 }, { marginSeconds: 2, authTimeoutSeconds: 1.5 });
-    const startedAt = Date.now();
+    const clock = new TestClock();
+    const { auth, broker, logs } = await setup({ jwt: false, ttlSeconds: 6 }, { marginSeconds: 2, authTimeoutSeconds: 1.5, clock });
+    const startedAt = clock.now();
     const first = json(await get(broker));
     auth.behave({ hang: true });
-    await sleep(2050 - (Date.now() - startedAt));
-    const answers = await steadyTraffic([broker], startedAt, 4700);
+    const answers = await steadyTraffic([broker], clock, startedAt, 2050, 3550);
+    await untilLogged([logs], BACKOFF_LINE);
+    answers.push(...(await steadyTraffic([broker], clock, startedAt, 3550, 4700)));
     expect(answers.length).toBeGreaterThan(20);
     for (const answer of answers) {
       expect(answer.status).toBe(200);
@@ -249,16 +267,18 @@ describe('5. a valid token is served at once while the auth server hangs', () =>
     it('lock losers neither wait nor call: every answer at once, one refresh call across the instances', async () => {
       const auth = await startFakeAuthServer({ clientId: CLIENT_ID, clientSecret: SECRET, jwt: false, ttlSeconds: 6 });
       stops.push(() => auth.close());
-      const options = { auth, marginSeconds: 2, authTimeoutSeconds: 1.5, redisUrl: redis.url };
+      const clock = new TestClock();
+      const options = { auth, marginSeconds: 2, authTimeoutSeconds: 1.5, redisUrl: redis.url, clock };
       const instances = [await setup({}, options), await setup({}, options), await setup({}, options)];
       const brokers = instances.map((instance) => instance.broker);
-      const startedAt = Date.now();
+      const startedAt = clock.now();
       const first = json(await get(brokers[0]!));
       auth.behave({ hang: true });
       for (const broker of brokers.slice(1)) expect(json(await get(broker)).access_token).toBe(first.access_token);
       expect(auth.tokenRequests()).toBe(1);
-      await sleep(2050 - (Date.now() - startedAt));
-      const answers = await steadyTraffic(brokers, startedAt, 4700);
+      const answers = await steadyTraffic(brokers, clock, startedAt, 2050, 3550);
+      await untilLogged(instances.map((instance) => instance.logs), BACKOFF_LINE);
+      answers.push(...(await steadyTraffic(brokers, clock, startedAt, 3550, 4700)));
       for (const answer of answers) {
         expect(answer.status).toBe(200);
         expect(json(answer).access_token).toBe(first.access_token);
@@ -288,37 +308,34 @@ describe('6. the auth server\'s answer is bounded', () => {
 });
 
 describe('7. waiting for a connection does not eat the auth timeout', () => {
-  it('41 cold applications, a 1 s auth server and a 3 s timeout: every one gets its token', async () => {
+  // The auth server answers in a third of the timeout: calls queued for a connection (a pool of ten would make five
+  // rounds) would run out of time.
+  it('41 cold applications, an auth server answering in 0.4 s and a 1.2 s timeout: every one gets its token', async () => {
     const applications = Array.from({ length: 41 }, (_, index) => `com.acme.app${index}`);
-    const { auth, broker } = await setup({ delayMs: 1000 }, { applications, authTimeoutSeconds: 3 });
+    const { auth, broker } = await setup({ delayMs: 400 }, { applications, authTimeoutSeconds: 1.2 });
     const answers = await Promise.all(applications.map((application) => get(broker, application)));
     expect(answers.map((answer) => answer.status)).toEqual(applications.map(() => 200));
     expect(auth.tokenRequests()).toBe(41);
   });
 });
 
-/** A raw request (fetch refuses TRACE), with a body when given. */
-function rawRequest(url: string, method: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; allow?: string }> {
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(url, { method, headers }, (response) => {
-      response.resume();
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, ...(response.headers.allow !== undefined ? { allow: response.headers.allow } : {}) }));
-    });
-    request.on('error', reject);
-    request.end(body);
-  });
+/** A request of any method (TRACE too), with a body when given. */
+async function rawRequest(broker: TestBroker, url: string, method: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; allow?: string }> {
+  const response = await broker.fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) });
+  const allow = response.headers.get('allow');
+  return { status: response.status, ...(allow !== null ? { allow } : {}) };
 }
 
 describe('8. the smaller cases', () => {
   it('answers 405 with Allow: GET, OPTIONS for every other method on the token route, whatever the body', async () => {
     const { broker } = await setup();
-    const url = `${broker.url}/api/gatekeeper-token?application_package=${APP}`;
+    const url = `/api/gatekeeper-token?application_package=${APP}`;
     const answers = await Promise.all([
-      rawRequest(url, 'POST', '{not json', { 'content-type': 'application/json' }),
-      rawRequest(url, 'PUT', 'x'.repeat(2 * 1024 * 1024), { 'content-type': 'application/octet-stream' }),
-      rawRequest(url, 'PATCH', 'a=1', { 'content-type': 'text/x-unknown' }),
-      rawRequest(url, 'TRACE'),
-      rawRequest(url, 'DELETE'),
+      rawRequest(broker, url, 'POST', '{not json', { 'content-type': 'application/json' }),
+      rawRequest(broker, url, 'PUT', 'x'.repeat(2 * 1024 * 1024), { 'content-type': 'application/octet-stream' }),
+      rawRequest(broker, url, 'PATCH', 'a=1', { 'content-type': 'text/x-unknown' }),
+      rawRequest(broker, url, 'TRACE'),
+      rawRequest(broker, url, 'DELETE'),
     ]);
     expect(answers).toEqual(answers.map(() => ({ status: 405, allow: 'GET, OPTIONS' })));
   });
@@ -336,13 +353,16 @@ describe('8. the smaller cases', () => {
     expect(answer.status).toBe(502);
     expect(past.logs.text()).toMatch(/already expired/);
 
-    const { broker } = await setup({ jwt: false, ttlSeconds: 2 }, { marginSeconds: 0 });
-    const startedAt = Date.now();
+    const clock = new TestClock();
+    const { broker } = await setup({ jwt: false, ttlSeconds: 2 }, { marginSeconds: 0, clock });
+    const startedAt = clock.now();
     const seen: unknown[] = [];
-    while (Date.now() - startedAt < 2500) {
+    // 2.5 s of the token's life, a request every 20 ms of it: past its end, a new one is fetched.
+    while (clock.now() - startedAt < 2500) {
       const next = await get(broker);
       expect(next.status).toBe(200);
       seen.push(json(next).expires_in);
+      clock.advance(20);
     }
     expect(seen.every((value) => Number.isInteger(value) && (value as number) >= 1)).toBe(true);
   });
@@ -362,7 +382,13 @@ describe('8. the smaller cases', () => {
   it.skipIf(redisMissing)('logs no Redis outage after a clean stop', async () => {
     const redis = await startRedis();
     stops.push(() => redis.stop());
-    const { broker, logs } = await setup({}, { redisUrl: redis.url });
+    const auth = await startFakeAuthServer({ clientId: CLIENT_ID, clientSecret: SECRET });
+    stops.push(() => auth.close());
+    // Listening: the stop under test is the listener's drain and close.
+    const logs = new LogCapture();
+    const broker = await startBroker(configOf(auth.url, { redisUrl: redis.url }), { port: 0, logStream: logs });
+    stops.push(() => broker.close());
+    await untilRedisKnown(logs);
     expect(logs.text()).toMatch(/Redis connected/);
     await broker.close();
     await sleep(200);

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { resolveBrokerConfig } from '../../src/broker/config.js';
 import { buildBrokerApp, startBroker, type RunningBroker } from '../../src/broker/server.js';
 import { startFakeAuthServer, type FakeAuthRequest, type FakeAuthServer } from '../helpers/fake-auth-server.js';
-import { LogCapture, sleep } from './broker-harness.js';
+import { LogCapture, brokerFetch, injectedBroker, sleep, type TestBroker } from './broker-harness.js';
 
 const CLIENT_ID = 'production-client';
 const OLD_SECRET = 'old-secret-value-1f2e';
@@ -39,12 +39,21 @@ async function start(config: ReturnType<typeof configOf>, options: { hitSummaryI
   return { broker, logs };
 }
 
-const tokenUrl = (broker: RunningBroker, application = APP): string => `${broker.url}/api/gatekeeper-token?application_package=${application}`;
+/** Through `inject`, for what does not need a socket. */
+function injected(config: ReturnType<typeof configOf>): { broker: TestBroker; logs: LogCapture } {
+  const broker = injectedBroker(config);
+  stops.push(() => broker.close());
+  return { broker, logs: broker.logs };
+}
+
+const fetch = brokerFetch;
+
+const tokenUrl = (broker: { readonly url: string }, application = APP): string => `${broker.url}/api/gatekeeper-token?application_package=${application}`;
 
 describe('timeouts a load balancer expects', () => {
   it('sets keep-alive 65 s, the header and request timeouts 10 s by default on the server the fast path answers on', async () => {
     const built = buildBrokerApp(configOf('http://127.0.0.1:9'), { logStream: new LogCapture() });
-    stops.push(() => built.dispose());
+    stops.push(() => built.close());
     await built.app.ready();
     expect(built.app.server.keepAliveTimeout).toBe(65_000);
     expect(built.app.server.headersTimeout).toBe(10_000);
@@ -68,7 +77,7 @@ describe('timeouts a load balancer expects', () => {
       return received;
     };
     expect(await ask()).toMatch(/^HTTP\/1\.1 200/);
-    await sleep(1000); // idle, within the configured keep-alive
+    await sleep(700); // idle, within the configured keep-alive
     const second = await ask();
     expect(second).toMatch(/^HTTP\/1\.1 200/);
     expect(second).toMatch(/keep-alive: timeout=1/i);
@@ -119,7 +128,7 @@ describe('rotation without restart', () => {
     symlinkSync('v1', join(mount, '..data'));
     symlinkSync(join('..data', 'secret'), join(mount, 'secret'));
     const config = configOf(auth.url, {}, { clientSecretFile: join(mount, 'secret') });
-    const { broker, logs } = await start(config);
+    const { broker, logs } = injected(config);
 
     // The auth server already wants the new secret: 502, and the platform is reported as rejected.
     expect((await fetch(tokenUrl(broker))).status).toBe(502);
@@ -146,7 +155,7 @@ describe('rotation without restart', () => {
     const auth = await rotatingAuth(accepted);
     const folder = mkdtempSync(join(tmpdir(), 'broker-secret-'));
     writeFileSync(join(folder, 'secret'), OLD_SECRET);
-    const { broker } = await start(configOf(auth.url, {}, { clientSecretFile: join(folder, 'secret') }));
+    const { broker } = injected(configOf(auth.url, {}, { clientSecretFile: join(folder, 'secret') }));
     expect((await fetch(tokenUrl(broker))).status).toBe(200);
     accepted.secret = NEW_SECRET;
     writeFileSync(join(folder, 'secret'), NEW_SECRET);
@@ -159,7 +168,7 @@ describe('rotation without restart', () => {
 describe('bounded logs', () => {
   it('cuts long paths, logs one line per kind of error per interval with the client, and sums up the rest', async () => {
     const auth = await authServer();
-    const { broker, logs } = await start(configOf(auth.url, { server: { trustProxy: true } }));
+    const { broker, logs } = injected(configOf(auth.url, { server: { trustProxy: true } }));
     const longPath = `/${'x'.repeat(15_000)}`;
     for (let index = 0; index < 50; index++) {
       const response = await fetch(`${broker.url}${longPath}`, { headers: { 'x-forwarded-for': '203.0.113.7, 10.0.0.1' } });
@@ -177,7 +186,7 @@ describe('bounded logs', () => {
 
   it('takes the peer address, not X-Forwarded-For, when the proxy is not trusted', async () => {
     const auth = await authServer();
-    const { broker, logs } = await start(configOf(auth.url));
+    const { broker, logs } = injected(configOf(auth.url));
     await fetch(`${broker.url}/nowhere`, { headers: { 'x-forwarded-for': '203.0.113.7' } });
     await sleep(50);
     expect(logs.entries().find((entry) => entry.status === 404)).toMatchObject({ client: '127.0.0.1' });
@@ -187,7 +196,7 @@ describe('bounded logs', () => {
 describe('limits', () => {
   it('answers 429 with Retry-After past the per-client rate, on the cached path and the route alike', async () => {
     const auth = await authServer();
-    const { broker } = await start(configOf(auth.url, { limits: { perClientPerMinute: 4 } }));
+    const { broker } = injected(configOf(auth.url, { limits: { perClientPerMinute: 4 } }));
     const statuses: number[] = [];
     for (let index = 0; index < 4; index++) statuses.push((await fetch(tokenUrl(broker))).status);
     expect(statuses).toEqual([200, 200, 200, 200]);
@@ -204,10 +213,10 @@ describe('limits', () => {
 
   it('answers 503 with Retry-After when the requests in flight reach the cap', async () => {
     const auth = await authServer();
-    auth.behave({ delayMs: 800 });
-    const { broker } = await start(configOf(auth.url, { limits: { maxInFlight: 2 } }));
+    auth.behave({ delayMs: 400 });
+    const { broker } = injected(configOf(auth.url, { limits: { maxInFlight: 2 } }));
     const waiting = [fetch(tokenUrl(broker)), fetch(tokenUrl(broker, OTHER_APP))];
-    await sleep(200);
+    await sleep(100);
     const refused = await fetch(tokenUrl(broker));
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('1');

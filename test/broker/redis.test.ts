@@ -1,17 +1,16 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sharedCacheKey } from '../../src/broker/cache.js';
-import type { RunningBroker } from '../../src/broker/server.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { startRedis, warnIfRedisMissing, type TestRedis } from '../helpers/redis.js';
-import { ANDROID_APP, type LogCapture, brokerConfig, sleep, startTestBroker, tokenUrl } from './broker-harness.js';
+import { ANDROID_APP, type LogCapture, TestClock, brokerConfig, brokerFetch, injectTestBroker, sleep, startTestBroker, tokenUrl } from './broker-harness.js';
 
 const CLIENT_ID = 'redis-test-client';
 const CLIENT_SECRET = 'redis-test-secret-9c1e';
 const missing = warnIfRedisMissing('the broker\'s Redis shared-cache tests (test/broker/redis.test.ts)');
 
 async function getToken(url: string): Promise<{ status: number; token?: string; expiresIn?: number }> {
-  const response = await fetch(url);
+  const response = await brokerFetch(url);
   const body = (await response.json()) as { access_token?: string; expires_in?: number };
   return { status: response.status, ...(body.access_token ? { token: body.access_token } : {}), ...(body.expires_in !== undefined ? { expiresIn: body.expires_in } : {}) };
 }
@@ -19,7 +18,7 @@ async function getToken(url: string): Promise<{ status: number; token?: string; 
 describe.skipIf(missing)('broker instances sharing a real Redis', () => {
   let redis: TestRedis;
   let auth: Sandbox;
-  const brokers: RunningBroker[] = [];
+  const brokers: { close(): Promise<void> }[] = [];
   const logs: LogCapture[] = [];
 
   beforeAll(async () => {
@@ -43,8 +42,20 @@ describe.skipIf(missing)('broker instances sharing a real Redis', () => {
     return auth;
   }
 
-  async function instance(redisUrl = redis.url, extra: { authTimeoutSeconds?: number; marginSeconds?: number } = {}) {
-    const started = await startTestBroker({ authUrl: auth.url, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redisUrl, ...extra });
+  /** An instance driven through `inject` (several share one Redis as they would share it across hosts). */
+  async function instance(redisUrl = redis.url, extra: { authTimeoutSeconds?: number; marginSeconds?: number; clock?: TestClock } = {}) {
+    const { clock, ...fixture } = extra;
+    const broker = await injectTestBroker(
+      { authUrl: auth.url, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redisUrl, ...fixture },
+      clock !== undefined ? { now: clock.now } : {},
+    );
+    brokers.push(broker);
+    logs.push(broker.logs);
+    return { broker, logs: broker.logs };
+  }
+
+  async function listeningInstance() {
+    const started = await startTestBroker({ authUrl: auth.url, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redisUrl: redis.url });
     brokers.push(started.broker);
     logs.push(started.logs);
     return started;
@@ -52,8 +63,8 @@ describe.skipIf(missing)('broker instances sharing a real Redis', () => {
 
   it('a second instance on another port serves the first one\'s token without an auth call', async () => {
     await startAuth();
-    const a = await instance();
-    const b = await instance();
+    // Listening, each on its own port, as two hosts would run them.
+    const [a, b] = [await listeningInstance(), await listeningInstance()];
     expect(new URL(a.broker.url).port).not.toBe(new URL(b.broker.url).port);
     const fromA = await getToken(tokenUrl(a.broker, ANDROID_APP));
     const fromB = await getToken(tokenUrl(b.broker, ANDROID_APP));
@@ -62,10 +73,10 @@ describe.skipIf(missing)('broker instances sharing a real Redis', () => {
     expect(fromB.expiresIn).toBeLessThanOrEqual(fromA.expiresIn as number);
     expect(auth.tokenRequests()).toBe(1);
     expect(b.logs.entries().find((entry) => entry.msg === 'request completed')).toMatchObject({ cache: 'shared' });
-    const ready = await fetch(new URL('/readyz', b.broker.url));
+    const ready = await brokerFetch(new URL('/readyz', b.broker.url));
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({ cache: 'redis', redis: 'up' });
-    expect(await (await fetch(new URL('/metrics', b.broker.url))).text()).toMatch(/^area_metrics_broker_redis_up 1$/m);
+    expect(await (await brokerFetch(new URL('/metrics', b.broker.url))).text()).toMatch(/^area_metrics_broker_redis_up 1$/m);
   });
 
   it('100 concurrent cold requests to each of two instances make one auth call', async () => {
@@ -121,7 +132,7 @@ describe.skipIf(missing)('broker instances sharing a real Redis', () => {
       await own.stop();
       await sleep(200);
       // Still ready: it serves from memory and the auth server; the body says Redis is down.
-      const ready = await fetch(new URL('/readyz', a.broker.url));
+      const ready = await brokerFetch(new URL('/readyz', a.broker.url));
       expect(ready.status).toBe(200);
       expect(await ready.json()).toMatchObject({ status: 'degraded', redis: 'down' });
       expect(a.logs.text()).toMatch(/Redis unavailable; serving tokens from this instance's memory/);
@@ -145,7 +156,7 @@ describe.skipIf(missing)('broker instances sharing a real Redis', () => {
       const a = await instance(first.url);
       await first.stop();
       await sleep(200);
-      const redisState = async (): Promise<unknown> => ((await (await fetch(new URL('/readyz', a.broker.url))).json()) as { redis?: unknown }).redis;
+      const redisState = async (): Promise<unknown> => ((await (await brokerFetch(new URL('/readyz', a.broker.url))).json()) as { redis?: unknown }).redis;
       expect(await redisState()).toBe('down');
       second = await startRedis({ port: first.port });
       // ioredis reconnects in the background (at most 2 s apart); wait for the broker to notice.
@@ -170,7 +181,7 @@ describe.skipIf(missing)('broker instances sharing a real Redis', () => {
     await gone.stop();
     const a = await instance(url);
     expect((await getToken(tokenUrl(a.broker, ANDROID_APP))).status).toBe(200);
-    const ready = await fetch(new URL('/readyz', a.broker.url));
+    const ready = await brokerFetch(new URL('/readyz', a.broker.url));
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({ redis: 'down' });
     expect(a.logs.text()).toMatch(/Redis unavailable/);
@@ -178,10 +189,11 @@ describe.skipIf(missing)('broker instances sharing a real Redis', () => {
 
   it('shares a stale token when the auth server is down: a second instance serves it in its margin', async () => {
     await startAuth(5);
-    const a = await instance(redis.url, { marginSeconds: 4 });
-    const b = await instance(redis.url, { marginSeconds: 4 });
+    const clock = new TestClock();
+    const a = await instance(redis.url, { marginSeconds: 4, clock });
+    const b = await instance(redis.url, { marginSeconds: 4, clock });
     const first = await getToken(tokenUrl(a.broker, ANDROID_APP));
-    await sleep(1100);
+    clock.advance(1100);
     await auth.close();
     const fromB = await getToken(tokenUrl(b.broker, ANDROID_APP));
     expect(fromB).toMatchObject({ status: 200, token: first.token });

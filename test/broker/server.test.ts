@@ -2,12 +2,17 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningBroker } from '../../src/broker/server.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startFakeAuthServer, type FakeAuthServer } from '../helpers/fake-auth-server.js';
 import {
   ANDROID_APP,
   BROKEN_WEB_APP,
   IOS_APP,
   type LogCapture,
+  TestClock,
+  type TestBroker,
   WEB_APP,
+  brokerFetch,
+  injectTestBroker,
   sleep,
   startTestBroker,
   tokenUrl,
@@ -32,18 +37,38 @@ async function sandbox(tokenTtlSeconds = 3600): Promise<Sandbox> {
   return started;
 }
 
+/** An auth server of our own whose tokens' `iat` and `exp` follow the test's clock (the sandbox's follow real time). */
+async function clockedAuth(clock: TestClock, ttlSeconds: number): Promise<FakeAuthServer> {
+  const started = await startFakeAuthServer({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, ttlSeconds, now: clock.now });
+  cleanups.push(() => started.close());
+  return started;
+}
+
+/** A broker driven through `inject` (no socket): each request goes through the fast path and fastify as on a socket. */
 async function broker(
   authUrl: string,
-  options: { marginSeconds?: number; authTimeoutSeconds?: number; clientSecret?: string } = {},
-): Promise<{ broker: RunningBroker; logs: LogCapture }> {
-  const started = await startTestBroker({ authUrl, clientId: CLIENT_ID, clientSecret: options.clientSecret ?? CLIENT_SECRET, ...options });
+  options: { marginSeconds?: number; authTimeoutSeconds?: number; clientSecret?: string; clock?: TestClock } = {},
+): Promise<{ broker: TestBroker; logs: LogCapture }> {
+  const { clock, ...fixture } = options;
+  const started = await injectTestBroker(
+    { authUrl, clientId: CLIENT_ID, clientSecret: options.clientSecret ?? CLIENT_SECRET, ...fixture },
+    clock !== undefined ? { now: clock.now } : {},
+  );
+  cleanups.push(() => started.close());
+  allLogs.push(started.logs);
+  return { broker: started, logs: started.logs };
+}
+
+/** A broker listening on a socket, for what only a socket shows (Node's header merging, a close in flight). */
+async function listeningBroker(authUrl: string): Promise<{ broker: RunningBroker; logs: LogCapture }> {
+  const started = await startTestBroker({ authUrl, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET });
   cleanups.push(() => started.broker.close());
   allLogs.push(started.logs);
   return started;
 }
 
-async function getToken(url: string, init?: RequestInit): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
-  const response = await fetch(url, init);
+async function getToken(url: string, init?: { method?: string; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
+  const response = await brokerFetch(url, init);
   const text = await response.text();
   const body = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
   if (typeof body.access_token === 'string') issuedTokens.add(body.access_token);
@@ -124,7 +149,8 @@ describe('GET /api/gatekeeper-token against the sandbox auth server', () => {
 
   it('serves a hit for any spelling of the application, and gives repeated Origin or X-Request-Id the usual merging', async () => {
     const auth = await sandbox(3600);
-    const { broker: running } = await broker(auth.url);
+    // On a socket: repeated headers are merged by Node's parser, which is what this is about.
+    const { broker: running } = await listeningBroker(auth.url);
     const first = await getToken(tokenUrl(running, WEB_APP));
     const base = `${running.url}/api/gatekeeper-token?application_package=`;
     const spelled = WEB_APP.replaceAll('.', '%2E');
@@ -156,10 +182,11 @@ describe('GET /api/gatekeeper-token against the sandbox auth server', () => {
 
   it('logs each cache hit at debug with its request id, and sums them up at info every interval', async () => {
     const auth = await sandbox(3600);
-    const { broker: running, logs } = await startTestBroker(
+    const running = await injectTestBroker(
       { authUrl: auth.url, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
       { logLevel: 'debug', hitSummaryIntervalMs: 50 },
     );
+    const logs = running.logs;
     cleanups.push(() => running.close());
     allLogs.push(logs);
     await getToken(tokenUrl(running, ANDROID_APP));
@@ -257,13 +284,14 @@ describe('GET /api/gatekeeper-token against the sandbox auth server', () => {
   });
 
   it('refreshes a token near its end: the next request after the refresh point gets a new one (short token ttl)', async () => {
-    const auth = await sandbox(4);
-    const { broker: running } = await broker(auth.url, { marginSeconds: 2 });
+    const clock = new TestClock();
+    const auth = await clockedAuth(clock, 4);
+    const { broker: running } = await broker(auth.url, { marginSeconds: 2, clock });
     const first = await getToken(tokenUrl(running, ANDROID_APP));
     expect(first.body.expires_in).toBeLessThanOrEqual(4);
     expect((await getToken(tokenUrl(running, ANDROID_APP))).body.access_token).toBe(first.body.access_token);
     expect(auth.tokenRequests()).toBe(1);
-    await sleep(2100); // past the refresh-ahead point, whatever the JWT's whole-second exp rounding
+    clock.advance(2100); // past the refresh-ahead point, whatever the JWT's whole-second exp rounding
     expect((await getToken(tokenUrl(running, ANDROID_APP))).status).toBe(200); // the cached token or already the new one
     let refreshed = await getToken(tokenUrl(running, ANDROID_APP));
     for (let waited = 0; waited < 2000 && refreshed.body.access_token === first.body.access_token; waited += 50) {
@@ -276,12 +304,13 @@ describe('GET /api/gatekeeper-token against the sandbox auth server', () => {
   });
 
   it('keeps serving a token in its margin when the auth server has stopped, with its true expires_in', async () => {
-    const auth = await sandbox(8);
-    const { broker: running, logs } = await broker(auth.url, { marginSeconds: 3 });
+    const clock = new TestClock();
+    const auth = await clockedAuth(clock, 8);
+    const { broker: running, logs } = await broker(auth.url, { marginSeconds: 3, clock });
     const first = await getToken(tokenUrl(running, ANDROID_APP));
     // Now past the refresh point (validity minus 3 s), still valid for more than a second: the JWT's exp is whole
     // seconds, so the validity is between 7 and 8 s.
-    await sleep(5100);
+    clock.advance(5100);
     await auth.close();
     const stale = await getToken(tokenUrl(running, ANDROID_APP));
     expect(stale.status).toBe(200);
@@ -305,12 +334,11 @@ describe('GET /api/gatekeeper-token against the sandbox auth server', () => {
 
 describe('CORS', () => {
   let auth: Sandbox;
-  let running: RunningBroker;
+  let running: TestBroker;
   beforeAll(async () => {
     auth = await startSandbox({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, stores: 1, days: 1 });
-    const started = await startTestBroker({ authUrl: auth.url, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET });
-    running = started.broker;
-    allLogs.push(started.logs);
+    running = await injectTestBroker({ authUrl: auth.url, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET });
+    allLogs.push(running.logs);
   });
   afterAll(async () => {
     await running.close();
@@ -333,7 +361,7 @@ describe('CORS', () => {
     expect(unauthorized.headers.get('access-control-allow-origin')).toBe(origin(BROKEN_WEB_APP));
     expect(unauthorized.headers.get('access-control-expose-headers')).toBe('Retry-After, X-Request-Id');
 
-    const preflight = await fetch(tokenUrl(running, WEB_APP), {
+    const preflight = await brokerFetch(tokenUrl(running, WEB_APP), {
       method: 'OPTIONS',
       headers: { origin: origin(WEB_APP), 'access-control-request-method': 'GET' },
     });
@@ -356,7 +384,7 @@ describe('CORS', () => {
       const result = await getToken(tokenUrl(running, application), { headers: { origin: requestOrigin } });
       const corsHeaders = [...result.headers.keys()].filter((name) => name.startsWith('access-control-'));
       expect(corsHeaders, `${requestOrigin} asking for ${application}`).toEqual([]);
-      const preflight = await fetch(tokenUrl(running, application), {
+      const preflight = await brokerFetch(tokenUrl(running, application), {
         method: 'OPTIONS',
         headers: { origin: requestOrigin, 'access-control-request-method': 'GET' },
       });
@@ -369,10 +397,10 @@ describe('service endpoints and logs', () => {
   it('answers /healthz and /readyz, a problem for unknown paths, and echoes a request id into the logs', async () => {
     const auth = await sandbox();
     const { broker: running, logs } = await broker(auth.url);
-    const health = await fetch(new URL('/healthz', running.url));
+    const health = await brokerFetch(new URL('/healthz', running.url));
     expect(health.status).toBe(200);
     expect(await health.json()).toEqual({ status: 'ok' });
-    const ready = await fetch(new URL('/readyz', running.url));
+    const ready = await brokerFetch(new URL('/readyz', running.url));
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({ status: 'ready', cache: 'memory' });
     const missing = await getToken(new URL('/nope', running.url).toString());
@@ -387,9 +415,9 @@ describe('service endpoints and logs', () => {
     expect(malformed.headers.get('x-request-id')).toBe('bad-url-1');
     expect(logs.entries().find((entry) => entry.reqId === 'bad-url-1')).toMatchObject({ path: '/api/%E0%A4%A', status: 400, problem: 'malformed-url' });
 
-    const traced = await fetch(tokenUrl(running, ANDROID_APP), { headers: { 'x-request-id': 'trace-1234' } });
+    const traced = await brokerFetch(tokenUrl(running, ANDROID_APP), { headers: { 'x-request-id': 'trace-1234' } });
     expect(traced.headers.get('x-request-id')).toBe('trace-1234');
-    const forged = await fetch(tokenUrl(running, ANDROID_APP), { headers: { 'x-request-id': 'bad id\twith tab' } });
+    const forged = await brokerFetch(tokenUrl(running, ANDROID_APP), { headers: { 'x-request-id': 'bad id\twith tab' } });
     expect(forged.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(logs.entries().find((entry) => entry.reqId === 'trace-1234')).toMatchObject({
       msg: 'request completed',
@@ -402,7 +430,7 @@ describe('service endpoints and logs', () => {
   it('finishes an in-flight request when closed, then stops accepting connections', async () => {
     const auth = await sandbox();
     auth.setFaults({ tokenLatencyMs: 400 });
-    const { broker: running } = await broker(auth.url);
+    const { broker: running } = await listeningBroker(auth.url);
     const inFlight = getToken(tokenUrl(running, ANDROID_APP));
     await sleep(100);
     const closing = running.close();

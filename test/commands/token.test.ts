@@ -42,6 +42,7 @@ let tempDir: string;
 
 beforeAll(async () => {
   tempDir = await mkdtemp(join(tmpdir(), 'token-test-'));
+  await writeFile(join(tempDir, 'secret'), `${SECRET}\n`);
   server = createServer((request, response) => {
     let body = '';
     request.setEncoding('utf8');
@@ -86,13 +87,13 @@ async function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code:
     stderr,
     env,
     signal: new AbortController().signal,
-    reportError: (message) => stderr.write(`area-metrics: ${message}\n`),
   };
   const code = await runCli(['token', ...args], context);
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
 
-const creds = (): string[] => ['--auth-url', baseUrl, '--client-id', 'my-client', '--client-secret', SECRET];
+/** The secret from a file: a secret given as a flag is warned about (tested on its own). */
+const creds = (): string[] => ['--auth-url', baseUrl, '--client-id', 'my-client', '--client-secret-file', join(tempDir, 'secret')];
 
 function expectNoSecret(result: { stdout: string; stderr: string }): void {
   for (const text of [result.stdout, result.stderr]) {
@@ -146,8 +147,20 @@ describe('token against an auth server', () => {
     const result = await run([...creds(), '-v']);
     expect(result.code).toBe(0);
     expect(result.stderr).toContain(`debug: POST ${baseUrl}/oauth2/token as client "my-client"`);
-    expect(result.stderr).toContain('client secret from --client-secret');
+    expect(result.stderr).toContain(`client secret from the file ${join(tempDir, 'secret')}`);
     expectNoSecret(result);
+  });
+
+  it('warns once about a secret given as --client-secret (visible in the process list), not about the env var', async () => {
+    handler = json(200, { access_token: goodJwt(), expires_in: 3600, token_type: 'Bearer' });
+    const flag = await run(['--auth-url', baseUrl, '--client-id', 'my-client', '--client-secret', SECRET]);
+    expect(flag.code).toBe(0);
+    expect(flag.stderr.split('\n').filter((line) => line.includes('--client-secret'))).toEqual([
+      expect.stringMatching(/^warn: --client-secret puts the secret on the command line, where every user of this machine can read it/),
+    ]);
+    expectNoSecret(flag);
+    const env = await run(['--auth-url', baseUrl, '--client-id', 'my-client'], { AREA_METRICS_CLIENT_SECRET: SECRET });
+    expect(env).toMatchObject({ code: 0, stderr: '' });
   });
 
   it('takes settings from env vars, lets flags beat them, and treats empty env vars as unset', async () => {
@@ -200,6 +213,15 @@ describe('token against an auth server', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(flag);
     expect(result.stderr).toContain(envVar);
+  });
+
+  it('without an auth URL but with the metrics API\'s, says that it wants the auth server\'s', async () => {
+    const result = await run(['--client-id', 'a'], { AREA_METRICS_BASE_URL: baseUrl, AREA_METRICS_CLIENT_SECRET: 's3cret-value' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      'area-metrics: missing auth URL: pass --auth-url or set AREA_METRICS_AUTH_URL (AREA_METRICS_BASE_URL is the metrics API; tokens come from the auth server)\n',
+    );
+    expect(seen).toHaveLength(0);
   });
 
   it.each([
@@ -292,10 +314,13 @@ describe('token against an auth server', () => {
       await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
       const port = (closed.address() as AddressInfo).port;
       await new Promise<void>((resolve) => closed.close(() => resolve()));
-      const result = await run(['--auth-url', `http://127.0.0.1:${port}`, '--client-id', 'my-client', '--client-secret', SECRET]);
+      const result = await run(['--auth-url', `http://127.0.0.1:${port}`, '--client-id', 'my-client'], { AREA_METRICS_CLIENT_SECRET: SECRET });
       expect(result.code).toBe(4);
       expect(result.stderr).toContain(`http://127.0.0.1:${port}/oauth2/token`);
       expect(result.stderr).toContain('ECONNREFUSED');
+      // One hint, the auth server's, not the HTTP client's generic one as well.
+      expect(result.stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(/; check the auth URL and that the auth server is up and reachable$/)]);
+      expect(result.stderr).not.toContain('try again later');
       expectNoSecret(result);
     });
 
@@ -357,6 +382,44 @@ describe('token --broker', () => {
   it('a 200 without access_token → exit 5', async () => {
     handler = json(200, { expires_in: 10 });
     expect((await run(['--broker', baseUrl, '--app', 'com.acme.shop'])).code).toBe(5);
+  });
+
+  const ATTESTATION = 'eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiIxOjEyMzphbmRyb2lkOmFiYyJ9.c2lnbmF0dXJlLW9mLWFwcC1jaGVjaw';
+
+  it('sends an attestation token from AREA_METRICS_ATTESTATION_TOKEN in X-Firebase-AppCheck, saying nothing of it', async () => {
+    handler = json(200, { access_token: goodJwt(), expires_in: 3590 });
+    const result = await run(['--broker', baseUrl, '--app', 'com.acme.shop', '--verbose'], { AREA_METRICS_ATTESTATION_TOKEN: ATTESTATION });
+    expect(result.code).toBe(0);
+    expect(seen[0]?.headers['x-firebase-appcheck']).toBe(ATTESTATION);
+    expect(result.stderr).toContain('with an attestation token in X-Firebase-AppCheck');
+    expect(result.stderr).not.toMatch(/command line/);
+    expect(result.stderr).not.toContain(ATTESTATION);
+  });
+
+  it('warns once about --attestation-token on the command line, and sends it in the header asked for', async () => {
+    handler = json(200, { access_token: goodJwt(), expires_in: 3590 });
+    const result = await run(['--broker', baseUrl, '--app', 'com.acme.shop', '--attestation-token', ATTESTATION, '--attestation-header', 'X-App-Attestation']);
+    expect(result.code).toBe(0);
+    expect(seen[0]?.headers['x-app-attestation']).toBe(ATTESTATION);
+    expect(result.stderr.match(/--attestation-token puts the token on the command line/g)).toHaveLength(1);
+    expect(result.stderr).not.toContain(ATTESTATION);
+  });
+
+  it('exits 3 when the broker refuses the attestation (403), showing the problem, never the token', async () => {
+    handler = json(403, { type: 'urn:area-metrics:broker:problem:attestation-other-app', title: 'The app attestation is for another application', status: 403, detail: 'issued to another application' }, 'application/problem+json');
+    const result = await run(['--broker', baseUrl, '--app', 'com.acme.shop'], { AREA_METRICS_ATTESTATION_TOKEN: ATTESTATION });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('HTTP 403');
+    expect(result.stderr).toContain('for another application');
+    expect(result.stderr).not.toContain(ATTESTATION);
+  });
+
+  it('refuses --attestation-token without --broker', async () => {
+    const result = await run([...creds(), '--attestation-token', ATTESTATION]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--attestation-token needs --broker');
+    expect(result.stderr).not.toContain(ATTESTATION);
+    expect(seen).toHaveLength(0);
   });
 
   it('refuses client-credential flags and a missing --app', async () => {

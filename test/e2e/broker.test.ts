@@ -63,43 +63,6 @@ async function listening(cli: RunningCli): Promise<string> {
   return match![1]!;
 }
 
-describe('e2e: area-metrics broker, configuration errors', () => {
-  it('exits 2 with one line naming the field for invalid configs, a missing --config or file, and a bad port', async () => {
-    const cases: [string[], RegExp][] = [
-      [['--config', writeConfig('unknown-key.json', { ...goodConfig('http://127.0.0.1:9'), colour: 'blue' })], /colour: unknown key/],
-      [
-        ['--config', writeConfig('undefined-platform.json', { ...goodConfig('http://127.0.0.1:9'), applications: { 'com.acme.tv': 'tvos' } })],
-        /applications\.com\.acme\.tv: platform "tvos" is not defined/,
-      ],
-      [
-        ['--config', writeConfig('no-auth-url.json', { ...goodConfig('http://127.0.0.1:9'), authUrl: undefined })],
-        /platforms\.android\.authUrl: no auth URL/,
-      ],
-      [['--config', writeConfig('not-json.json', '{"authUrl": ')], /is not valid JSON/],
-      [[], /missing --config/],
-      [['--config', join(dir, 'nope.json')], /cannot read broker config .*nope\.json/],
-      [['--config', writeConfig('ok-port.json', goodConfig('http://127.0.0.1:9')), '--port', 'x'], /--port "x" must be a port number from 0 to 65535/],
-      [
-        ['--config', writeConfig('ok-redis.json', goodConfig('http://127.0.0.1:9')), '--redis-url', 'redis://:pw-7Hq@host:99999'],
-        /--redis-url is not a valid redis:\/\/ URL/,
-      ],
-      [
-        ['--config', writeConfig('bad-redis.json', { ...goodConfig('http://127.0.0.1:9'), cache: { redisUrl: 'redis://host:99999' } })],
-        /cache\.redisUrl: is not a valid redis:\/\/ URL/,
-      ],
-    ];
-    // Spawned together: each is a process start, and they are independent.
-    const runs = cases.map(([args]) => runBroker([...args, ...(args.includes('--port') ? [] : ['--port', '0'])]));
-    const codes = await Promise.all(runs.map(exitCode));
-    cases.forEach(([args, message], index) => {
-      expect(codes[index], args.join(' ')).toBe(2);
-      expect(runs[index]!.stderr()).toMatch(message);
-      expect(runs[index]!.stderr().trim().split('\n')).toHaveLength(1);
-      expect(runs[index]!.stderr()).not.toContain('pw-7Hq');
-    });
-  });
-});
-
 describe('e2e: area-metrics broker against the sandbox', () => {
   const sandbox = sandboxForBlock();
 
@@ -172,7 +135,7 @@ describe('e2e: a deploy and a reload, with signals to a real broker process', ()
   }
 
   it('drains on SIGTERM: /readyz 503 at once, tokens still served with Connection: close, no request lost, exit 0 despite a stalled client', async () => {
-    const config = { ...goodConfig(sandbox().url), server: { shutdownDelaySeconds: 1, shutdownTimeoutSeconds: 1 } };
+    const config = { ...goodConfig(sandbox().url), server: { shutdownDelaySeconds: 0.5, shutdownTimeoutSeconds: 0.5 } };
     const cli = runBroker(['--config', writeConfig('drain.json', config), '--port', '0'], { E2E_ANDROID_SECRET: CLIENT_SECRET });
     const base = await listening(cli);
     expect((await fetch(`${base}/api/gatekeeper-token?application_package=com.acme.shop`)).status).toBe(200);
@@ -194,7 +157,7 @@ describe('e2e: a deploy and a reload, with signals to a real broker process', ()
     stop.now = true;
     await Promise.all(connections);
     expect(await exitCode(cli)).toBe(0);
-    expect(Date.now() - signalledAt).toBeLessThan(4000); // delay 1 s + timeout 1 s, not the stalled client's pleasure
+    expect(Date.now() - signalledAt).toBeLessThan(4000); // delay 0.5 s + timeout 0.5 s, not the stalled client's pleasure
     stalled.destroy();
     expect(tally.lost).toBe(0);
     expect(tally.ok).toBeGreaterThan(0);

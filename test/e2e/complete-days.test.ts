@@ -28,18 +28,19 @@ function daysAgo(n: number): string {
   return new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
 }
 
-const { runCli, startCli } = clockedCli(CLOCK);
+// The secret in the environment, as the README teaches: a flag would add its warning to every run.
+const { runCli, startCli } = clockedCli(CLOCK, { AREA_METRICS_CLIENT_SECRET: SECRET });
 
-/** The warning of a run that asked for yesterday, which is not over. */
-function notOver(metric: string): string {
-  return `warn: ${metric} ${daysAgo(1)}: not over until ${daysAgo(-1)}T00:59:59Z, when every store's local day in it has ended`;
+/** The warning of a run that asked for yesterday, which is not over: one line for the metrics it imported. */
+function notOver(metrics: string): string {
+  return `warn: ${metrics} ${daysAgo(1)}: not over until ${daysAgo(-1)}T00:59:59Z, when the last store's local day in it ends`;
 }
 
 let sandbox: Sandbox;
 const tempDir = useTempDirs('complete-days-');
 
 function importArgs(metric: string, out: string, ...extra: string[]): string[] {
-  return [metric, '--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET, '-o', out, ...extra];
+  return [metric, '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out, ...extra];
 }
 
 function requestedDays(before: number, metric?: string): string[] {
@@ -94,7 +95,7 @@ afterAll(async () => {
 });
 
 describe('a vendor that has not published yet', () => {
-  it('all --catch-up: no file, not recorded complete, a warning per metric, exit 0; once published the next run fetches it', async () => {
+  it('all --catch-up: no file, not recorded complete, a warning per metric (yesterday not over: one for all), exit 0; once published the next run fetches it', async () => {
     const out = await tempDir();
     const late = daysAgo(2);
     const yesterday = daysAgo(1);
@@ -106,9 +107,9 @@ describe('a vendor that has not published yet', () => {
     const metrics = ['unique-users', 'avg-screen-time', 'traffic'];
     for (const metric of metrics) {
       expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^warn: ${metric} ${late}: no results: the vendor has not published this day yet; .*the next --catch-up asks again$`)));
-      expect(lines).toContainEqual(expect.stringContaining(notOver(metric)));
     }
-    expect(lines).toHaveLength(6);
+    expect(lines.at(-1)).toContain(notOver(metrics.join(', ')));
+    expect(lines).toHaveLength(4);
     expect(await listFiles(out)).toEqual([STATE, ...[...metrics].sort().map((metric) => `${metric}/${yesterday}.csv`)]);
     const state = await readState(out);
     expect(lastComplete(state, 'traffic')).toBe(daysAgo(3));
@@ -118,7 +119,7 @@ describe('a vendor that has not published yet', () => {
     const before = sandbox.requests.length;
     const later = await runCli(importArgs('all', out, '--catch-up'));
     expect(later.code, later.stderr).toBe(0);
-    expect(warnings(later.stderr)).toEqual(metrics.map((metric): unknown => expect.stringContaining(notOver(metric))));
+    expect(warnings(later.stderr)).toEqual([expect.stringContaining(notOver(metrics.join(', ')))]);
     expect(requestedDays(before)).toEqual([late, late, late, yesterday, yesterday, yesterday]);
     expect(await storesIn(join(out, 'traffic', `${late}.csv`))).toEqual(STORES);
     const healed = await readState(out);

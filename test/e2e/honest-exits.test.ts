@@ -158,8 +158,12 @@ describe.concurrent('configuration mistakes are usage errors, not bugs', () => {
     const out = await tempDir(context);
     const result = await runCli(importArgs(server.url, out), { env: { HTTPS_PROXY: 'http://:8765', HTTP_PROXY: undefined } });
     expect(result.code, result.stderr).toBe(2);
-    // The run's first line names it; the one error line follows.
-    expect(lines(result.stderr)).toEqual([expect.stringMatching(/^area-metrics \S+ unique-users --date /), expect.stringMatching(/^error: HTTPS_PROXY is not a proxy URL; use e\.g\. /)]);
+    // The run's first line names it (then the warning about the secret given as a flag); the one error line follows.
+    expect(lines(result.stderr)).toEqual([
+      expect.stringMatching(/^area-metrics \S+ unique-users --date /),
+      expect.stringMatching(/^warn: --client-secret puts the secret on the command line/),
+      expect.stringMatching(/^error: HTTPS_PROXY is not a proxy URL; use e\.g\. /),
+    ]);
     expect(result.stderr).not.toContain(':8765');
   });
 

@@ -22,13 +22,14 @@ function daysAgo(n: number): string {
 
 /** One clock for the sandbox and every run: at noon (UTC) the day before yesterday is over and yesterday is not. */
 const CLOCK = noonToday();
-const { runCli, startCli } = clockedCli(CLOCK);
+// The secret in the environment, as the README teaches: a flag would add its warning to every run.
+const { runCli, startCli } = clockedCli(CLOCK, { AREA_METRICS_CLIENT_SECRET: SECRET });
 
 let sandbox: Sandbox;
 const tempDir = useTempDirs('over-months-');
 
 function importArgs(metric: string, out: string, ...extra: string[]): string[] {
-  return [metric, '--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET, '-o', out, ...extra];
+  return [metric, '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out, ...extra];
 }
 
 /** The days asked for since request number `before`, per metric or for one, sorted. */
@@ -109,7 +110,7 @@ describe('a day the vendor never publishes', () => {
     expect(gap.stderr).toContain(`traffic (1 day behind, gaps ${hidden})`);
   });
 
-  it('is given up once, loudly, after --give-up-days; accept settles it, reopen asks again; no hand edit of the state', async () => {
+  it('is given up once, loudly, after --give-up-days; accept records it final, reopen asks again; no hand edit of the state', async () => {
     const out = await tempDir();
     const hidden = daysAgo(7);
     sandbox.setPublishing({ hidden: [{ day: hidden }] });
@@ -119,7 +120,8 @@ describe('a day the vendor never publishes', () => {
     expect(first.code, first.stderr).toBe(0);
     const notOver = expect.stringContaining(`warn: unique-users ${daysAgo(1)}: not over until`) as unknown;
     expect(warnings(first.stderr)).toEqual([
-      `warn: unique-users ${hidden}: still not published 5 days after its window ended (--give-up-days 5): given up, --catch-up no longer asks for it; \`area-metrics accept unique-users --date ${hidden}\` settles it, \`reopen\` asks again`,
+      `warn: unique-users ${hidden}: still not published 5 days after its window ended (--give-up-days 5): given up, --catch-up no longer asks for it; ` +
+        `\`area-metrics accept unique-users --date ${hidden} -o ${out}\` records it as final, \`area-metrics reopen unique-users --date ${hidden} -o ${out}\` asks for it again`,
       notOver,
     ]);
     // The given-up day is not asked for again; yesterday, not over, is.
@@ -191,15 +193,15 @@ describe('a rejected credential', () => {
   it('ends the run at once: no further request, the rest not attempted, one line naming the cause, exit 3', async () => {
     const out = await tempDir();
     const before = sandbox.requests.length;
-    const args = ['all', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', 'wrong-secret', '-o', out];
-    const result = await runCli([...args, '--from', daysAgo(20), '--to', daysAgo(1)]);
+    const args = ['all', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out];
+    const result = await runCli([...args, '--from', daysAgo(20), '--to', daysAgo(1)], { env: { AREA_METRICS_CLIENT_SECRET: 'wrong-secret' } });
     expect(result.code).toBe(3);
     // At most the units already in flight (--concurrency 4) were sent before the first 401 came back.
     expect(sandbox.requests.length - before).toBeLessThanOrEqual(4);
     const errors = result.stderr.split('\n').filter((line) => line.startsWith('error: '));
     expect(errors).toEqual([
       expect.stringMatching(/^error: unique-users \S+ page 1: GET .*: HTTP 401: credentials rejected; check the client id and secret$/),
-      expect.stringMatching(/^error: imported 0 of 60 units, 0 rows in [\d.]+ s; 1 failed, first: unique-users \S+; 59 not attempted: the credentials were rejected$/),
+      expect.stringMatching(/^error: imported 0 of 60 units, 0 rows in [\d.]+ s, \d+ requests?; 1 failed, first: unique-users \S+; 59 not attempted: the credentials were rejected$/),
     ]);
     expect(result.stderr.trim().split('\n')).toHaveLength(3);
     expect(result.stderr).not.toContain('wrong-secret');

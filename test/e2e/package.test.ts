@@ -1,34 +1,124 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { ROOT } from '../helpers/cli.js';
+import { headingAnchors, relativeLinks } from '../helpers/markdown.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'area-metrics-package-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const npm = (args: string[], cwd: string): string =>
-  execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } });
+/** Every package name that an installed package (scoped ones too) lists among its dependencies. */
+function requiredByInstalled(modules: string): Set<string> {
+  const folders = readdirSync(modules).flatMap((name) => (name.startsWith('@') ? readdirSync(join(modules, name)).map((scoped) => `${name}/${scoped}`) : [name]));
+  return new Set(
+    folders.flatMap((folder) => {
+      const path = join(modules, folder, 'package.json');
+      return existsSync(path) ? Object.keys((JSON.parse(readFileSync(path, 'utf8')) as { dependencies?: Record<string, string> }).dependencies ?? {}) : [];
+    }),
+  );
+}
+
+interface NpmRun {
+  readonly stdout: string;
+  /** stdout and stderr, where npm prints its warnings. */
+  readonly output: string;
+}
+
+function npm(args: string[]): NpmRun {
+  const result = spawnSync('npm', args, {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+  });
+  if (result.status !== 0) throw new Error(`npm ${args.join(' ')} exited with ${result.status}:\n${result.stderr}`);
+  return { stdout: result.stdout, output: `${result.stdout}\n${result.stderr}` };
+}
+
+const npmWarnings = (output: string): string[] => output.split('\n').filter((line) => /\bnpm (warn|WARN)\b|^WARN\b/.test(line));
 
 /**
- * What a container or a global install gets: the packed tarball installed with production dependencies only into an
- * empty folder, its binary run from there. A file missing from `files`, a runtime import of a dev dependency or a
- * broken bin path fails here, not in production.
+ * What a user installs: the packed tarball, installed globally into an empty prefix (production dependencies only,
+ * as `npm install -g` does), its binary run from there. A file missing from `files`, a runtime import of a dev
+ * dependency, a broken bin path, an install-time build or a dependency that wants a newer Node fails here.
  */
 describe('the published package', () => {
-  it('installs with production dependencies only and runs: --version, a broker start and one token against the sandbox', async () => {
-    // dist/ is already built (npm test builds first); --ignore-scripts keeps pack from rebuilding it under the other tests.
-    const packed = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', dir], ROOT)) as { filename: string }[];
-    const tarball = join(dir, packed[0]!.filename);
-    const install = join(dir, 'install');
-    mkdirSync(install);
-    writeFileSync(join(install, 'package.json'), '{"private":true}\n');
-    // What a user's `npm install` does, without the parts that only cost time here: no lock file written, no audit.
-    npm(['install', '--omit=dev', '--no-audit', '--no-fund', '--no-package-lock', '--prefer-offline', tarball], install);
-    const binary = join(install, 'node_modules', '.bin', 'area-metrics');
+  const prefix = join(dir, 'global');
+  const installed = join(prefix, 'lib', 'node_modules', 'area-metrics');
+  const binary = join(prefix, 'bin', 'area-metrics');
+  let shipped: Set<string>;
+  let packOutput: string;
+  let installOutput: string;
+
+  beforeAll(() => {
+    // dist/ is already built (npm test builds first); --ignore-scripts keeps prepack from rebuilding it under the other tests.
+    const pack = npm(['pack', '--json', '--ignore-scripts', '--pack-destination', dir, ROOT]);
+    const packed = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[];
+    shipped = new Set(packed[0]!.files.map((file) => file.path));
+    packOutput = pack.output;
+    installOutput = npm(['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', join(dir, packed[0]!.filename)]).output;
+  }, 240_000);
+
+  it('packs and installs globally with no npm warning, no install-time script and no dev dependency', () => {
+    expect(npmWarnings(packOutput)).toEqual([]);
+    expect(npmWarnings(installOutput)).toEqual([]);
+    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { scripts?: Record<string, string>; devDependencies: Record<string, string> };
+    for (const lifecycle of ['preinstall', 'install', 'postinstall', 'prepare']) expect(manifest.scripts?.[lifecycle]).toBeUndefined();
+    // A dev dependency that a production package needs too (ajv: fastify's) is installed for that package, not for us.
+    const needed = requiredByInstalled(join(installed, 'node_modules'));
+    for (const dev of Object.keys(manifest.devDependencies)) {
+      if (!needed.has(dev)) expect(existsSync(join(installed, 'node_modules', dev)), dev).toBe(false);
+    }
+  });
+
+  it('ships an MIT LICENSE', () => {
+    const license = readFileSync(join(installed, 'LICENSE'), 'utf8');
+    expect((JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { license: string }).license).toBe('MIT');
+    expect(license).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} /);
+    expect(license).toContain('THE SOFTWARE IS PROVIDED "AS IS"');
+  });
+
+  it('ships every file (and heading) its Markdown links to', () => {
+    const markdown = [...shipped].filter((path) => path.endsWith('.md'));
+    expect(markdown).toEqual(expect.arrayContaining(['README.md', 'docs/catch-up.md', 'docs/import.md']));
+    const dead: string[] = [];
+    for (const file of markdown) {
+      for (const link of relativeLinks(readFileSync(join(installed, file), 'utf8'))) {
+        const [path = '', anchor] = link.split('#');
+        const target = path === '' ? file : posix.normalize(posix.join(posix.dirname(file), path));
+        const found = target.endsWith('/') ? [...shipped].some((one) => one.startsWith(target)) : shipped.has(target);
+        const anchored = anchor === undefined || !target.endsWith('.md') || headingAnchors(readFileSync(join(installed, target), 'utf8')).has(anchor);
+        if (!found || !anchored) dead.push(`${file}: ${link}`);
+      }
+    }
+    expect(dead).toEqual([]);
+  });
+
+  it('ships no source map that names a file it lacks', () => {
+    // A map is only worth shipping with the sources it names (or their text inlined); a file's map comment must
+    // name a shipped map.
+    const missing: string[] = [];
+    for (const file of [...shipped].filter((path) => path.endsWith('.js'))) {
+      const mapName = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(readFileSync(join(installed, file), 'utf8'))?.[1];
+      if (mapName === undefined || mapName.startsWith('data:')) continue;
+      const mapPath = posix.join(posix.dirname(file), mapName);
+      if (!shipped.has(mapPath)) {
+        missing.push(`${file} -> ${mapPath}`);
+        continue;
+      }
+      const map = JSON.parse(readFileSync(join(installed, mapPath), 'utf8')) as { sources: string[]; sourcesContent?: (string | null)[] };
+      map.sources.forEach((source, index) => {
+        if (typeof map.sourcesContent?.[index] === 'string') return;
+        if (!shipped.has(posix.normalize(posix.join(posix.dirname(mapPath), source)))) missing.push(`${mapPath} -> ${source}`);
+      });
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('runs from the global install: --version, a broker start and one token against the sandbox', async () => {
     const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
     expect(execFileSync(binary, ['--version'], { encoding: 'utf8' }).trim()).toBe(version);
 
@@ -44,7 +134,7 @@ describe('the published package', () => {
         }),
       );
       const broker = spawn(binary, ['broker', '--config', config, '--port', '0'], {
-        cwd: install,
+        cwd: dir,
         env: { PATH: process.env.PATH ?? '', PACKAGE_SECRET: 'package-secret-31f' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -60,5 +150,5 @@ describe('the published package', () => {
     } finally {
       await sandbox.close();
     }
-  }, 240_000);
+  });
 });

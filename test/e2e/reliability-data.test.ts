@@ -300,7 +300,7 @@ describe.concurrent('traffic that does not sum to 1', () => {
     const out = await tempDir(context);
     const result = await runCli(importArgs('traffic', 'traffic-sum', out));
     expect(result.code, result.stderr).toBe(0);
-    const warnings = result.stderr.split('\n').filter((line) => line.startsWith('warn:'));
+    const warnings = result.stderr.split('\n').filter((line) => line.startsWith(`warn: traffic ${DAY}`));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(new RegExp(`traffic ${DAY}: store S1 .*sum to 0\\.80000`));
     expect(result.stderr).toMatch(/imported 1 of 1 units, 5 rows, 1 warnings/);

@@ -1,12 +1,17 @@
 /**
- * Fetching: retries, Retry-After, final statuses, timeouts, refused connections and foreign `next` links,
- * proven against the BUILT binary and a sandbox (or a scripted loopback server) started in the test.
+ * Fetching: retries, Retry-After, final statuses, timeouts, refused connections and foreign `next` links, over real
+ * HTTP against a sandbox (or a scripted loopback server) started in the test. The command runs in this process on a
+ * virtual clock, so backoffs and Retry-Afters are checked to the millisecond without being waited out; one run of
+ * the BUILT binary shows that a real Retry-After is really waited.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RecordedRequest, type Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, runCli, stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
+import { virtualClock, type VirtualClock } from '../helpers/clock.js';
+import { closedPort } from '../helpers/ports.js';
+import { runInProcess } from '../helpers/run-in-process.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Retry-S3cret-7f3a9c';
@@ -38,15 +43,6 @@ function importArgs(out: string, ...extra: string[]): string[] {
 
 function metricRequests(): Timed[] {
   return answered.filter((request) => request.path.startsWith('/api/bi/area-metrics/'));
-}
-
-/** A port nothing listens on: bound by the OS, then released. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 interface ScriptedServer {
@@ -94,6 +90,12 @@ async function scriptedServer(answer: Parameters<typeof startScripted>[0]): Prom
   return server;
 }
 
+/** The command in this process, on a virtual clock: its waits are recorded in `clock.waits`, not waited out. */
+async function runVirtual(args: readonly string[]): Promise<CliResult & { clock: VirtualClock }> {
+  const clock = virtualClock();
+  return { ...(await runInProcess(args, { clock })), clock };
+}
+
 function expectNoSecret(result: CliResult): void {
   expect(result.stdout).not.toContain(SECRET);
   expect(result.stderr).not.toContain(SECRET);
@@ -111,7 +113,7 @@ beforeAll(async () => {
     onRequest: (request) => answered.push({ ...request, at: Date.now() }),
   });
   const out = await tempDir();
-  const clean = await runCli(importArgs(out));
+  const clean = await runInProcess(importArgs(out));
   expect(clean.code, clean.stderr).toBe(0);
   reference = await readTree(out);
   // The reference really is the sandbox's data: one row per zone entry of each result.
@@ -141,9 +143,12 @@ describe('transient failures are retried and leave no trace', () => {
   it.each([500, 502, 503, 504])('HTTP %i, then success: exit 0 and files identical to a clean run', async (status) => {
     const out = await tempDir();
     sandbox.setFaults({ failNth: { n: 1, status } });
-    const result = await runCli(importArgs(out, '--retries', '3'));
+    const result = await runVirtual(importArgs(out, '--retries', '3'));
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toMatch(new RegExp(`HTTP ${status}.*retry 1/3`));
+    expect(result.stderr).toMatch(new RegExp(`HTTP ${status}.*retry 1/3 in 0\\.\\d s`));
+    // One backoff, of full jitter under the first window (0.5 s): the only wait of the run.
+    expect(result.clock.waits).toHaveLength(1);
+    expect(result.clock.waits[0]).toBeLessThan(500);
     expect(await readTree(out)).toEqual(reference);
     // 1 failure + 2 pages.
     expect(metricRequests().map((request) => request.status)).toEqual([status, 200, 200]);
@@ -153,7 +158,7 @@ describe('transient failures are retried and leave no trace', () => {
   it('a failure on a later page is retried too', async () => {
     const out = await tempDir();
     sandbox.setFaults({ failNth: { n: 2, status: 502 } });
-    const result = await runCli(importArgs(out, '--retries', '2'));
+    const result = await runVirtual(importArgs(out, '--retries', '2'));
     expect(result.code, result.stderr).toBe(0);
     expect(metricRequests().map((request) => [request.query.page ?? '1', request.status])).toEqual([
       ['1', 200],
@@ -165,14 +170,26 @@ describe('transient failures are retried and leave no trace', () => {
 
   it('429 with Retry-After in seconds: waits at least that long, then succeeds', async () => {
     const out = await tempDir();
+    sandbox.setFaults({ rateLimitNth: { n: 1, retryAfterSeconds: 2 } });
+    const result = await runVirtual(importArgs(out, '--retries', '2'));
+    expect(result.code, result.stderr).toBe(0);
+    const requests = metricRequests();
+    expect(requests.map((request) => request.status)).toEqual([429, 200, 200]);
+    // The server's Retry-After, to the millisecond (the first backoff of full jitter is below 0.5 s): the pacer
+    // holds every request of the run for it.
+    expect(result.clock.waits).toEqual([2000]);
+    expect(result.stderr).toMatch(/HTTP 429.*retry 1\/2 in 2\.0 s/);
+    expect(await readTree(out)).toEqual(reference);
+  });
+
+  it('the built binary really waits a Retry-After out', async () => {
+    const out = await tempDir();
     sandbox.setFaults({ rateLimitNth: { n: 1, retryAfterSeconds: 1 } });
     const result = await runCli(importArgs(out, '--retries', '2'));
     expect(result.code, result.stderr).toBe(0);
     const requests = metricRequests();
     expect(requests.map((request) => request.status)).toEqual([429, 200, 200]);
-    // The first backoff of full jitter is below 0.5 s, so a wait of ~1 s can only be the server's Retry-After.
-    const waited = requests[1]!.at - requests[0]!.at;
-    expect(waited).toBeGreaterThanOrEqual(900);
+    expect(requests[1]!.at - requests[0]!.at).toBeGreaterThanOrEqual(900);
     expect(result.stderr).toMatch(/HTTP 429.*retry 1\/2 in 1\.0 s/);
     expect(await readTree(out)).toEqual(reference);
   });
@@ -189,10 +206,12 @@ describe('transient failures are retried and leave no trace', () => {
       response.end(envelopeFor(DAY));
     });
     const out = await tempDir();
-    const result = await runCli(['unique-users', '--base-url', server.url, '--client-id', 'c', '--client-secret', SECRET, '--date', DAY, '-o', out, '--retries', '2']);
+    const result = await runVirtual(['unique-users', '--base-url', server.url, '--client-id', 'c', '--client-secret', SECRET, '--date', DAY, '-o', out, '--retries', '2']);
     expect(result.code, result.stderr).toBe(0);
     expect(server.calls).toHaveLength(2);
-    expect(server.calls[1]!.at - server.calls[0]!.at).toBeGreaterThanOrEqual(900);
+    expect(result.clock.waits).toHaveLength(1);
+    expect(result.clock.waits[0]).toBeGreaterThan(900);
+    expect(result.clock.waits[0]).toBeLessThanOrEqual(2000);
     expect(await listFiles(out)).toContain(`unique-users/${DAY}.csv`);
   });
 
@@ -209,7 +228,7 @@ describe('transient failures are retried and leave no trace', () => {
       response.end(body);
     });
     const out = await tempDir();
-    const result = await runCli(['unique-users', '--base-url', server.url, '--client-id', 'c', '--client-secret', SECRET, '--date', DAY, '-o', out, '--retries', '2']);
+    const result = await runVirtual(['unique-users', '--base-url', server.url, '--client-id', 'c', '--client-secret', SECRET, '--date', DAY, '-o', out, '--retries', '2']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/network error.*retry 1\/2/);
     expect(server.calls).toHaveLength(2);
@@ -222,7 +241,7 @@ describe('failures that do not go away', () => {
   it('--retries 1 with a permanent 503: exit 4, says how many attempts, no file', async () => {
     const out = await tempDir();
     sandbox.setFaults({ failNth: { n: 1, status: 503, times: 1000 } });
-    const result = await runCli(importArgs(out, '--retries', '1'));
+    const result = await runVirtual(importArgs(out, '--retries', '1'));
     expect(result.code).toBe(4);
     expect(metricRequests()).toHaveLength(2);
     // One line says what failed, for which unit, and how many attempts were made.
@@ -237,7 +256,7 @@ describe('failures that do not go away', () => {
     const out = await tempDir();
     const args = importArgs(out, '--retries', '3');
     args[args.indexOf(SECRET)] = 'not-the-secret';
-    const result = await runCli(args);
+    const result = await runVirtual(args);
     expect(result.code).toBe(3);
     expect(metricRequests()).toHaveLength(1);
     expect(result.stderr).toMatch(/401/);
@@ -253,7 +272,7 @@ describe('failures that do not go away', () => {
   ])('HTTP %i is not retried: exit %i after one request', async (status, code, line) => {
     const out = await tempDir();
     sandbox.setFaults({ failNth: { n: 1, status, times: 10 } });
-    const result = await runCli(importArgs(out, '--retries', '3'));
+    const result = await runVirtual(importArgs(out, '--retries', '3'));
     expect(result.code).toBe(code);
     expect(metricRequests()).toHaveLength(1);
     expect(result.stderr).toContain(`HTTP ${status}`);
@@ -265,8 +284,9 @@ describe('failures that do not go away', () => {
   it('a server slower than --timeout: each attempt times out, exit 4', async () => {
     const out = await tempDir();
     const before = sandbox.requests.length;
-    sandbox.setFaults({ latencyMs: 1800 });
-    const result = await runCli(importArgs(out, '--timeout', '1', '--retries', '1'));
+    // Timeouts are real time (the virtual clock only takes the backoff between the attempts).
+    sandbox.setFaults({ latencyMs: 600 });
+    const result = await runVirtual(importArgs(out, '--timeout', '0.2', '--retries', '1'));
     expect(result.code).toBe(4);
     expect(result.stderr).toMatch(/time(d)? ?out/i);
     expect(result.stderr).toMatch(/after 2 attempts/);
@@ -279,11 +299,15 @@ describe('failures that do not go away', () => {
   it('connection refused is retried, then exit 4 naming the error and the attempts', async () => {
     const out = await tempDir();
     const port = await closedPort();
-    const result = await runCli(['unique-users', '--base-url', `http://127.0.0.1:${port}`, '--client-id', 'c', '--client-secret', SECRET, '--date', DAY, '-o', out, '--retries', '2']);
+    const result = await runVirtual(['unique-users', '--base-url', `http://127.0.0.1:${port}`, '--client-id', 'c', '--client-secret', SECRET, '--date', DAY, '-o', out, '--retries', '2']);
     expect(result.code).toBe(4);
     expect(result.stderr).toContain('ECONNREFUSED');
     expect(result.stderr).toMatch(/retry 2\/2/);
     expect(result.stderr).toMatch(/after 3 attempts/);
+    // Two backoffs of full jitter, under their windows of 0.5 s and 1 s.
+    expect(result.clock.waits).toHaveLength(2);
+    expect(result.clock.waits[0]).toBeLessThan(500);
+    expect(result.clock.waits[1]).toBeLessThan(1000);
     expect(await dataFiles(out)).toEqual([]);
     expectNoSecret(result);
   });
@@ -297,7 +321,7 @@ describe('next links on another origin', () => {
     });
     sandbox.setFaults({ foreignNextOrigin: foreign.url });
     const out = await tempDir();
-    const result = await runCli(importArgs(out));
+    const result = await runInProcess(importArgs(out));
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/^warn: .*next link on http:\/\/127\.0\.0\.1:\d+ rebased onto http:\/\/127\.0\.0\.1:\d+/m);
     expect(result.stderr).toContain(foreign.url);

@@ -71,7 +71,7 @@ describe('area-metrics status', () => {
       ['traffic', daysAgo(4), daysAgo(2), '1', '3', '-', '-', `${daysAgo(1)} imported before it was over`],
       ['unique-users', daysAgo(4), daysAgo(3), '2', '3', '-', '-', `${daysAgo(2)} partly published (1 store missing), ${daysAgo(1)} imported before it was over`],
     ]);
-    expect(lines[3]).toEqual([expect.stringMatching(/^last run: \d{4}-\d{2}-\d{2}T[\d:.]+Z unique-users --catch-up --max-days 31, exit 0, rows: unique-users \d+$/)]);
+    expect(lines[3]).toEqual([expect.stringMatching(/^last run: \d{4}-\d{2}-\d{2}T[\d:.]+Z unique-users --catch-up --max-days 31, exit 0, rows: unique-users \d+, requests \d+ \(0 answered 429\)$/)]);
     expect(lines[4]).toEqual(['days: UTC (--days utc)']);
 
     const json = await runCli(['status', '-o', out, '--json', '--max-behind', '1']);

@@ -30,12 +30,12 @@ afterAll(async () => {
   if (tempDir) await rm(tempDir, { recursive: true, force: true });
 });
 
-const creds = (): string[] => ['--auth-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', sandbox.clientSecret];
+const creds = (): string[] => ['--auth-url', sandbox.url, '--client-id', sandbox.clientId];
 
 describe('area-metrics token (built binary) against the sandbox', () => {
   it('gets a real token and shows it decoded, without the secret anywhere', async () => {
     const before = sandbox.tokenRequests();
-    const result = await runBinary([...creds(), '-v']);
+    const result = await runBinary([...creds(), '-v'], { AREA_METRICS_CLIENT_SECRET: sandbox.clientSecret });
     expect(result.code).toBe(0);
     expect(sandbox.tokenRequests()).toBe(before + 1);
     const token = result.stdout.trimEnd().split('\n').at(-1) ?? '';
@@ -81,7 +81,7 @@ describe('area-metrics token (built binary) against the sandbox', () => {
 
   it('an auth server 503 exits 4 naming the URL', async () => {
     sandbox.setFaults({ tokenFailNth: { n: 1, status: 503 } });
-    const result = await runBinary(creds());
+    const result = await runBinary(creds(), { AREA_METRICS_CLIENT_SECRET: sandbox.clientSecret });
     expect(result.code).toBe(4);
     expect(result.stderr).toContain(`POST ${sandbox.url}/oauth2/token: HTTP 503`);
   });

@@ -2,20 +2,19 @@ import nock from 'nock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuthError, ContractError, UnavailableError } from '../../src/errors.js';
 import { backoffDelay, DEFAULT_RETRY_POLICY, HttpClient, MalformedBodyError, parseRetryAfter } from '../../src/fetch/http-client.js';
+import { VendorDownError } from '../../src/fetch/outage.js';
+import { Pacer } from '../../src/fetch/pacer.js';
+import { virtualClock } from '../helpers/clock.js';
 import { useNock } from '../helpers/nock.js';
 
 const ORIGIN = 'https://api.example.test';
 const url = new URL(`${ORIGIN}/thing?x=1`);
 
+/** A client on a virtual clock: `sleeps` gets every wait it asks for (backoffs, and the pacer's holds). */
 function client(sleeps: number[] = [], retries = 3): HttpClient {
-  return new HttpClient({
-    timeoutMs: 2000,
-    retry: { ...DEFAULT_RETRY_POLICY, retries },
-    sleep: async (ms) => {
-      sleeps.push(ms);
-    },
-    random: () => 0.5,
-  });
+  const clock = virtualClock();
+  const recording = { ...clock, sleep: (ms: number, signal?: AbortSignal) => (sleeps.push(ms), clock.sleep(ms, signal)) };
+  return new HttpClient({ timeoutMs: 2000, retry: { ...DEFAULT_RETRY_POLICY, retries }, clock: recording, random: () => 0.5 });
 }
 
 const json = (response: { text: string }) => {
@@ -98,7 +97,7 @@ describe('HttpClient retries', () => {
   it('times out a slow response and retries it', async () => {
     nock(ORIGIN).get('/thing').query(true).delay(500).reply(200, { late: true });
     nock(ORIGIN).get('/thing').query(true).reply(200, { ok: 3 });
-    const fast = new HttpClient({ timeoutMs: 100, retry: { ...DEFAULT_RETRY_POLICY, retries: 1 }, sleep: async () => {} });
+    const fast = new HttpClient({ timeoutMs: 100, retry: { ...DEFAULT_RETRY_POLICY, retries: 1 }, clock: virtualClock() });
     await expect(fast.send({ method: 'GET', url }, json)).resolves.toEqual({ ok: 3 });
   });
 });
@@ -126,5 +125,71 @@ describe('backoffDelay', () => {
     expect(backoffDelay(3, policy, () => 0.999)).toBe(799);
     expect(backoffDelay(10, policy, () => 0.999)).toBe(999);
     expect(backoffDelay(10, policy, () => 0)).toBe(0);
+  });
+});
+
+describe('HttpClient with the run pacer', () => {
+  function shared(retries = 3): { clients: HttpClient[]; clock: ReturnType<typeof virtualClock>; pacer: Pacer } {
+    const clock = virtualClock();
+    const pacer = new Pacer({ clock });
+    const make = (): HttpClient => new HttpClient({ timeoutMs: 2000, retry: { ...DEFAULT_RETRY_POLICY, retries }, clock, pacer, random: () => 0.5 });
+    return { clients: [make(), make()], clock, pacer };
+  }
+
+  it('holds every request of the run for a 429 Retry-After, not only the refused one', async () => {
+    const { clients, clock, pacer } = shared();
+    nock(ORIGIN)
+      .get('/thing').query(true).reply(200, { ok: 0 })
+      .get('/thing').query(true).reply(429, '', { 'Retry-After': '3' })
+      .get('/thing').query(true).reply(200, { ok: 1 })
+      .get('/thing').query(true).reply(200, { ok: 2 });
+    await clients[0]!.send({ method: 'GET', url }, json);
+    const started = clock.now();
+    const refused = clients[0]!.send({ method: 'GET', url }, json);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Sent by another unit after the 429: it waits the Retry-After too.
+    const other = await clients[1]!.send({ method: 'GET', url }, json);
+    expect(clock.now() - started).toBeGreaterThanOrEqual(3000);
+    expect([other, await refused]).toEqual(expect.arrayContaining([{ ok: 1 }, { ok: 2 }]));
+    // One request accepted in the 3 s before the 429: the run goes on at one per 3 s.
+    expect(pacer.stats()).toEqual({ requests: 4, throttled: 1, paceRps: 0.33 });
+  });
+
+  it('counts each request and 429 into the caller\'s tally', async () => {
+    const { clients } = shared();
+    nock(ORIGIN)
+      .get('/thing').query(true).reply(503)
+      .get('/thing').query(true).reply(429, '', { 'Retry-After': '1' })
+      .get('/thing').query(true).reply(200, { ok: 1 });
+    const tally = { requests: 0, throttled: 0 };
+    await clients[0]!.send({ method: 'GET', url, tally }, json);
+    expect(tally).toEqual({ requests: 3, throttled: 1 });
+  });
+
+  it('ends with VendorDownError when the request after one that used its retries fails the same way', async () => {
+    const { clients } = shared(1);
+    nock(ORIGIN).get('/thing').query(true).times(3).replyWithError({ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED' });
+    const first = await clients[0]!.send({ method: 'GET', url, label: 'traffic 2026-11-20 page 1' }, json).catch((e: unknown) => e);
+    expect(first).toBeInstanceOf(UnavailableError);
+    expect(first).not.toBeInstanceOf(VendorDownError);
+    const next = await clients[1]!.send({ method: 'GET', url }, json).catch((e: unknown) => e);
+    expect(next).toBeInstanceOf(VendorDownError);
+    expect((next as Error).message).toMatch(/^the API is unreachable or failing: traffic 2026-11-20 page 1 failed 2 attempts, and the next request failed the same way \(network error: .*\); check the URL or try again later$/);
+  });
+
+  it('does not count a 429 or an answer as the vendor down', async () => {
+    const { clients } = shared(0);
+    nock(ORIGIN)
+      .get('/thing').query(true).reply(502)
+      .get('/thing').query(true).reply(404, { detail: 'Not found.' })
+      .get('/thing').query(true).reply(502)
+      .get('/thing').query(true).reply(200, { ok: 1 });
+    await expect(clients[0]!.send({ method: 'GET', url }, json)).rejects.toThrow(/HTTP 502/);
+    // The vendor answered (a 404): it is up, so the next 502 is a unit's failure, not the end of the run.
+    await expect(clients[0]!.send({ method: 'GET', url }, json)).rejects.toThrow(/HTTP 404/);
+    const error = await clients[1]!.send({ method: 'GET', url }, json).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnavailableError);
+    expect(error).not.toBeInstanceOf(VendorDownError);
+    await expect(clients[1]!.send({ method: 'GET', url }, json)).resolves.toEqual({ ok: 1 });
   });
 });

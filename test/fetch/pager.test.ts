@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { UnavailableError } from '../../src/errors.js';
 import { DEFAULT_RETRY_POLICY, HttpClient, type HttpResponse } from '../../src/fetch/http-client.js';
 import { followPages, PagingAnomaly, type PageLinks } from '../../src/fetch/pager.js';
+import { virtualClock } from '../helpers/clock.js';
 import { useNock } from '../helpers/nock.js';
 
 const ORIGIN = 'https://api.example.test';
@@ -14,7 +15,7 @@ const parse = (response: HttpResponse): PageLinks => {
 };
 
 async function pages(): Promise<number[]> {
-  const client = new HttpClient({ timeoutMs: 2000, retry: { ...DEFAULT_RETRY_POLICY, retries: 3 }, sleep: async () => {} });
+  const client = new HttpClient({ timeoutMs: 2000, retry: { ...DEFAULT_RETRY_POLICY, retries: 3 }, clock: virtualClock() });
   const seen: number[] = [];
   for await (const page of followPages(new URL(`${ORIGIN}/m/?page=1`), { client, baseUrl, headers: {}, parse })) seen.push(page.number);
   return seen;

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { runCli as runCommandLine } from '../../src/cli.js';
 import type { CommandContext } from '../../src/commands/context.js';
 import { InterruptedError } from '../../src/errors.js';
+import type { Clock } from '../../src/fetch/clock.js';
 
 /** The package root and the BUILT executable that spawning tests run (build with `npm run build`). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -47,6 +48,10 @@ export interface CliOptions {
    * (signals, EPIPE, real stdout/stderr, the process's working folder, what the AWS SDK reads from process.env).
    */
   readonly process?: boolean;
+  /** In the test process: what retries and the pacer wait on (a virtual clock makes them take no time). */
+  readonly clock?: Clock;
+  /** In the test process: aborts the run (with an InterruptedError, as a signal to a process would). */
+  readonly signal?: AbortSignal;
 }
 
 export interface RunningCli {
@@ -134,27 +139,24 @@ export function startCli(args: readonly string[], options: CliOptions = {}): Run
   };
 }
 
-/** A stream that keeps what is written to it, as a pipe would deliver it. */
-class CapturedStream extends Writable {
-  text = '';
-  override _write(chunk: Buffer | string, _encoding: BufferEncoding, callback: () => void): void {
-    this.text += chunk.toString();
-    callback();
-  }
+/** A stream that keeps what is written to it, as a pipe delivers it (off a terminal): for a command run in this process. */
+export function captured(): Writable & { text: () => string } {
+  let text = '';
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      text += chunk.toString();
+      callback();
+    },
+  });
+  return Object.assign(stream, { text: () => text });
 }
 
 /**
  * What `src/index.ts` hands a command, built for a run inside the test process: the one place that knows the
  * shape of CommandContext, so a change to it changes only this function.
  */
-export function commandContext(io: { stdout: Writable; stderr: Writable; env: NodeJS.ProcessEnv; signal: AbortSignal }): CommandContext {
-  return {
-    stdout: io.stdout,
-    stderr: io.stderr,
-    env: io.env,
-    signal: io.signal,
-    reportError: (message) => io.stderr.write(`area-metrics: ${message}\n`),
-  };
+export function commandContext(io: { stdout: Writable; stderr: Writable; env: NodeJS.ProcessEnv; signal: AbortSignal; clock?: Clock }): CommandContext {
+  return { stdout: io.stdout, stderr: io.stderr, env: io.env, signal: io.signal, ...(io.clock ? { clock: io.clock } : {}) };
 }
 
 /** In-process runs not finished yet, each with the controller that stops it (for stopAllClis). */
@@ -170,28 +172,30 @@ export function startInProcess(args: readonly string[], options: Omit<CliOptions
   if (options.cwd !== undefined || options.input !== undefined) {
     throw new Error('cwd and input need a process: pass absolute paths, or { process: true }');
   }
-  const stdout = new CapturedStream();
-  const stderr = new CapturedStream();
+  const stdout = captured();
+  const stderr = captured();
   const controller = new AbortController();
+  options.signal?.addEventListener('abort', () => controller.abort(options.signal?.reason), { once: true });
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const run = runCommandLine(args, commandContext({ stdout, stderr, env: cliEnv(options.env), signal: controller.signal }));
+  const env = cliEnv(options.env);
+  const run = runCommandLine(args, commandContext({ stdout, stderr, env, signal: controller.signal, ...(options.clock ? { clock: options.clock } : {}) }));
   liveInProcess.set(run, controller);
   void run.finally(() => liveInProcess.delete(run)).catch(() => undefined);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => {
-      const error = new Error(`area-metrics ${args.join(' ')} did not finish within ${timeoutMs} ms; stderr so far:\n${stderr.text}`);
+      const error = new Error(`area-metrics ${args.join(' ')} did not finish within ${timeoutMs} ms; stderr so far:\n${stderr.text()}`);
       controller.abort(error);
       reject(error);
     }, timeoutMs);
   });
   const done = Promise.race([run, timeout])
-    .then((code): CliResult => ({ code, signal: null, stdout: stdout.text, stderr: withoutTimestamps(stderr.text), rawStderr: stderr.text }))
+    .then((code): CliResult => ({ code, signal: null, stdout: stdout.text(), stderr: withoutTimestamps(stderr.text()), rawStderr: stderr.text() }))
     .finally(() => clearTimeout(timer));
   return {
     pid: process.pid,
-    stdout: () => stdout.text,
-    stderr: () => stderr.text,
+    stdout: stdout.text,
+    stderr: stderr.text,
     kill: (signal) => {
       if (signal !== 'SIGINT' && signal !== 'SIGTERM') throw new Error(`${signal} needs a process: use startCli`);
       controller.abort(new InterruptedError(signal));
@@ -248,4 +252,9 @@ export async function firstLine(cli: RunningCli, timeoutMs = 10_000): Promise<st
   await waitUntil(() => cli.stdout().includes('\n') || exited !== undefined, 'the first line on stdout', timeoutMs);
   if (!cli.stdout().includes('\n')) throw new Error(`exited with ${exited?.code} before printing a line: ${cli.stderr()}`);
   return cli.stdout().split('\n')[0] as string;
+}
+
+/** The error lines a run printed (`area-metrics: <message>`), as their messages. */
+export function errorLines(stderr: string): string[] {
+  return stderr.split('\n').flatMap((line) => (line.startsWith('area-metrics: ') ? [line.slice('area-metrics: '.length)] : []));
 }

@@ -94,8 +94,9 @@ async function writeChunked(response: ServerResponse, text: string, record: { wr
 
 /** A small OAuth client-credentials server on node:http, programmable for the failure modes the sandbox lacks. */
 export async function startFakeAuthServer(
-  options: { clientId?: string; clientSecret?: string } & FakeAuthBehaviour = {},
+  options: { clientId?: string; clientSecret?: string; /** The clock of `iat` and `exp` (a test clock); default Date.now. */ now?: () => number } & FakeAuthBehaviour = {},
 ): Promise<FakeAuthServer> {
+  const clock = options.now ?? Date.now;
   const clientId = options.clientId ?? 'fake-client';
   const clientSecret = options.clientSecret ?? 'fake-secret-0123456789';
   let behaviour: FakeAuthBehaviour = { ...options };
@@ -141,7 +142,7 @@ export async function startFakeAuthServer(
       return;
     }
     const ttl = current.ttlSeconds ?? 3600;
-    const now = Math.floor(Date.now() / 1000);
+    const now = Math.floor(clock() / 1000);
     serial += 1;
     let token: string;
     if (current.jwt === false) {

@@ -9,6 +9,9 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
+import { silentLogger, type Logger } from '../../src/log/logger.js';
+import type { ObjectStoreConfig } from '../../src/output/object-store.js';
+import { isRunManifest } from './tmp.js';
 
 /** The fake credentials s3rver accepts; a test that finds them in output has found a leak. */
 export const S3_ACCESS_KEY_ID = 'S3RVER';
@@ -46,6 +49,11 @@ export interface S3Faults {
   enforceConditions: boolean;
   /** Every conditional PUT is refused with 412, as if another writer changed the object each time. */
   refuseConditionalPuts: boolean;
+  /**
+   * PUTs with `If-None-Match` are answered 501 NotImplemented while `If-Match` is enforced: a store that implements
+   * one condition and not the other.
+   */
+  unsupportedIfNoneMatch: boolean;
 }
 
 export interface S3Harness {
@@ -58,7 +66,7 @@ export interface S3Harness {
   env(extra?: Readonly<Record<string, string | undefined>>): Record<string, string | undefined>;
   /** A client for the test itself, talking to s3rver directly. */
   readonly client: S3Client;
-  /** Every object under `prefix` (keys relative to it) with its bytes. */
+  /** Every object under `prefix` (keys relative to it) with its bytes, but the run manifests under `<prefix>/_runs/`. */
   objects(prefix?: string): Promise<Map<string, Buffer>>;
   /** An object's ETag and LastModified, or undefined. */
   head(key: string): Promise<{ etag: string; lastModified: number; metadata: Record<string, string> } | undefined>;
@@ -68,6 +76,19 @@ export interface S3Harness {
 }
 
 export const STATE_OBJECT_NAME = '.area-metrics-state.json';
+
+/** How the tool's own object store, in the test's process, reaches the harness: its front server, the fake keys, no retry. */
+export function storeConfig(s3: Pick<S3Harness, 'endpoint'>, logger: Logger = silentLogger): ObjectStoreConfig {
+  return {
+    env: { AWS_ENDPOINT_URL_S3: s3.endpoint },
+    forcePathStyle: true,
+    retries: 0,
+    timeoutMs: 5000,
+    logger,
+    credentials: { accessKeyId: S3_ACCESS_KEY_ID, secretAccessKey: S3_SECRET_ACCESS_KEY },
+  };
+}
+
 
 /** The ETag the tool's probe of a store's conditions asks for. */
 export const PROBE_ETAG = '"area-metrics-condition-probe"';
@@ -117,7 +138,7 @@ export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> 
   };
   const { port: upstreamPort } = await s3rver.run();
 
-  const faults: S3Faults = { denyWrites: false, answerAll: undefined, down: false, downAfterDataPuts: undefined, gatherStatePuts: 0, enforceConditions: true, refuseConditionalPuts: false };
+  const faults: S3Faults = { denyWrites: false, answerAll: undefined, down: false, downAfterDataPuts: undefined, gatherStatePuts: 0, enforceConditions: true, refuseConditionalPuts: false, unsupportedIfNoneMatch: false };
   const requests: S3Request[] = [];
   const keyLocks = new Map<string, Promise<void>>();
   let dataPuts = 0;
@@ -191,6 +212,11 @@ export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> 
     }
     const ifMatch = incoming.headers['if-match'];
     const ifNoneMatch = incoming.headers['if-none-match'];
+    if (method === 'PUT' && faults.unsupportedIfNoneMatch && ifNoneMatch !== undefined) {
+      record(501);
+      answer(response, 501, 'NotImplemented', 'A header you provided implies functionality that is not implemented');
+      return;
+    }
     if (method === 'PUT' && faults.enforceConditions && (ifMatch !== undefined || ifNoneMatch !== undefined)) {
       // The tool's first conditional write of a run is a probe of the store (against an ETag that cannot match): it
       // is let through, so the writes gathered are real read-merge-writes.
@@ -295,7 +321,9 @@ export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> 
         const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix === '' ? undefined : `${prefix}/`, ContinuationToken: token }));
         for (const object of page.Contents ?? []) {
           const key = object.Key!;
-          found.set(prefix === '' ? key : key.slice(prefix.length + 1), (await read(key))!);
+          const relative = prefix === '' ? key : key.slice(prefix.length + 1);
+          // Each run's manifest has a name of its own; the manifests' tests read them with `objects('<prefix>/_runs')`.
+          if (!isRunManifest(relative)) found.set(relative, (await read(key))!);
         }
         token = page.NextContinuationToken;
       } while (token !== undefined);

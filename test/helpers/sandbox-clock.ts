@@ -24,9 +24,15 @@ export function clockEnv(at: Date): { readonly AREA_METRICS_NOW: string } {
   return { AREA_METRICS_NOW: at.toISOString() };
 }
 
-/** `runCli`, `startCli` and `startInProcess` with the command's clock at `at`. */
-export function clockedCli(at: Date): { runCli: typeof runCli; startCli: typeof startCli; startInProcess: typeof startInProcess } {
-  const withClock = <Options extends CliOptions>(options: Options): Options => ({ ...options, env: { ...clockEnv(at), ...options.env } });
+/**
+ * `runCli`, `startCli` and `startInProcess` with the command's clock at `at`, and `env` (e.g. the client secret) in
+ * its environment.
+ */
+export function clockedCli(
+  at: Date,
+  env: Readonly<Record<string, string>> = {},
+): { runCli: typeof runCli; startCli: typeof startCli; startInProcess: typeof startInProcess } {
+  const withClock = <Options extends CliOptions>(options: Options): Options => ({ ...options, env: { ...clockEnv(at), ...env, ...options.env } });
   return {
     runCli: (args, options = {}) => runCli(args, withClock(options)),
     startCli: (args, options = {}) => startCli(args, withClock(options)),

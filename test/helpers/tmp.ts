@@ -26,7 +26,16 @@ export function useTempDirs(prefix = 'area-metrics-test-'): (context?: CleanupCo
   };
 }
 
-/** Every file under `dir` (hidden ones too), as sorted paths relative to `dir` with `/` separators. */
+/** Whether a path relative to an output (or a key relative to its prefix) is a run's manifest. */
+export function isRunManifest(path: string): boolean {
+  return /^_runs\/[^/]+\.json$/.test(path);
+}
+
+/**
+ * Every file under `dir` (hidden ones too), as sorted paths relative to `dir` with `/` separators, but the run
+ * manifests (`<dir>/_runs/<run id>.json`; a temp file there is listed): each run's has a name of its own, and the
+ * manifests' tests read them with `listFiles('<dir>/_runs')`.
+ */
 export async function listFiles(dir: string): Promise<string[]> {
   let entries;
   try {
@@ -38,6 +47,7 @@ export async function listFiles(dir: string): Promise<string[]> {
   return entries
     .filter((entry) => entry.isFile())
     .map((entry) => relative(dir, join(entry.parentPath, entry.name)).split('\\').join('/'))
+    .filter((path) => !isRunManifest(path))
     .sort();
 }
 

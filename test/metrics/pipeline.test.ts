@@ -11,7 +11,7 @@ const units: Unit[] = ['2026-11-01', '2026-11-02', '2026-11-03', '2026-11-04', '
 }));
 
 function data(unit: Unit): UnitData {
-  return { unit, count: 0, pages: 1, rowCount: 0, header: undefined, pieces: [], rejected: [], warnings: [], storeCodes: [], localMidnights: [], dropped: 0, attempts: 1 };
+  return { unit, count: 0, pages: 1, rowCount: 0, header: undefined, pieces: [], rejected: [], warnings: [], storeCodes: [], localMidnights: [], dropped: 0, attempts: 1, requests: 1, throttled: 0 };
 }
 
 function recordingSink(): UnitSink & { committed: string[] } {
@@ -121,7 +121,7 @@ describe('runPipeline', () => {
       concurrency: 2,
       sink: recordingSink(),
       fetch: async (unit) => data(unit),
-      settle: async (outcome) => {
+      record: async (outcome) => {
         settled.push(outcome.unit.day);
         if (outcome.ok && outcome.unit.day === '2026-11-02') throw full;
         return outcome;
@@ -172,7 +172,7 @@ describe('runPipeline', () => {
       concurrency: 1,
       sink: recordingSink(),
       fetch: async (unit) => data(unit),
-      settle: () => {
+      record: () => {
         throw bug;
       },
     });

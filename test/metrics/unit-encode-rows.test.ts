@@ -5,6 +5,7 @@ import { METRICS, type MetricName } from '../../src/metrics/descriptors.js';
 import { fetchUnit, type UnitFetchOptions } from '../../src/metrics/unit.js';
 import type { OutputFormat } from '../../src/output/format.js';
 import { referenceCsv, referenceNdjson, referenceRows } from '../helpers/reference-rows.js';
+import { virtualClock } from '../helpers/clock.js';
 import { useNock } from '../helpers/nock.js';
 
 // fetchUnit encodes each result as its page arrives and sorts the results at the end; that must give exactly the bytes
@@ -45,7 +46,7 @@ function serve(metric: MetricName): void {
 
 function options(overrides: Partial<UnitFetchOptions> = {}): UnitFetchOptions {
   return {
-    client: new HttpClient({ timeoutMs: 2000, retry: { ...DEFAULT_RETRY_POLICY, retries: 0 }, sleep: async () => {} }),
+    client: new HttpClient({ timeoutMs: 2000, retry: { ...DEFAULT_RETRY_POLICY, retries: 0 }, clock: virtualClock() }),
     baseUrl: new URL(ORIGIN),
     headers: {},
     pageSize: 3,

@@ -5,6 +5,7 @@ import { basicAuthorization } from '../../src/fetch/basic-auth.js';
 import { DEFAULT_RETRY_POLICY, HttpClient } from '../../src/fetch/http-client.js';
 import { METRICS } from '../../src/metrics/descriptors.js';
 import { fetchUnit, type UnitData, type UnitFetchOptions } from '../../src/metrics/unit.js';
+import { virtualClock } from '../helpers/clock.js';
 import { useNock } from '../helpers/nock.js';
 
 const ORIGIN = 'https://vendor.example.test';
@@ -33,7 +34,7 @@ const link = (page: number, size = 2) => `${ORIGIN}${PATH}?${new URLSearchParams
 
 function options(overrides: Partial<UnitFetchOptions> = {}): UnitFetchOptions {
   return {
-    client: new HttpClient({ timeoutMs: 2000, retry: { ...DEFAULT_RETRY_POLICY, retries: 2 }, sleep: async () => {} }),
+    client: new HttpClient({ timeoutMs: 2000, retry: { ...DEFAULT_RETRY_POLICY, retries: 2 }, clock: virtualClock() }),
     baseUrl: new URL(ORIGIN),
     headers: { authorization: basicAuthorization(credentials) },
     pageSize: 2,

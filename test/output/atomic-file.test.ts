@@ -189,6 +189,13 @@ describe('checkWritableFolder', () => {
     expect(await readdir(folder)).toEqual([]);
   });
 
+  it.runIf(process.platform === 'linux')('a folder the kernel will not create (/proc/...) is exit 7 at once, naming it', async () => {
+    const folder = `/proc/area-metrics-${process.pid}/data`;
+    const error: unknown = await checkWritableFolder(folder).catch((thrown: unknown) => thrown);
+    expect(exitCodeFor(error)).toBe(7);
+    expect((error as Error).message).toBe(`cannot create folder /proc/area-metrics-${process.pid}: the file system there takes no new folders (ENOENT); choose another path`);
+  });
+
   it.each(ERRNO_CODES)('%s when the probe file is created: exit 7 naming the folder and "%s"', async (code, reason) => {
     const folder = await tempDir();
     faults.failing = { step: 'open', code };

@@ -1,23 +1,16 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { METRICS } from '../../src/metrics/descriptors.js';
-import { silentLogger } from '../../src/log/logger.js';
 import { ObjectSink } from '../../src/output/object-sink.js';
 import { ObjectStore } from '../../src/output/object-store.js';
 import type { UnitData } from '../../src/output/sinks.js';
-import { S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, startS3, type S3Harness } from '../helpers/s3.js';
+import { startS3, storeConfig, type S3Harness } from '../helpers/s3.js';
 
 let s3: S3Harness;
 let store: ObjectStore;
 beforeAll(async () => {
   s3 = await startS3();
-  store = ObjectStore.create(s3.bucket, {
-    env: { AWS_ENDPOINT_URL_S3: s3.endpoint },
-    forcePathStyle: true,
-    retries: 0,
-    timeoutMs: 5000,
-    logger: silentLogger,
-    credentials: { accessKeyId: S3_ACCESS_KEY_ID, secretAccessKey: S3_SECRET_ACCESS_KEY },
-  });
+  store = ObjectStore.create(s3.bucket, storeConfig(s3));
 });
 afterAll(async () => {
   store.close();
@@ -42,13 +35,28 @@ function unit(rows: string[], rejected: UnitData['rejected'] = [], storeCode?: s
 describe('ObjectSink', () => {
   it('writes the folder layout as keys under the prefix, header then pieces', async () => {
     const sink = new ObjectSink(store, { bucket: s3.bucket, prefix: 'layout/nightly' }, { format: 'csv', shape: 'rows' });
-    expect(await sink.commit(unit(['S1,a\n', 'S2,b\n']))).toEqual({ changed: true, path: `s3://${s3.bucket}/layout/nightly/traffic/2026-11-20.csv` });
+    const body = 'store_code,zone\nS1,a\nS2,b\n';
+    // The SHA-256 reported (for the run manifest) is the one the object's metadata keeps.
+    const sha256 = createHash('sha256').update(body).digest('hex');
+    expect(await sink.commit(unit(['S1,a\n', 'S2,b\n']))).toEqual({
+      changed: true,
+      path: `s3://${s3.bucket}/layout/nightly/traffic/2026-11-20.csv`,
+      file: { path: 'traffic/2026-11-20.csv', bytes: body.length, sha256 },
+    });
+    expect((await s3.head('layout/nightly/traffic/2026-11-20.csv'))?.metadata).toMatchObject({ 'area-metrics-sha256': sha256 });
     await sink.commit(unit(['S1,a\n'], [], 'A/B'));
     expect([...(await s3.objects('layout/nightly')).entries()].map(([key, body]) => [key, body.toString()])).toEqual([
       ['traffic/2026-11-20.csv', 'store_code,zone\nS1,a\nS2,b\n'],
       ['traffic/2026-11-20.store-A%2FB.csv', 'store_code,zone\nS1,a\n'],
     ]);
     expect(sink.describe(unit([]))).toBe(`s3://${s3.bucket}/layout/nightly/traffic/2026-11-20.csv`);
+  });
+
+  it('writes the hive layout as keys under the prefix, set-aside records under _rejected/ alike', async () => {
+    const sink = new ObjectSink(store, { bucket: s3.bucket, prefix: 'hive' }, { format: 'csv', shape: 'rows' }, 'hive');
+    const rejected = [{ field: 'traffic_pct', value: '2', reason: 'above 1', record: { store_code: 'S9' } }];
+    expect(await sink.commit(unit(['S1,a\n'], rejected))).toMatchObject({ file: { path: 'metric=traffic/dt=2026-11-20/traffic_2026-11-20.csv' } });
+    expect([...(await s3.objects('hive')).keys()]).toEqual(['_rejected/metric=traffic/dt=2026-11-20/traffic_2026-11-20.ndjson', 'metric=traffic/dt=2026-11-20/traffic_2026-11-20.csv']);
   });
 
   it('reports an object that already holds the same bytes as unchanged and sends no PUT', async () => {

@@ -248,6 +248,30 @@ describe('ObjectStore.update', () => {
     expect(warnings[0]?.message).toMatch(/ignores conditional writes.*s3:\/\/.*update\/ignored\.json/);
   });
 
+  it('writes plainly, with the one warning, where the store enforces If-Match but answers 501 to If-None-Match', async () => {
+    s3.faults.unsupportedIfNoneMatch = true;
+    try {
+      const objects = store();
+      let reads = 0;
+      const change = (current: Buffer | undefined): Uint8Array => {
+        reads++;
+        return append('a')(current);
+      };
+      // The probe (If-Match) is refused, so conditions look enforced; creating the object then needs If-None-Match.
+      expect(await objects.update('update/no-if-none-match.json', change)).toBe(true);
+      expect(reads).toBe(1);
+      expect(await objects.update('update/no-if-none-match.json', append('b'))).toBe(true);
+      expect(JSON.parse((await s3.read('update/no-if-none-match.json'))!.toString())).toEqual(['a', 'b']);
+      const statuses = s3.requests.filter((request) => request.method === 'PUT').map((request) => request.status);
+      expect(statuses).toEqual([412, 501, 200, 200]);
+      const warnings = logged.filter((line) => line.level === 'warn');
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]?.message).toMatch(/ignores conditional writes \(If-None-Match\).*update\/no-if-none-match\.json/);
+    } finally {
+      s3.faults.unsupportedIfNoneMatch = false;
+    }
+  });
+
   it('stops with exit 7 when every write finds the object changed again', async () => {
     const objects = store();
     const key = 'update/busy.json';

@@ -1,8 +1,12 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli.js';
 import type { CommandContext } from '../../src/commands/context.js';
 import { InterruptedError } from '../../src/errors.js';
+import { errorLines } from '../helpers/cli.js';
 import { basic } from './helpers.js';
 
 class Collector extends Writable {
@@ -13,19 +17,12 @@ class Collector extends Writable {
   }
 }
 
-function fakeContext(): { context: CommandContext; stdout: Collector; stderr: Collector; controller: AbortController; errors: string[] } {
+function fakeContext(): { context: CommandContext; stdout: Collector; stderr: Collector; controller: AbortController; errors: () => string[] } {
   const stdout = new Collector();
   const stderr = new Collector();
   const controller = new AbortController();
-  const errors: string[] = [];
-  const context: CommandContext = {
-    stdout,
-    stderr,
-    env: {},
-    signal: controller.signal,
-    reportError: (message) => errors.push(message),
-  };
-  return { context, stdout, stderr, controller, errors };
+  const context: CommandContext = { stdout, stderr, env: {}, signal: controller.signal };
+  return { context, stdout, stderr, controller, errors: () => errorLines(stderr.text) };
 }
 
 async function waitFor(condition: () => boolean): Promise<void> {
@@ -91,12 +88,57 @@ describe('area-metrics sandbox command', () => {
       ['--stores', '0'],
       ['--port', '70000'],
       ['--foreign-next-origin', 'not a url'],
+      ['--rate-limit', '10'],
+      ['--rate-limit', '0/s'],
+      ['--rate-limit', '10/min'],
+      ['--rate-limit-headers', 'draft'],
+      ['--rate-limit', '10/s', '--rate-limit-headers', 'ietf'],
     ]) {
       const { context, errors, controller } = fakeContext();
       controller.abort(new InterruptedError('SIGINT')); // would stop at once if it started
       expect(await runCli(['sandbox', '--port', '0', ...args], context)).toBe(2);
-      expect(errors).toHaveLength(1);
+      expect(errors()).toHaveLength(1);
     }
+  });
+
+  it("prints a try: command that works as printed, its secret in the environment", async () => {
+    const sandbox = fakeContext();
+    const running = runCli(['sandbox', '--port', '0', '--stores', '2', '--days', '2'], sandbox.context);
+    await waitFor(() => sandbox.stdout.text.includes('stop with'));
+    const words = /^try: +(.+)$/m.exec(sandbox.stdout.text)![1]!.split(' ');
+    const settings = words.slice(0, words.indexOf('area-metrics'));
+    const args = words.slice(words.indexOf('area-metrics') + 1);
+    expect(settings).toEqual(['AREA_METRICS_CLIENT_SECRET=demo-secret']);
+    const output = await mkdtemp(join(tmpdir(), 'area-metrics-try-'));
+    try {
+      const importer = fakeContext();
+      const env = Object.fromEntries(settings.map((setting) => setting.split('=') as [string, string]));
+      // As printed, but into a temp folder instead of ./demo-data.
+      const code = await runCli(args.map((word) => (word === './demo-data' ? output : word)), { ...importer.context, env });
+      expect(code, importer.errors().join('\n')).toBe(0);
+      expect((await readdir(output)).sort()).toEqual(['.area-metrics-state.json', '_runs', 'avg-screen-time', 'traffic', 'unique-users']);
+    } finally {
+      await rm(output, { recursive: true, force: true });
+      sandbox.controller.abort(new InterruptedError('SIGINT'));
+      expect(await running).toBe(0);
+    }
+  });
+
+  it('takes a real rate limit and how to announce it', async () => {
+    const { context, stdout, controller } = fakeContext();
+    const running = runCli(['sandbox', '--port', '0', '--stores', '3', '--days', '2', '--rate-limit', '2/s', '--rate-limit-headers', 'x'], context);
+    await waitFor(() => stdout.text.includes('stop with'));
+    expect(stdout.text).toContain('faults:        {"rateLimit":{"perSecond":2,"headers":"x"}}');
+    const base = /^sandbox listening on (\S+)$/m.exec(stdout.text)![1]!;
+    const day = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
+    const url = `${base}/api/bi/area-metrics/traffic?datetime_gte=${day}T00:00:00Z&datetime_lte=${day}T23:59:59Z`;
+    const headers = { authorization: basic('demo-client', 'demo-secret') };
+    const answers = [await fetch(url, { headers }), await fetch(url, { headers }), await fetch(url, { headers })];
+    await Promise.all(answers.map((answer) => answer.arrayBuffer()));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 429]);
+    expect(answers[0]!.headers.get('x-ratelimit-limit')).toBe('2');
+    controller.abort(new InterruptedError('SIGINT'));
+    expect(await running).toBe(0);
   });
 
   it('reports a port in use as a usage error', async () => {
@@ -106,7 +148,7 @@ describe('area-metrics sandbox command', () => {
     const port = /:(\d+)\n/.exec(first.stdout.text)![1]!;
     const second = fakeContext();
     expect(await runCli(['sandbox', '--port', port], second.context)).toBe(2);
-    expect(second.errors[0]).toMatch(/EADDRINUSE.*--port/);
+    expect(second.errors()[0]).toMatch(/EADDRINUSE.*--port/);
     first.controller.abort(new InterruptedError('SIGINT'));
     expect(await running).toBe(0);
   });

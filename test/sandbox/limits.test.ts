@@ -1,25 +1,29 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli.js';
+import { errorLines } from '../helpers/cli.js';
 import { InterruptedError } from '../../src/errors.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { checkInteger, SANDBOX_LIMITS } from '../../src/sandbox/limits.js';
 
-const sink = (): Writable => new Writable({ write: (_chunk, _encoding, callback) => callback() });
+function sink(): Writable & { text: () => string } {
+  let text = '';
+  const stream = new Writable({ write: (chunk: Buffer, _encoding, callback) => ((text += chunk.toString()), callback()) });
+  return Object.assign(stream, { text: () => text });
+}
 
 /** Exit code and error lines of `area-metrics sandbox ...args`, stopped at once if it starts. */
 async function sandboxCommand(args: string[]): Promise<{ code: number; errors: string[] }> {
   const controller = new AbortController();
   controller.abort(new InterruptedError('SIGINT'));
-  const errors: string[] = [];
+  const stderr = sink();
   const code = await runCli(['sandbox', '--port', '0', ...args], {
     stdout: sink(),
-    stderr: sink(),
+    stderr,
     env: {},
     signal: controller.signal,
-    reportError: (message) => errors.push(message),
   });
-  return { code, errors };
+  return { code, errors: errorLines(stderr.text()) };
 }
 
 describe('the sandbox limits table', () => {

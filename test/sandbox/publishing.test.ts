@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli.js';
+import { errorLines } from '../helpers/cli.js';
 import { InterruptedError } from '../../src/errors.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { allPages, dayParams, metricUrl, NOW, YESTERDAY } from './helpers.js';
@@ -91,16 +92,15 @@ describe('sandbox command publishing flags', () => {
 
   function run(args: string[]): Promise<{ code: number; stdout: string; errors: string[] }> {
     const stdout = new Collector();
-    const errors: string[] = [];
+    const stderr = new Collector();
     const controller = new AbortController();
     controller.abort(new InterruptedError('SIGINT')); // starts, prints its banner, and stops at once
     return runCli(['sandbox', '--port', '0', ...args], {
       stdout,
-      stderr: new Collector(),
+      stderr,
       env: {},
       signal: controller.signal,
-      reportError: (message) => errors.push(message),
-    }).then((code) => ({ code, stdout: stdout.text, errors }));
+    }).then((code) => ({ code, stdout: stdout.text, errors: errorLines(stderr.text) }));
   }
 
   it('--hide-day and --correct-day are repeatable and shown in the banner', async () => {
@@ -123,7 +123,6 @@ describe('sandbox command publishing flags', () => {
       stderr: new Collector(),
       env: {},
       signal: controller.signal,
-      reportError: () => {},
     });
     try {
       for (let attempt = 0; attempt < 200 && !stdout.text.includes('\n'); attempt++) await new Promise((resolve) => setTimeout(resolve, 25));

@@ -1,0 +1,31 @@
+import type { CommandDeclaration } from './declaration.js';
+import { STATE_LOCATION_OPTIONS } from './state-options.js';
+import { WINDOW_OPTIONS } from './window-flags.js';
+
+export const DAY_OPTIONS = {
+  date: { ...WINDOW_OPTIONS.date, description: 'one UTC day' },
+  from: { ...WINDOW_OPTIONS.from, description: 'first UTC day of a range' },
+  to: { ...WINDOW_OPTIONS.to, description: 'last UTC day of the range, inclusive' },
+  ...STATE_LOCATION_OPTIONS,
+};
+
+export type DayAction = 'accept' | 'reopen';
+
+const HELP = `
+<metric> is unique-users, avg-screen-time, traffic or all.
+
+Examples:
+  # a day the vendor will never publish: stop asking for it, and stop status counting it as a gap
+  $ area-metrics accept traffic --date 2026-11-05 -o /data/area-metrics
+  # the vendor republished a week: import it again on the next --catch-up
+  $ area-metrics reopen all --from 2026-11-01 --to 2026-11-07 -o /data/area-metrics
+  # the same, for a state kept in a bucket beside the data
+  $ area-metrics reopen all --from 2026-11-01 --to 2026-11-07 -o s3://my-bucket/area-metrics
+
+Exit codes: 0 done, 2 bad options, no state file, or a day not over yet; with a state in a bucket also 3 (the store
+rejected the AWS credentials), 4 (the store unreachable) and 7 (the store refused the write).`;
+
+/** `accept` or `reopen`: a person's word on days of the state, without a request. */
+export function dayDeclaration(name: DayAction): CommandDeclaration {
+  return { options: DAY_OPTIONS, help: HELP, action: async () => (await import('./accept-reopen.js')).dayAction(name) };
+}

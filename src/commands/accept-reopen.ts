@@ -1,0 +1,49 @@
+import { UsageError } from '../errors.js';
+import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
+import type { ImportState } from '../output/state.js';
+import { describeDays } from '../window/day-ranges.js';
+import { resolveDays, today, type UtcDay } from '../window/days.js';
+import { DAY_OPTIONS, type DayAction } from './accept-reopen-command.js';
+import { clockOf } from './clock.js';
+import type { CommandAction } from './declaration.js';
+import { readOptions, type OptionValues } from './options.js';
+import { withExistingState } from './state-location.js';
+import { windowFromFlags } from './window-flags.js';
+
+/** The metrics a `<metric|all>` argument names. */
+function metricsOf(argument: string): readonly MetricName[] {
+  if (argument === 'all') return METRIC_NAMES;
+  const metric = METRIC_NAMES.find((name) => name === argument);
+  if (metric === undefined) throw new UsageError(`unknown metric ${JSON.stringify(argument)}; use ${METRIC_NAMES.join(', ')} or all`);
+  return [metric];
+}
+
+function daysOf(options: OptionValues<typeof DAY_OPTIONS>, action: DayAction, now: Date): UtcDay[] {
+  const window = windowFromFlags(options);
+  if (window === undefined) throw new UsageError(`${action} needs --date D or --from D1 --to D2`);
+  const days = resolveDays(window, now);
+  // Today's window is not over: it cannot be final, and there is nothing to reopen yet.
+  if (days.includes(today(now))) throw new UsageError(`${today(now)} is today (UTC), which is not over yet; ${action} days up to yesterday`);
+  return days;
+}
+
+async function change(state: ImportState, action: DayAction, metric: MetricName, days: readonly UtcDay[]): Promise<string> {
+  const what = `${describeDays(days)} (${days.length} day${days.length === 1 ? '' : 's'})`;
+  if (action === 'accept') {
+    await state.accept(metric, days);
+    return `accepted ${metric} ${what}: final, --catch-up no longer asks for them\n`;
+  }
+  await state.reopen(metric, days);
+  return `reopened ${metric} ${what}: pending, the next --catch-up imports them\n`;
+}
+
+export function dayAction(action: DayAction): CommandAction {
+  return async ({ context, reporter, options: collected, args }) => {
+    const metrics = metricsOf(args[0] ?? '');
+    const options = readOptions(DAY_OPTIONS, collected, context.env);
+    const days = daysOf(options, action, clockOf(context.env));
+    await withExistingState(action, options, { context, reporter }, async (state) => {
+      for (const metric of metrics) context.stdout.write(await change(state, action, metric, days));
+    });
+  };
+}

@@ -1,0 +1,141 @@
+import { join } from 'node:path';
+import { basicAuthorization, type ClientCredentials } from '../fetch/basic-auth.js';
+import { createDispatcher } from '../fetch/dispatcher.js';
+import { DEFAULT_RETRY_POLICY, HttpClient } from '../fetch/http-client.js';
+import type { Pacer } from '../fetch/pacer.js';
+import type { ImportProgress } from '../log/progress.js';
+import { catchUpFrom } from '../import/catch-up.js';
+import type { MetricDays } from '../import/plan.js';
+import type { PlanWarning } from '../import/report.js';
+import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
+import { fetchUnit, unitLabel, type Unit, type UnitData, type UnitFetchOptions } from '../metrics/unit.js';
+import { tempFileFolders, type Layout } from '../output/layout.js';
+import { ObjectSink } from '../output/object-sink.js';
+import { RUNS_FOLDER } from '../output/run-manifest.js';
+import { FileSink, StreamSink, withoutEmptyUnits, type UnitSink } from '../output/sinks.js';
+import type { ImportState } from '../output/state.js';
+import { describeDays, describeRange } from '../window/day-ranges.js';
+import { resolveDays } from '../window/days.js';
+import type { CommandContext } from './context.js';
+import type { ImportConfig } from './import-options.js';
+import type { ObjectStores } from './state-location.js';
+
+/**
+ * The days of each metric: `--catch-up` per metric from its own coverage (each `--max-days` cut a warning naming the
+ * days left), otherwise the window the flags name, the same for every metric.
+ */
+export function planDays(
+  metricNames: readonly MetricName[],
+  config: ImportConfig,
+  state: ImportState | undefined,
+  now: Date,
+): { plan: MetricDays[]; cuts: PlanWarning[] } {
+  const { window } = config;
+  if (window.kind !== 'catch-up') {
+    const days = resolveDays(window, now, config.dayMode);
+    return { plan: metricNames.map((metric) => ({ metric, days })), cuts: [] };
+  }
+  const cuts: PlanWarning[] = [];
+  const plan = catchUpFrom(state, metricNames, config.storeCodes, window, now, config.dayMode).map((metric) => {
+    if (metric.freshLeft) {
+      const { fresh, freshLeft } = metric;
+      cuts.push({
+        message:
+          `${metric.metric}: --max-days ${window.maxDays} cut the new days: importing ${describeDays(fresh)} now, ` +
+          `${freshLeft.count} more day${freshLeft.count === 1 ? ' is' : 's are'} left (${describeRange([freshLeft.from, freshLeft.to])}) for the next --catch-up`,
+        fields: { metric: metric.metric, max_days: window.maxDays, days_left: freshLeft.count },
+      });
+    }
+    if (metric.pendingLeft) {
+      cuts.push({
+        message:
+          `${metric.metric}: --max-days ${window.maxDays} cut the pending days: retrying the oldest ${metric.pending.length} ` +
+          `(${describeDays(metric.pending)}), ${metric.pendingLeft} more wait for the next --catch-up`,
+        fields: { metric: metric.metric, max_days: window.maxDays, pending_left: metric.pendingLeft },
+      });
+    }
+    return { metric: metric.metric, days: metric.days };
+  });
+  return { plan, cuts };
+}
+
+/** The window as the command line gave it, for the run's first line and the state's last run. */
+function describeWindow(config: ImportConfig): string {
+  const { window } = config;
+  switch (window.kind) {
+    case 'catch-up':
+      return `--catch-up --max-days ${window.maxDays}${window.lookback ? ` --lookback ${window.lookback}` : ''}`;
+    case 'date':
+      return `--date ${window.date}`;
+    case 'range':
+      return `--from ${window.from} --to ${window.to ?? window.from}`;
+    case 'default':
+      return '(yesterday)';
+  }
+}
+
+/** The window and, in local mode, the day mode, as the command line gave them. */
+export function describeRun(config: ImportConfig): string {
+  if (config.dayMode === 'utc') return describeWindow(config);
+  return `--days local ${config.window.kind === 'default' ? '(the latest local day over everywhere)' : describeWindow(config)}`;
+}
+
+/** A word as a shell reads it: as it is when it is plain, else in single quotes. */
+function shellWord(word: string): string {
+  return /^[\w./:@%+=,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The flags that name this run's state on another command line (` -o ./data`), so a suggested command works as printed. */
+export function stateFlags(config: ImportConfig): string {
+  const output = config.output.kind === 'files' ? config.output.dir : config.output.kind === 'objects' ? config.output.url : undefined;
+  const flags = [
+    ...(output === undefined ? [] : ['-o', shellWord(output)]),
+    ...(config.statePath === undefined ? [] : ['--state', shellWord(config.statePath)]),
+    ...(config.s3ForcePathStyle ? ['--s3-force-path-style'] : []),
+  ];
+  return flags.map((flag) => ` ${flag}`).join('');
+}
+
+export async function sinkFor(config: ImportConfig, stores: ObjectStores, context: CommandContext): Promise<UnitSink> {
+  const encoding = { format: config.format, shape: config.shape };
+  switch (config.output.kind) {
+    case 'stdout':
+      return new StreamSink(context.stdout);
+    case 'files':
+      return withoutEmptyUnits(new FileSink(config.output.dir, encoding, config.layout));
+    case 'objects':
+      return withoutEmptyUnits(new ObjectSink(await stores.get(config.output.location.bucket), config.output.location, encoding, config.layout));
+  }
+}
+
+/** Where a killed run's temp files can be under an output folder: the folder itself (the state), the data's, the manifests'. */
+export function outputFolders(dir: string, units: readonly Unit[], layout: Layout): string[] {
+  return [dir, ...tempFileFolders(METRIC_NAMES, units, layout).map((folder) => join(dir, folder)), join(dir, RUNS_FOLDER)];
+}
+
+/**
+ * How a unit is fetched: one connection pool and one HTTP client for the run, every request paced by the run's pacer
+ * (whose clock the client waits on too), Basic auth on every request, pages shown as progress. `close` ends the pool.
+ */
+export function unitFetcher(
+  config: ImportConfig & { readonly credentials: ClientCredentials },
+  progress: ImportProgress,
+  env: NodeJS.ProcessEnv,
+  signal: AbortSignal,
+  pacer: Pacer,
+): { fetch: (unit: Unit) => Promise<UnitData>; close: () => Promise<void> } {
+  const dispatcher = createDispatcher({ connections: config.concurrency + 2, timeoutMs: config.timeoutMs, env });
+  const retry = { ...DEFAULT_RETRY_POLICY, retries: config.retries };
+  const client = new HttpClient({ dispatcher, timeoutMs: config.timeoutMs, retry, logger: progress.logger, signal, clock: pacer.clock, pacer });
+  const options: UnitFetchOptions = {
+    client,
+    baseUrl: config.baseUrl,
+    headers: { authorization: basicAuthorization(config.credentials), accept: 'application/json' },
+    pageSize: config.pageSize,
+    onInvalid: config.onInvalid,
+    encoding: { format: config.format, shape: config.shape },
+    logger: progress.logger,
+    onPage: (unit, page, rowsSoFar) => progress.page(unitLabel(unit), page, rowsSoFar),
+  };
+  return { fetch: (unit) => fetchUnit(unit, options), close: () => dispatcher.close() };
+}

@@ -1,0 +1,56 @@
+import type { Writable } from 'node:stream';
+import { exitCodeFor, messageOf, ReportedError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import type { Redactor } from '../redact.js';
+
+/** What a command has set up that its final error line must follow. */
+export interface ReportSetup {
+  /** The command's logger: with `--log-format json` the error line is JSON too. */
+  readonly logger?: Logger;
+  /** Masks the credentials the command holds: an error text may echo them (a gateway quoting the request). */
+  readonly redact?: Redactor;
+}
+
+/**
+ * How a run ends for the user: the one error line of a failure and the exit code. `cli.ts` builds one per run and
+ * hands it to the command, which tells it (`use`) how its lines look once it has a logger and credentials; nothing
+ * else of the run is changed for that.
+ */
+export class Reporter {
+  private logger: Logger | undefined;
+  private redact: Redactor = (text) => text;
+  private early: number | undefined;
+
+  constructor(private readonly stderr: Writable) {}
+
+  use(setup: ReportSetup): void {
+    if (setup.logger !== undefined) this.logger = setup.logger;
+    if (setup.redact !== undefined) this.redact = setup.redact;
+  }
+
+  /** A failure already reported, known before the command ends (a failed unit): its exit code, if it is the first. */
+  failed(exitCode: number): void {
+    this.early ??= exitCode;
+  }
+
+  /** The exit code a failure already decided while the command still runs: a closed stdout ends the process with it. */
+  get exitCodeSoFar(): number | undefined {
+    return this.early;
+  }
+
+  /** One error line in the command's format, with its credentials masked. */
+  line(message: string): void {
+    const masked = this.redact(message);
+    if (this.logger !== undefined) this.logger.error(masked);
+    else this.stderr.write(`area-metrics: ${masked}\n`);
+  }
+
+  /** Prints what a thrown error has to say (nothing for one already reported, a trace for a bug); its exit code. */
+  report(error: unknown): number {
+    const exitCode = exitCodeFor(error);
+    if (error instanceof ReportedError) return exitCode;
+    this.line(messageOf(error));
+    if (exitCode === 1 && error instanceof Error && error.stack) this.line(`internal error, please report it with this trace:\n${error.stack}`);
+    return exitCode;
+  }
+}

@@ -1,0 +1,167 @@
+import { exitCodeFor, InterruptedError, messageOf } from '../errors.js';
+import { LineageClient } from '../lineage/client.js';
+import { apiDataset, bucketDataset, folderDataset } from '../lineage/datasets.js';
+import { runEvent, type DatasetField, type DatasetName, type OutputDataset, type OutputStatistics, type RunEventType } from '../lineage/events.js';
+import type { Logger } from '../log/logger.js';
+import { METRICS, typedColumns, type MetricName } from '../metrics/descriptors.js';
+import type { UnitOutcome } from '../metrics/pipeline.js';
+import type { Unit } from '../metrics/unit.js';
+import { metricFolder, rejectedPath } from '../output/layout.js';
+import { BucketManifests, FolderManifests, newRunId, RunManifestBuilder, saveManifest, type ManifestShelf } from '../output/run-manifest.js';
+import type { Redactor } from '../redact.js';
+import { VERSION } from '../version.js';
+import type { ImportConfig } from './import-options.js';
+import type { ObjectStores } from './state-location.js';
+
+/** What the records of a run are made from. */
+export interface RunRecordsInput {
+  /** The command's name: the lineage job. */
+  readonly commandName: string;
+  /** The command with its window, as the manifest tells it (`traffic --catch-up --max-days 31`). */
+  readonly command: string;
+  readonly config: ImportConfig;
+  readonly units: readonly Unit[];
+  readonly stores: ObjectStores;
+  readonly env: NodeJS.ProcessEnv;
+  readonly logger: Logger;
+  /** Applied to every error message the records carry. */
+  readonly redact: Redactor;
+  /** The longest the run waits on the lineage server, in all; tests make it short. */
+  readonly lineageBudgetMs?: number;
+}
+
+/** How the run ended, as far as its records care. */
+export interface RunEnd {
+  readonly exitCode: number;
+  /** The first failure (in plan order), or what stopped the run. */
+  readonly failure?: unknown;
+  /** Said of the units the run never got to. */
+  readonly notAttempted?: string;
+  /** Requests sent to the vendor and its 429 answers, where the run counted them. */
+  readonly requests?: number;
+  readonly throttled?: number;
+}
+
+/** Rows, bytes and files per metric, summed as units are committed: the lineage outputs' statistics. */
+type Tally = Record<string, { -readonly [Key in keyof OutputStatistics]: OutputStatistics[Key] }>;
+
+/**
+ * What a run leaves for the systems around it, beside its data: the run manifest under `<output>/_runs/` (for
+ * loaders) and the OpenLineage events (for catalogs). Both share the run id; the manifest is written when the run
+ * ends, the lineage START is posted when it starts, and COMPLETE, FAIL or ABORT when it ends.
+ */
+export class RunRecords {
+  private readonly tally: Tally = {};
+
+  private constructor(
+    private readonly input: RunRecordsInput,
+    private readonly runId: string,
+    private readonly manifest: { readonly builder: RunManifestBuilder; readonly shelf: ManifestShelf } | undefined,
+    private readonly lineage: LineageClient | undefined,
+  ) {}
+
+  /** Opens the run's records and posts its START event (without waiting for the lineage server). */
+  static async open(input: RunRecordsInput): Promise<RunRecords> {
+    const { config } = input;
+    const start = new Date();
+    const shelf =
+      config.output.kind === 'files'
+        ? new FolderManifests(config.output.dir)
+        : config.output.kind === 'objects'
+          ? new BucketManifests(await input.stores.get(config.output.location.bucket), config.output.location)
+          : undefined;
+    const lineage = config.lineage && new LineageClient({ settings: config.lineage, env: input.env, logger: input.logger, ...(input.lineageBudgetMs === undefined ? {} : { budgetMs: input.lineageBudgetMs }) });
+    const runId = newRunId(start.getTime());
+    const builder = new RunManifestBuilder(
+      { runId, version: VERSION, command: input.command, start, layout: config.layout, format: config.format, days: config.dayMode },
+      input.units,
+    );
+    const records = new RunRecords(input, runId, shelf && { builder, shelf }, lineage);
+    lineage?.begin(records.event('START'));
+    return records;
+  }
+
+  /** Keeps a committed unit's outcome. */
+  unit(outcome: UnitOutcome): void {
+    const { unit } = outcome;
+    if (!outcome.ok) {
+      this.manifest?.builder.record(unit, { ok: false, exitCode: exitCodeFor(outcome.error), message: this.input.redact(messageOf(outcome.error)) });
+      return;
+    }
+    const { data, file } = outcome;
+    const stats = (this.tally[unit.metric.name] ??= { rowCount: 0, size: 0, fileCount: 0 });
+    stats.rowCount += data.rowCount;
+    if (file !== undefined) {
+      stats.size += file.bytes;
+      stats.fileCount++;
+    }
+    const rejected = data.rejected.length === 0 ? undefined : { records: data.rejected.length, path: rejectedPath(unit, this.input.config.layout) };
+    this.manifest?.builder.record(unit, { ok: true, rows: data.rowCount, changed: outcome.changed, ...(file === undefined ? {} : { file }), ...(rejected ? { rejected } : {}) });
+  }
+
+  /**
+   * Writes the manifest and posts the last lineage event; returns the run's exit code, which is 7 when the manifest
+   * could not be written and nothing else had failed. Never throws: a run that is already failing is reported by
+   * its own error.
+   */
+  async finish(end: RunEnd): Promise<number> {
+    let { exitCode, failure } = end;
+    if (this.manifest) {
+      const { builder, shelf } = this.manifest;
+      const manifest = builder.build({
+        end: new Date(),
+        exitCode,
+        requests: end.requests,
+        throttled: end.throttled,
+        notAttempted: end.notAttempted ?? 'not attempted: the run ended before it',
+      });
+      try {
+        const saved = await saveManifest(shelf, manifest);
+        this.input.logger.debug(`run manifest ${saved.location}`, { manifest: saved.location });
+        if (saved.pruneError !== undefined) {
+          this.input.logger.warn(`cannot remove the run manifests older than the newest ones: ${this.input.redact(messageOf(saved.pruneError))}`);
+        }
+      } catch (error) {
+        // A run that already failed is reported by its own failure; otherwise the manifest's is the news.
+        if (exitCode === 0) {
+          this.input.logger.error(this.input.redact(messageOf(error)));
+          exitCode = exitCodeFor(error);
+          failure = error;
+        }
+      }
+    }
+    if (this.lineage) {
+      const type: RunEventType = exitCode === 0 ? 'COMPLETE' : failure instanceof InterruptedError ? 'ABORT' : 'FAIL';
+      const message = type === 'FAIL' ? this.input.redact(failure === undefined ? `exit code ${exitCode}` : messageOf(failure)) : undefined;
+      await this.lineage.end(this.event(type, message));
+    }
+    return exitCode;
+  }
+
+  private event(type: RunEventType, errorMessage?: string): Record<string, unknown> {
+    const { config } = this.input;
+    const metrics = [...new Set(this.input.units.map((unit) => unit.metric.name))];
+    return runEvent({
+      type,
+      time: new Date(),
+      run: { runId: this.runId, namespace: config.lineage?.namespace ?? '', job: this.input.commandName },
+      inputs: metrics.map((metric) => apiDataset(config.baseUrl, METRICS[metric].resource)),
+      outputs: metrics.flatMap((metric) => this.output(metric, type === 'START' ? undefined : (this.tally[metric] ?? { rowCount: 0, size: 0, fileCount: 0 }))),
+      ...(errorMessage === undefined ? {} : { errorMessage }),
+    });
+  }
+
+  /** A metric's folder or prefix as an output dataset, with its columns and, once the run is over, what it wrote. */
+  private output(metric: MetricName, statistics: OutputStatistics | undefined): OutputDataset[] {
+    const { config } = this.input;
+    const folder = metricFolder(metric, config.layout);
+    let name: DatasetName;
+    if (config.output.kind === 'files') name = folderDataset(config.output.dir, folder);
+    else if (config.output.kind === 'objects') name = bucketDataset(config.output.location, folder);
+    else return [];
+    // `--shape results` keeps the API's nested objects: no fixed columns to tell.
+    const fields: DatasetField[] | undefined =
+      config.shape === 'results' ? undefined : [...(config.format === 'ndjson' ? [{ name: 'metric', type: 'string' as const }] : []), ...typedColumns(METRICS[metric])];
+    return [{ ...name, ...(fields === undefined ? {} : { fields }), ...(statistics === undefined ? {} : { statistics }) }];
+  }
+}

@@ -1,0 +1,26 @@
+import type { CommandDeclaration } from './declaration.js';
+import { integer, oneOf, switchOption, valueOption } from './options.js';
+import { STATE_LOCATION_OPTIONS } from './state-options.js';
+
+const STATUS_FORMATS = ['text', 'json', 'prometheus'] as const;
+
+export const STATUS_OPTIONS = {
+  ...STATE_LOCATION_OPTIONS,
+  maxBehind: valueOption({ flags: '--max-behind <n>', parse: integer(0, 99_999, 'a whole number of days'), description: 'exit 8 when a metric is more than n days behind yesterday (UTC), or has a gap' }),
+  json: switchOption({ flags: '--json', description: 'one JSON object on stdout (same as --format json)' }),
+  format: valueOption({ flags: '--format <format>', parse: oneOf(STATUS_FORMATS), choices: STATUS_FORMATS, defaultText: 'text', description: 'text, json, or prometheus (node_exporter textfile collector)' }),
+};
+
+export const STATUS_DECLARATION: CommandDeclaration = {
+  options: STATUS_OPTIONS,
+  help: `
+Exit codes: 0 fine, 8 a metric is more than --max-behind days behind or has a gap, 2 no or unusable state file;
+with a state in a bucket also 3 (the store rejected the AWS credentials) and 4 (the store unreachable after retries).
+
+Examples:
+  $ area-metrics status -o /data/area-metrics
+  $ area-metrics status -o /data/area-metrics --max-behind 1 || echo behind | mail -s area-metrics ops@example.com
+  $ area-metrics status -o /data/area-metrics --format prometheus > /var/lib/node_exporter/area_metrics.prom
+  $ area-metrics status -o s3://my-bucket/area-metrics --max-behind 1`,
+  action: async () => (await import('./status.js')).statusAction,
+};

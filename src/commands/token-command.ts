@@ -1,0 +1,49 @@
+import type { CommandDeclaration } from './declaration.js';
+import { integer, seconds, switchOption, text, valueOption } from './options.js';
+
+export const TOKEN_OPTIONS = {
+  authUrl: valueOption({ flags: '--auth-url <url>', env: 'AREA_METRICS_AUTH_URL', parse: text, description: 'auth server root; POSTs to {url}/oauth2/token' }),
+  clientId: valueOption({ flags: '--client-id <id>', env: 'AREA_METRICS_CLIENT_ID', parse: text, description: 'OAuth client id' }),
+  clientSecret: valueOption({ flags: '--client-secret <secret>', env: 'AREA_METRICS_CLIENT_SECRET', parse: text, description: 'OAuth client secret' }),
+  clientSecretFile: valueOption({ flags: '--client-secret-file <path>', env: 'AREA_METRICS_CLIENT_SECRET_FILE', parse: text, description: 'read the client secret from a file, trailing newline trimmed' }),
+  scope: valueOption({ flags: '--scope <scope>', parse: text, description: 'scope to request (sent only when given)' }),
+  broker: valueOption({ flags: '--broker <client_server_url>', parse: text, description: "ask this token broker's /api/gatekeeper-token instead (needs --app)" }),
+  app: valueOption({ flags: '--app <application_package>', parse: text, description: 'the application package to ask the broker for' }),
+  attestationToken: valueOption({
+    flags: '--attestation-token <token>',
+    env: 'AREA_METRICS_ATTESTATION_TOKEN',
+    parse: text,
+    description: "an App Check (or other attestation) token to send the broker, for debugging; prefer the env var",
+  }),
+  attestationHeader: valueOption({
+    flags: '--attestation-header <name>',
+    parse: text,
+    default: 'X-Firebase-AppCheck',
+    description: 'the header the broker reads the attestation token from',
+  }),
+  raw: switchOption({ flags: '--raw', description: 'print only the token on stdout' }),
+  json: switchOption({ flags: '--json', description: "print the server's JSON plus decoded header and claims on stdout" }),
+  timeout: valueOption({ flags: '--timeout <seconds>', parse: seconds(3600), default: 30_000, defaultText: '30', description: 'per request timeout' }),
+  retries: valueOption({ flags: '--retries <n>', parse: integer(0, 10), default: 0, description: 'retries on network errors, timeouts and 5xx' }),
+  verbose: switchOption({ flags: '-v, --verbose', description: 'say where each setting came from and what is sent (never the secret)' }),
+};
+
+const EXAMPLES = `
+Examples:
+  $ area-metrics token --auth-url https://auth.example.com --client-id my-id --client-secret-file ~/.secret
+  $ AREA_METRICS_AUTH_URL=https://auth.example.com AREA_METRICS_CLIENT_ID=my-id \\
+      AREA_METRICS_CLIENT_SECRET=... area-metrics token --json | jq .claims
+  $ export TOKEN=$(area-metrics token --raw)
+  $ area-metrics token --broker https://backend.example.com --app com.acme.shop
+  $ AREA_METRICS_ATTESTATION_TOKEN=... area-metrics token --broker https://backend.example.com --app com.acme.shop
+
+Exit codes: 0 token shown, 2 usage, 3 credentials or application refused, 4 server unreachable or failing,
+5 a 200 answer without a usable access_token.
+The JWT signature is never verified: this command is for looking, not for trusting.
+`;
+
+export const TOKEN_DECLARATION: CommandDeclaration = {
+  options: TOKEN_OPTIONS,
+  help: EXAMPLES,
+  action: async () => (await import('./token.js')).tokenAction,
+};

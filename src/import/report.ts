@@ -1,0 +1,219 @@
+import { exitCodeFor, messageOf } from '../errors.js';
+import type { ImportProgress } from '../log/progress.js';
+import { describeValue, describeViolation } from '../metrics/check.js';
+import { describeRequests, type PacerStats } from '../fetch/pacer.js';
+import type { UnitOutcome } from '../metrics/pipeline.js';
+import { unitLabel } from '../metrics/unit.js';
+import { describeDays } from '../window/day-ranges.js';
+import { VERSION } from '../version.js';
+import type { DayNote, MissingStores } from './day-completion.js';
+import type { MetricDays } from './plan.js';
+import type { ImportSummary, UnitReport } from './run.js';
+
+/** How a run is described in its first line and in commands a warning suggests. */
+export interface RunDescription {
+  /** The command's name, e.g. `all`. */
+  readonly command: string;
+  /** The command line as given, e.g. `all --catch-up --max-days 31`. */
+  readonly invocation: string;
+  readonly output: string;
+  /** The flags that name the run's state (` -o ./data`), so that a suggested command works as printed. */
+  readonly stateFlags: string;
+  /** A warning the run's options call for (a secret given as a flag), said once after the run line. */
+  readonly optionWarning?: string;
+}
+
+/** A warning the planning of the days has (a `--max-days` cut). */
+export interface PlanWarning {
+  readonly message: string;
+  readonly fields: Readonly<Record<string, unknown>>;
+}
+
+type NotOver = Extract<DayNote, { kind: 'not-over' }>;
+
+/** How many store codes a warning names before it says "...". */
+const NAMED_STORES = 5;
+
+function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
+}
+
+function describeMissing({ codes, expected, askedFor }: MissingStores): string {
+  const named = `${codes.slice(0, NAMED_STORES).join(', ')}${codes.length > NAMED_STORES ? ', ...' : ''}`;
+  return `${codes.length} of ${expected} stores${askedFor ? ' asked for' : ' of the latest complete day'} missing (${named})`;
+}
+
+/**
+ * Every line an import logs, in one place and in an order that reads top to bottom: the run line, the `--max-days`
+ * cuts, each unit's line (or its failure) with the warnings of its records and of its day, and the summary. A day that
+ * is not over is said once per run for all the metrics it holds, just before the summary.
+ */
+export class ImportReport implements UnitReport {
+  private warnings = 0;
+  private notOver: NotOver[] = [];
+
+  constructor(
+    private readonly progress: ImportProgress,
+    private readonly run: RunDescription,
+    /** Told of each failed unit's exit code as soon as it is reported (a closed stdout ends the process with it). */
+    private readonly failed: (exitCode: number) => void,
+    /** The run's requests, 429s and pace, for the unit and summary lines. */
+    private readonly pacer: { stats(): PacerStats },
+  ) {}
+
+  /** The first line of every run: which run this is, so a log appended to night after night can be read by night. */
+  started(plan: readonly MetricDays[], cuts: readonly PlanWarning[]): void {
+    const described = plan.map(({ metric, days }) => `${metric} ${days.length === 0 ? 'none' : `${describeDays(days)} (${plural(days.length, 'day')})`}`);
+    this.progress.logger.info(`area-metrics ${VERSION} ${this.run.invocation}: ${described.join(', ')}; output ${this.run.output}`, {
+      version: VERSION,
+      command: this.run.command,
+      planned: Object.fromEntries(plan.map(({ metric, days }) => [metric, days.length])),
+      output: this.run.output,
+    });
+    if (this.run.optionWarning !== undefined) this.progress.logger.warn(this.run.optionWarning);
+    for (const cut of cuts) this.progress.logger.warn(cut.message, cut.fields);
+  }
+
+  removedTempFile(path: string, pid: number, reason: 'gone' | 'old'): void {
+    this.progress.logger.info(`removed ${path}, a temp file left by process ${pid}, ${reason === 'gone' ? 'which is gone' : 'more than an hour old'}`);
+  }
+
+  nothingToImport(): void {
+    this.progress.finish('nothing to import: no day is pending, and every day through yesterday is complete, accepted or given up', { units: 0 }, true);
+  }
+
+  unit(outcome: UnitOutcome): void {
+    const label = unitLabel(outcome.unit);
+    if (!outcome.ok) {
+      const exitCode = exitCodeFor(outcome.error);
+      this.progress.logger.error(failureLine(label, outcome.error), { unit: label, exit_code: exitCode });
+      this.failed(exitCode);
+      return;
+    }
+    const { data } = outcome;
+    for (const warning of data.warnings) this.warn(`${label}: ${warning}`);
+    for (const record of data.rejected) {
+      // Names the record and its value like the --on-invalid fail line: with -o - this line is all that is kept.
+      const { store_code: storeCode } = (record.record ?? {}) as { store_code?: unknown };
+      this.progress.logger.warn(`${label}: rejected record (store_code ${describeValue(storeCode)}): ${describeViolation(record)}`);
+    }
+    const kept = outcome.path !== undefined && !outcome.changed ? ' (unchanged)' : '';
+    this.progress.unitDone(
+      `${label}: ${data.rowCount} rows from ${data.count} results in ${data.pages} page(s)` +
+        `${data.dropped ? ` (${data.dropped} of the neighbouring local days left out)` : ''}` +
+        `${data.rejected.length ? `, ${data.rejected.length} rejected` : ''} -> ${outcome.destination}${kept}`,
+      {
+        unit: label,
+        rows: data.rowCount,
+        results: data.count,
+        pages: data.pages,
+        rejected: data.rejected.length,
+        warnings: data.warnings.length,
+        destination: outcome.destination,
+        ...(outcome.path === undefined ? {} : { path: outcome.path }),
+        changed: outcome.changed,
+        requests: data.requests,
+        throttled: data.throttled,
+        ...paceField(this.pacer.stats()),
+      },
+    );
+  }
+
+  days(notes: readonly DayNote[]): void {
+    for (const note of notes) {
+      if (note.kind === 'not-over') this.notOver.push(note);
+      else this.warn(`${note.metric} ${note.day}: ${this.describeNote(note)}`, { metric: note.metric, day: note.day, note: note.kind });
+    }
+  }
+
+  /** The days not over, one line for each day (and the metrics it holds); before the summary, or when a run stops. */
+  daysNotOver(): void {
+    const groups = new Map<string, NotOver[]>();
+    for (const note of this.notOver) {
+      const key = `${note.day} ${note.until} ${note.results > 0}`;
+      groups.set(key, [...(groups.get(key) ?? []), note]);
+    }
+    this.notOver = [];
+    for (const [first, ...rest] of groups.values()) {
+      if (first === undefined) continue;
+      const metrics = [first, ...rest].map((note) => note.metric);
+      const what =
+        first.results > 0
+          ? 'written with the figures so far, which may still change, and left pending'
+          : 'nothing published yet, nothing written, left pending';
+      this.warn(`${metrics.join(', ')} ${first.day}: not over until ${first.until}, when the last store's local day in it ends; ${what}: the next --catch-up imports it again`, {
+        metrics,
+        day: first.day,
+        until: first.until,
+        note: 'not-over',
+      });
+    }
+  }
+
+  /** The last line: what the run did; an error line when a unit failed. */
+  finished(summary: ImportSummary): void {
+    this.daysNotOver();
+    const first = summary.failures[0];
+    const requests = this.pacer.stats();
+    const notTried =
+      summary.stoppedBy === 'credentials'
+        ? `; ${summary.notTried} not attempted: the credentials were rejected`
+        : summary.stoppedBy === 'vendor-down'
+          ? `; ${summary.notTried} not attempted, left pending: ${summary.stopCause}`
+          : summary.notTried
+            ? `; ${summary.notTried} not tried, the output could not be written`
+            : '';
+    const line =
+      `imported ${summary.succeeded} of ${summary.units} units, ${summary.rows} rows` +
+      `${summary.unchanged ? `, ${summary.unchanged} unchanged` : ''}` +
+      `${summary.rejected ? `, ${summary.rejected} rejected records` : ''}${this.warnings ? `, ${this.warnings} warnings` : ''}` +
+      ` in ${summary.seconds.toFixed(1)} s, ${describeRequests(requests)}` +
+      (first ? `; ${summary.failures.length} failed, first: ${unitLabel(first.unit)}` : '') +
+      notTried;
+    const { failures: _failures, rowsByMetric, ...fields } = summary;
+    const seconds = Number(summary.seconds.toFixed(1));
+    const { paceRps: _paceRps, ...counts } = requests;
+    const fieldsOut = { ...fields, warnings: this.warnings, rows_by_metric: rowsByMetric, failed: summary.failures.length, seconds, ...counts, ...paceField(requests) };
+    this.progress.finish(line, fieldsOut, !first);
+  }
+
+  private describeNote(note: Exclude<DayNote, NotOver>): string {
+    switch (note.kind) {
+      case 'kept':
+        return 'no results on this re-import; the file of the earlier import is kept';
+      case 'not-published':
+        return 'no results: the vendor has not published this day yet; nothing written, not recorded complete; the next --catch-up asks again';
+      case 'given-up': {
+        const days = `${note.metric} --date ${note.day}${this.run.stateFlags}`;
+        return (
+          `still not published ${note.giveUpDays} days after its window ended (--give-up-days ${note.giveUpDays}): given up, ` +
+          `--catch-up no longer asks for it; \`area-metrics accept ${days}\` records it as final, \`area-metrics reopen ${days}\` asks for it again`
+        );
+      }
+      case 'partly-published':
+        return `partly published: ${describeMissing(note.missing)}; file written with ${plural(note.stores, 'store')}, not recorded complete; the next --catch-up asks again`;
+      case 'complete-anyway':
+        return `${describeMissing(note.missing)}; recorded complete anyway: the day is at least --settle-days ${note.settleDays} days old`;
+    }
+  }
+
+  private warn(message: string, fields?: Readonly<Record<string, unknown>>): void {
+    this.warnings++;
+    this.progress.logger.warn(message, fields);
+  }
+}
+
+/** The pace the run is at, for a JSON line (none while nothing paces it). */
+function paceField(stats: PacerStats): { pace_rps?: number } {
+  return stats.paceRps === undefined ? {} : { pace_rps: stats.paceRps };
+}
+
+/**
+ * The one stderr line of a failed unit always names the unit: errors raised per request (HTTP status,
+ * network, malformed body) only know the URL, and text logs do not print the `unit` field.
+ */
+function failureLine(label: string, error: unknown): string {
+  const message = messageOf(error);
+  // A request's errors start with the unit's label and page (`traffic 2026-11-20 page 2: ...`).
+  return message.startsWith(`${label}:`) || message.startsWith(`${label} page `) ? message : `${label}: ${message}`;
+}

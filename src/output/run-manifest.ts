@@ -1,0 +1,253 @@
+import { randomBytes } from 'node:crypto';
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeFileAtomic } from './atomic-file.js';
+import type { Layout, UnitPlace } from './layout.js';
+import { objectKey, type ObjectLocation } from './object-location.js';
+import type { ObjectStore } from './object-store.js';
+import type { StoredFile } from './sinks.js';
+import { asOutputError } from './write-failure.js';
+
+/** Where the manifests live under the output; the leading `_` makes every lake reader skip it. */
+export const RUNS_FOLDER = '_runs';
+
+/** How many manifests an output keeps: the newest, by run id. */
+export const MANIFESTS_KEPT = 200;
+
+/** The manifest format; a loader checks it before reading the rest. */
+export const MANIFEST_VERSION = 1;
+
+/**
+ * A run id: a UUID version 7, whose first 48 bits are the start in milliseconds, so ids (and the manifests named by
+ * them) sort by start time as text; the same id is the run's OpenLineage run id.
+ */
+export function newRunId(now: number = Date.now()): string {
+  const bytes = randomBytes(16);
+  bytes.writeUIntBE(now, 0, 6);
+  bytes[6] = 0x70 | (bytes[6]! & 0x0f);
+  bytes[8] = 0x80 | (bytes[8]! & 0x3f);
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+const MANIFEST_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.json$/;
+
+/** One unit of the run as the manifest tells it. */
+export interface ManifestUnit {
+  readonly metric: string;
+  readonly day: string;
+  readonly store: string | null;
+  /** The data file, relative to the output; null when the unit wrote none (no results, failed, not attempted). */
+  readonly path: string | null;
+  readonly rows: number | null;
+  readonly bytes: number | null;
+  readonly sha256: string | null;
+  /** True when the file's bytes are new; false when it was already there as it is (left untouched), or none. */
+  readonly changed: boolean;
+  /** Records set aside by `--on-invalid skip`, and where. */
+  readonly rejected?: { readonly records: number; readonly path: string };
+  /** Why the unit failed, or why it was not attempted. */
+  readonly error?: { readonly exitCode: number | null; readonly message: string };
+}
+
+/** A run's manifest: `<output>/_runs/<run id>.json`. */
+export interface RunManifest {
+  readonly manifestVersion: typeof MANIFEST_VERSION;
+  readonly runId: string;
+  readonly tool: 'area-metrics';
+  readonly version: string;
+  /** The command and its window as given (`traffic --catch-up --max-days 31`). */
+  readonly command: string;
+  readonly start: string;
+  readonly end: string;
+  readonly exitCode: number;
+  /** Requests sent to the vendor's API and its 429 answers; null when the run did not count them. */
+  readonly requests: number | null;
+  readonly throttled: number | null;
+  readonly layout: Layout;
+  readonly format: string;
+  readonly days: string;
+  /** In plan order: metric, day, store. */
+  readonly units: readonly ManifestUnit[];
+}
+
+/** What a committed unit gave, as far as a manifest cares. */
+export type UnitRecord =
+  | { readonly ok: true; readonly rows: number; readonly file?: StoredFile; readonly changed: boolean; readonly rejected?: { readonly records: number; readonly path: string } }
+  | { readonly ok: false; readonly exitCode: number; readonly message: string };
+
+export interface ManifestRun {
+  readonly runId: string;
+  readonly version: string;
+  readonly command: string;
+  readonly start: Date;
+  readonly layout: Layout;
+  readonly format: string;
+  readonly days: string;
+}
+
+export interface ManifestEnd {
+  readonly end: Date;
+  readonly exitCode: number;
+  readonly requests?: number | undefined;
+  readonly throttled?: number | undefined;
+  /** Said of each planned unit that has no record: why the run did not get to it. */
+  readonly notAttempted: string;
+}
+
+const placeKey = (unit: UnitPlace): string => JSON.stringify([unit.metric.name, unit.day, unit.storeCode ?? null]);
+
+/** Collects a run's units as they are committed, in any order, and makes the manifest in plan order. */
+export class RunManifestBuilder {
+  private readonly records = new Map<string, UnitRecord>();
+
+  constructor(
+    private readonly run: ManifestRun,
+    private readonly planned: readonly UnitPlace[],
+  ) {}
+
+  record(unit: UnitPlace, record: UnitRecord): void {
+    this.records.set(placeKey(unit), record);
+  }
+
+  build(end: ManifestEnd): RunManifest {
+    const { runId, version, command, start, layout, format, days } = this.run;
+    return {
+      manifestVersion: MANIFEST_VERSION,
+      runId,
+      tool: 'area-metrics',
+      version,
+      command,
+      start: start.toISOString(),
+      end: end.end.toISOString(),
+      exitCode: end.exitCode,
+      requests: end.requests ?? null,
+      throttled: end.throttled ?? null,
+      layout,
+      format,
+      days,
+      units: this.planned.map((unit) => manifestUnit(unit, this.records.get(placeKey(unit)), end.notAttempted)),
+    };
+  }
+}
+
+function manifestUnit(unit: UnitPlace, record: UnitRecord | undefined, notAttempted: string): ManifestUnit {
+  const place = { metric: unit.metric.name, day: unit.day, store: unit.storeCode ?? null };
+  if (record === undefined || !record.ok) {
+    const error = record === undefined ? { exitCode: null, message: notAttempted } : { exitCode: record.exitCode, message: record.message };
+    return { ...place, path: null, rows: null, bytes: null, sha256: null, changed: false, error };
+  }
+  const { file } = record;
+  return {
+    ...place,
+    ...(file === undefined ? { path: null, rows: record.rows, bytes: null, sha256: null, changed: false } : { path: file.path, rows: record.rows, bytes: file.bytes, sha256: file.sha256, changed: record.changed }),
+    ...(record.rejected === undefined ? {} : { rejected: record.rejected }),
+  };
+}
+
+/** The manifest's text: the run's fields one per line, then one line per unit, so a long run stays readable. */
+export function formatManifest(manifest: RunManifest): string {
+  const { units, ...run } = manifest;
+  const fields = Object.entries(run).map(([key, value]) => `  ${JSON.stringify(key)}: ${JSON.stringify(value)}`);
+  const lines = units.map((unit) => `    ${JSON.stringify(unit)}`);
+  return `{\n${fields.join(',\n')},\n  "units": [${lines.length === 0 ? ']' : `\n${lines.join(',\n')}\n  ]`}\n}\n`;
+}
+
+/** Where an output keeps its manifests: a folder's `_runs/`, or the keys under a bucket prefix's `_runs/`. */
+export interface ManifestShelf {
+  /** The manifest's path or URL, for messages. */
+  locationOf(name: string): string;
+  /** Written whole, atomically (temp file and rename, or one PUT). */
+  write(name: string, text: string): Promise<void>;
+  /** The manifest names there. */
+  names(): Promise<string[]>;
+  remove(name: string): Promise<void>;
+}
+
+export class FolderManifests implements ManifestShelf {
+  private readonly folder: string;
+
+  constructor(outputDir: string) {
+    this.folder = join(outputDir, RUNS_FOLDER);
+  }
+
+  locationOf(name: string): string {
+    return join(this.folder, name);
+  }
+
+  async write(name: string, text: string): Promise<void> {
+    await writeFileAtomic(this.locationOf(name), [text]);
+  }
+
+  async names(): Promise<string[]> {
+    return readdir(this.folder);
+  }
+
+  async remove(name: string): Promise<void> {
+    try {
+      await rm(this.locationOf(name), { force: true });
+    } catch (error) {
+      throw asOutputError(error, `cannot remove ${this.locationOf(name)}`);
+    }
+  }
+}
+
+export class BucketManifests implements ManifestShelf {
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly location: ObjectLocation,
+  ) {}
+
+  private keyOf(name: string): string {
+    return objectKey(this.location, `${RUNS_FOLDER}/${name}`);
+  }
+
+  locationOf(name: string): string {
+    return this.store.url(this.keyOf(name));
+  }
+
+  async write(name: string, text: string): Promise<void> {
+    await this.store.writeIfChanged(this.keyOf(name), Buffer.from(text, 'utf8'));
+  }
+
+  async names(): Promise<string[]> {
+    const folder = this.keyOf('');
+    return (await this.store.listKeys(folder)).map((key) => key.slice(folder.length)).filter((name) => !name.includes('/'));
+  }
+
+  async remove(name: string): Promise<void> {
+    await this.store.remove(this.keyOf(name));
+  }
+}
+
+/** What saving a manifest did. */
+export interface SavedManifest {
+  readonly location: string;
+  /** Manifests older than the newest `MANIFESTS_KEPT` removed. */
+  readonly pruned: number;
+  /** Why older manifests could not be listed or removed (the new one is written): worth a warning, not a failure. */
+  readonly pruneError?: unknown;
+}
+
+/**
+ * Writes the manifest as `<run id>.json`, then removes the oldest beyond `keep` (only names this tool gives:
+ * anything else in `_runs/` is left alone). A failed write is thrown (the output's error, exit 7).
+ */
+export async function saveManifest(shelf: ManifestShelf, manifest: RunManifest, keep = MANIFESTS_KEPT): Promise<SavedManifest> {
+  const name = `${manifest.runId}.json`;
+  await shelf.write(name, formatManifest(manifest));
+  let pruned = 0;
+  try {
+    const old = (await shelf.names())
+      .filter((entry) => MANIFEST_NAME.test(entry))
+      .sort()
+      .slice(0, -keep);
+    for (const entry of old) {
+      await shelf.remove(entry);
+      pruned++;
+    }
+  } catch (error) {
+    return { location: shelf.locationOf(name), pruned, pruneError: error };
+  }
+  return { location: shelf.locationOf(name), pruned };
+}

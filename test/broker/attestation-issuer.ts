@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { SignJWT, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+
+/** The Firebase project of the tests, and the App Check app ids of the test applications. */
+export const PROJECT_NUMBER = '123456789';
+export const ANDROID_APP_ID = `1:${PROJECT_NUMBER}:android:0a1b2c3d`;
+export const IOS_APP_ID = `1:${PROJECT_NUMBER}:ios:4e5f6a7b`;
+
+/** A signing key of the issuer: its private half signs tokens, its public JWK is what the JWKS publishes. */
+export interface IssuerKey {
+  readonly kid: string;
+  readonly alg: 'RS256' | 'ES256';
+  readonly privateKey: CryptoKey;
+  readonly publicKey: CryptoKey;
+  readonly publicJwk: JWK;
+}
+
+export async function issuerKey(kid: string, alg: 'RS256' | 'ES256' = 'RS256'): Promise<IssuerKey> {
+  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
+  const publicJwk = { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' };
+  return { kid, alg, privateKey, publicKey, publicJwk };
+}
+
+/** The same key pair published under another kid (key generation is slow: tests share a few pairs). */
+export function withKid(key: IssuerKey, kid: string): IssuerKey {
+  return { ...key, kid, publicJwk: { ...key.publicJwk, kid } };
+}
+
+/**
+ * A JWKS issuer on loopback, as Firebase App Check's `/v1/jwks` serves one: the keys published, a Cache-Control
+ * max-age, and switches for an issuer that is down (connections reset) or answers an error.
+ */
+export interface TestIssuer {
+  readonly jwksUrl: string;
+  /** How many times the JWKS was asked for. */
+  fetches(): number;
+  publish(keys: readonly IssuerKey[]): void;
+  setMaxAgeSeconds(seconds: number | undefined): void;
+  /** Down: every connection is reset, as when the issuer cannot be reached. */
+  setDown(down: boolean): void;
+  close(): Promise<void>;
+}
+
+export async function startIssuer(keys: readonly IssuerKey[], maxAgeSeconds: number | undefined = 3600): Promise<TestIssuer> {
+  let published = keys;
+  let maxAge: number | undefined = maxAgeSeconds;
+  let down = false;
+  let fetches = 0;
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((request, response) => {
+    if (down) {
+      request.socket.destroy();
+      return;
+    }
+    fetches += 1;
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (maxAge !== undefined) headers['cache-control'] = `public, max-age=${maxAge}, must-revalidate, no-transform`;
+    response.writeHead(200, headers).end(JSON.stringify({ keys: published.map((key) => key.publicJwk) }));
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    jwksUrl: `http://127.0.0.1:${port}/v1/jwks`,
+    fetches: () => fetches,
+    publish: (next) => {
+      published = next;
+    },
+    setMaxAgeSeconds: (seconds) => {
+      maxAge = seconds;
+    },
+    setDown: (value) => {
+      down = value;
+      if (value) for (const socket of sockets) socket.destroy();
+    },
+    close: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+  };
+}
+
+/** The claims of a genuine App Check token for `appId`, issued at `nowMs` and valid for an hour. */
+export function appCheckClaims(appId: string, nowMs: number, project = PROJECT_NUMBER): JWTPayload {
+  const iat = Math.floor(nowMs / 1000);
+  return {
+    iss: `https://firebaseappcheck.googleapis.com/${project}`,
+    aud: [`projects/${project}`, 'projects/acme-shop'],
+    sub: appId,
+    iat,
+    exp: iat + 3600,
+    jti: randomUUID(),
+  };
+}
+
+/** A token signed by `key` under `kid` (default the key's own) with these claims. */
+export function signToken(key: IssuerKey, claims: JWTPayload, kid: string = key.kid): Promise<string> {
+  return new SignJWT(claims).setProtectedHeader({ alg: key.alg, kid, typ: 'JWT' }).sign(key.privateKey);
+}
+
+/** An unsigned token (`alg: none`) naming a published kid. */
+export function unsignedToken(kid: string, claims: JWTPayload): string {
+  const part = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+  return `${part({ alg: 'none', kid, typ: 'JWT' })}.${part(claims)}.`;
+}
+
+/** Algorithm confusion: HS256 with the issuer's public key (its PEM, as a verifier might hold it) as the secret. */
+export async function hmacWithPublicKey(key: IssuerKey, claims: JWTPayload): Promise<string> {
+  const secret = new TextEncoder().encode(await exportSPKI(key.publicKey));
+  return new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid: key.kid, typ: 'JWT' }).sign(secret);
+}

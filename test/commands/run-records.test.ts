@@ -1,0 +1,80 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { resolveImportConfig } from '../../src/commands/import-options.js';
+import { RunRecords } from '../../src/commands/run-records.js';
+import { ObjectStores } from '../../src/commands/state-location.js';
+import type { Logger } from '../../src/log/logger.js';
+import type { UnitOutcome } from '../../src/metrics/pipeline.js';
+import { planUnits } from '../../src/import/plan.js';
+import type { Unit } from '../../src/metrics/unit.js';
+import { startLineageServer, type LineageServer } from '../helpers/lineage-server.js';
+import { openLineageErrors } from '../helpers/openlineage.js';
+import { startS3, storeConfig, type S3Harness } from '../helpers/s3.js';
+
+let s3: S3Harness;
+let lineage: LineageServer;
+const logged: string[] = [];
+const logger: Logger = { debug: () => {}, info: () => {}, warn: (line) => logged.push(`warn: ${line}`), error: (line) => logged.push(`error: ${line}`) };
+
+beforeAll(async () => {
+  [s3, lineage] = await Promise.all([startS3(), startLineageServer()]);
+});
+afterAll(async () => {
+  await Promise.all([s3?.close(), lineage?.close()]);
+});
+afterEach(() => {
+  s3.faults.denyWrites = false;
+  lineage.received.length = 0;
+  logged.length = 0;
+});
+
+/** The records of a hive-layout run of traffic into `s3://<bucket>/<prefix>`, for these days. */
+async function openRecords(prefix: string, days: string[]): Promise<{ records: RunRecords; units: Unit[]; stores: ObjectStores }> {
+  const raw = { baseUrl: 'https://api.example.test/', clientId: 'id', clientSecret: 'secret-value', output: `s3://${s3.bucket}/${prefix}`, layout: 'hive', openlineageUrl: lineage.url };
+  const config = await resolveImportConfig(raw, {}, 1);
+  const units = planUnits([{ metric: 'traffic', days }], []);
+  const stores = new ObjectStores(storeConfig(s3, logger));
+  const records = await RunRecords.open({ commandName: 'traffic', command: 'traffic --from ...', config, units, stores, env: {}, logger, redact: (text) => text.replaceAll('secret-value', '***') });
+  return { records, units, stores };
+}
+
+/** A written unit of `rows` rows, stored as `bytes` bytes. */
+function written(unit: Unit, rows: number, bytes: number): UnitOutcome {
+  const path = `metric=traffic/dt=${unit.day}/traffic_${unit.day}.csv`;
+  const data = { unit, count: rows, pages: 1, rowCount: rows, header: undefined, pieces: [], rejected: [], warnings: [], storeCodes: [], localMidnights: [], dropped: 0, attempts: 1, requests: 1, throttled: 0 };
+  return { unit, ok: true, data, destination: path, changed: true, file: { path, bytes, sha256: 'c'.repeat(64) } };
+}
+
+describe('RunRecords into a bucket', () => {
+  it("names the outputs s3://<bucket> and the metric's prefix, and keeps the manifest beside the data", async () => {
+    const { records, units, stores } = await openRecords('lake/nightly', ['2026-11-20', '2026-11-21']);
+    records.unit(written(units[0]!, 12, 400));
+    records.unit({ unit: units[1]!, ok: false, error: new Error('HTTP 503 for client secret-value') });
+    expect(await records.finish({ exitCode: 4, failure: new Error('traffic 2026-11-21: HTTP 503') })).toBe(4);
+    stores.close();
+    const [start, fail] = lineage.received.map(({ body }) => body);
+    for (const event of [start!, fail!]) expect(openLineageErrors(event)).toEqual([]);
+    expect(fail).toMatchObject({
+      eventType: 'FAIL',
+      inputs: [{ namespace: 'https://api.example.test', name: '/api/bi/area-metrics/traffic/' }],
+      outputs: [{ namespace: `s3://${s3.bucket}`, name: 'lake/nightly/metric=traffic', outputFacets: { outputStatistics: { rowCount: 12, size: 400, fileCount: 1 } } }],
+      run: { facets: { errorMessage: { message: 'traffic 2026-11-21: HTTP 503' } } },
+    });
+    const manifests = await s3.objects('lake/nightly/_runs');
+    expect([...manifests.keys()]).toEqual([`${(fail as { run: { runId: string } }).run.runId}.json`]);
+    const manifest = JSON.parse([...manifests.values()][0]!.toString()) as { units: unknown[] };
+    expect(manifest.units).toEqual([
+      expect.objectContaining({ day: '2026-11-20', rows: 12, bytes: 400, changed: true }),
+      expect.objectContaining({ day: '2026-11-21', error: { exitCode: 1, message: 'HTTP 503 for client ***' } }),
+    ]);
+  });
+
+  it('a manifest that cannot be written makes a clean run exit 7, with one error line and a FAIL event', async () => {
+    const { records, units, stores } = await openRecords('denied', ['2026-11-20']);
+    records.unit(written(units[0]!, 3, 100));
+    s3.faults.denyWrites = true;
+    expect(await records.finish({ exitCode: 0 })).toBe(7);
+    stores.close();
+    expect(logged).toEqual([expect.stringMatching(new RegExp(`^error: cannot write s3://${s3.bucket}/denied/_runs/\\S+\\.json: the store refused: AccessDenied`))]);
+    expect(lineage.received.map(({ body }) => body.eventType)).toEqual(['START', 'FAIL']);
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * A new user's first week, the command side: a suggested command works as printed, a secret given as a flag is warned
+ * about once, and an output path the kernel will not create fails at once (and never holds off a SIGTERM). The
+ * suggestion runs in-process; what only a process shows (its real stderr, a real signal) spawns the BUILT binary.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runCli as runInProcess } from '../../src/cli.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { assertBuilt, captured, startCli, stopAllClis, withoutTimestamps } from '../helpers/cli.js';
+import { clockedCli, clockEnv, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { useTempDirs } from '../helpers/tmp.js';
+
+const SECRET = 'First-Week-S3cret-91';
+const CLOCK = noonToday();
+const { runCli } = clockedCli(CLOCK);
+const tempDir = useTempDirs('first-week-');
+
+function daysAgo(n: number): string {
+  return new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
+}
+
+let sandbox: Sandbox;
+
+beforeAll(async () => {
+  assertBuilt();
+  sandbox = await startSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 2, zones: 2, days: 10, clientId: 'week-client', clientSecret: SECRET });
+});
+
+afterEach(async () => {
+  sandbox.setPublishing({});
+  await stopAllClis();
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+/** A command line run in this process, with the clock and the secret in its environment. */
+async function inProcess(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout = captured();
+  const stderr = captured();
+  const env = { ...clockEnv(CLOCK), AREA_METRICS_CLIENT_SECRET: SECRET, NO_COLOR: '1' };
+  const code = await runInProcess(args, { stdout, stderr, env, signal: new AbortController().signal });
+  return { code, stdout: stdout.text(), stderr: withoutTimestamps(stderr.text()) };
+}
+
+describe('a suggested command', () => {
+  it('the give-up warning names accept and reopen with the run\'s -o, and the accept works as printed', async () => {
+    const out = `${await tempDir()}/my data`;
+    const hidden = daysAgo(4);
+    sandbox.setPublishing({ hidden: [{ day: hidden }] });
+    const run = await inProcess(['traffic', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out, '--date', hidden, '--give-up-days', '1']);
+    expect(run.code, run.stderr).toBe(0);
+    const warning = run.stderr.split('\n').find((line) => line.includes('given up'));
+    expect(warning).toBe(
+      `warn: traffic ${hidden}: still not published 1 days after its window ended (--give-up-days 1): given up, --catch-up no longer asks for it; ` +
+        `\`area-metrics accept traffic --date ${hidden} -o '${out}'\` records it as final, \`area-metrics reopen traffic --date ${hidden} -o '${out}'\` asks for it again`,
+    );
+    const printed = /`area-metrics (accept [^`]+)`/.exec(warning ?? '')?.[1] ?? '';
+    // The words as a shell splits them: the quoted path is one word.
+    const words = [...printed.matchAll(/'([^']*)'|(\S+)/g)].map((match) => match[1] ?? match[2] ?? '');
+    const accepted = await inProcess(words);
+    expect(accepted.stderr).toBe('');
+    expect(accepted).toMatchObject({ code: 0, stdout: `accepted traffic ${hidden} (1 day): final, --catch-up no longer asks for them\n` });
+  });
+});
+
+describe('a secret given as a flag', () => {
+  const args = (out: string): string[] => ['all', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out, '--date', daysAgo(2)];
+  const warned = (stderr: string): string[] => stderr.split('\n').filter((line) => line.includes('every user of this machine'));
+
+  it('is warned about once per run on the real stderr, however many metrics run', async () => {
+    const result = await runCli([...args(await tempDir()), '--client-secret', SECRET]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(warned(result.stderr)).toEqual([
+      'warn: --client-secret puts the secret on the command line, where every user of this machine can read it (ps); ' +
+        'name a file with AREA_METRICS_CLIENT_SECRET_FILE (or --client-secret-file), or set AREA_METRICS_CLIENT_SECRET',
+    ]);
+    expect(result.rawStderr).not.toContain(SECRET);
+  });
+
+  it('is not warned about when it comes from the environment', async () => {
+    const result = await runCli(args(await tempDir()), { env: { AREA_METRICS_CLIENT_SECRET: SECRET } });
+    expect(result.code, result.stderr).toBe(0);
+    expect(warned(result.stderr)).toEqual([]);
+  });
+});
+
+describe.runIf(process.platform === 'linux')('an output path the kernel will not create', () => {
+  const args = (out: string): string[] => ['traffic', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out, '--date', daysAgo(2)];
+  const env = { AREA_METRICS_CLIENT_SECRET: SECRET };
+
+  it('fails within seconds with exit 7 and one line naming it (Node\'s own mkdir would loop for ever)', async () => {
+    const out = `/proc/area-metrics-${process.pid}/data`;
+    const started = Date.now();
+    const result = await runCli(args(out), { env, timeoutMs: 10_000 });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(result.code).toBe(7);
+    expect(result.stderr.split('\n').filter((line) => line.startsWith('error: '))).toEqual([
+      `error: cannot create folder /proc/area-metrics-${process.pid}: the file system there takes no new folders (ENOENT); choose another path`,
+    ]);
+  });
+
+  it('a SIGTERM a second into the run ends it at once, if it has not ended by itself', async () => {
+    const cli = startCli(args(`/proc/area-metrics-${process.pid}/term`), { env: { ...clockEnv(CLOCK), ...env }, timeoutMs: 10_000 });
+    // By then the run is past its start (its signal handlers are in place), wherever it is.
+    await Promise.race([cli.done, new Promise((resolve) => setTimeout(resolve, 1_000))]);
+    const sent = Date.now();
+    cli.kill('SIGTERM');
+    const result = await cli.done;
+    expect(Date.now() - sent).toBeLessThan(3_000);
+    expect([7, 143]).toContain(result.code);
+  });
+});

@@ -1,0 +1,126 @@
+/**
+ * The vendor down: once a unit has used its retries on network errors, timeouts or 5xx and the next request fails
+ * the same way, the run ends like it does on a rejected credential. In this process on a virtual clock (the
+ * backoffs are counted, not waited), and the BUILT binary at --concurrency 64 for what only its stderr shows.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { assertBuilt, LOG_TIMESTAMP, runCli } from '../helpers/cli.js';
+import { virtualClock } from '../helpers/clock.js';
+import { closedPort } from '../helpers/ports.js';
+import { runInProcess } from '../helpers/run-in-process.js';
+import { dataFiles, useTempDirs } from '../helpers/tmp.js';
+
+const SECRET = 'Down-S3cret-5e7a';
+const utcDay = (daysAgo: number): string => new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
+// A month: 31 days of three metrics, 93 units.
+const FROM = utcDay(32);
+const TO = utcDay(2);
+const tempDir = useTempDirs('vendor-down-');
+let sandbox: Sandbox;
+
+function monthArgs(baseUrl: string, out: string, ...extra: string[]): string[] {
+  return ['all', '--base-url', baseUrl, '--client-id', 'demo-client', '--from', FROM, '--to', TO, '-o', out, ...extra];
+}
+
+const ENV = { AREA_METRICS_CLIENT_SECRET: SECRET };
+
+function metricRequests(): number {
+  return sandbox.requests.filter((request) => request.path.startsWith('/api/bi/area-metrics/')).length;
+}
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ stores: 3, zones: 2, days: 34, clientId: 'demo-client', clientSecret: SECRET });
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+describe('a month against a dead URL', () => {
+  it('ends after one unit\'s retries and one more request: exit 4, a few lines, every day pending', async () => {
+    const out = await tempDir();
+    const clock = virtualClock();
+    const result = await runInProcess(monthArgs(`http://127.0.0.1:${await closedPort()}`, out), { clock, env: ENV });
+    expect(result.code).toBe(4);
+    const lines = result.stderr.trim().split('\n');
+    // The run's first line, the first unit's five retries and its failure, and the summary naming the cause.
+    expect(lines).toHaveLength(8);
+    expect(lines.filter((line) => /retry \d\/5/.test(line))).toHaveLength(5);
+    expect(lines[6]).toMatch(new RegExp(`^error: unique-users ${FROM} page 1: GET http://127\\.0\\.0\\.1:\\d+/api/bi/area-metrics/unique-users/: network error: .*ECONNREFUSED.* \\(after 6 attempts\\); check the URL or try again later$`));
+    expect(lines[7]).toMatch(
+      new RegExp(
+        `^error: imported 0 of 93 units, 0 rows in \\d+\\.\\d s, 7 requests; 1 failed, first: unique-users ${FROM}; 92 not attempted, left pending: ` +
+          `the API is unreachable or failing: unique-users ${FROM} page 1 failed 6 attempts, and the next request failed the same way \\(network error: .*ECONNREFUSED.*\\); check the URL or try again later$`,
+      ),
+    );
+    // The backoffs of one unit (full jitter under 0.5, 1, 2, 4 and 8 s): well under a minute, whatever the draw.
+    expect(clock.elapsed()).toBeLessThan(15_500);
+    const state = JSON.parse(await readFile(join(out, '.area-metrics-state.json'), 'utf8')) as {
+      metrics: Record<string, { pending: Record<string, unknown> }>;
+      lastRun: { exitCode: number; requests: number };
+    };
+    for (const metric of ['unique-users', 'avg-screen-time', 'traffic']) expect(Object.keys(state.metrics[metric]!.pending)).toHaveLength(31);
+    expect(state.lastRun).toMatchObject({ exitCode: 4, requests: 7 });
+    expect(await dataFiles(out)).toEqual([]);
+  });
+});
+
+describe('a vendor answering 5xx', () => {
+  it('to every request ends the run the same way: 6 attempts of the first unit, 1 more request, exit 4', async () => {
+    sandbox.setFaults({ failNth: { n: 1, status: 503, times: 1000 } });
+    const before = metricRequests();
+    const out = await tempDir();
+    const result = await runInProcess(monthArgs(sandbox.url, out, '--concurrency', '16'), { clock: virtualClock(), env: ENV });
+    expect(result.code).toBe(4);
+    expect(metricRequests() - before).toBe(7);
+    expect(result.stderr).toMatch(/92 not attempted, left pending: the API is unreachable or failing: .* failed 6 attempts, and the next request failed the same way \(HTTP 503 /);
+    sandbox.setFaults({});
+  });
+
+  it('to one unit only fails that unit: the next request is answered and the run goes on', async () => {
+    // The first unit's six attempts answer 503, then the vendor answers again.
+    sandbox.setFaults({ failNth: { n: 1, status: 503, times: 6 } });
+    const out = await tempDir();
+    const result = await runInProcess(monthArgs(sandbox.url, out, '--to', utcDay(31), '--concurrency', '1'), { clock: virtualClock(), env: ENV });
+    expect(result.code).toBe(4);
+    expect(result.stderr).toMatch(new RegExp(`imported 5 of 6 units, .*; 1 failed, first: unique-users ${FROM}\\n`));
+    expect(result.stderr).not.toContain('not attempted');
+    expect(await dataFiles(out)).toHaveLength(5);
+    sandbox.setFaults({});
+  });
+});
+
+describe('the built binary at --concurrency 64', () => {
+  beforeAll(() => assertBuilt());
+
+  /** Every stderr line is one of the run's log lines: no runtime warning (MaxListenersExceededWarning) among them. */
+  function expectOnlyLogLines(stderr: string): void {
+    expect(stderr).not.toMatch(/Warning|\(node:\d+\)/);
+    for (const line of stderr.trimEnd().split('\n')) expect(line).toMatch(LOG_TIMESTAMP);
+  }
+
+  it('against a dead URL: a month ends in seconds, exit 4, nothing on stderr but its log lines', async () => {
+    const out = await tempDir();
+    const started = performance.now();
+    const result = await runCli(monthArgs(`http://127.0.0.1:${await closedPort()}`, out, '--concurrency', '64', '--retries', '2'), { env: ENV });
+    expect(result.code).toBe(4);
+    // Spawning node, and two backoffs of at most 0.5 and 1 s.
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(result.rawStderr.trimEnd().split('\n')).toHaveLength(5);
+    expectOnlyLogLines(result.rawStderr);
+  });
+
+  it('against a vendor limit it has to learn: every unit in flight held at once, exit 0, no runtime warning', async () => {
+    // 66 units of one page each, all of them in flight at the first 429.
+    sandbox.setFaults({ rateLimit: { perSecond: 30 } });
+    const out = await tempDir();
+    const result = await runCli(monthArgs(sandbox.url, out, '--from', utcDay(23), '--concurrency', '64'), { env: ENV });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/imported 66 of 66 units, .* answered 429, pace 29\.7\/s\n$/);
+    expectOnlyLogLines(result.rawStderr);
+    sandbox.setFaults({});
+  });
+});
