@@ -5,17 +5,21 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const MOCKING_FILES = ['test/output/atomic-file.test.ts'];
 
 /**
- * Files that spend most of their time waiting (npm installing the packed package): started first, so the cores work
- * on the other files meanwhile instead of waiting for them at the end. Vitest orders the rest (longest first once it
- * has timed a run; by size in a fresh clone).
+ * The order files start in, longest first, so that the last minute is short files filling both workers rather than
+ * one long file holding one: first those that spend their time waiting on real time (npm installing the packed
+ * package, a rate limit of 10 requests a second, broker processes and their signals), then the other end-to-end
+ * files, then the rest. Within each group vitest's own order stands (longest first once it has timed a run; by
+ * size in a fresh clone, where nothing has been timed).
  */
-const WAITING_FILES = ['test/e2e/package.test.ts'];
+const WAITING_FILES = ['test/e2e/package.test.ts', 'test/e2e/pacing.test.ts', 'test/e2e/broker.test.ts'];
 
-class WaitingFilesFirst extends BaseSequencer {
+class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    const waits = (file: TestSpecification) => WAITING_FILES.some((path) => file.moduleId.endsWith(path));
-    return [...sorted.filter(waits), ...sorted.filter((file) => !waits(file))];
+    const rank = (file: TestSpecification): number =>
+      WAITING_FILES.some((path) => file.moduleId.endsWith(path)) ? 0 : file.moduleId.includes('/test/e2e/') ? 1 : 2;
+    // Array.prototype.sort is stable: vitest's order stands within a rank.
+    return sorted.sort((a, b) => rank(a) - rank(b));
   }
 }
 
@@ -28,7 +32,7 @@ export default defineConfig({
     maxWorkers: 2,
     // The AWS SDK's notice about Node versions, in the test process itself (the CLI silences its own at the edge).
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-    sequence: { sequencer: WaitingFilesFirst },
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,
