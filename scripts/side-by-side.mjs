@@ -15,17 +15,27 @@ if (names.length === 0) {
 }
 const npm = process.env.npm_execpath;
 
-/** Runs `npm run <name>`; resolves with its exit code, its held output (unless streamed) and its duration. */
+/**
+ * Runs `npm run <name>`; resolves with its exit code and its duration, once its held output (unless streamed) is shown.
+ * @param {string} name
+ * @param {readonly string[]} args
+ * @param {boolean} stream
+ * @returns {Promise<{ name: string, code: number, seconds: number }>}
+ */
 function run(name, args, stream) {
   const started = Date.now();
   const command = npm ? process.execPath : 'npm';
   const commandArgs = [...(npm ? [npm] : []), 'run', '--silent', name, ...(args.length > 0 ? ['--', ...args] : [])];
   const child = spawn(command, commandArgs, { stdio: stream ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
+  /** @type {Buffer[]} */
   const held = [];
   child.stdout?.on('data', (chunk) => held.push(chunk));
   child.stderr?.on('data', (chunk) => held.push(chunk));
   return new Promise((resolve) => {
-    child.on('error', (error) => resolve({ name, code: 1, output: `${error.message}\n`, seconds: 0 }));
+    child.on('error', (error) => {
+      process.stdout.write(`\n== ${name}\n${error.message}\n`);
+      resolve({ name, code: 1, seconds: 0 });
+    });
     child.on('close', (code, signal) => {
       const output = Buffer.concat(held).toString('utf8');
       if (!stream && output !== '') process.stdout.write(`\n== ${name}\n${output}`);
