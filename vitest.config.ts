@@ -1,14 +1,46 @@
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/** Files that replace a module (vi.mock): they need modules of their own, loaded after the mock. */
+const MOCKING_FILES = ['test/output/atomic-file.test.ts'];
+
+/**
+ * The order files start in, longest first, so that the last minute is short files filling both workers rather than
+ * one long file holding one: first those that spend their time waiting on real time (npm installing the packed
+ * package, a rate limit of 10 requests a second, broker processes and their signals), then the other end-to-end
+ * files, then the rest. Within each group vitest's own order stands (longest first once it has timed a run; by
+ * size in a fresh clone, where nothing has been timed).
+ */
+const WAITING_FILES = ['test/e2e/package.test.ts', 'test/e2e/pacing.test.ts', 'test/e2e/broker.test.ts'];
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (file: TestSpecification): number =>
+      WAITING_FILES.some((path) => file.moduleId.endsWith(path)) ? 0 : file.moduleId.includes('/test/e2e/') ? 1 : 2;
+    // Array.prototype.sort is stable: vitest's order stands within a rank.
+    return sorted.sort((a, b) => rank(a) - rank(b));
+  }
+}
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // End-to-end tests spawn processes and servers; two workers suit a 2-core machine.
+    // Two workers for a 2-core machine; servers and spawned binaries wait on I/O, not on the cores.
     pool: 'forks',
     maxWorkers: 2,
     // The AWS SDK's notice about Node versions, in the test process itself (the CLI silences its own at the edge).
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    sequence: { sequencer: LongestFirst },
+    projects: [
+      {
+        extends: true,
+        // Files share their worker's modules (src/, commander, zod, the AWS SDK load once per worker, not once per
+        // file): most of the suite's CPU time was that loading. A file that changes global state undoes it.
+        test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: MOCKING_FILES, isolate: false },
+      },
+      { extends: true, test: { name: 'isolated', include: MOCKING_FILES } },
+    ],
   },
 });

@@ -13,7 +13,7 @@ const token = 'x'.repeat(bytes - '{"access_token":"","expires_in":3540}'.length)
 const body = Buffer.from(JSON.stringify({ access_token: token, expires_in: 3540 }));
 if (body.length !== bytes) throw new Error(`body is ${body.length} bytes, not ${bytes}`);
 
-const announce = (port) => process.stdout.write(`bare listening on http://127.0.0.1:${port}\n`);
+const announce = (/** @type {number} */ port) => process.stdout.write(`bare listening on http://127.0.0.1:${port}\n`);
 let stop;
 if (values.fastify) {
   const { fastify } = await import('fastify'); // only here: the bare server loads nothing but node:http
@@ -22,7 +22,7 @@ if (values.fastify) {
     reply.header('content-type', 'application/json').header('cache-control', 'no-store').send(body);
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
-  announce(app.server.address().port);
+  announce(/** @type {import('node:net').AddressInfo} */ (app.server.address()).port);
   stop = () => app.close().then(() => process.exit(0));
 } else {
   const server = createServer((request, response) => {
@@ -30,7 +30,7 @@ if (values.fastify) {
     response.end(body);
   });
   server.keepAliveTimeout = 5_000;
-  server.listen(0, '127.0.0.1', () => announce(server.address().port));
+  server.listen(0, '127.0.0.1', () => announce(/** @type {import('node:net').AddressInfo} */ (server.address()).port));
   stop = () => server.close(() => process.exit(0));
 }
 process.on('SIGTERM', stop);

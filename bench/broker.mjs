@@ -11,7 +11,14 @@ import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { Agent, request } from 'undici';
-import { BIN, ROOT, startSandboxProcess, stopChild, tempDir } from './lib.mjs';
+import { BIN, ROOT, median, startSandboxProcess, stopChild, tempDir } from './lib.mjs';
+
+/**
+ * @typedef {(line: string) => void} Log
+ * @typedef {{ url: string, child: import('node:child_process').ChildProcess, stop: () => Promise<void> }} Listening
+ * @typedef {import('autocannon').Result & { serverCpuUsPerAnswer?: number, generatorCpuUsPerAnswer?: number }} CannonResult
+ * @typedef {ReturnType<typeof loadResult>} LoadResult
+ */
 
 const APPLICATION = 'com.acme.shop';
 const SECRET_ENV = 'BENCH_ANDROID_SECRET';
@@ -24,9 +31,15 @@ const ATTESTATION_HEADER = 'X-Firebase-AppCheck';
  * Starts a server process whose first stdout line is `<what> listening on http://...`. Its stderr (the broker's log)
  * goes straight to a file: relayed through a pipe, every log line would cost the benchmark process, which is also
  * the load generator, CPU that the bare server's run does not.
+ * @param {string} what
+ * @param {string} file
+ * @param {readonly string[]} args
+ * @param {{ env?: NodeJS.ProcessEnv, stderrPath?: string }} [options]
+ * @returns {Promise<Listening>}
  */
 function startListening(what, file, args, { env = process.env, stderrPath } = {}) {
   const stderr = stderrPath ? openSync(stderrPath, 'w') : 'inherit';
+  /** @type {import('node:child_process').ChildProcess} */
   let child;
   try {
     child = spawn(process.execPath, [file, ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', stderr] });
@@ -34,25 +47,30 @@ function startListening(what, file, args, { env = process.env, stderrPath } = {}
     if (typeof stderr === 'number') closeSync(stderr); // the child holds its own copy
   }
   return new Promise((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout });
+    const lines = createInterface({ input: /** @type {import('node:stream').Readable} */ (child.stdout) });
     child.once('exit', (code) => reject(new Error(`${what} exited with ${code} before listening (log: ${stderrPath ?? 'stderr'})`)));
     lines.once('line', (line) => {
       const match = new RegExp(`^${what} listening on (http://\\S+)$`).exec(line);
       if (!match) return reject(new Error(`unexpected first ${what} line: ${line}`));
       child.removeAllListeners('exit');
       lines.on('line', () => {});
-      resolve({ url: match[1], child, stop: () => stopChild(child) });
+      resolve({ url: /** @type {string} */ (match[1]), child, stop: () => stopChild(child) });
     });
   });
 }
 
+/** @param {string} sandboxUrl */
 async function tokenCalls(sandboxUrl) {
   const response = await fetch(`${sandboxUrl}/_sandbox/requests`);
-  const { requests } = await response.json();
+  const { requests } = /** @type {{ requests: { path: string }[] }} */ (await response.json());
   return requests.filter((entry) => entry.path.startsWith('/oauth2/token')).length;
 }
 
 /** `burst` requests at once, each on its own connection, for one application on an empty cache. */
+/**
+ * @param {string} brokerUrl
+ * @param {number} burst
+ */
 async function coldBurst(brokerUrl, burst) {
   const agent = new Agent({ connections: burst, pipelining: 1 });
   const url = `${brokerUrl}/api/gatekeeper-token?application_package=${encodeURIComponent(APPLICATION)}`;
@@ -61,7 +79,7 @@ async function coldBurst(brokerUrl, burst) {
     const answers = await Promise.all(
       Array.from({ length: burst }, async () => {
         const response = await request(url, { dispatcher: agent });
-        const body = await response.body.json();
+        const body = /** @type {{ access_token?: string }} */ (await response.body.json());
         return { status: response.statusCode, token: body.access_token };
       }),
     );
@@ -80,9 +98,10 @@ async function coldBurst(brokerUrl, burst) {
 const AUTOCANNON_CLI = join(ROOT, 'node_modules', 'autocannon', 'autocannon.js');
 
 /** CPU time (user + system) a process has used so far, in ms; undefined where /proc is not there (not Linux). */
+/** @param {number | undefined} pid @returns {number | undefined} */
 function cpuMs(pid) {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const fields = (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
     return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms (USER_HZ is 100 on Linux)
   } catch {
     return undefined;
@@ -94,6 +113,9 @@ function cpuMs(pid) {
  * the benchmark process; `inProcess` runs it here (how the benchmark measured before, kept to compare). With the
  * server's pid, also the CPU time the server and the load generator spent per answer: on a shared 2-core machine
  * throughput moves with the neighbours' load, CPU per answer much less, and it says which side was the limit.
+ * @param {string} url
+ * @param {{ connections: number, durationSeconds: number, inProcess?: boolean, serverPid?: number, headers?: Record<string, string> }} options
+ * @returns {Promise<CannonResult>}
  */
 async function cannon(url, { connections, durationSeconds, inProcess = false, serverPid, headers = {} }) {
   if (inProcess) return autocannon({ url, connections, duration: durationSeconds, headers });
@@ -102,24 +124,28 @@ async function cannon(url, { connections, durationSeconds, inProcess = false, se
   const child = spawn(process.execPath, [AUTOCANNON_CLI, '--json', '-c', String(connections), '-d', String(durationSeconds), ...headerArgs, url], {
     stdio: ['ignore', 'pipe', 'ignore'],
   });
+  /** @type {number | undefined} */
   let generatorMs;
   // Read while it runs: an exited process has no /proc entry. The last 100 ms of its life are not counted (~1%).
   const poll = setInterval(() => (generatorMs = cpuMs(child.pid) ?? generatorMs), 100);
   let out = '';
   child.stdout.on('data', (chunk) => (out += chunk));
+  /** @type {number | null} */
   const code = await new Promise((resolve) => child.once('close', resolve));
   clearInterval(poll);
   if (code !== 0) throw new Error(`autocannon exited with ${code}`);
+  /** @type {CannonResult} */
   const result = JSON.parse(out);
   const serverAfter = serverPid === undefined ? undefined : cpuMs(serverPid);
-  const perAnswer = (ms) => (ms === undefined || result.requests.total === 0 ? undefined : (ms * 1000) / result.requests.total);
+  const perAnswer = (/** @type {number | undefined} */ ms) => (ms === undefined || result.requests.total === 0 ? undefined : (ms * 1000) / result.requests.total);
   result.serverCpuUsPerAnswer = serverBefore === undefined || serverAfter === undefined ? undefined : perAnswer(serverAfter - serverBefore);
   result.generatorCpuUsPerAnswer = perAnswer(generatorMs);
   return result;
 }
 
-const us = (value) => (value === undefined ? 'n/a' : `${value.toFixed(1)} µs`);
+const us = (/** @type {number | undefined} */ value) => (value === undefined ? 'n/a' : `${value.toFixed(1)} µs`);
 
+/** @param {CannonResult} result */
 function loadResult(result) {
   return {
     requestsPerSecond: result.requests.average,
@@ -134,20 +160,16 @@ function loadResult(result) {
   };
 }
 
-const median = (values) => {
-  const sorted = values.filter((value) => value !== undefined).sort((a, b) => a - b);
-  if (sorted.length === 0) return undefined;
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
-
 /** The median of each measure over the rounds (each measure on its own), and every round's numbers. */
+/** @param {LoadResult[]} rounds */
 function medianResult(rounds) {
+  /** @param {'requestsPerSecond' | 'p50Ms' | 'p99Ms' | 'serverCpuUsPerAnswer' | 'generatorCpuUsPerAnswer'} key */
   const pick = (key) => median(rounds.map((round) => round[key]));
   return {
-    requestsPerSecond: pick('requestsPerSecond'),
-    p50Ms: pick('p50Ms'),
-    p99Ms: pick('p99Ms'),
+    // Measured in every round (NaN only if there was none).
+    requestsPerSecond: pick('requestsPerSecond') ?? Number.NaN,
+    p50Ms: pick('p50Ms') ?? Number.NaN,
+    p99Ms: pick('p99Ms') ?? Number.NaN,
     serverCpuUsPerAnswer: pick('serverCpuUsPerAnswer'),
     generatorCpuUsPerAnswer: pick('generatorCpuUsPerAnswer'),
     total: rounds.reduce((sum, round) => sum + round.total, 0),
@@ -168,6 +190,10 @@ function medianResult(rounds) {
 // cap. They are set high enough that the load generator, one address, is never refused.
 const BENCH_LIMITS = { perClientPerMinute: 1_000_000_000, maxInFlight: 5000 };
 
+/**
+ * @param {{ log: Log, connections?: number, durationSeconds?: number, warmupSeconds?: number, burst?: number, rounds?: number,
+ *   loadInProcess?: boolean, bareBytes?: number }} options
+ */
 export async function brokerBenchmark({
   log,
   connections = 100,
@@ -181,7 +207,7 @@ export async function brokerBenchmark({
   const dir = await tempDir('broker');
   // The auth server is the sandbox's /oauth2/token, with a realistic 50 ms of latency so the burst's misses overlap.
   const sandbox = await startSandboxProcess(['--stores', '1', '--zones', '1', '--days', '1', '--token-latency-ms', '50']);
-  /** A broker config on the sandbox, with the benchmark's limits; `extra` replaces or adds blocks. */
+  /** A broker config on the sandbox, with the benchmark's limits; `extra` replaces or adds blocks. @param {string} name @param {Record<string, unknown>} extra */
   const writeConfig = async (name, extra = {}) => {
     const path = join(dir, name);
     const config = {
@@ -201,6 +227,7 @@ export async function brokerBenchmark({
     applications: { [APPLICATION]: { platform: 'android', appId: APP_ID } },
     attestation: { mode: 'enforce', provider: 'firebase-app-check', projectNumber: PROJECT_NUMBER, jwksUrl: issuer.jwksUrl },
   });
+  /** @type {Listening[]} */
   const servers = [];
   try {
     // Default log level (info: a line per miss or error, cache hits summed up every 60 s), written to a file.
@@ -252,14 +279,16 @@ export async function brokerBenchmark({
         headers: { [ATTESTATION_HEADER]: genuine },
       },
     ];
+    /** @type {Record<string, LoadResult[]>} */
     const samples = Object.fromEntries(targets.map((target) => [target.key, []]));
+    /** @param {(typeof targets)[number]} target @param {number} seconds */
     const generate = (target, seconds) =>
       cannon(target.url, { connections, durationSeconds: seconds, inProcess: loadInProcess, serverPid: target.pid, headers: target.headers });
     for (const target of targets) await generate(target, warmupSeconds); // JIT and connection warm-up
     for (let round = 1; round <= rounds; round++) {
       for (const target of targets) {
         const result = loadResult(await generate(target, durationSeconds));
-        samples[target.key].push(result);
+        samples[target.key]?.push(result);
         log(
           `round ${round}/${rounds} ${target.name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms} ms, ` +
             `p99 ${result.p99Ms} ms, non-2xx ${result.non2xx}, errors ${result.errors}; CPU per answer: server ${us(result.serverCpuUsPerAnswer)}, ` +
@@ -267,9 +296,14 @@ export async function brokerBenchmark({
         );
       }
     }
-    const load = Object.fromEntries(targets.map((target) => [target.key, medianResult(samples[target.key])]));
+    const load = {
+      bare: medianResult(samples.bare ?? []),
+      fastify: medianResult(samples.fastify ?? []),
+      broker: medianResult(samples.broker ?? []),
+      attested: medianResult(samples.attested ?? []),
+    };
     for (const target of targets) {
-      const result = load[target.key];
+      const result = load[/** @type {keyof typeof load} */ (target.key)];
       log(
         `${target.name} (median of ${rounds}): ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms} ms, ` +
           `p99 ${result.p99Ms} ms, ${((result.requestsPerSecond / load.bare.requestsPerSecond) * 100).toFixed(0)}% of bare; ` +
@@ -308,10 +342,11 @@ async function startIssuer() {
   const server = createServer((_request, response) => {
     response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=21600' }).end(JSON.stringify({ keys: [jwk] }));
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
   let serial = 0;
   return {
-    jwksUrl: `http://127.0.0.1:${server.address().port}/v1/jwks`,
+    jwksUrl: `http://127.0.0.1:${port}/v1/jwks`,
     mint: () => {
       const iat = Math.floor(Date.now() / 1000);
       serial += 1;
@@ -328,11 +363,14 @@ async function startIssuer() {
  * The cost of verifying: a new genuine token on every request (minted beforehand), 10 at a time, against the
  * broker with App Check enforced. Reports the rate, the latency and the server's CPU per answer, which is the
  * verification (signature, claims) on top of a cached-token answer through fastify.
+ * @param {{ log: Log, issuer: Awaited<ReturnType<typeof startIssuer>>, url: string, pid: number | undefined, count?: number, concurrency?: number }} options
  */
 async function verifyEveryRequest({ log, issuer, url, pid, count = 2000, concurrency = 10 }) {
+  /** @type {string[]} */
   const tokens = [];
   for (let index = 0; index < count; index++) tokens.push(await issuer.mint());
   const agent = new Agent({ connections: concurrency, pipelining: 1 });
+  /** @type {number[]} */
   const latencies = [];
   let failed = 0;
   const cpuBefore = cpuMs(pid);
@@ -357,7 +395,7 @@ async function verifyEveryRequest({ log, issuer, url, pid, count = 2000, concurr
   const wallMs = performance.now() - started;
   const cpuAfter = cpuMs(pid);
   latencies.sort((a, b) => a - b);
-  const at = (share) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * share))] * 10) / 10;
+  const at = (/** @type {number} */ share) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * share))] ?? NaN) * 10) / 10;
   const result = {
     requests: count,
     failed,
@@ -374,9 +412,11 @@ async function verifyEveryRequest({ log, issuer, url, pid, count = 2000, concurr
 }
 
 /** An auth server that issues opaque tokens valid for `ttlSeconds`, or (after `hang()`) never answers. */
+/** @param {number} ttlSeconds */
 async function startHangingAuthServer(ttlSeconds) {
   let calls = 0;
   let hanging = false;
+  /** @type {Set<import('node:http').ServerResponse>} */
   const held = new Set();
   const server = createServer((request, response) => {
     request.resume();
@@ -390,16 +430,16 @@ async function startHangingAuthServer(ttlSeconds) {
       response.end(JSON.stringify({ access_token: `bench-token-${calls}`, token_type: 'Bearer', expires_in: ttlSeconds }));
     });
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
   return {
-    url: `http://127.0.0.1:${server.address().port}`,
+    url: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`,
     calls: () => calls,
     hang: () => (hanging = true),
     stop: () =>
       new Promise((resolve) => {
         for (const response of held) response.destroy();
         server.closeAllConnections();
-        server.close(resolve);
+        server.close(() => resolve(undefined));
       }),
   };
 }
@@ -408,6 +448,7 @@ async function startHangingAuthServer(ttlSeconds) {
  * A token within twice the margin of its expiry is served from the cache at once while one background refresh runs;
  * here that refresh hangs (the auth server stopped answering), and a 2 s burst must still be answered at once, with
  * one auth-server call. Token valid 16 s, margin 4 s: refreshed ahead from 8 s, past its refresh point at 12 s.
+ * @param {{ log: Log, dir: string, connections: number, inProcess: boolean }} options
  */
 async function refreshingBurst({ log, dir, connections, inProcess }) {
   const ttlSeconds = 16;
@@ -423,6 +464,7 @@ async function refreshingBurst({ log, dir, connections, inProcess }) {
       limits: BENCH_LIMITS,
     }),
   );
+  /** @type {Listening | undefined} */
   let broker;
   try {
     broker = await startListening('broker', BIN, ['broker', '--config', configPath, '--port', '0'], {
@@ -431,13 +473,13 @@ async function refreshingBurst({ log, dir, connections, inProcess }) {
     });
     const url = `${broker.url}/api/gatekeeper-token?application_package=${encodeURIComponent(APPLICATION)}`;
     const fetchedAt = Date.now();
-    const first = await (await fetch(url)).json();
+    const first = /** @type {{ access_token?: string }} */ (await (await fetch(url)).json());
     auth.hang();
     await new Promise((resolve) => setTimeout(resolve, 8200 - (Date.now() - fetchedAt)));
     const callsBefore = auth.calls();
     const result = loadResult(await cannon(url, { connections, durationSeconds: 2, inProcess }));
     const authCalls = auth.calls() - callsBefore;
-    const stillCached = (await (await fetch(url)).json()).access_token === first.access_token;
+    const stillCached = /** @type {{ access_token?: string }} */ (await (await fetch(url)).json()).access_token === first.access_token;
     log(
       `refreshing burst: ${result.total} requests in 2 s while the auth server hangs, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ` +
         `non-2xx ${result.non2xx}, auth-server calls ${authCalls}, cached token still served: ${stillCached}`,

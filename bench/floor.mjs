@@ -22,29 +22,39 @@ const { values } = parseArgs({
     'page-size': { type: 'string', default: '1000' },
   },
 });
-const baseUrl = new URL(values['base-url']);
+/** A flag the script cannot run without. @param {string | undefined} value @param {string} flag */
+function required(value, flag) {
+  if (value === undefined) throw new Error(`missing --${flag}`);
+  return value;
+}
+
+const baseUrl = new URL(required(values['base-url'], 'base-url'));
 const concurrency = Number(values.concurrency);
 const pageSize = Number(values['page-size']);
 const headers = {
   authorization: basicAuthorization({
-    clientId: process.env.AREA_METRICS_CLIENT_ID,
-    clientSecret: process.env.AREA_METRICS_CLIENT_SECRET,
+    clientId: process.env.AREA_METRICS_CLIENT_ID ?? '',
+    clientSecret: process.env.AREA_METRICS_CLIENT_SECRET ?? '',
   }),
   accept: 'application/json',
 };
 // Same pool as the importer builds (connections = concurrency + 2).
 const dispatcher = createDispatcher({ connections: concurrency + 2, timeoutMs: 60_000, env: process.env });
+// `dispatcher` is undici's extension to fetch's init (its own copy of the types); Node's fetch honours it.
+const init = /** @type {RequestInit} */ (/** @type {unknown} */ ({ headers, dispatcher }));
 
 // Same plan order as the importer: metric, then day.
-const units = METRICS.flatMap((metric) => daysBetween(values.from, values.to).map((day) => ({ metric, day })));
+const units = METRICS.flatMap((metric) => daysBetween(required(values.from, 'from'), required(values.to, 'to')).map((day) => ({ metric, day })));
 
 let requests = 0;
 let bytes = 0;
 
+/** @param {{ metric: string, day: string }} unit */
 async function fetchUnit(unit) {
+  /** @type {URL | undefined} */
   let url = firstPageUrl(baseUrl, unit.metric, { ...dayWindow(unit.day, 'utc'), pageSize });
   while (url) {
-    const response = await fetch(url, { headers, dispatcher });
+    const response = await fetch(url, init);
     if (response.status !== 200) throw new Error(`${unit.metric} ${unit.day}: HTTP ${response.status}`);
     // The body is needed only for `next`; read it as text and find the link without building the object tree.
     const text = await response.text();
@@ -57,7 +67,7 @@ async function fetchUnit(unit) {
 
 let nextUnit = 0;
 async function worker() {
-  while (nextUnit < units.length) await fetchUnit(units[nextUnit++]);
+  for (let unit = units[nextUnit++]; unit !== undefined; unit = units[nextUnit++]) await fetchUnit(unit);
 }
 await Promise.all(Array.from({ length: concurrency }, worker));
 await dispatcher.close();

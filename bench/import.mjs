@@ -3,11 +3,24 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BIN, ROOT, measure, median, startSandboxProcess, tempDir, utcDay } from './lib.mjs';
+import { BIN, ROOT, mb, measure, median, startSandboxProcess, tempDir, utcDay } from './lib.mjs';
 
 const CREDENTIALS = { AREA_METRICS_CLIENT_ID: 'demo-client', AREA_METRICS_CLIENT_SECRET: 'demo-secret' };
 const SUMMARY = /imported (\d+) of (\d+) units, (\d+) rows/;
 
+/**
+ * What a variant is run against, and what a run gives: `measure`'s figures with the rows written (or requests made).
+ * @typedef {{ baseUrl: string, from: string, to: string, out: string, pageSize?: number }} RunTarget
+ * @typedef {Awaited<ReturnType<typeof measure>> & { rows?: number, requests?: number }} VariantRun
+ * @typedef {(target: RunTarget) => Promise<VariantRun>} Variant
+ * @typedef {(line: string) => void} Log
+ */
+
+/**
+ * @param {string} format
+ * @param {readonly string[]} [extraArgs]
+ * @returns {(target: RunTarget) => Promise<VariantRun & { rows: number }>}
+ */
 function importerRun(format, extraArgs = []) {
   return async ({ baseUrl, from, to, out, pageSize }) => {
     const args = [BIN, 'all', '--base-url', baseUrl, '--from', from, '--to', to, '--format', format, '-o', out, ...extraArgs];
@@ -21,6 +34,7 @@ function importerRun(format, extraArgs = []) {
   };
 }
 
+/** @type {Variant} */
 async function leanRun({ baseUrl, from, to, out }) {
   const args = [join(ROOT, 'bench', 'lean.mjs'), '--base-url', baseUrl, '--from', from, '--to', to, '--out', out];
   const run = await measure(process.execPath, args, { env: { ...process.env, ...CREDENTIALS } });
@@ -28,6 +42,7 @@ async function leanRun({ baseUrl, from, to, out }) {
   return { ...run, rows: JSON.parse(run.stdout).rows };
 }
 
+/** @param {Omit<RunTarget, 'out'>} target @returns {Promise<VariantRun>} */
 async function floorRun({ baseUrl, from, to }) {
   const args = [join(ROOT, 'bench', 'floor.mjs'), '--base-url', baseUrl, '--from', from, '--to', to];
   const run = await measure(process.execPath, args, { env: { ...process.env, ...CREDENTIALS } });
@@ -35,7 +50,9 @@ async function floorRun({ baseUrl, from, to }) {
   return { ...run, requests: JSON.parse(run.stdout).requests };
 }
 
+/** @param {string} folder */
 async function csvFiles(folder) {
+  /** @type {Map<string, Buffer>} */
   const files = new Map();
   for (const entry of await readdir(folder, { withFileTypes: true, recursive: true })) {
     if (entry.isFile() && entry.name.endsWith('.csv')) {
@@ -47,6 +64,10 @@ async function csvFiles(folder) {
 }
 
 /** The importer's and the lean reference's CSV files must be byte-identical, or the two did not do the same work. */
+/**
+ * @param {{ csv?: string, lean?: string }} outputs
+ * @param {Log} log
+ */
 async function compareOutputs({ csv, lean }, log) {
   if (!csv || !lean) return;
   const [ours, theirs] = await Promise.all([csvFiles(csv), csvFiles(lean)]);
@@ -57,6 +78,7 @@ async function compareOutputs({ csv, lean }, log) {
 }
 
 /** Bytes of the data files an import wrote (the state file aside). */
+/** @param {string} folder */
 async function bytesOnDisk(folder) {
   let bytes = 0;
   for (const entry of await readdir(folder, { withFileTypes: true, recursive: true })) {
@@ -68,8 +90,10 @@ async function bytesOnDisk(folder) {
 /**
  * What the run manifest adds to a run at most: one SHA-256 pass over every data file's bytes (the importer hashes
  * them as they pass, already in memory; this reads them from disk too, so it is an upper bound).
+ * @param {string} folder
  */
 async function hashCost(folder) {
+  /** @type {Buffer[]} */
   const bodies = [];
   for (const entry of await readdir(folder, { withFileTypes: true, recursive: true })) {
     const parent = entry.parentPath ?? entry.path;
@@ -80,6 +104,7 @@ async function hashCost(folder) {
   return { ms: performance.now() - started, bytes: bodies.reduce((sum, body) => sum + body.length, 0), files: bodies.length };
 }
 
+/** @param {string} folder */
 async function countLines(folder) {
   let lines = 0;
   for (const entry of await readdir(folder, { withFileTypes: true, recursive: true })) {
@@ -90,6 +115,7 @@ async function countLines(folder) {
   return lines;
 }
 
+/** @type {Variant} */
 async function curlJqRun({ baseUrl, from, to, out }) {
   const run = await measure('bash', [join(ROOT, 'bench', 'curl-jq.sh'), baseUrl, from, to, out], {
     env: { ...process.env, ...CREDENTIALS },
@@ -102,11 +128,13 @@ async function curlJqRun({ baseUrl, from, to, out }) {
  * The side-by-side part: every round runs each variant once, in the same order (A, B, C, D, A, B, ...), so that a
  * slow phase of the machine hits all of them alike.
  */
+/** @param {{ rounds: number, tools: { curl: boolean, jq: boolean }, log: Log, only?: readonly string[] }} options */
 export async function importComparison({ rounds, tools, log, only }) {
   const sandbox = await startSandboxProcess(['--stores', '2000', '--zones', '20', '--days', '30']);
   // Windows end the day before yesterday: the sandbox serves a store's local day once it has ended, and yesterday's
   // window still holds running days, so its rows would change while the benchmark runs.
   const window = { baseUrl: sandbox.url, from: utcDay(-8), to: utcDay(-2) };
+  /** @type {{ name: string, key: string, run: Variant }[]} */
   const variants = [
     { name: 'area-metrics all --format csv', key: 'csv', run: importerRun('csv') },
     // The same CSV files named metric=<metric>/dt=<day>/...: the layout must cost nothing over the flat one.
@@ -124,11 +152,15 @@ export async function importComparison({ rounds, tools, log, only }) {
   else log('curl or jq is missing (apt-get install -y curl jq): the curl+jq baseline is skipped');
   // `--variants csv,hive`: only those (the CSV import is always among them: the others are held to its rows).
   if (only) variants.splice(0, variants.length, ...variants.filter((variant) => variant.key === 'csv' || only.includes(variant.key)));
+  /** @type {Record<string, VariantRun[]>} */
   const samples = Object.fromEntries(variants.map((variant) => [variant.key, []]));
   // The first round's CSV files of the importer and of the lean reference, compared byte for byte: the same work.
+  /** @type {{ csv?: string, lean?: string }} */
   const firstOutputs = {};
   // Bytes on disk of each format's first round.
+  /** @type {Record<string, number>} */
   const diskBytes = {};
+  /** @type {Awaited<ReturnType<typeof hashCost>> | undefined} */
   let manifestHash;
   try {
     // One unmeasured warm-up: the sandbox builds its query cache and the page cache holds the node binary.
@@ -145,22 +177,24 @@ export async function importComparison({ rounds, tools, log, only }) {
         const out = await tempDir(variant.key);
         try {
           const result = await variant.run({ ...window, out });
-          samples[variant.key].push(result);
+          samples[variant.key]?.push(result);
           log(
             `round ${round}/${rounds} ${variant.name}: ${(result.wallMs / 1000).toFixed(2)} s, ` +
               `peak RSS ${result.maxRssKb === undefined ? 'n/a' : `${(result.maxRssKb / 1024).toFixed(0)} MB`}` +
               (result.rows !== undefined ? `, ${result.rows} rows` : ''),
           );
           if (round === 1 && ['csv', 'hive', 'ndjson', 'parquet'].includes(variant.key)) {
-            diskBytes[variant.key] = await bytesOnDisk(out);
-            log(`${variant.name}: ${(diskBytes[variant.key] / 2 ** 20).toFixed(1)} MB on disk`);
+            const bytes = await bytesOnDisk(out);
+            diskBytes[variant.key] = bytes;
+            log(`${variant.name}: ${(bytes / 2 ** 20).toFixed(1)} MB on disk`);
           }
           if (round === 1 && variant.key === 'hive') {
             manifestHash = await hashCost(out);
             log(`run manifest's SHA-256 of ${manifestHash.files} files, ${(manifestHash.bytes / 2 ** 20).toFixed(1)} MB: ${manifestHash.ms.toFixed(0)} ms`);
           }
         } finally {
-          if (round === 1 && (variant.key === 'csv' || variant.key === 'lean')) firstOutputs[variant.key] = out;
+          if (round === 1 && variant.key === 'csv') firstOutputs.csv = out;
+          else if (round === 1 && variant.key === 'lean') firstOutputs.lean = out;
           else await rm(out, { recursive: true, force: true });
         }
       }
@@ -170,19 +204,26 @@ export async function importComparison({ rounds, tools, log, only }) {
     await sandbox.stop();
     for (const out of Object.values(firstOutputs)) await rm(out, { recursive: true, force: true });
   }
-  const rows = samples.csv[0].rows;
+  const csvRuns = samples.csv ?? [];
+  const rows = csvRuns[0]?.rows;
   for (const key of ['hive', 'ndjson', 'parquet', 'lean', 'curljq']) {
     for (const sample of samples[key] ?? []) {
       if (sample.rows !== rows) throw new Error(`${key} produced ${sample.rows} rows, the CSV import ${rows}: not the same work`);
     }
   }
   const summary = variants.map((variant) => {
-    const runs = samples[variant.key];
+    const runs = samples[variant.key] ?? [];
     // Each round's ratio to the lean reference's run of the same round: the machine's slow phases hit both alike.
     const leanRuns = samples.lean ?? [];
-    const vsLeanByRound = runs.map((run, round) => (leanRuns[round] ? Number((run.wallMs / leanRuns[round].wallMs).toFixed(2)) : undefined));
+    /** Each run's time over that of the same round of `reference`. @param {VariantRun[]} reference */
+    const byRound = (reference) =>
+      runs.map((run, round) => {
+        const other = reference[round];
+        return other ? Number((run.wallMs / other.wallMs).toFixed(2)) : undefined;
+      });
+    const vsLeanByRound = byRound(leanRuns);
     // And to the flat CSV import of the same round (the hive layout's measure).
-    const vsCsvByRound = runs.map((run, round) => (samples.csv[round] ? Number((run.wallMs / samples.csv[round].wallMs).toFixed(2)) : undefined));
+    const vsCsvByRound = byRound(csvRuns);
     return {
       vsLeanByRound,
       vsCsvByRound,
@@ -202,13 +243,14 @@ export async function importComparison({ rounds, tools, log, only }) {
 }
 
 /** Peak RSS of a 30-day backfill against the same data set, to compare with 7 days (memory must not grow). */
+/** @param {{ log: Log }} options */
 export async function thirtyDays({ log }) {
   const sandbox = await startSandboxProcess(['--stores', '2000', '--zones', '20', '--days', '31']);
   const out = await tempDir('30d');
   try {
     const window = { baseUrl: sandbox.url, from: utcDay(-31), to: utcDay(-2), out };
     const result = await importerRun('csv')(window);
-    log(`30 days, CSV: ${(result.wallMs / 1000).toFixed(2)} s, ${result.rows} rows, peak RSS ${(result.maxRssKb / 1024).toFixed(0)} MB`);
+    log(`30 days, CSV: ${(result.wallMs / 1000).toFixed(2)} s, ${result.rows} rows, peak RSS ${mb(result.maxRssKb)} MB`);
     return { ...result, window };
   } finally {
     await rm(out, { recursive: true, force: true });
@@ -217,8 +259,10 @@ export async function thirtyDays({ log }) {
 }
 
 /** One big day: 20,000 stores x 30 zones, --page-size 10000, in each of `formats` against the same sandbox. */
+/** @param {{ log: Log, formats?: readonly string[] }} options */
 export async function bigDay({ log, formats = ['csv'] }) {
   const sandbox = await startSandboxProcess(['--stores', '20000', '--zones', '30', '--days', '2']);
+  /** @type {Record<string, VariantRun & { day: string, diskBytes: number }>} */
   const runs = {};
   try {
     const day = utcDay(-2);
@@ -228,7 +272,7 @@ export async function bigDay({ log, formats = ['csv'] }) {
         const result = await importerRun(format)({ baseUrl: sandbox.url, from: day, to: day, out, pageSize: 10_000 });
         const diskBytes = await bytesOnDisk(out);
         log(
-          `big day, ${format}: ${(result.wallMs / 1000).toFixed(2)} s, ${result.rows} rows, peak RSS ${(result.maxRssKb / 1024).toFixed(0)} MB, ` +
+          `big day, ${format}: ${(result.wallMs / 1000).toFixed(2)} s, ${result.rows} rows, peak RSS ${mb(result.maxRssKb)} MB, ` +
             `${(diskBytes / 2 ** 20).toFixed(1)} MB on disk`,
         );
         runs[format] = { ...result, day, diskBytes };

@@ -29,18 +29,32 @@ const { values } = parseArgs({
     'page-size': { type: 'string', default: '1000' },
   },
 });
-const baseUrl = new URL(values['base-url']);
+/** A flag the script cannot run without. @param {string | undefined} value @param {string} flag */
+function required(value, flag) {
+  if (value === undefined) throw new Error(`missing --${flag}`);
+  return value;
+}
+
+const baseUrl = new URL(required(values['base-url'], 'base-url'));
+const out = required(values.out, 'out');
 const concurrency = Number(values.concurrency);
 const pageSize = Number(values['page-size']);
-const credentials = { clientId: process.env.AREA_METRICS_CLIENT_ID, clientSecret: process.env.AREA_METRICS_CLIENT_SECRET };
+const credentials = { clientId: process.env.AREA_METRICS_CLIENT_ID ?? '', clientSecret: process.env.AREA_METRICS_CLIENT_SECRET ?? '' };
 const headers = { authorization: basicAuthorization(credentials), accept: 'application/json' };
 const dispatcher = createDispatcher({ connections: concurrency + 2, timeoutMs: 60_000, env: process.env });
+// `dispatcher` is undici's extension to fetch's init (its own copy of the types); Node's fetch honours it.
+const init = /** @type {RequestInit} */ (/** @type {unknown} */ ({ headers, dispatcher }));
 
 const DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
 const SCREEN_TIME = /^(\d{2,4}):([0-5]\d):([0-5]\d)$/;
 const TRAFFIC = /^0*(?:0(?:\.\d+)?|1(?:\.0+)?)$/;
-const isText = (value) => typeof value === 'string' && value.length > 0 && !value.includes('\u0000');
-const quote = (text) => (/[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
+const isText = (/** @type {unknown} */ value) => typeof value === 'string' && value.length > 0 && !value.includes('\u0000');
+const quote = (/** @type {string} */ text) => (/[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
+/**
+ * A value of the API (any JSON) and what each metric makes of it: its CSV cells, or undefined when it is invalid.
+ * @typedef {{ header: string, cells: (v: any) => string | undefined }} MetricShape
+ */
+/** @type {Record<string, MetricShape>} */
 const METRICS = {
   'unique-users': {
     header: 'store_code,date,day,granularity,zone,unique_users',
@@ -62,14 +76,18 @@ const METRICS = {
 let requests = 0;
 let rowCount = 0;
 
+/** @param {{ metric: string, day: string }} unit */
 async function importUnit({ metric, day }) {
-  const { header, cells } = METRICS[metric];
+  const { header, cells } = /** @type {MetricShape} */ (METRICS[metric]);
+  /** @type {string[]} */
   const rows = [];
+  /** @type {number | undefined} */
   let count;
   let received = 0;
+  /** @type {URL | undefined} */
   let url = firstPageUrl(baseUrl, metric, { ...dayWindow(day, 'utc'), pageSize });
   while (url) {
-    const response = await fetch(url, { headers, dispatcher });
+    const response = await fetch(url, init);
     if (response.status !== 200) throw new Error(`${metric} ${day}: HTTP ${response.status}`);
     const page = JSON.parse(await response.text());
     requests++;
@@ -95,14 +113,14 @@ async function importUnit({ metric, day }) {
   let text = `${header}\n`;
   for (const row of rows) text += row.slice(row.lastIndexOf('\u0000') + 1);
   rowCount += rows.length;
-  await mkdir(join(values.out, metric), { recursive: true });
-  await writeFile(join(values.out, metric, `${day}.csv`), text);
+  await mkdir(join(out, metric), { recursive: true });
+  await writeFile(join(out, metric, `${day}.csv`), text);
 }
 
-const units = Object.keys(METRICS).flatMap((metric) => daysBetween(values.from, values.to).map((day) => ({ metric, day })));
+const units = Object.keys(METRICS).flatMap((metric) => daysBetween(required(values.from, 'from'), required(values.to, 'to')).map((day) => ({ metric, day })));
 let nextUnit = 0;
 async function worker() {
-  while (nextUnit < units.length) await importUnit(units[nextUnit++]);
+  for (let unit = units[nextUnit++]; unit !== undefined; unit = units[nextUnit++]) await importUnit(unit);
 }
 await Promise.all(Array.from({ length: concurrency }, worker));
 await dispatcher.close();

@@ -12,10 +12,12 @@ export const TIME = '/usr/bin/time';
 
 /** Which external tools are here; a missing one is reported, not a crash. */
 export function toolStatus() {
+  /** @param {string} command */
   const has = (command) => spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
   return { time: existsSync(TIME), curl: has('curl'), jq: has('jq') };
 }
 
+/** @param {string} prefix */
 export async function tempDir(prefix) {
   return mkdtemp(join(tmpdir(), `area-metrics-bench-${prefix}-`));
 }
@@ -23,6 +25,8 @@ export async function tempDir(prefix) {
 /**
  * Starts `area-metrics sandbox` in its own process (so its CPU is not the client's) and resolves with its base URL
  * from the first stdout line, `sandbox listening on http://...`.
+ * @param {readonly string[]} args
+ * @returns {Promise<{ url: string, child: import('node:child_process').ChildProcess, stop: () => Promise<void> }>}
  */
 export function startSandboxProcess(args) {
   const child = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -31,6 +35,7 @@ export function startSandboxProcess(args) {
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout });
     const timer = setTimeout(() => fail(new Error('sandbox did not start within 30 s')), 30_000);
+    /** @param {Error} error */
     const fail = (error) => {
       clearTimeout(timer);
       child.kill('SIGTERM');
@@ -43,11 +48,15 @@ export function startSandboxProcess(args) {
       clearTimeout(timer);
       child.removeAllListeners('exit');
       lines.on('line', () => {}); // keep draining the banner
-      resolve({ url: match[1], child, stop: () => stopChild(child) });
+      resolve({ url: /** @type {string} */ (match[1]), child, stop: () => stopChild(child) });
     });
   });
 }
 
+/**
+ * @param {import('node:child_process').ChildProcess} child
+ * @returns {Promise<void>}
+ */
 export function stopChild(child) {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
@@ -63,6 +72,10 @@ export function stopChild(child) {
 /**
  * Runs a command to completion under /usr/bin/time -v (when installed) and returns wall time, peak RSS (of the
  * largest process in the tree, as getrusage reports it), exit code and the captured output.
+ * @param {string} command
+ * @param {readonly string[]} args
+ * @param {{ env?: NodeJS.ProcessEnv, cwd?: string, useTime?: boolean }} [options]
+ * @returns {Promise<{ code: number | null, wallMs: number, maxRssKb: number | undefined, cpuSeconds: number | undefined, stdout: string, stderr: string }>}
  */
 export async function measure(command, args, { env = process.env, cwd = ROOT, useTime = true } = {}) {
   const reportDir = useTime ? await tempDir('time') : undefined;
@@ -74,11 +87,12 @@ export async function measure(command, args, { env = process.env, cwd = ROOT, us
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
   child.stderr.on('data', (chunk) => (stderr += chunk));
+  /** @type {number | null} */
   const code = await new Promise((resolve) => child.once('close', (exitCode) => resolve(exitCode)));
   const wallMs = performance.now() - started;
   let maxRssKb;
   let cpuSeconds;
-  if (report) {
+  if (report && reportDir) {
     const text = await readFile(report, 'utf8').catch(() => '');
     const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(text);
     maxRssKb = rss ? Number(rss[1]) : undefined;
@@ -90,25 +104,38 @@ export async function measure(command, args, { env = process.env, cwd = ROOT, us
   return { code, wallMs, maxRssKb, cpuSeconds, stdout, stderr };
 }
 
+/**
+ * @param {readonly (number | undefined)[]} values
+ * @returns {number | undefined}
+ */
 export function median(values) {
-  const sorted = values.filter((value) => value !== undefined && !Number.isNaN(value)).sort((a, b) => a - b);
+  const sorted = values.filter((value) => value !== undefined && !Number.isNaN(value)).map(Number).sort((a, b) => a - b);
   if (sorted.length === 0) return undefined;
   const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+  const at = (/** @type {number} */ index) => /** @type {number} */ (sorted[index]);
+  return sorted.length % 2 ? at(middle) : (at(middle - 1) + at(middle)) / 2;
 }
 
-/** UTC day `offset` days from today, as YYYY-MM-DD. */
+/**
+ * UTC day `offset` days from today, as YYYY-MM-DD.
+ * @param {number} offsetDays
+ */
 export function utcDay(offsetDays) {
   const today = new Date();
   const start = Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate());
   return new Date(start + offsetDays * 86_400_000).toISOString().slice(0, 10);
 }
 
+/**
+ * @param {readonly string[]} header
+ * @param {readonly (readonly unknown[])[]} rows
+ */
 export function formatTable(header, rows) {
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => String(row[column] ?? '').length)));
-  const line = (cells) => `| ${cells.map((cell, column) => String(cell ?? '').padEnd(widths[column])).join(' | ')} |`;
+  /** @param {readonly unknown[]} cells */
+  const line = (cells) => `| ${cells.map((cell, column) => String(cell ?? '').padEnd(widths[column] ?? 0)).join(' | ')} |`;
   return [line(header), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
-export const mb = (kb) => (kb === undefined ? 'n/a' : (kb / 1024).toFixed(0));
-export const seconds = (ms) => (ms === undefined ? 'n/a' : (ms / 1000).toFixed(2));
+export const mb = (/** @type {number | undefined} */ kb) => (kb === undefined ? 'n/a' : (kb / 1024).toFixed(0));
+export const seconds = (/** @type {number | undefined} */ ms) => (ms === undefined ? 'n/a' : (ms / 1000).toFixed(2));

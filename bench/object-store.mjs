@@ -7,8 +7,19 @@ import S3rver from 's3rver';
 import { BIN, measure, median, startSandboxProcess, tempDir, utcDay } from './lib.mjs';
 
 const BUCKET = 'area-metrics-bench';
+/**
+ * @typedef {{ baseUrl: string, from: string, to: string }} ImportWindow
+ * @typedef {Awaited<ReturnType<typeof measure>> & { units: number, rows: number, unchanged: number }} ImportRun
+ */
+
 const SUMMARY = /imported (\d+) of (\d+) units, (\d+) rows(?:, (\d+) unchanged)?/;
 
+/**
+ * @param {ImportWindow} window
+ * @param {string} output
+ * @param {Record<string, string>} extraEnv
+ * @returns {Promise<ImportRun>}
+ */
 async function importInto(window, output, extraEnv) {
   const args = [BIN, 'all', '--base-url', window.baseUrl, '--from', window.from, '--to', window.to, '-o', output];
   const env = { ...process.env, AREA_METRICS_CLIENT_ID: 'demo-client', AREA_METRICS_CLIENT_SECRET: 'demo-secret', ...extraEnv };
@@ -18,6 +29,7 @@ async function importInto(window, output, extraEnv) {
   return { ...run, units: Number(summary[2]), rows: Number(summary[3]), unchanged: Number(summary[4] ?? 0) };
 }
 
+/** @param {{ rounds: number, log: (line: string) => void }} options */
 export async function objectStoreBenchmark({ rounds, log }) {
   const directory = await mkdtemp(join(tmpdir(), 'area-metrics-bench-s3rver-'));
   const store = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory, configureBuckets: [{ name: BUCKET, configs: [] }] });
@@ -32,6 +44,7 @@ export async function objectStoreBenchmark({ rounds, log }) {
   };
   const sandbox = await startSandboxProcess(['--stores', '2000', '--zones', '20', '--days', '30']);
   const window = { baseUrl: sandbox.url, from: utcDay(-7), to: utcDay(-1) };
+  /** @type {{ folder: ImportRun[], bucket: ImportRun[], rerun: ImportRun[] }} */
   const samples = { folder: [], bucket: [], rerun: [] };
   try {
     log(`object store: warm-up import of ${window.from}..${window.to}`);
@@ -51,9 +64,8 @@ export async function objectStoreBenchmark({ rounds, log }) {
       // Every object of the re-run already holds its bytes: nothing may be written again.
       if (rerun.unchanged !== rerun.units) throw new Error(`the re-run into ${prefix} rewrote ${rerun.units - rerun.unchanged} of ${rerun.units} units`);
       samples.rerun.push(rerun);
-      log(
-        `round ${round}/${rounds}: folder ${(samples.folder.at(-1).wallMs / 1000).toFixed(2)} s, ` +
-          `bucket ${(samples.bucket.at(-1).wallMs / 1000).toFixed(2)} s, bucket re-run ${(rerun.wallMs / 1000).toFixed(2)} s`,
+      const wall = (/** @type {ImportRun[]} */ runs) => ((runs.at(-1)?.wallMs ?? Number.NaN) / 1000).toFixed(2);
+      log(`round ${round}/${rounds}: folder ${wall(samples.folder)} s, bucket ${wall(samples.bucket)} s, bucket re-run ${wall(samples.rerun)} s`,
       );
     }
   } finally {
@@ -61,7 +73,7 @@ export async function objectStoreBenchmark({ rounds, log }) {
     await store.close();
     await rm(directory, { recursive: true, force: true });
   }
-  const summarize = (runs) => ({
+  const summarize = (/** @type {ImportRun[]} */ runs) => ({
     wallMs: median(runs.map((run) => run.wallMs)),
     cpuSeconds: median(runs.map((run) => run.cpuSeconds)),
     maxRssKb: median(runs.map((run) => run.maxRssKb)),

@@ -13,11 +13,17 @@ const LIMIT = 10;
 const LATENCY_MS = 50;
 const SUMMARY = /imported (\d+) of (\d+) units, (\d+) rows in [\d.]+ s, (\d+) requests(?:, (\d+) answered 429)?/;
 
+/**
+ * @typedef {{ baseUrl: string, from: string, to: string, concurrency: number, pageSize: number }} PacedRun
+ */
+
+/** @param {string} baseUrl @param {object} faults */
 async function setFaults(baseUrl, faults) {
   const response = await fetch(`${baseUrl}/_sandbox/faults`, { method: 'POST', body: JSON.stringify(faults) });
   if (!response.ok) throw new Error(`setting sandbox faults failed: HTTP ${response.status} ${await response.text()}`);
 }
 
+/** @param {PacedRun} run */
 async function importRun({ baseUrl, from, to, concurrency, pageSize }) {
   const out = await tempDir(`pacing-c${concurrency}`);
   try {
@@ -31,6 +37,7 @@ async function importRun({ baseUrl, from, to, concurrency, pageSize }) {
   }
 }
 
+/** @param {PacedRun} run @returns {Promise<{ wallMs: number, requests: number }>} */
 async function floorRun({ baseUrl, from, to, concurrency, pageSize }) {
   const args = [join(ROOT, 'bench', 'floor.mjs'), '--base-url', baseUrl, '--from', from, '--to', to, '--page-size', String(pageSize), '--concurrency', String(concurrency)];
   const run = await measure(process.execPath, args, { env: { ...process.env, ...CREDENTIALS }, useTime: false });
@@ -41,6 +48,7 @@ async function floorRun({ baseUrl, from, to, concurrency, pageSize }) {
 /**
  * The throttled runs (one each: each takes the limit's 17 s), then the unthrottled importer and the plain download
  * interleaved for `rounds` rounds at each concurrency, compared round by round.
+ * @param {{ rounds: number, log: (line: string) => void }} options
  */
 export async function pacingBenchmark({ rounds, log }) {
   const sandbox = await startSandboxProcess(['--stores', '300', '--zones', '6', '--days', '21', '--latency-ms', String(LATENCY_MS)]);
@@ -67,7 +75,9 @@ export async function pacingBenchmark({ rounds, log }) {
       // One unmeasured warm-up of each: the sandbox's page cache holds the pages, node's file cache the binary.
       await floorRun({ ...manyPages, concurrency });
       await importRun({ ...manyPages, concurrency });
+      /** @type {number[]} */
       const ratios = [];
+      /** @type {{ importer: number[], floor: number[] }} */
       const samples = { importer: [], floor: [] };
       for (let round = 1; round <= rounds; round++) {
         const floor = await floorRun({ ...manyPages, concurrency });
@@ -77,7 +87,9 @@ export async function pacingBenchmark({ rounds, log }) {
         ratios.push(importer.wallMs / floor.wallMs);
         log(`unthrottled, --concurrency ${concurrency}, round ${round}/${rounds}: importer ${(importer.wallMs / 1000).toFixed(2)} s, plain download ${(floor.wallMs / 1000).toFixed(2)} s (${importer.requests} and ${floor.requests} requests)`);
       }
-      unthrottled.push({ concurrency, importerMs: median(samples.importer), floorMs: median(samples.floor), vsFloor: median(ratios), vsFloorByRound: ratios.map((ratio) => Number(ratio.toFixed(3))) });
+      // Rounds >= 1: each median is a number.
+      const of = (/** @type {number[]} */ values) => median(values) ?? Number.NaN;
+      unthrottled.push({ concurrency, importerMs: of(samples.importer), floorMs: of(samples.floor), vsFloor: of(ratios), vsFloorByRound: ratios.map((ratio) => Number(ratio.toFixed(3))) });
     }
   } finally {
     await sandbox.stop();

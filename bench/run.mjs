@@ -38,9 +38,13 @@ const rounds = Number(flags.rounds);
 if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds must be a positive integer');
 
 const started = performance.now();
-const log = (message) => process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(3)} s] ${message}\n`);
+const log = (/** @type {string} */ message) => process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(3)} s] ${message}\n`);
 
 const machine = {
+  /** @type {string | undefined} */
+  loadAverageAtStart: undefined,
+  /** @type {string | undefined} */
+  loadAverageAtEnd: undefined,
   cpus: cpus().length,
   cpuModel: cpus()[0]?.model ?? 'unknown',
   memoryGb: (totalmem() / 2 ** 30).toFixed(1),
@@ -54,20 +58,33 @@ const machine = {
     }
   })(),
 };
-machine.loadAverageAtStart = loadavg()[0].toFixed(2);
+machine.loadAverageAtStart = loadavg()[0]?.toFixed(2);
 log(`machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGb} GB, node ${machine.node}, commit ${machine.commit}`);
 
 const tools = toolStatus();
 if (!tools.time) log('/usr/bin/time is missing (apt-get install -y time): peak RSS is not measured');
 if (!tools.curl || !tools.jq) log('curl and/or jq are missing (apt-get install -y curl jq): the curl+jq baseline is skipped');
 
+/**
+ * Everything measured, as written to bench/results/.
+ * @type {{
+ *   machine: typeof machine, rounds: number, startedAt: string, totalSeconds?: number,
+ *   import?: Awaited<ReturnType<typeof importComparison>>, objectStore?: Awaited<ReturnType<typeof objectStoreBenchmark>>,
+ *   thirtyDays?: Awaited<ReturnType<typeof thirtyDays>>, bigDay?: Awaited<ReturnType<typeof bigDay>>,
+ *   pacing?: Awaited<ReturnType<typeof pacingBenchmark>>, startup?: ReturnType<typeof startupBenchmark>,
+ *   broker?: Awaited<ReturnType<typeof brokerBenchmark>>, state?: Awaited<ReturnType<typeof stateBenchmark>>,
+ * }}
+ */
 const results = { machine, rounds, startedAt: new Date().toISOString() };
+/** @type {string[][]} */
 const table = [];
-const pass = (ok) => (ok === undefined ? 'n/a' : ok ? 'yes' : 'NO');
+const pass = (/** @type {boolean | undefined} */ ok) => (ok === undefined ? 'n/a' : ok ? 'yes' : 'NO');
+/** @param {number | undefined} a @param {number | undefined} b */
 const ratio = (a, b) => (a === undefined || b === undefined ? undefined : a / b);
-const fmtRatio = (value) => (value === undefined ? 'n/a' : `${value.toFixed(2)}x`);
+const fmtRatio = (/** @type {number | undefined} */ value) => (value === undefined ? 'n/a' : `${value.toFixed(2)}x`);
 
 let failures = 0;
+/** @param {string} name @param {() => Promise<void>} body */
 async function section(name, body) {
   try {
     await body();
@@ -85,7 +102,7 @@ if (!flags['skip-import']) {
     const byKey = Object.fromEntries(comparison.variants.map((variant) => [variant.key, variant]));
     const { floor, lean, curljq: curlJq } = byKey;
     for (const variant of comparison.variants) {
-      const rowsPerSecond = variant.rows / (variant.wallMs / 1000);
+      const rowsPerSecond = (variant.rows ?? Number.NaN) / ((variant.wallMs ?? Number.NaN) / 1000);
       const vsLean = ratio(variant.wallMs, lean?.wallMs);
       const vsFloor = ratio(variant.wallMs, floor?.wallMs);
       const vsCurl = ratio(variant.wallMs, curlJq?.wallMs);
@@ -93,6 +110,7 @@ if (!flags['skip-import']) {
       let met = '';
       if (variant.key === 'csv') {
         // One verdict per target, so a near miss on one does not hide the others.
+        /** @type {[string, boolean | undefined][]} */
         const checks = [
           ['<=1.1x lean', vsLean === undefined ? undefined : vsLean <= 1.1],
           ['RSS <= lean', variant.maxRssKb === undefined || lean?.maxRssKb === undefined ? undefined : variant.maxRssKb <= lean.maxRssKb],
@@ -148,7 +166,8 @@ if (!flags['skip-object-store']) {
   await section('object store', async () => {
     const objects = await objectStoreBenchmark({ rounds, log });
     results.objectStore = objects;
-    const row = (name, sample, note) => [name, seconds(sample.wallMs), Math.round(sample.rows / (sample.wallMs / 1000)).toLocaleString('en-US'), mb(sample.maxRssKb), '', '', '', note, ''];
+    /** @param {string} name @param {(typeof objects)['folder']} sample @param {string} note */
+    const row = (name, sample, note) => [name, seconds(sample.wallMs), Math.round((sample.rows ?? Number.NaN) / ((sample.wallMs ?? Number.NaN) / 1000)).toLocaleString('en-US'), mb(sample.maxRssKb), '', '', '', note, ''];
     table.push(
       row('7 days: all --format csv into a folder', objects.folder, ''),
       row('7 days: the same into s3rver (one PUT per object)', objects.bucket, `${fmtRatio(ratio(objects.bucket.wallMs, objects.folder.wallMs))} the folder's time`),
@@ -187,7 +206,7 @@ if (!flags['skip-memory']) {
       table.push([
         `big day 20,000 x 30, --page-size 10000, ${format} (${(run.diskBytes / 2 ** 20).toFixed(1)} MB on disk)`,
         seconds(run.wallMs),
-        Math.round(run.rows / (run.wallMs / 1000)).toLocaleString('en-US'),
+        Math.round((run.rows ?? Number.NaN) / (run.wallMs / 1000)).toLocaleString('en-US'),
         mb(run.maxRssKb),
         '',
         '',
@@ -199,6 +218,7 @@ if (!flags['skip-memory']) {
   });
 }
 
+/** @type {string[][]} */
 const pacingTable = [];
 if (!flags['skip-pacing']) {
   await section('pacing', async () => {
@@ -227,11 +247,13 @@ if (!flags['skip-pacing']) {
   });
 }
 
+/** @type {string[][]} */
 const startupTable = [];
 if (!flags['skip-startup']) {
   await section('start-up', async () => {
     const startup = startupBenchmark();
     results.startup = startup;
+    /** @param {string} name @param {number} ms */
     const row = (name, ms) => [name, ms.toFixed(0), `+${(ms - startup.bare).toFixed(0)}`, 'within 100 ms of bare node', pass(ms - startup.bare <= 100)];
     startupTable.push(
       ['node -e 0 (bare node)', startup.bare.toFixed(0), '', '', ''],
@@ -242,13 +264,14 @@ if (!flags['skip-startup']) {
   });
 }
 
+/** @type {(string | number)[][]} */
 const stateTable = [];
 if (!flags['skip-state']) {
   await section('state file', async () => {
     const state = await stateBenchmark();
     results.state = state;
-    const kb = (bytes) => (bytes / 1024).toFixed(1);
-    const ms = (value) => value.toFixed(1);
+    const kb = (/** @type {number | undefined} */ bytes) => ((bytes ?? NaN) / 1024).toFixed(1);
+    const ms = (/** @type {number | undefined} */ value) => (value ?? NaN).toFixed(1);
     stateTable.push(
       [`a year of coverage, no profiles (${state.metrics} metrics)`, kb(state.coverage.bytes), ms(state.coverage.readMs), ms(state.coverage.recordMs), '', ''],
       [
@@ -257,12 +280,13 @@ if (!flags['skip-state']) {
         ms(state.profiles.readMs),
         ms(state.profiles.recordMs),
         'read and one day recorded within 50 ms',
-        pass(state.profiles.readMs <= 50 && state.profiles.recordMs <= 50),
+        pass((state.profiles.readMs ?? Infinity) <= 50 && (state.profiles.recordMs ?? Infinity) <= 50),
       ],
     );
   });
 }
 
+/** @type {(string | number)[][]} */
 const brokerTable = [];
 if (!flags['skip-broker']) {
   await section('broker', async () => {
@@ -276,8 +300,9 @@ if (!flags['skip-broker']) {
     const bare = broker.load.bare;
     const cached = broker.load.broker;
     const minimal = broker.load.fastify;
-    const cpu = (load) => (load.serverCpuUsPerAnswer === undefined ? 'n/a' : load.serverCpuUsPerAnswer.toFixed(1));
+    const cpu = (/** @type {{ serverCpuUsPerAnswer?: number }} */ load) => (load.serverCpuUsPerAnswer === undefined ? 'n/a' : load.serverCpuUsPerAnswer.toFixed(1));
     /** A broker row held to a share of the bare server's rate, a p99 under 20 ms and no failure. */
+    /** @param {string} name @param {typeof bare} load @param {number} minShare */
     const measuredAgainstBare = (name, load, minShare) => {
       const share = load.requestsPerSecond / bare.requestsPerSecond;
       const failed = load.non2xx + load.errors;
@@ -342,8 +367,9 @@ if (!flags['skip-broker']) {
   });
 }
 
-results.totalSeconds = (performance.now() - started) / 1000;
-machine.loadAverageAtEnd = loadavg()[0].toFixed(2);
+const totalSeconds = (performance.now() - started) / 1000;
+results.totalSeconds = totalSeconds;
+machine.loadAverageAtEnd = loadavg()[0]?.toFixed(2);
 const resultsDir = join(ROOT, 'bench', 'results');
 await mkdir(resultsDir, { recursive: true });
 const resultsPath = join(resultsDir, `${results.startedAt.replace(/[:.]/g, '-')}.json`);
@@ -361,21 +387,21 @@ if (table.length) {
 }
 if (pacingTable.length) {
   out.push('');
-  out.push(`Pacing (sandbox in its own process, ${results.pacing.latencyMs} ms latency; unthrottled: median of ${rounds} interleaved rounds)`);
+  out.push(`Pacing (sandbox in its own process, ${results.pacing?.latencyMs} ms latency; unthrottled: median of ${rounds} interleaved rounds)`);
   out.push(formatTable(['run', 'wall s', 'vs limit / vs plain download', '429s', 'target', 'met'], pacingTable));
 }
 if (startupTable.length) {
   out.push('');
-  out.push(`Start-up (median of ${results.startup.runs} interleaved runs, the same node binary)`);
+  out.push(`Start-up (median of ${results.startup?.runs} interleaved runs, the same node binary)`);
   out.push(formatTable(['command', 'wall ms', 'vs bare ms', 'target', 'met'], startupTable));
 }
 if (stateTable.length) {
   out.push('');
-  out.push(`State file (median of ${results.state.rounds} interleaved rounds, in-process: read = load and check, record = one day completed under the lock, fsync included)`);
+  out.push(`State file (median of ${results.state?.rounds} interleaved rounds, in-process: read = load and check, record = one day completed under the lock, fsync included)`);
   out.push(formatTable(['state', 'kB', 'read ms', 'record ms', 'target', 'met'], stateTable));
 }
 if (brokerTable.length) {
-  const broker = results.broker;
+  const broker = /** @type {NonNullable<typeof results.broker>} */ (results.broker);
   out.push('');
   out.push(
     `Broker (autocannon ${broker.loadGenerator === 'in-process' ? 'in the benchmark process' : 'in a process of its own'}, ${broker.connections} connections, median of ${broker.rounds} interleaved ` +
@@ -383,6 +409,6 @@ if (brokerTable.length) {
   );
   out.push(formatTable(['run', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/answer', 'failed', 'target', 'met'], brokerTable));
 }
-out.push(`total ${results.totalSeconds.toFixed(0)} s; raw numbers in ${resultsPath}`);
+out.push(`total ${totalSeconds.toFixed(0)} s; raw numbers in ${resultsPath}`);
 process.stdout.write(`${out.join('\n')}\n`);
 if (failures) process.exitCode = 1;

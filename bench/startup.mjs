@@ -5,6 +5,7 @@ import { BIN } from './lib.mjs';
 
 const RUNS = 15;
 
+/** @param {readonly string[]} args */
 function wallMs(args) {
   const started = performance.now();
   const child = spawnSync(process.execPath, args, { stdio: 'ignore' });
@@ -12,9 +13,12 @@ function wallMs(args) {
   return performance.now() - started;
 }
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const median = (/** @type {readonly number[]} */ values) => /** @type {number} */ ([...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]);
 
-/** Median wall time of each command line, the runs interleaved so that load on the machine falls on all alike. */
+/**
+ * Median wall time of each command line, the runs interleaved so that load on the machine falls on all alike.
+ * @returns {{ runs: number, bare: number, version: number, help: number, importHelp: number }}
+ */
 export function startupBenchmark() {
   const cases = {
     bare: ['-e', '0'],
@@ -22,9 +26,11 @@ export function startupBenchmark() {
     help: [BIN, '--help'],
     importHelp: [BIN, 'traffic', '--help'],
   };
+  /** @type {Record<string, number[]>} */
   const samples = Object.fromEntries(Object.keys(cases).map((key) => [key, []]));
   for (let run = 0; run < RUNS; run++) {
-    for (const [key, args] of Object.entries(cases)) samples[key].push(wallMs(args));
+    for (const [key, args] of Object.entries(cases)) samples[key]?.push(wallMs(args));
   }
-  return { runs: RUNS, ...Object.fromEntries(Object.entries(samples).map(([key, values]) => [key, median(values)])) };
+  const of = (/** @type {keyof typeof cases} */ key) => median(samples[key] ?? []);
+  return { runs: RUNS, bare: of('bare'), version: of('version'), help: of('help'), importHelp: of('importHelp') };
 }

@@ -11,16 +11,19 @@ const METRICS = ['unique-users', 'avg-screen-time', 'traffic'];
 const DAYS = 365;
 const DAY_MS = 86_400_000;
 
-const dayOf = (ms) => new Date(ms).toISOString().slice(0, 10);
+const dayOf = (/** @type {number} */ ms) => new Date(ms).toISOString().slice(0, 10);
 
 /** A state a year of nightly runs leaves: every metric complete for DAYS days, 12 stores, with or without profiles. */
+/** @param {number} now @param {boolean} withProfiles */
 function yearOfState(now, withProfiles) {
   const last = Math.floor(now / DAY_MS) * DAY_MS - 2 * DAY_MS;
   const first = last - (DAYS - 1) * DAY_MS;
   const codes = Array.from({ length: 12 }, (_, index) => `S${String(index + 1).padStart(3, '0')}`);
   const id = storeSetId(codes);
+  /** @type {Record<string, unknown>} */
   const metrics = {};
   for (const metric of METRICS) {
+    /** @type {Record<string, number[]>} */
     const profiles = {};
     for (let day = 0; day < DAYS; day++) profiles[dayOf(first + day * DAY_MS)] = [12, 12, 48, Number((1000 + ((day * 7919) % 500) + 0.123456).toPrecision(6))];
     metrics[metric] = { complete: [[dayOf(first), dayOf(last)]], stores: 12, storeSet: id, ...(withProfiles ? { profiles } : {}) };
@@ -31,10 +34,13 @@ function yearOfState(now, withProfiles) {
 export async function stateBenchmark({ rounds = 41 } = {}) {
   const now = Date.now();
   const dir = await tempDir('state');
+  /** @typedef {'profiles' | 'coverage'} Variant */
+  /** @type {Record<Variant, { read: number[], record: number[] }>} */
   const samples = { profiles: { read: [], record: [] }, coverage: { read: [], record: [] } };
+  /** @type {Partial<Record<Variant, number>>} */
   const sizes = {};
   try {
-    for (const [variant, withProfiles] of [['profiles', true], ['coverage', false]]) {
+    for (const [variant, withProfiles] of /** @type {[Variant, boolean][]} */ ([['profiles', true], ['coverage', false]])) {
       const { state } = yearOfState(now, withProfiles);
       const path = join(dir, `${variant}.json`);
       // Written once by the code itself, so the size is that of the real text format.
@@ -44,7 +50,7 @@ export async function stateBenchmark({ rounds = 41 } = {}) {
       sizes[variant] = (await stat(path)).size;
     }
     for (let round = 0; round < rounds; round++) {
-      for (const variant of ['profiles', 'coverage']) {
+      for (const variant of /** @type {Variant[]} */ (['profiles', 'coverage'])) {
         const path = join(dir, `${variant}.json`);
         const original = await readFile(path);
         let started = performance.now();
@@ -52,7 +58,7 @@ export async function stateBenchmark({ rounds = 41 } = {}) {
         samples[variant].read.push(performance.now() - started);
         const { next } = yearOfState(now, false);
         started = performance.now();
-        await state.markComplete('traffic', next, state.storeCodes('traffic'), variant === 'profiles' ? [12, 12, 48, 1200] : undefined);
+        await state.markComplete('traffic', next, state.storeCodes('traffic') ?? [], variant === 'profiles' ? [12, 12, 48, 1200] : undefined);
         samples[variant].record.push(performance.now() - started);
         await writeFile(path, original);
       }
@@ -60,6 +66,6 @@ export async function stateBenchmark({ rounds = 41 } = {}) {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-  const summary = (variant) => ({ bytes: sizes[variant], readMs: median(samples[variant].read), recordMs: median(samples[variant].record) });
+  const summary = (/** @type {Variant} */ variant) => ({ bytes: sizes[variant], readMs: median(samples[variant].read), recordMs: median(samples[variant].record) });
   return { days: DAYS, metrics: METRICS.length, rounds, profiles: summary('profiles'), coverage: summary('coverage') };
 }

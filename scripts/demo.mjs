@@ -10,31 +10,34 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = join(root, 'bin/area-metrics.js');
 const out = 'demo-data';
-const step = (text) => console.log(`\n\x1b[1m== ${text}\x1b[0m`);
+const step = (/** @type {string} */ text) => console.log(`\n\x1b[1m== ${text}\x1b[0m`);
 
 const sandbox = spawn(process.execPath, [bin, 'sandbox', '--port', '0', '--stores', '25', '--zones', '8'], {
   stdio: ['ignore', 'pipe', 'inherit'],
 });
+/** @type {string} */
 const baseUrl = await new Promise((resolveUrl, reject) => {
   let buffer = '';
   sandbox.stdout.setEncoding('utf8').on('data', (chunk) => {
     buffer += chunk;
     const match = /listening on (http:\/\/\S+)/.exec(buffer);
-    if (match) resolveUrl(match[1]);
+    if (match?.[1]) resolveUrl(match[1]);
   });
   sandbox.on('exit', (code) => reject(new Error(`sandbox exited early (${code})`)));
 });
 
 const env = { ...process.env, AREA_METRICS_BASE_URL: baseUrl, AREA_METRICS_CLIENT_ID: 'demo-client', AREA_METRICS_CLIENT_SECRET: 'demo-secret' };
 
+/** @param {string[]} args */
 function cli(...args) {
   console.log(`$ area-metrics ${args.join(' ')}`);
   const result = spawnSync(process.execPath, [bin, ...args], { env, stdio: ['ignore', 'inherit', 'inherit'] });
   if (result.status !== 0) throw new Error(`area-metrics ${args[0]} exited with ${result.status}`);
 }
 
-const utcDaysAgo = (days) => new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
+const utcDaysAgo = (/** @type {number} */ days) => new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
 
+/** @param {string} dir */
 function tree(dir) {
   for (const name of readdirSync(dir).sort()) {
     const path = join(dir, name);

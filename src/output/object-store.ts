@@ -13,9 +13,15 @@ import type { Logger } from '../log/logger.js';
 import { sha256Hex } from './content-hash.js';
 import { objectUrl } from './object-location.js';
 
-/** How the tool reaches an S3-compatible store; the credentials come from the SDK's default chain unless given. */
+/**
+ * How the tool reaches an S3-compatible store; the credentials come from `env`'s AWS_ACCESS_KEY_ID and
+ * AWS_SECRET_ACCESS_KEY, else from the SDK's default chain, unless given.
+ */
 export interface ObjectStoreConfig {
-  /** Read for `AWS_REGION` and the endpoint variables (the SDK's credential chain reads the process's own). */
+  /**
+   * The run's environment: `AWS_REGION`, the endpoint variables and the access key are read from it. The rest of the
+   * SDK's chain (profiles, roles) reads the process's own.
+   */
   readonly env: NodeJS.ProcessEnv;
   /** Path-style addressing (`http://host/bucket/key`), which most S3-compatible stores need. */
   readonly forcePathStyle: boolean;
@@ -68,6 +74,21 @@ export function endpointFrom(env: NodeJS.ProcessEnv): string | undefined {
   return undefined;
 }
 
+type AccessKey = NonNullable<ObjectStoreConfig['credentials']>;
+
+/**
+ * The first link of the SDK's default chain (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN), read
+ * from the run's environment rather than the process's, so a command run with an environment of its own (embedded,
+ * in-process) uses that one; undefined leaves the SDK to walk its chain.
+ */
+export function accessKeyFrom(env: NodeJS.ProcessEnv): AccessKey | undefined {
+  const accessKeyId = nonEmpty(env, 'AWS_ACCESS_KEY_ID');
+  const secretAccessKey = nonEmpty(env, 'AWS_SECRET_ACCESS_KEY');
+  if (accessKeyId === undefined || secretAccessKey === undefined) return undefined;
+  const sessionToken = nonEmpty(env, 'AWS_SESSION_TOKEN');
+  return { accessKeyId, secretAccessKey, ...(sessionToken === undefined ? {} : { sessionToken }) };
+}
+
 /**
  * An S3 client with the conventions SDK users already have (default credential chain, `AWS_REGION`,
  * `AWS_ENDPOINT_URL_S3` / `AWS_ENDPOINT_URL`), and what S3-compatible stores accept: checksums only where an
@@ -77,6 +98,7 @@ export function createObjectClient(config: ObjectStoreConfig): S3Client {
   const endpoint = endpointFrom(config.env);
   // A store other than AWS often has no region at all; SigV4 still needs a name, and us-east-1 is the one they accept.
   const region = nonEmpty(config.env, 'AWS_REGION') ?? nonEmpty(config.env, 'AWS_DEFAULT_REGION') ?? (endpoint ? 'us-east-1' : undefined);
+  const credentials = config.credentials ?? accessKeyFrom(config.env);
   const sdkLogger = {
     trace: () => {},
     debug: () => {},
@@ -87,7 +109,7 @@ export function createObjectClient(config: ObjectStoreConfig): S3Client {
   return new S3Client({
     ...(region === undefined ? {} : { region }),
     ...(endpoint === undefined ? {} : { endpoint }),
-    ...(config.credentials === undefined ? {} : { credentials: config.credentials }),
+    ...(credentials === undefined ? {} : { credentials }),
     forcePathStyle: config.forcePathStyle,
     maxAttempts: config.retries + 1,
     retryMode: 'standard',

@@ -1,18 +1,15 @@
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { brokerTokenUrl, BrokerRejectedError, requestBrokerToken } from '../../src/auth/broker-client.js';
 import { ContractError, UnavailableError } from '../../src/errors.js';
 import { HttpClient } from '../../src/fetch/http-client.js';
+import { useNock } from '../helpers/nock.js';
 
 const BROKER = 'https://backend.example.test';
 const http = new HttpClient({ timeoutMs: 2_000, retry: { retries: 0, baseDelayMs: 1, maxDelayMs: 1, maxRetryAfterMs: 1 } });
 
-beforeAll(() => nock.disableNetConnect());
+useNock();
 afterEach(() => nock.cleanAll());
-afterAll(() => {
-  nock.enableNetConnect();
-  nock.restore();
-});
 
 describe('brokerTokenUrl', () => {
   it.each([

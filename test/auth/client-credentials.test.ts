@@ -1,5 +1,5 @@
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   requestClientCredentialsToken,
   tokenEndpointUrl,
@@ -11,6 +11,7 @@ import { AuthError, ContractError, UnavailableError, UsageError } from '../../sr
 import { HttpClient } from '../../src/fetch/http-client.js';
 import { makeJwt } from './make-jwt.js';
 import { virtualClock } from '../helpers/clock.js';
+import { useNock } from '../helpers/nock.js';
 
 const AUTH = 'https://auth.example.test';
 const credentials = { clientId: 'my-client', clientSecret: 's3cr3t-VALUE' };
@@ -20,13 +21,9 @@ function client(retries = 0): HttpClient {
   return new HttpClient({ timeoutMs: 2_000, retry: { ...noRetries, retries }, clock: virtualClock() });
 }
 
-beforeAll(() => nock.disableNetConnect());
+useNock();
 afterEach(() => {
   nock.cleanAll();
-});
-afterAll(() => {
-  nock.enableNetConnect();
-  nock.restore();
 });
 
 describe('tokenEndpointUrl', () => {

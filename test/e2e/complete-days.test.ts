@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
-import { assertBuilt, stopAllClis } from '../helpers/cli.js';
+import { stopAllClis } from '../helpers/cli.js';
 import { deadPid, livePid } from '../helpers/pids.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
@@ -81,7 +81,6 @@ async function storesIn(path: string): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  assertBuilt();
   sandbox = await startSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 4, zones: 2, days: 12, clientId: 'days-client', clientSecret: SECRET });
 });
 

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, BIN, cliEnv, runCli, stopAllClis, type CliResult } from '../helpers/cli.js';
+import { BIN, cliEnv, runCli, stopAllClis, type CliResult } from '../helpers/cli.js';
 import { envelope, sendJson, startCraftedProxy, startCraftedServer, usersResult, type CraftedServer } from '../helpers/crafted-server.js';
 import { dataFiles, listFiles, useTempDirs } from '../helpers/tmp.js';
 
@@ -44,7 +44,6 @@ function pageOf(url: string | undefined): number {
 }
 
 beforeAll(async () => {
-  assertBuilt();
   server = await startCraftedServer();
 });
 
@@ -201,7 +200,8 @@ describe.concurrent('configuration mistakes are usage errors, not bugs', () => {
   it("-o '' is exit 2 and writes nothing into the current folder", async (context) => {
     const cwd = await tempDir(context);
     const base = server.route('empty-output', (_request, response) => sendJson(response, 200, envelope([usersResult('S1', DAY)])));
-    const result = await runCli(importArgs(base, ''), { cwd });
+    // The current folder is a process's.
+    const result = await runCli(importArgs(base, ''), { cwd, process: true });
     expect(result.code, result.stderr).toBe(2);
     expect(lines(result.stderr)).toEqual(['area-metrics: -o/--output needs a folder, s3://bucket/prefix, or - for stdout']);
     expect(await listFiles(cwd)).toEqual([]);

@@ -5,10 +5,12 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { METRICS, type MetricName } from '../../src/metrics/descriptors.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { assertBuilt, runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import { referenceCsv, referenceNdjson, referenceRows, type ReferenceResult } from '../helpers/reference-rows.js';
 
-const run = (args: string[], env: Record<string, string> = {}) => runCli(args, { env, cwd: workDir });
+const run = (args: string[], env: Record<string, string> = {}) => runCli(args, { env });
+/** A folder under this file's working folder, for `-o`. */
+const folder = (name: string) => join(workDir, name);
 
 const SECRET = 'e2e-Import-Secret-42';
 let sandbox: Sandbox;
@@ -23,7 +25,6 @@ function expectedRows(metric: MetricName, day: string) {
 }
 
 beforeAll(async () => {
-  assertBuilt();
   sandbox = await startSandbox({ stores: 9, zones: 5, days: 10, seed: 7, clientId: 'e2e-client', clientSecret: SECRET });
 });
 afterAll(async () => {
@@ -43,7 +44,8 @@ afterAll(async () => {
 describe('import commands against the sandbox', () => {
   it.each(['unique-users', 'avg-screen-time', 'traffic'] as const)('%s imports yesterday by default', async (metric) => {
     const before = sandbox.requests.length;
-    const result = await run([metric, ...auth()]);
+    // The default output folder is relative to the working folder: a process's.
+    const result = await runCli([metric, ...auth()], { cwd: workDir, process: true });
     expect(result.stderr).toMatch(/imported 1 of 1 units/);
     expect(result.code).toBe(0);
     const day = utcDay(-1);
@@ -59,7 +61,7 @@ describe('import commands against the sandbox', () => {
 
   it('all: a 3-day backfill in pages of 7 matches the sandbox record for record', async () => {
     const days = [utcDay(-4), utcDay(-3), utcDay(-2)];
-    const result = await run(['all', ...auth(), '--from', days[0]!, '--to', days[2]!, '--page-size', '7', '-f', 'ndjson', '-o', 'out']);
+    const result = await run(['all', ...auth(), '--from', days[0]!, '--to', days[2]!, '--page-size', '7', '-f', 'ndjson', '-o', folder('out')]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/imported 9 of 9 units/);
     for (const metric of ['unique-users', 'avg-screen-time', 'traffic'] as const) {
@@ -94,10 +96,10 @@ describe('import commands against the sandbox', () => {
   });
 
   it('re-running the same window produces byte-identical files', async () => {
-    const args = ['all', ...auth(), '--from', utcDay(-3), '--to', utcDay(-2), '--page-size', '4', '-o', 'again'];
+    const args = ['all', ...auth(), '--from', utcDay(-3), '--to', utcDay(-2), '--page-size', '4', '-o', folder('again')];
     expect((await run(args)).code).toBe(0);
     const first = await readFile(join(workDir, 'again', 'traffic', `${utcDay(-3)}.csv`));
-    expect((await run([...args.slice(0, -2), '--concurrency', '1', '-o', 'again'])).code).toBe(0);
+    expect((await run([...args.slice(0, -2), '--concurrency', '1', '-o', folder('again')])).code).toBe(0);
     const second = await readFile(join(workDir, 'again', 'traffic', `${utcDay(-3)}.csv`));
     expect(second.equals(first)).toBe(true);
     const leftovers = (await readdir(join(workDir, 'again', 'traffic'))).filter((name) => name.endsWith('.tmp'));
@@ -107,7 +109,7 @@ describe('import commands against the sandbox', () => {
   it('writes exactly the rows built the plain way from the sandbox data, in CSV and NDJSON, for every metric and day', async () => {
     const days = [utcDay(-3), utcDay(-2)];
     for (const format of ['csv', 'ndjson'] as const) {
-      const result = await run(['all', ...auth(), '--from', days[0]!, '--to', days[1]!, '--page-size', '3', '-f', format, '-o', format]);
+      const result = await run(['all', ...auth(), '--from', days[0]!, '--to', days[1]!, '--page-size', '3', '-f', format, '-o', folder(format)]);
       expect(result.code, result.stderr).toBe(0);
       for (const metric of ['unique-users', 'avg-screen-time', 'traffic'] as const) {
         for (const day of days) {
@@ -122,7 +124,7 @@ describe('import commands against the sandbox', () => {
   });
 
   it('--store writes one file per store with only that store', async () => {
-    const result = await run(['traffic', ...auth(), '--date', utcDay(-2), '--store', 'S002', '--store', 'S005', '-o', 'stores']);
+    const result = await run(['traffic', ...auth(), '--date', utcDay(-2), '--store', 'S002', '--store', 'S005', '-o', folder('stores')]);
     expect(result.code).toBe(0);
     const names = (await readdir(join(workDir, 'stores', 'traffic'))).sort();
     expect(names).toEqual([`${utcDay(-2)}.store-S002.csv`, `${utcDay(-2)}.store-S005.csv`]);
@@ -131,7 +133,7 @@ describe('import commands against the sandbox', () => {
   });
 
   it('--shape results writes one line per API result', async () => {
-    const result = await run(['avg-screen-time', ...auth(), '--date', utcDay(-2), '--shape', 'results', '-o', 'shaped']);
+    const result = await run(['avg-screen-time', ...auth(), '--date', utcDay(-2), '--shape', 'results', '-o', folder('shaped')]);
     expect(result.code).toBe(0);
     const lines = (await readFile(join(workDir, 'shaped', 'avg-screen-time', `${utcDay(-2)}.ndjson`), 'utf8')).trimEnd().split('\n');
     expect(lines).toHaveLength(9);
@@ -156,7 +158,7 @@ describe('import commands against the sandbox', () => {
   });
 
   it('wrong credentials exit 3, write no file and never print the secret', async () => {
-    const result = await run(['all', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', 'Wrong-Secret-999', '-v']);
+    const result = await run(['all', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', 'Wrong-Secret-999', '-v', '-o', folder('area-metrics-data')]);
     expect(result.code).toBe(3);
     expect(result.stderr).toMatch(/HTTP 401: credentials rejected/);
     expect(result.stderr).not.toContain('Wrong-Secret-999');
@@ -180,7 +182,7 @@ describe('import commands against the sandbox', () => {
   });
 
   it('--log-format json makes every stderr line a JSON object', async () => {
-    const result = await run(['traffic', ...auth(), '--date', utcDay(-2), '--log-format', 'json', '-o', 'json-logs']);
+    const result = await run(['traffic', ...auth(), '--date', utcDay(-2), '--log-format', 'json', '-o', folder('json-logs')]);
     expect(result.code).toBe(0);
     const lines = result.stderr.trimEnd().split('\n').map((line) => JSON.parse(line) as { level: string; msg: string });
     expect(lines.at(-1)).toMatchObject({ level: 'info', msg: expect.stringMatching(/^imported 1 of 1 units/) });

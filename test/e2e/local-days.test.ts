@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { assertBuilt, runCli, type CliResult } from '../helpers/cli.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
 import { dataFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Local-Days-S3cret-42';
@@ -21,7 +21,6 @@ let clock = new Date('2026-11-23T18:28:00Z');
 const tempDir = useTempDirs('local-days-');
 
 beforeAll(async () => {
-  assertBuilt();
   sandbox = await startSandbox({ port: 0, stores: STORES, zones: 2, days: 10, clientId: 'local-days', clientSecret: SECRET, now: () => clock });
 });
 

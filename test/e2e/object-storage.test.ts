@@ -5,7 +5,7 @@
 import { readdir } from 'node:fs/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { assertBuilt, type CliResult } from '../helpers/cli.js';
+import { type CliResult } from '../helpers/cli.js';
 import { PROBE_ETAG, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_SESSION_TOKEN, startS3, STATE_OBJECT_NAME, type S3Harness } from '../helpers/s3.js';
 import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
 import { readTree, useTempDirs } from '../helpers/tmp.js';
@@ -16,7 +16,6 @@ let s3: S3Harness;
 const tempDir = useTempDirs('object-storage-');
 
 beforeAll(async () => {
-  assertBuilt();
   // This file is about where the data goes, not when a day ends: yesterday is served whole.
   sandbox = await startSandbox({ port: 0, stores: 4, zones: 3, days: 10, seed: 11, clientId: 'object-client', clientSecret: SECRET, ...servingDaysInProgress(CLOCK) });
   s3 = await startS3();
@@ -36,17 +35,20 @@ function daysAgo(n: number): string {
 
 /** One clock for the sandbox and every run: at noon (UTC) the day before yesterday is over and yesterday is not. */
 const CLOCK = noonToday();
-const { runCli, startCli } = clockedCli(CLOCK);
+const { runCli } = clockedCli(CLOCK);
 
 const api = (): string[] => ['--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET];
 
-/** A run from a fresh, empty working folder (no local state anywhere), with the store's env. */
-async function run(args: readonly string[], extraEnv: Readonly<Record<string, string | undefined>> = {}): Promise<CliResult & { cwd: string }> {
-  const cwd = await tempDir();
-  // The SDK's notice about Node versions is left on, to prove the binary keeps it off stderr itself.
-  const result = await runCli([...args], { cwd, env: s3.env({ AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: undefined, ...extraEnv }), timeoutMs: 60_000 });
+/**
+ * A run with the store's env. With `inFolder` it is the BUILT binary in that working folder: what only a process
+ * shows (no local state or temp file in the current folder; the SDK's notice about Node versions, left on here, kept
+ * off stderr by the binary itself).
+ */
+async function run(args: readonly string[], extraEnv: Readonly<Record<string, string | undefined>> = {}, inFolder?: string): Promise<CliResult> {
+  const env = s3.env({ AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: undefined, ...extraEnv });
+  const result = await runCli([...args], { env, timeoutMs: 60_000, ...(inFolder === undefined ? {} : { cwd: inFolder, process: true }) });
   expectCleanStderr(result.stderr);
-  return { ...result, cwd };
+  return result;
 }
 
 /** No credential in any line, and every line is one of ours (no SDK notice, no stack trace). */
@@ -74,7 +76,8 @@ describe('import into an S3-compatible bucket', () => {
     const local = await tempDir();
     const toFolder = await runCli(['all', ...api(), '--from', from, '--to', to, '-o', local], { timeoutMs: 60_000 });
     expect(toFolder.code, toFolder.stderr).toBe(0);
-    const toBucket = await run(['all', ...api(), '--from', from, '--to', to, '-o', `s3://${s3.bucket}/equal/nightly`]);
+    const workingFolder = await tempDir();
+    const toBucket = await run(['all', ...api(), '--from', from, '--to', to, '-o', `s3://${s3.bucket}/equal/nightly`], {}, workingFolder);
     expect(toBucket.code, toBucket.stderr).toBe(0);
     expect(toBucket.stderr).toContain(`output s3://${s3.bucket}/equal/nightly`);
 
@@ -96,7 +99,7 @@ describe('import into an S3-compatible bucket', () => {
     const state = await stateOf('equal/nightly');
     expect(Object.keys(state.metrics).sort()).toEqual(['avg-screen-time', 'traffic', 'unique-users']);
     // No local state or temp file was made in the working folder.
-    expect(await readdir(toBucket.cwd)).toEqual([]);
+    expect(await readdir(workingFolder)).toEqual([]);
   });
 
   it('-f parquet puts the same Parquet files as a folder import', async () => {
@@ -208,16 +211,11 @@ describe('import into an S3-compatible bucket', () => {
     const output = `s3://${s3.bucket}/overlap`;
     // Both runs' state writes are held until both arrive, so both read the same version of the state first.
     s3.faults.gatherStatePuts = 2;
-    const env = s3.env({ AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: undefined });
-    const [first, second] = [
-      startCli(['traffic', ...api(), '--from', daysAgo(6), '--to', daysAgo(5), '-o', output], { cwd: await tempDir(), env, timeoutMs: 60_000 }),
-      startCli(['traffic', ...api(), '--from', daysAgo(3), '--to', daysAgo(2), '-o', output], { cwd: await tempDir(), env, timeoutMs: 60_000 }),
-    ];
-    const results = await Promise.all([first.done, second.done]);
-    for (const result of results) {
-      expect(result.code, result.stderr).toBe(0);
-      expectCleanStderr(result.stderr);
-    }
+    const results = await Promise.all([
+      run(['traffic', ...api(), '--from', daysAgo(6), '--to', daysAgo(5), '-o', output]),
+      run(['traffic', ...api(), '--from', daysAgo(3), '--to', daysAgo(2), '-o', output]),
+    ]);
+    for (const result of results) expect(result.code, result.stderr).toBe(0);
     expect((await stateOf('overlap')).metrics.traffic?.complete).toEqual([
       [daysAgo(6), daysAgo(5)],
       [daysAgo(3), daysAgo(2)],

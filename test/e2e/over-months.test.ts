@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
-import { assertBuilt, LOG_TIMESTAMP, stopAllClis, waitUntil } from '../helpers/cli.js';
+import { LOG_TIMESTAMP, stopAllClis, waitUntil } from '../helpers/cli.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Months-S3cret-4d2a';
@@ -56,7 +56,6 @@ async function status(out: string, ...extra: string[]): Promise<{ code: number |
 }
 
 beforeAll(async () => {
-  assertBuilt();
   sandbox = await startSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 3, zones: 2, days: 20, clientId: 'months-client', clientSecret: SECRET });
 });
 

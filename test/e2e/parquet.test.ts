@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { columnNames, METRICS, type MetricName } from '../../src/metrics/descriptors.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { assertBuilt, ROOT, runCli } from '../helpers/cli.js';
+import { ROOT, runCli } from '../helpers/cli.js';
 import { envelope, sendJson, startCraftedServer, type CraftedServer } from '../helpers/crafted-server.js';
 import { DuckDb, sqlText } from '../helpers/duckdb.js';
 
@@ -27,14 +27,13 @@ const auth = (baseUrl: string) => ['--base-url', baseUrl, '--client-id', 'parque
 const files = (dir: string, metric: string, extension: string) => sqlText(join(workDir, dir, metric, `*.${extension}`));
 
 beforeAll(async () => {
-  assertBuilt();
   sandbox = await startSandbox({ stores: 9, zones: 5, days: 10, seed: 11, clientId: 'parquet-client', clientSecret: SECRET });
   crafted = await startCraftedServer();
   workDir = await mkdtemp(join(tmpdir(), 'parquet-e2e-'));
   duck = await DuckDb.open();
   const imports = await Promise.all(
     (['csv', 'parquet'] as const).map((format) =>
-      runCli(['all', ...auth(sandbox.url), '--from', FROM, '--to', TO, '-f', format, '-o', format, '--page-size', '4'], { cwd: workDir }),
+      runCli(['all', ...auth(sandbox.url), '--from', FROM, '--to', TO, '-f', format, '-o', join(workDir, format), '--page-size', '4']),
     ),
   );
   for (const result of imports) expect(result.code, result.stderr).toBe(0);
@@ -107,7 +106,7 @@ describe('-f parquet over a sandbox import', () => {
     const path = join(workDir, 'parquet', 'traffic', `${TO}.parquet`);
     const before = await stat(path);
     const bytes = await readFile(path);
-    const result = await runCli(['traffic', ...auth(sandbox.url), '--date', TO, '-f', 'parquet', '-o', 'parquet'], { cwd: workDir });
+    const result = await runCli(['traffic', ...auth(sandbox.url), '--date', TO, '-f', 'parquet', '-o', join(workDir, 'parquet')]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain(`${TO}.parquet (unchanged)`);
     const after = await stat(path);
@@ -136,7 +135,7 @@ describe('-f parquet over a crafted answer', () => {
   beforeAll(async () => {
     const base = crafted.route('parquet', (_request, response) => sendJson(response, 200, envelope(results)));
     for (const format of ['csv', 'parquet']) {
-      const result = await runCli(['traffic', ...auth(base), '--date', DAY, '-f', format, '-o', `crafted-${format}`], { cwd: workDir });
+      const result = await runCli(['traffic', ...auth(base), '--date', DAY, '-f', format, '-o', join(workDir, `crafted-${format}`)]);
       expect(result.code, result.stderr).toBe(0);
     }
   });
@@ -187,7 +186,7 @@ describe('-f parquet with a value DECIMAL(6,5) cannot hold', () => {
     const DAY = utcDay(-3);
     const precise = [{ store_code: 'S1', date: `${DAY}T12:00:00Z`, granularity: 'daily', values: [{ zone: 'Z', traffic_pct: '0.123456' }] }];
     const base = crafted.route('too-precise', (_request, response) => sendJson(response, 200, envelope(precise)));
-    const result = await runCli(['traffic', ...auth(base), '--date', DAY, '-f', 'parquet', '-o', 'precise'], { cwd: workDir });
+    const result = await runCli(['traffic', ...auth(base), '--date', DAY, '-f', 'parquet', '-o', join(workDir, 'precise')]);
     expect(result.code, result.stderr).toBe(5);
     expect(result.stderr).toContain('traffic_pct "0.123456" has more than 5 decimal places');
     await expect(stat(join(workDir, 'precise', 'traffic', `${DAY}.parquet`))).rejects.toThrow(/ENOENT/);
@@ -199,7 +198,7 @@ describe('-f parquet where it cannot go', () => {
     [['-o', '-'], /^Parquet is written to files only/],
     [['--shape', 'results'], /^--shape results is NDJSON only, not parquet/],
   ])('%j is a usage error (exit 2, one line)', async (extra, message) => {
-    const result = await runCli(['traffic', ...auth(sandbox.url), '--date', TO, '-f', 'parquet', ...extra], { cwd: workDir });
+    const result = await runCli(['traffic', ...auth(sandbox.url), '--date', TO, '-f', 'parquet', '-o', join(workDir, 'nowhere'), ...extra]);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     const lines = result.stderr.trimEnd().split('\n');

@@ -8,7 +8,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, runCli, stopAllClis, type CliResult } from '../helpers/cli.js';
+import { runCli, stopAllClis, type CliResult } from '../helpers/cli.js';
 import { dataFiles, listFiles, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Data-S3cret-c0ffee';
@@ -141,7 +141,6 @@ function errorLines(stderr: string): string[] {
 }
 
 beforeAll(async () => {
-  assertBuilt();
   server = createServer((request, response) => {
     const caseName = new URL(request.url ?? '/', 'http://x').pathname.split('/')[1] ?? '';
     calls.push(caseName);

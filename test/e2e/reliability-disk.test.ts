@@ -10,7 +10,7 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { assertBuilt, BIN, cliEnv, runCli, stopAllClis, withoutTimestamps, type CliResult } from '../helpers/cli.js';
+import { BIN, cliEnv, runCli, stopAllClis, withoutTimestamps, type CliResult } from '../helpers/cli.js';
 import { mountTmpfs, tmpfsUnavailable, type Tmpfs } from '../helpers/tmpfs.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
@@ -40,7 +40,6 @@ function failureLines(result: CliResult): string[] {
 }
 
 beforeAll(async () => {
-  assertBuilt();
   // 30 stores: a day's file is a few pages, so a disk with one page free takes part of it and then fails.
   sandbox = await startSandbox({ port: 0, stores: 30, zones: 6, days: 10, clientId: 'disk-client', clientSecret: SECRET });
 });

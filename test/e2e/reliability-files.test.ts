@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
-import { assertBuilt, stopAllClis, waitUntil } from '../helpers/cli.js';
+import { stopAllClis, waitUntil } from '../helpers/cli.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Files-S3cret-41be07';
@@ -20,7 +20,7 @@ function daysAgo(n: number): string {
 
 /** One clock for the sandbox and every run: at noon (UTC) the day before yesterday is over and yesterday is not. */
 const CLOCK = noonToday();
-const { runCli, startCli } = clockedCli(CLOCK);
+const { runCli, startCli, startInProcess } = clockedCli(CLOCK);
 
 let sandbox: Sandbox;
 const tempDir = useTempDirs('reliability-files-');
@@ -57,7 +57,6 @@ async function pendingDays(out: string, key: string): Promise<Record<string, str
 }
 
 beforeAll(async () => {
-  assertBuilt();
   sandbox = await startSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 3, zones: 3, days: 10, clientId: 'files-client', clientSecret: SECRET });
 });
 
@@ -96,7 +95,7 @@ describe('completeness', () => {
     // Unstable ordering for the first fetch only: switched off as soon as the client says it fetches again.
     const out = await tempDir();
     sandbox.setFaults({ repeatResult: true, latencyMs: 300 });
-    const run = startCli(importArgs('traffic', out, '--date', day, '--page-size', '2'));
+    const run = startInProcess(importArgs('traffic', out, '--date', day, '--page-size', '2'));
     await waitUntil(() => run.stderr().includes('fetching the unit again'), 'the first refetch');
     sandbox.setFaults({});
     const result = await run.done;

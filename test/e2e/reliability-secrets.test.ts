@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxFaults } from '../../src/sandbox/index.js';
-import { assertBuilt, runCli, startCli, stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
+import { runCli, startCli, stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
 import { listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
 const CLIENT_ID = 'secrets-client';
@@ -70,7 +70,6 @@ const SCENARIOS: readonly Scenario[] = [
 ];
 
 beforeAll(async () => {
-  assertBuilt();
   sandbox = await startSandbox({ port: 0, stores: 3, zones: 2, days: 3, clientId: CLIENT_ID, clientSecret: SECRET });
   badData = createServer((_request, response) => {
     const record = (storeCode: string, users: number): unknown => ({

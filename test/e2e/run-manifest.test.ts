@@ -150,7 +150,7 @@ describe('run manifests', () => {
 
   it('a run that writes to stdout leaves no manifest, a dry run none either', async () => {
     const cwd = await tempDir();
-    const streamed = await runCli(['traffic', '--date', DAYS[2]!, '-o', '-', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET], { cwd });
+    const streamed = await runCli(['traffic', '--date', DAYS[2]!, '-o', '-', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET], { cwd, process: true });
     expect(streamed.code, streamed.stderr).toBe(0);
     const dry = await run(['traffic', '--date', DAYS[2]!, '-o', join(cwd, 'out'), '--dry-run']);
     expect(dry.code).toBe(0);

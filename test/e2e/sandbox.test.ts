@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { firstLine, runCli, startCli, stopAllClis } from '../helpers/cli.js';
+import { firstLine, runCli, startCli, startInProcess, stopAllClis } from '../helpers/cli.js';
 
 afterEach(stopAllClis);
 
@@ -36,8 +36,8 @@ describe('e2e: area-metrics sandbox', () => {
 
   it("serves yesterday's window's local days once they have ended; --serve-in-progress serves all of them", async () => {
     const args = ['sandbox', '--port', '0', '--stores', '14', '--zones', '4', '--days', '2', '--seed', '3'];
-    const finalOnly = startCli(args);
-    const inProgress = startCli([...args, '--serve-in-progress']);
+    const finalOnly = startInProcess(args);
+    const inProgress = startInProcess([...args, '--serve-in-progress']);
     const baseOf = async (cli: typeof finalOnly): Promise<string> => /^sandbox listening on (\S+)$/.exec(await firstLine(cli))![1]!;
     const [finalBase, progressBase] = [await baseOf(finalOnly), await baseOf(inProgress)];
     const day = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
@@ -68,7 +68,7 @@ describe('e2e: area-metrics sandbox', () => {
   });
 
   it('AREA_METRICS_NOW, the import commands\' clock, freezes its clock: which local days have ended follows it', async () => {
-    const at = (now: string) => startCli(['sandbox', '--port', '0', '--stores', '14', '--days', '2'], { env: { AREA_METRICS_NOW: now } });
+    const at = (now: string) => startInProcess(['sandbox', '--port', '0', '--stores', '14', '--days', '2'], { env: { AREA_METRICS_NOW: now } });
     // The UTC window of 2026-11-22 holds the +13:00 store's local 2026-11-23, which ends at 11:00Z on the 23rd.
     const before = at('2026-11-23T10:59:00Z');
     const after = at('2026-11-23T11:00:00Z');

@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
-import { assertBuilt } from '../helpers/cli.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
 const STATE = '.area-metrics-state.json';
@@ -25,7 +24,6 @@ let sandbox: Sandbox;
 const tempDir = useTempDirs('status-');
 
 beforeAll(async () => {
-  assertBuilt();
   sandbox = await startSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 3, zones: 2, days: 6, clientId: 'status-client', clientSecret: SECRET });
 });
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { assertBuilt, runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 
 const runBinary = (args: string[], env: Record<string, string> = {}) => runCli(['token', ...args], { env });
 
@@ -19,7 +19,6 @@ let sandbox: Sandbox;
 let tempDir: string;
 
 beforeAll(async () => {
-  assertBuilt();
   tempDir = await mkdtemp(join(tmpdir(), 'token-e2e-'));
   sandbox = await startSandbox({ clientId: 'e2e-client', clientSecret: 'e2e-Secret-1234', tokenTtlSeconds: 900 });
 });

@@ -1,10 +1,11 @@
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { AuthError, ContractError, UnavailableError } from '../../src/errors.js';
 import { backoffDelay, DEFAULT_RETRY_POLICY, HttpClient, MalformedBodyError, parseRetryAfter } from '../../src/fetch/http-client.js';
 import { VendorDownError } from '../../src/fetch/outage.js';
 import { Pacer } from '../../src/fetch/pacer.js';
 import { virtualClock } from '../helpers/clock.js';
+import { useNock } from '../helpers/nock.js';
 
 const ORIGIN = 'https://api.example.test';
 const url = new URL(`${ORIGIN}/thing?x=1`);
@@ -24,7 +25,7 @@ const json = (response: { text: string }) => {
   }
 };
 
-beforeAll(() => nock.disableNetConnect());
+useNock();
 afterEach(() => {
   expect(nock.isDone()).toBe(true);
   nock.cleanAll();

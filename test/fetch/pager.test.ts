@@ -1,9 +1,10 @@
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { UnavailableError } from '../../src/errors.js';
 import { DEFAULT_RETRY_POLICY, HttpClient, type HttpResponse } from '../../src/fetch/http-client.js';
 import { followPages, PagingAnomaly, type PageLinks } from '../../src/fetch/pager.js';
 import { virtualClock } from '../helpers/clock.js';
+import { useNock } from '../helpers/nock.js';
 
 const ORIGIN = 'https://api.example.test';
 const baseUrl = new URL(ORIGIN);
@@ -20,7 +21,7 @@ async function pages(): Promise<number[]> {
   return seen;
 }
 
-beforeAll(() => nock.disableNetConnect());
+useNock();
 afterEach(() => {
   expect(nock.isDone()).toBe(true);
   nock.cleanAll();

@@ -1,10 +1,14 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { PassThrough } from 'node:stream';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { runCli as runCommandLine } from '../../src/cli.js';
+import type { CommandContext } from '../../src/commands/context.js';
+import { InterruptedError } from '../../src/errors.js';
+import type { Clock } from '../../src/fetch/clock.js';
 
-/** The package root and the BUILT executable that end-to-end tests spawn (build with `npx tsc -p tsconfig.build.json`). */
+/** The package root and the BUILT executable that spawning tests run (build with `npm run build`). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const BIN = join(ROOT, 'bin/area-metrics.js');
 
@@ -31,21 +35,32 @@ export function withoutTimestamps(text: string): string {
 }
 
 export interface CliOptions {
-  /** Added to the child's environment (after AREA_METRICS_* and proxy variables are removed); undefined unsets. */
+  /** Added to the run's environment (after AREA_METRICS_* and proxy variables are removed); undefined unsets. */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** The child's working folder (default: the package root). A process only: in-process runs take absolute paths. */
   readonly cwd?: string;
-  /** Written to the child's stdin, which is then closed. Without it stdin is closed at once. */
+  /** Written to the child's stdin, which is then closed. Without it stdin is closed at once. A process only. */
   readonly input?: string;
-  /** The child is killed (SIGKILL) and the promise rejected after this long. Default 20 s. */
+  /** The run is stopped (the child killed, the in-process run aborted) and the promise rejected after this long. Default 20 s. */
   readonly timeoutMs?: number;
+  /**
+   * Spawn the BUILT binary instead of running the command in the test process: for what only a process shows
+   * (signals, EPIPE, real stdout/stderr, the process's working folder, what the AWS SDK reads from process.env).
+   */
+  readonly process?: boolean;
+  /** In the test process: what retries and the pacer wait on (a virtual clock makes them take no time). */
+  readonly clock?: Clock;
+  /** In the test process: aborts the run (with an InterruptedError, as a signal to a process would). */
+  readonly signal?: AbortSignal;
 }
 
 export interface RunningCli {
+  /** The child's pid (the test process's own for a run in it). */
   readonly pid: number;
   /** Output so far. */
   stdout(): string;
   stderr(): string;
-  /** Sends a signal to the child (SIGINT, SIGTERM, ...). */
+  /** Sends a signal to the child (SIGINT, SIGTERM, ...); in the test process, SIGINT and SIGTERM abort the run as the process edge would. */
   kill(signal: NodeJS.Signals): void;
   /** Settles when the child has exited and its pipes are drained. */
   readonly done: Promise<CliResult>;
@@ -80,6 +95,7 @@ export function assertBuilt(): void {
 
 /** Starts `node bin/area-metrics.js ...args` and returns a handle; for runs a test must signal or watch. */
 export function startCli(args: readonly string[], options: CliOptions = {}): RunningCli {
+  assertBuilt();
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: options.cwd ?? ROOT,
     env: cliEnv(options.env),
@@ -123,16 +139,87 @@ export function startCli(args: readonly string[], options: CliOptions = {}): Run
   };
 }
 
-/** Runs `node bin/area-metrics.js ...args` to completion and collects exit code, stdout and stderr. */
-export function runCli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
-  return startCli(args, options).done;
+/** A stream that keeps what is written to it, as a pipe delivers it (off a terminal): for a command run in this process. */
+export function captured(): Writable & { text: () => string } {
+  let text = '';
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      text += chunk.toString();
+      callback();
+    },
+  });
+  return Object.assign(stream, { text: () => text });
 }
 
-/** Kills every child still running (for afterEach/afterAll), and waits until they are gone. */
+/**
+ * What `src/index.ts` hands a command, built for a run inside the test process: the one place that knows the
+ * shape of CommandContext, so a change to it changes only this function.
+ */
+export function commandContext(io: { stdout: Writable; stderr: Writable; env: NodeJS.ProcessEnv; signal: AbortSignal; clock?: Clock }): CommandContext {
+  return { stdout: io.stdout, stderr: io.stderr, env: io.env, signal: io.signal, ...(io.clock ? { clock: io.clock } : {}) };
+}
+
+/** In-process runs not finished yet, each with the controller that stops it (for stopAllClis). */
+const liveInProcess = new Map<Promise<unknown>, AbortController>();
+
+/**
+ * Starts the command line in the test process: `runCli` of src/cli.ts with captured stdout and stderr, the
+ * environment `cliEnv` makes, and its own abort signal. Exit codes, output and files are the binary's; `kill`
+ * aborts the run as the process edge does on SIGINT/SIGTERM. For a server (sandbox) a test talks to, or runs a
+ * test makes overlap; what only a process shows takes `startCli`.
+ */
+export function startInProcess(args: readonly string[], options: Omit<CliOptions, 'process'> = {}): RunningCli {
+  if (options.cwd !== undefined || options.input !== undefined) {
+    throw new Error('cwd and input need a process: pass absolute paths, or { process: true }');
+  }
+  const stdout = captured();
+  const stderr = captured();
+  const controller = new AbortController();
+  options.signal?.addEventListener('abort', () => controller.abort(options.signal?.reason), { once: true });
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const env = cliEnv(options.env);
+  const run = runCommandLine(args, commandContext({ stdout, stderr, env, signal: controller.signal, ...(options.clock ? { clock: options.clock } : {}) }));
+  liveInProcess.set(run, controller);
+  void run.finally(() => liveInProcess.delete(run)).catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      const error = new Error(`area-metrics ${args.join(' ')} did not finish within ${timeoutMs} ms; stderr so far:\n${stderr.text()}`);
+      controller.abort(error);
+      reject(error);
+    }, timeoutMs);
+  });
+  const done = Promise.race([run, timeout])
+    .then((code): CliResult => ({ code, signal: null, stdout: stdout.text(), stderr: withoutTimestamps(stderr.text()), rawStderr: stderr.text() }))
+    .finally(() => clearTimeout(timer));
+  return {
+    pid: process.pid,
+    stdout: stdout.text,
+    stderr: stderr.text,
+    kill: (signal) => {
+      if (signal !== 'SIGINT' && signal !== 'SIGTERM') throw new Error(`${signal} needs a process: use startCli`);
+      controller.abort(new InterruptedError(signal));
+    },
+    done,
+  };
+}
+
+/**
+ * Runs `area-metrics ...args` to completion and collects exit code, stdout and stderr: in the test process, or as
+ * `node bin/area-metrics.js` with `process: true`.
+ */
+export function runCli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
+  return options.process === true ? startCli(args, options).done : startInProcess(args, options).done;
+}
+
+/** Kills every child and aborts every in-process run still going (for afterEach/afterAll), and waits until they are gone. */
 export async function stopAllClis(): Promise<void> {
+  const runs = [...liveInProcess];
+  for (const [, controller] of runs) controller.abort(new Error('stopped by the test'));
   const children = [...live];
-  await Promise.all(
-    children.map(
+  await Promise.all([
+    ...runs.map(([run]) => run.catch(() => undefined)),
+    ...children.map(
       (child) =>
         new Promise<void>((resolvePromise) => {
           if (child.exitCode !== null || child.signalCode !== null) return resolvePromise();
@@ -140,7 +227,7 @@ export async function stopAllClis(): Promise<void> {
           child.kill('SIGKILL');
         }),
     ),
-  );
+  ]);
 }
 
 /** Polls `condition` every 20 ms until it holds; rejects after `timeoutMs` naming `what`. */
@@ -170,12 +257,4 @@ export async function firstLine(cli: RunningCli, timeoutMs = 10_000): Promise<st
 /** The error lines a run printed (`area-metrics: <message>`), as their messages. */
 export function errorLines(stderr: string): string[] {
   return stderr.split('\n').flatMap((line) => (line.startsWith('area-metrics: ') ? [line.slice('area-metrics: '.length)] : []));
-}
-
-/** A stream that keeps what is written to it, for a command run in this process. */
-export function captured(): PassThrough & { text: () => string } {
-  const stream = new PassThrough();
-  let text = '';
-  stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
-  return Object.assign(stream, { text: () => text });
 }

@@ -1,5 +1,5 @@
 import type { SandboxOptions } from '../../src/sandbox/index.js';
-import { runCli, startCli, type CliOptions } from './cli.js';
+import { runCli, startCli, startInProcess, type CliOptions } from './cli.js';
 
 /**
  * Sandbox options for tests about something other than when a day ends (catch-up, state, concurrent runs): the
@@ -24,11 +24,18 @@ export function clockEnv(at: Date): { readonly AREA_METRICS_NOW: string } {
   return { AREA_METRICS_NOW: at.toISOString() };
 }
 
-/** `runCli` and `startCli` with the binary's clock at `at`, and `env` (e.g. the client secret) in its environment. */
-export function clockedCli(at: Date, env: Readonly<Record<string, string>> = {}): { runCli: typeof runCli; startCli: typeof startCli } {
-  const withClock = (options: CliOptions): CliOptions => ({ ...options, env: { ...clockEnv(at), ...env, ...options.env } });
+/**
+ * `runCli`, `startCli` and `startInProcess` with the command's clock at `at`, and `env` (e.g. the client secret) in
+ * its environment.
+ */
+export function clockedCli(
+  at: Date,
+  env: Readonly<Record<string, string>> = {},
+): { runCli: typeof runCli; startCli: typeof startCli; startInProcess: typeof startInProcess } {
+  const withClock = <Options extends CliOptions>(options: Options): Options => ({ ...options, env: { ...clockEnv(at), ...env, ...options.env } });
   return {
     runCli: (args, options = {}) => runCli(args, withClock(options)),
     startCli: (args, options = {}) => startCli(args, withClock(options)),
+    startInProcess: (args, options = {}) => startInProcess(args, withClock(options)),
   };
 }

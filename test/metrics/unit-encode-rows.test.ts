@@ -1,11 +1,12 @@
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY, HttpClient } from '../../src/fetch/http-client.js';
 import { METRICS, type MetricName } from '../../src/metrics/descriptors.js';
 import { fetchUnit, type UnitFetchOptions } from '../../src/metrics/unit.js';
 import type { OutputFormat } from '../../src/output/format.js';
 import { referenceCsv, referenceNdjson, referenceRows } from '../helpers/reference-rows.js';
 import { virtualClock } from '../helpers/clock.js';
+import { useNock } from '../helpers/nock.js';
 
 // fetchUnit encodes each result as its page arrives and sorts the results at the end; that must give exactly the bytes
 // of keeping every row of the unit, sorting them all by (store_code, date, zone) and encoding them at once.
@@ -55,7 +56,7 @@ function options(overrides: Partial<UnitFetchOptions> = {}): UnitFetchOptions {
   };
 }
 
-beforeAll(() => nock.disableNetConnect());
+useNock();
 afterEach(() => nock.cleanAll());
 
 describe('fetchUnit encodes results as they arrive', () => {

@@ -1,11 +1,12 @@
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { AuthError, ContractError, IncompleteError, UnavailableError } from '../../src/errors.js';
 import { basicAuthorization } from '../../src/fetch/basic-auth.js';
 import { DEFAULT_RETRY_POLICY, HttpClient } from '../../src/fetch/http-client.js';
 import { METRICS } from '../../src/metrics/descriptors.js';
 import { fetchUnit, type UnitData, type UnitFetchOptions } from '../../src/metrics/unit.js';
 import { virtualClock } from '../helpers/clock.js';
+import { useNock } from '../helpers/nock.js';
 
 const ORIGIN = 'https://vendor.example.test';
 const PATH = '/api/bi/area-metrics/unique-users/';
@@ -48,7 +49,7 @@ function rowsWritten(data: UnitData): { store_code: string; zone: string }[] {
   return Buffer.concat(data.pieces).toString('utf8').trimEnd().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { store_code: string; zone: string });
 }
 
-beforeAll(() => nock.disableNetConnect());
+useNock();
 afterEach(() => {
   nock.cleanAll();
 });

@@ -150,6 +150,16 @@ describe('ObjectStore.read', () => {
     expect(messageOf(error)).not.toContain('AKIAUNKNOWNKEY0000');
     expect(messageOf(error)).not.toContain('an-unknown-secret-key');
   });
+
+  it("takes the access key from the run's environment, not the process's", async () => {
+    expect(process.env.AWS_ACCESS_KEY_ID).toBeUndefined();
+    const env = { ...config().env, AWS_ACCESS_KEY_ID: S3_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: S3_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN: S3_SESSION_TOKEN };
+    const fromEnv = store(s3.bucket, { env, credentials: undefined });
+    await fromEnv.writeIfChanged('env-key', Buffer.from('kept'));
+    expect((await fromEnv.read('env-key'))?.body.toString()).toBe('kept');
+    const unknownKey = { ...env, AWS_ACCESS_KEY_ID: 'AKIAUNKNOWNKEY0001' };
+    expect(await failureOf(store(s3.bucket, { env: unknownKey, credentials: undefined }).read('env-key'))).toBeInstanceOf(AuthError);
+  });
 });
 
 describe('ObjectStore.update', () => {

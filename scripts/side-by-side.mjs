@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// Runs npm scripts at the same time and fails if any fails: `node scripts/side-by-side.mjs lint typecheck test:run`.
+// The last one's output is shown as it comes (the tests, whose progress is worth watching); the others' is held and
+// shown whole when each ends, so their lines do not interleave. Arguments after `--` go to the last script.
+// Why side by side: lint and typecheck are single-threaded, and the tests often wait on servers and disks; on two
+// cores, running them together takes about the time of the tests alone.
+import { spawn } from 'node:child_process';
+
+const separator = process.argv.indexOf('--');
+const names = process.argv.slice(2, separator === -1 ? undefined : separator);
+const extra = separator === -1 ? [] : process.argv.slice(separator + 1);
+if (names.length === 0) {
+  console.error('usage: side-by-side.mjs <npm script>... [-- <arguments for the last one>]');
+  process.exit(2);
+}
+const npm = process.env.npm_execpath;
+
+/**
+ * Runs `npm run <name>`; resolves with its exit code and its duration, once its held output (unless streamed) is shown.
+ * @param {string} name
+ * @param {readonly string[]} args
+ * @param {boolean} stream
+ * @returns {Promise<{ name: string, code: number, seconds: number }>}
+ */
+function run(name, args, stream) {
+  const started = Date.now();
+  const command = npm ? process.execPath : 'npm';
+  const commandArgs = [...(npm ? [npm] : []), 'run', '--silent', name, ...(args.length > 0 ? ['--', ...args] : [])];
+  const child = spawn(command, commandArgs, { stdio: stream ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
+  /** @type {Buffer[]} */
+  const held = [];
+  child.stdout?.on('data', (chunk) => held.push(chunk));
+  child.stderr?.on('data', (chunk) => held.push(chunk));
+  return new Promise((resolve) => {
+    child.on('error', (error) => {
+      process.stdout.write(`\n== ${name}\n${error.message}\n`);
+      resolve({ name, code: 1, seconds: 0 });
+    });
+    child.on('close', (code, signal) => {
+      const output = Buffer.concat(held).toString('utf8');
+      if (!stream && output !== '') process.stdout.write(`\n== ${name}\n${output}`);
+      resolve({ name, code: code ?? (signal ? 1 : 0), seconds: (Date.now() - started) / 1000 });
+    });
+  });
+}
+
+const results = await Promise.all(names.map((name, index) => run(name, index === names.length - 1 ? extra : [], index === names.length - 1)));
+console.log('');
+for (const { name, code, seconds } of results) console.log(`${code === 0 ? 'ok  ' : 'FAIL'} ${name} (${seconds.toFixed(1)} s)`);
+process.exitCode = results.some((result) => result.code !== 0) ? 1 : 0;
