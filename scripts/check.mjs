@@ -30,7 +30,7 @@ console.log(`typecheck: ${diagnostics.length} error(s) in ${config.fileNames.len
 // The TypeScript files of the program are linted with its types; every other file as eslint.config.js says.
 const typed = program
   .getRootFileNames()
-  .filter((file) => /\.[cm]?ts$/.test(file) && !file.endsWith('.d.ts'))
+  .filter((file) => /\.[cm]?ts$/.test(file))
   .map((file) => file.slice(root.length));
 const eslint = new ESLint({
   cwd: root,

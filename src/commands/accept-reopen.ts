@@ -2,7 +2,7 @@ import { UsageError } from '../errors.js';
 import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
 import type { ImportState } from '../state/import-state.js';
 import { describeDays } from '../window/day-ranges.js';
-import { resolveDays, today, type UtcDay } from '../window/days.js';
+import { resolveDays, today, type CalendarDay } from '../window/days.js';
 import { DAY_OPTIONS, type DayAction } from './accept-reopen-command.js';
 import { clockOf } from './clock.js';
 import type { CommandAction } from './declaration.js';
@@ -18,7 +18,7 @@ function metricsOf(argument: string): readonly MetricName[] {
   return [metric];
 }
 
-function daysOf(options: OptionValues<typeof DAY_OPTIONS>, action: DayAction, now: Date): UtcDay[] {
+function daysOf(options: OptionValues<typeof DAY_OPTIONS>, action: DayAction, now: Date): CalendarDay[] {
   const window = windowFromFlags(options);
   if (window === undefined) throw new UsageError(`${action} needs --date D or --from D1 --to D2`);
   const days = resolveDays(window, now);
@@ -27,7 +27,7 @@ function daysOf(options: OptionValues<typeof DAY_OPTIONS>, action: DayAction, no
   return days;
 }
 
-async function change(state: ImportState, action: DayAction, metric: MetricName, days: readonly UtcDay[]): Promise<string> {
+async function change(state: ImportState, action: DayAction, metric: MetricName, days: readonly CalendarDay[]): Promise<string> {
   const what = `${describeDays(days)} (${days.length} day${days.length === 1 ? '' : 's'})`;
   if (action === 'accept') {
     await state.accept(metric, days);

@@ -1,8 +1,8 @@
 import { UsageError } from '../errors.js';
-import { parseDay, type UtcDay, type WindowRequest } from '../window/days.js';
+import { parseDay, type CalendarDay, type WindowRequest } from '../window/days.js';
 import { valueOption, type Parser } from './options.js';
 
-const day: Parser<UtcDay> = (value, source) => parseDay(value, source);
+const day: Parser<CalendarDay> = (value, source) => parseDay(value, source);
 
 /** `--date`, `--from` and `--to` as the import commands declare them; `accept` and `reopen` reword only the help. */
 export const WINDOW_OPTIONS = {
@@ -15,7 +15,7 @@ export const WINDOW_OPTIONS = {
  * The days `--date D` or `--from D1 [--to D2]` name, the same rules for every command; undefined when neither is
  * given. (That no day is in the future is `resolveDays`'s to say, with the run's clock.)
  */
-export function windowFromFlags(flags: { readonly date: UtcDay | undefined; readonly from: UtcDay | undefined; readonly to: UtcDay | undefined }): WindowRequest | undefined {
+export function windowFromFlags(flags: { readonly date: CalendarDay | undefined; readonly from: CalendarDay | undefined; readonly to: CalendarDay | undefined }): WindowRequest | undefined {
   const { date, from, to } = flags;
   if (date !== undefined && (from !== undefined || to !== undefined)) {
     throw new UsageError('--date cannot be combined with --from/--to; use one or the other');

@@ -1,12 +1,12 @@
 import { METRICS, type MetricName } from '../metrics/descriptors.js';
 import type { Unit } from '../metrics/unit.js';
 import type { DayMode } from '../window/day-mode.js';
-import type { UtcDay } from '../window/days.js';
+import type { CalendarDay } from '../window/days.js';
 
 /** One metric's days, in the order they are imported. */
 export interface MetricDays {
   readonly metric: MetricName;
-  readonly days: readonly UtcDay[];
+  readonly days: readonly CalendarDay[];
 }
 
 /** Units in (metric, day, store) order: the order they are committed in and the exit code is chosen by. */

@@ -5,7 +5,7 @@ import type { Clock } from '../fetch/clock.js';
 import { DEFAULT_RETRY_POLICY, HttpClient } from '../fetch/http-client.js';
 import { Pacer } from '../fetch/pacer.js';
 import type { Logger } from '../log/logger.js';
-import { yesterday, type UtcDay } from '../window/days.js';
+import { yesterday, type CalendarDay } from '../window/days.js';
 import { describeViolation } from './check.js';
 import { METRICS, type MetricName } from './descriptors.js';
 import { resultEncoder } from './encode.js';
@@ -29,7 +29,7 @@ export interface ProbeSettings {
 }
 
 export type ProbeResult =
-  | { readonly metric: MetricName; readonly status: 'ok'; readonly day: UtcDay; readonly count: number }
+  | { readonly metric: MetricName; readonly status: 'ok'; readonly day: CalendarDay; readonly count: number }
   | { readonly metric: MetricName; readonly status: 'failed'; readonly error: unknown }
   | { readonly metric: MetricName; readonly status: 'not-checked' };
 

@@ -7,7 +7,7 @@ import type { OutputEncoding } from '../output/format.js';
 import type { ParquetTable } from '../output/parquet.js';
 import { addSums, emptySums, type MeasureSums } from '../state/profile.js';
 import { dayWindow, type DayMode } from '../window/day-mode.js';
-import type { UtcDay } from '../window/days.js';
+import type { CalendarDay } from '../window/days.js';
 import { describeValue, describeViolation, type RequestScope } from './check.js';
 import { compareResults, type MetricDescriptor } from './descriptors.js';
 import { headerOf, parquetTableOf, resultEncoder } from './encode.js';
@@ -18,7 +18,7 @@ export type { RejectedRecord } from './page.js';
 /** The smallest piece of work that is fetched, checked and written on its own: metric × day × store. */
 export interface Unit {
   readonly metric: MetricDescriptor;
-  readonly day: UtcDay;
+  readonly day: CalendarDay;
   /** A UTC day (the default) or a store-local calendar day. */
   readonly mode?: DayMode;
   readonly storeCode?: string;

@@ -1,5 +1,5 @@
 import { describeDays, describeRange, daysOfRanges } from '../window/day-ranges.js';
-import { addDays, daysBetween, resolveDays, type UtcDay, type WindowRequest } from '../window/days.js';
+import { addDays, daysBetween, resolveDays, type CalendarDay, type WindowRequest } from '../window/days.js';
 import { defaultDay, type DayMode } from '../window/day-mode.js';
 import { latestSettled } from './coverage.js';
 import type { ImportState } from './import-state.js';
@@ -15,15 +15,15 @@ export interface CatchUpRequest {
 /** What `--catch-up` does for one metric. */
 export interface CatchUpPlan {
   /** Days to import, oldest first: look-back, pending and new days together. */
-  readonly days: UtcDay[];
+  readonly days: CalendarDay[];
   /** The complete days re-imported for late corrections (`--lookback`). */
-  readonly lookback: UtcDay[];
+  readonly lookback: CalendarDay[];
   /** Pending days retried in this run. */
-  readonly pending: UtcDay[];
+  readonly pending: CalendarDay[];
   /** Days after the latest settled one, taken in this run. */
-  readonly fresh: UtcDay[];
+  readonly fresh: CalendarDay[];
   /** Set when `--max-days` cut the new days: the first and last day left for a later run, and how many. */
-  readonly freshLeft?: { readonly from: UtcDay; readonly to: UtcDay; readonly count: number };
+  readonly freshLeft?: { readonly from: CalendarDay; readonly to: CalendarDay; readonly count: number };
   /** Pending days left for a later run by `--max-days`. */
   readonly pendingLeft?: number;
 }
@@ -31,11 +31,11 @@ export interface CatchUpPlan {
 /** What catch-up needs of a metric's coverage. */
 export interface CatchUpCoverage {
   /** The complete days, oldest first (look-back takes the latest). */
-  readonly complete: readonly UtcDay[];
+  readonly complete: readonly CalendarDay[];
   /** The latest settled day (complete, accepted or given up): new days start after it. */
-  readonly settledThrough: UtcDay | undefined;
+  readonly settledThrough: CalendarDay | undefined;
   /** Days asked for before and not final yet, oldest first (given-up days are not among them). */
-  readonly pending: readonly UtcDay[];
+  readonly pending: readonly CalendarDay[];
 }
 
 /**
@@ -126,7 +126,7 @@ export function planDays<M extends string>(
   request: DaysRequest,
   state: ImportState | undefined,
   now: Date,
-): { plan: { metric: M; days: UtcDay[] }[]; cuts: Cut[] } {
+): { plan: { metric: M; days: CalendarDay[] }[]; cuts: Cut[] } {
   const { window } = request;
   if (window.kind !== 'catch-up') {
     const days = resolveDays(window, now, request.dayMode);

@@ -1,4 +1,4 @@
-import type { UtcDay } from '../window/days.js';
+import type { CalendarDay } from '../window/days.js';
 import { isNotOver, overAt, type DayMode } from '../window/day-mode.js';
 import { isSettled, shouldGiveUp } from './day-rules.js';
 import type { ImportState } from './import-state.js';
@@ -9,7 +9,7 @@ import { suspicionOf, type Suspicion, type SuspectMode } from './suspect.js';
 /** What judging a day needs of a unit: its metric (and how its day is totalled) and day. */
 export interface DayUnit {
   readonly metric: { readonly name: string; readonly total: MetricTotal };
-  readonly day: UtcDay;
+  readonly day: CalendarDay;
 }
 
 /** What judging a day needs of a written unit's data. */
@@ -53,7 +53,7 @@ export interface MissingStores {
  * `complete-anyway`: stores missing but `--settle-days` old; `kept`: a final day re-imported without results;
  * `suspect`: complete data whose numbers look wrong, `held` pending (`--on-suspect hold`) or recorded anyway (`warn`).
  */
-export type DayNote = { readonly metric: string; readonly day: UtcDay } & (
+export type DayNote = { readonly metric: string; readonly day: CalendarDay } & (
   | { readonly kind: 'not-over'; readonly until: string; readonly results: number }
   | { readonly kind: 'not-published' }
   | { readonly kind: 'given-up'; readonly giveUpDays: number }
@@ -131,7 +131,7 @@ export class DayCompletion {
     return notes;
   }
 
-  private async finishDay(metric: string, day: UtcDay, tally: DayTally): Promise<DayNote[]> {
+  private async finishDay(metric: string, day: CalendarDay, tally: DayTally): Promise<DayNote[]> {
     const key = stateKey(metric, this.rules.storeCodes);
     if (this.state?.isFinal(key, day)) {
       // Already complete or accepted (a look-back or a backfill): a final day stays final.
@@ -181,14 +181,14 @@ export class DayCompletion {
   }
 
   /** Whether the day's numbers look wrong next to the metric's complete days before it. */
-  private suspicionOf(key: string, day: UtcDay, tally: DayTally, profile: DayProfile): Suspicion | undefined {
+  private suspicionOf(key: string, day: CalendarDay, tally: DayTally, profile: DayProfile): Suspicion | undefined {
     const figures = { measure: tally.total.measure, total: profile[3], allZero: tally.measure.weight > 0 && tally.measure.nonZero === 0 };
     return suspicionOf(day, figures, this.state?.completeProfiles(key) ?? new Map());
   }
 
   /** The run's days whose tally passes, as state keys and days. */
-  private daysWhere(test: (tally: DayTally) => boolean): { key: string; day: UtcDay }[] {
-    const days = new Map<string, { key: string; day: UtcDay }>();
+  private daysWhere(test: (tally: DayTally) => boolean): { key: string; day: CalendarDay }[] {
+    const days = new Map<string, { key: string; day: CalendarDay }>();
     for (const unit of this.units) {
       const tally = this.tallies.get(`${unit.metric.name} ${unit.day}`);
       if (tally === undefined || !test(tally)) continue;

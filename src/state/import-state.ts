@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
 import { rangesHold, withDays, withoutDays } from '../window/day-ranges.js';
-import { addDays, type UtcDay } from '../window/days.js';
+import { addDays, type CalendarDay } from '../window/days.js';
 import type { Layout } from '../output/layout.js';
 import type { DayMode } from '../window/day-mode.js';
 import { isFinal, type KeyCoverage } from './coverage.js';
@@ -83,16 +83,16 @@ export class ImportState {
   }
 
   /** The latest complete day. */
-  lastCompleteDay(key: string): UtcDay | undefined {
+  lastCompleteDay(key: string): CalendarDay | undefined {
     return this.file.metrics[key]?.complete?.at(-1)?.[1];
   }
 
-  isFinal(key: string, day: UtcDay): boolean {
+  isFinal(key: string, day: CalendarDay): boolean {
     const entry = this.file.metrics[key];
     return entry !== undefined && isFinal(entry, day);
   }
 
-  isGivenUp(key: string, day: UtcDay): boolean {
+  isGivenUp(key: string, day: CalendarDay): boolean {
     return rangesHold(this.file.metrics[key]?.givenUp ?? [], day);
   }
 
@@ -122,9 +122,9 @@ export class ImportState {
    * The profiles of the key's complete days, by day: what a new day's numbers are judged by. A day reopened or
    * accepted since is not among them.
    */
-  completeProfiles(key: string): ReadonlyMap<UtcDay, DayProfile> {
+  completeProfiles(key: string): ReadonlyMap<CalendarDay, DayProfile> {
     const entry = this.file.metrics[key];
-    const profiles = new Map<UtcDay, DayProfile>();
+    const profiles = new Map<CalendarDay, DayProfile>();
     for (const [day, profile] of Object.entries(entry?.profiles ?? {})) if (rangesHold(entry?.complete ?? [], day)) profiles.set(day, profile);
     return profiles;
   }
@@ -133,7 +133,7 @@ export class ImportState {
    * Records `day` complete with the stores it had (no longer pending, given up or accepted), and its profile when it
    * has one. The stores become the expectation for other days when `day` is the latest complete one.
    */
-  async markComplete(key: string, day: UtcDay, storeCodes: readonly string[], profile?: DayProfile): Promise<void> {
+  async markComplete(key: string, day: CalendarDay, storeCodes: readonly string[], profile?: DayProfile): Promise<void> {
     await this.update((file) => {
       const entry = cleared(file.metrics[key] ?? {}, [day]);
       const latest = entry.complete?.at(-1)?.[1];
@@ -153,7 +153,7 @@ export class ImportState {
   }
 
   /** Notes why a day is not final; a final day stays final (a look-back that meets a hiccup changes nothing). */
-  async markPending(key: string, day: UtcDay, status: PendingDay): Promise<boolean> {
+  async markPending(key: string, day: CalendarDay, status: PendingDay): Promise<boolean> {
     return this.update((file) => {
       const entry = file.metrics[key] ?? {};
       if (isFinal(entry, day)) return false;
@@ -169,7 +169,7 @@ export class ImportState {
    * judged, so a run killed half-way leaves them to the next `--catch-up`. A day already pending keeps its reason, a
    * given-up day stays given up.
    */
-  async markAsked(days: readonly { readonly key: string; readonly day: UtcDay }[]): Promise<void> {
+  async markAsked(days: readonly { readonly key: string; readonly day: CalendarDay }[]): Promise<void> {
     await this.update((file) => {
       let changed = false;
       for (const { key, day } of days) {
@@ -186,7 +186,7 @@ export class ImportState {
    * After a run that ended before judging these days (a signal, a rejected credential, a full disk): those still
    * `asked` become `interrupted`. A day another run has judged since keeps that judgement.
    */
-  async markInterrupted(days: readonly { readonly key: string; readonly day: UtcDay }[]): Promise<void> {
+  async markInterrupted(days: readonly { readonly key: string; readonly day: CalendarDay }[]): Promise<void> {
     await this.update((file) => {
       let changed = false;
       for (const { key, day } of days) {
@@ -200,7 +200,7 @@ export class ImportState {
   }
 
   /** Records a day that never came as given up: not asked for again, still a gap until it is accepted. */
-  async markGivenUp(key: string, day: UtcDay): Promise<void> {
+  async markGivenUp(key: string, day: CalendarDay): Promise<void> {
     await this.update((file) => {
       const entry = cleared(file.metrics[key] ?? {}, [day]);
       entry.givenUp = withDays(entry.givenUp ?? [], [day]);
@@ -210,7 +210,7 @@ export class ImportState {
   }
 
   /** Records the days as final whatever their data (complete days stay complete). */
-  async accept(key: string, days: readonly UtcDay[]): Promise<void> {
+  async accept(key: string, days: readonly CalendarDay[]): Promise<void> {
     await this.update((file) => {
       const current = file.metrics[key] ?? {};
       const open = days.filter((day) => !rangesHold(current.complete ?? [], day));
@@ -222,7 +222,7 @@ export class ImportState {
   }
 
   /** Makes the days pending again (`reopened`), so the next `--catch-up` imports them. */
-  async reopen(key: string, days: readonly UtcDay[]): Promise<void> {
+  async reopen(key: string, days: readonly CalendarDay[]): Promise<void> {
     await this.update((file) => {
       const entry = cleared(file.metrics[key] ?? {}, days);
       const pending = (entry.pending ??= {});
@@ -262,7 +262,7 @@ export class ImportState {
  * Takes the days out of every list of the entry (which belongs to a freshly read state, so it is changed in place),
  * so that each day has one status; returns it.
  */
-function cleared(entry: StateEntry, days: readonly UtcDay[]): StateEntry {
+function cleared(entry: StateEntry, days: readonly CalendarDay[]): StateEntry {
   // Lists that hold none of the days are kept as they are: a long backfill changes one day at a time.
   for (const list of ['complete', 'accepted', 'givenUp'] as const) {
     const ranges = entry[list];
@@ -282,7 +282,7 @@ function cleared(entry: StateEntry, days: readonly UtcDay[]): StateEntry {
 }
 
 /** Profiles of more than a year before the newest are dropped: the file stays bounded however long it runs. */
-function lastYearOf<T>(profiles: Record<UtcDay, T>): Record<UtcDay, T> {
+function lastYearOf<T>(profiles: Record<CalendarDay, T>): Record<CalendarDay, T> {
   const days = Object.keys(profiles).sort();
   const oldest = addDays(days.at(-1)!, -PROFILE_DAYS + 1);
   for (const day of days) {

@@ -1,7 +1,7 @@
 import { UsageError } from '../errors.js';
 import { boundedMemo } from '../memo.js';
 import { daysOfRanges, rangesOfDays, type DayRange } from '../window/day-ranges.js';
-import { addDays, isValidDay, today, type UtcDay } from '../window/days.js';
+import { addDays, isValidDay, today, type CalendarDay } from '../window/days.js';
 import { isKnownKey } from './keys.js';
 import type { KeptSettings } from './kept-settings.js';
 import { upgradeV1, v1Schema } from './versions/v1.js';
@@ -69,7 +69,7 @@ function checkState(file: StateFile, path: string, options: StateLoadOptions): v
   const fail = (what: string): never => {
     throw new UsageError(`state file ${path}: ${what}; fix or delete it`);
   };
-  const checkDay = (key: string, field: string, day: string, latest: UtcDay): void => {
+  const checkDay = (key: string, field: string, day: string, latest: CalendarDay): void => {
     if (!knownValidDay(day)) fail(`${key} ${field} ${JSON.stringify(day)} is not a valid day (YYYY-MM-DD)`);
     if (day > latest) fail(`${key} ${field} ${day} is in the future (today is ${current} UTC)`);
   };

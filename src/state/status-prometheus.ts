@@ -1,5 +1,5 @@
 import { daysOfRanges } from '../window/day-ranges.js';
-import type { UtcDay } from '../window/days.js';
+import type { CalendarDay } from '../window/days.js';
 import type { KeyStatus } from './status.js';
 import type { LastRun } from './versions/v4.js';
 
@@ -23,7 +23,7 @@ export function prometheusWithoutState(): string {
  */
 export function formatPrometheus(statuses: readonly KeyStatus[], lastRun: LastRun | undefined): string {
   const label = (status: KeyStatus): string => `{metric="${escapeLabel(status.metric)}",key="${escapeLabel(status.key)}"}`;
-  const dayStart = (day: UtcDay | null): number | null => (day === null ? null : Date.parse(`${day}T00:00:00Z`) / 1000);
+  const dayStart = (day: CalendarDay | null): number | null => (day === null ? null : Date.parse(`${day}T00:00:00Z`) / 1000);
   const family = (name: string, help: string, value: (status: KeyStatus) => number | null): string[] => [
     `# HELP ${name} ${help}`,
     `# TYPE ${name} gauge`,

@@ -1,5 +1,5 @@
 import { rangesOfDays, type DayRange } from '../window/day-ranges.js';
-import { addDays, daysFrom, type UtcDay } from '../window/days.js';
+import { addDays, daysFrom, type CalendarDay } from '../window/days.js';
 import { defaultDay } from '../window/day-mode.js';
 import { firstKnownDay, gapDays, latestFinal } from './coverage.js';
 import type { ImportState } from './import-state.js';
@@ -11,8 +11,8 @@ export interface KeyStatus {
   readonly key: string;
   readonly metric: string;
   /** The earliest day the state knows of (complete, accepted, given up or pending). */
-  readonly firstDay: UtcDay | null;
-  readonly lastCompleteDay: UtcDay | null;
+  readonly firstDay: CalendarDay | null;
+  readonly lastCompleteDay: CalendarDay | null;
   /**
    * Days between the latest final day and yesterday (UTC; in local mode the latest local day over everywhere). Before
    * the first final day, from the day before coverage starts: a key first asked for yesterday is 1 day behind, not
@@ -23,7 +23,7 @@ export interface KeyStatus {
   /** Days between the first and the latest final day that are neither complete nor accepted, as ranges. */
   readonly gaps: readonly DayRange[];
   readonly gapDays: number;
-  readonly pending: readonly ({ readonly day: UtcDay } & PendingDay)[];
+  readonly pending: readonly ({ readonly day: CalendarDay } & PendingDay)[];
   readonly givenUp: readonly DayRange[];
   readonly accepted: readonly DayRange[];
   /** Pending days whose complete data looks wrong (they are gaps too). */

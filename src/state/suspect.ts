@@ -1,4 +1,4 @@
-import { addDays, type UtcDay } from '../window/days.js';
+import { addDays, type CalendarDay } from '../window/days.js';
 import type { DayProfile } from './profile.js';
 
 /** What a day whose numbers look wrong does: stays pending, is recorded complete with a warning, or is not judged. */
@@ -29,9 +29,9 @@ export interface Suspicion {
  * the 28 before it, once at least 7 of them are complete.
  */
 export function suspicionOf(
-  day: UtcDay,
+  day: CalendarDay,
   figures: { readonly measure: string; readonly total: number; readonly allZero: boolean },
-  completeProfiles: ReadonlyMap<UtcDay, DayProfile>,
+  completeProfiles: ReadonlyMap<CalendarDay, DayProfile>,
 ): Suspicion | undefined {
   const totals: number[] = [];
   for (let back = 1; back <= SUSPECT_RULE.days; back++) {

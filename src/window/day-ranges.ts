@@ -1,15 +1,15 @@
-import { addDays, daysBetween, type UtcDay } from './days.js';
+import { addDays, daysBetween, type CalendarDay } from './days.js';
 
 /** Inclusive runs of consecutive days, `[first, last]`, sorted and disjoint: how a long coverage stays small. */
-export type DayRange = [UtcDay, UtcDay];
+export type DayRange = [CalendarDay, CalendarDay];
 
 /** Every day the ranges hold, oldest first. */
-export function daysOfRanges(ranges: readonly DayRange[]): UtcDay[] {
+export function daysOfRanges(ranges: readonly DayRange[]): CalendarDay[] {
   return ranges.flatMap(([first, last]) => daysBetween(first, last));
 }
 
 /** The days as sorted, merged ranges (duplicates and any order welcome). */
-export function rangesOfDays(days: Iterable<UtcDay>): DayRange[] {
+export function rangesOfDays(days: Iterable<CalendarDay>): DayRange[] {
   const sorted = [...new Set(days)].sort();
   const ranges: DayRange[] = [];
   for (const day of sorted) {
@@ -20,15 +20,15 @@ export function rangesOfDays(days: Iterable<UtcDay>): DayRange[] {
   return ranges;
 }
 
-export function rangesHold(ranges: readonly DayRange[], day: UtcDay): boolean {
+export function rangesHold(ranges: readonly DayRange[], day: CalendarDay): boolean {
   return ranges.some(([first, last]) => first <= day && day <= last);
 }
 
-export function withDays(ranges: readonly DayRange[], days: Iterable<UtcDay>): DayRange[] {
+export function withDays(ranges: readonly DayRange[], days: Iterable<CalendarDay>): DayRange[] {
   return rangesOfDays([...daysOfRanges(ranges), ...days]);
 }
 
-export function withoutDays(ranges: readonly DayRange[], days: Iterable<UtcDay>): DayRange[] {
+export function withoutDays(ranges: readonly DayRange[], days: Iterable<CalendarDay>): DayRange[] {
   const removed = new Set(days);
   return rangesOfDays(daysOfRanges(ranges).filter((day) => !removed.has(day)));
 }
@@ -39,6 +39,6 @@ export function describeRange([first, last]: DayRange): string {
 }
 
 /** `2026-11-01..2026-11-03, 2026-11-05`: any days, as their ranges. */
-export function describeDays(days: Iterable<UtcDay>): string {
+export function describeDays(days: Iterable<CalendarDay>): string {
   return rangesOfDays(days).map(describeRange).join(', ');
 }

@@ -1,8 +1,11 @@
 import { UsageError } from '../errors.js';
 import { defaultDay, startsInFuture, type DayMode } from './day-mode.js';
 
-/** A calendar day in UTC, as `YYYY-MM-DD`. */
-export type UtcDay = string;
+/**
+ * A calendar day as `YYYY-MM-DD`: a UTC day or, with `--days local`, the same date in each store's own time zone
+ * (the day mode says which).
+ */
+export type CalendarDay = string;
 
 const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
 const DAY_MS = 86_400_000;
@@ -16,33 +19,33 @@ export function isValidDay(value: string): boolean {
 }
 
 /** Parses a `YYYY-MM-DD` flag value strictly: `2026-02-30` and `2026-2-3` are usage errors. */
-export function parseDay(value: string, flag: string): UtcDay {
+export function parseDay(value: string, flag: string): CalendarDay {
   if (!isValidDay(value)) {
     throw new UsageError(`${flag} ${JSON.stringify(value)} is not a valid date; use YYYY-MM-DD, e.g. 2026-11-20`);
   }
   return value;
 }
 
-export function today(now: Date): UtcDay {
+export function today(now: Date): CalendarDay {
   return now.toISOString().slice(0, 10);
 }
 
-export function yesterday(now: Date): UtcDay {
+export function yesterday(now: Date): CalendarDay {
   return addDays(today(now), -1);
 }
 
-export function addDays(day: UtcDay, days: number): UtcDay {
+export function addDays(day: CalendarDay, days: number): CalendarDay {
   return new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
 }
 
 /** Whole days from `from` to `to` (negative when `to` is earlier). */
-export function daysFrom(from: UtcDay, to: UtcDay): number {
+export function daysFrom(from: CalendarDay, to: CalendarDay): number {
   return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS);
 }
 
 /** Every day from `from` through `to`, inclusive. */
-export function daysBetween(from: UtcDay, to: UtcDay): UtcDay[] {
-  const days: UtcDay[] = [];
+export function daysBetween(from: CalendarDay, to: CalendarDay): CalendarDay[] {
+  const days: CalendarDay[] = [];
   for (let day = from; day <= to; day = addDays(day, 1)) days.push(day);
   return days;
 }
@@ -57,7 +60,7 @@ export type WindowRequest =
  * day. A day whose window starts after now has no data yet and is refused before any request; a day that has started
  * may be imported (it is not recorded complete before it is over).
  */
-export function resolveDays(request: WindowRequest, now: Date, mode: DayMode = 'utc'): UtcDay[] {
+export function resolveDays(request: WindowRequest, now: Date, mode: DayMode = 'utc'): CalendarDay[] {
   switch (request.kind) {
     case 'default':
       return [defaultDay(mode, now)];
@@ -73,7 +76,7 @@ export function resolveDays(request: WindowRequest, now: Date, mode: DayMode = '
   }
 }
 
-function notInFuture(day: UtcDay, flag: string, now: Date, mode: DayMode): UtcDay {
+function notInFuture(day: CalendarDay, flag: string, now: Date, mode: DayMode): CalendarDay {
   if (startsInFuture(day, mode, now)) {
     const what = mode === 'utc' ? `today is ${today(now)} UTC` : `its window starts at ${addDays(day, -1)}T10:00:00Z`;
     throw new UsageError(`${flag} ${day} is in the future (${what}); the vendor has no data for it yet`);
