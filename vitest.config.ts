@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { runTempDir } from './test/global-temp.js';
 
 /** Files that replace a module (vi.mock): they need modules of their own, loaded after the mock. */
 const MOCKING_FILES = ['test/output/atomic-file.test.ts'];
@@ -31,7 +32,9 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     // The AWS SDK's notice about Node versions, in the test process itself (the CLI silences its own at the edge).
-    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    // Every temp file of the run in one folder, on a memory file system where there is one (test/global-temp.ts).
+    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', TMPDIR: runTempDir() },
+    globalSetup: ['test/global-temp.ts'],
     sequence: { sequencer: LongestFirst },
     projects: [
       {
