@@ -30,6 +30,8 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Two workers for a 2-core machine; servers and spawned binaries wait on I/O, not on the cores.
     pool: 'forks',
+    // A larger young generation: the suite allocates much short-lived data (pages, rows); fewer scavenges, ~8% less CPU.
+    execArgv: ['--max-semi-space-size=64'],
     maxWorkers: 2,
     // The AWS SDK's notice about Node versions, in the test process itself (the CLI silences its own at the edge).
     // Every temp file of the run in one folder, on a memory file system where there is one (test/global-temp.ts).
