@@ -6,19 +6,21 @@ import { runTempDir } from './test/global-temp.js';
 const MOCKING_FILES = ['test/output/atomic-file.test.ts'];
 
 /**
- * The order files start in, longest first, so that the last minute is short files filling both workers rather than
- * one long file holding one: first those that spend their time waiting on real time (npm installing the packed
- * package, a rate limit of 10 requests a second, broker processes and their signals), then the other end-to-end
- * files, then the rest. Within each group vitest's own order stands (longest first once it has timed a run; by
+ * The order files start in, so that the waiting happens while `check` (typecheck and lint, run beside the tests) has
+ * the CPU, and the last minute is short CPU-bound files filling both cores rather than a server test waiting on one:
+ * first the files that mostly wait on real time (npm installing the packed package, a rate limit of 10 requests a
+ * second, broker processes and their signals), then the other end-to-end and broker files (servers, processes,
+ * timeouts), then the rest. Within each group vitest's own order stands (longest first once it has timed a run; by
  * size in a fresh clone, where nothing has been timed).
  */
 const WAITING_FILES = ['test/e2e/package.test.ts', 'test/e2e/pacing.test.ts', 'test/e2e/broker.test.ts'];
+const SERVER_FOLDERS = ['/test/e2e/', '/test/broker/'];
 
 class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const rank = (file: TestSpecification): number =>
-      WAITING_FILES.some((path) => file.moduleId.endsWith(path)) ? 0 : file.moduleId.includes('/test/e2e/') ? 1 : 2;
+      WAITING_FILES.some((path) => file.moduleId.endsWith(path)) ? 0 : SERVER_FOLDERS.some((folder) => file.moduleId.includes(folder)) ? 1 : 2;
     // Array.prototype.sort is stable: vitest's order stands within a rank.
     return sorted.sort((a, b) => rank(a) - rank(b));
   }
