@@ -13,14 +13,18 @@ const MOCKING_FILES = ['test/output/atomic-file.test.ts'];
  * timeouts), then the rest. Within each group vitest's own order stands (longest first once it has timed a run; by
  * size in a fresh clone, where nothing has been timed).
  */
-const WAITING_FILES = ['test/e2e/package.test.ts', 'test/e2e/pacing.test.ts', 'test/e2e/broker.test.ts'];
+// Longest wait first: vitest's own order would put the largest file first.
+const WAITING_FILES = ['test/e2e/pacing.test.ts', 'test/e2e/package.test.ts', 'test/e2e/broker.test.ts'];
 const SERVER_FOLDERS = ['/test/e2e/', '/test/broker/'];
 
 class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    const rank = (file: TestSpecification): number =>
-      WAITING_FILES.some((path) => file.moduleId.endsWith(path)) ? 0 : SERVER_FOLDERS.some((folder) => file.moduleId.includes(folder)) ? 1 : 2;
+    const rank = (file: TestSpecification): number => {
+      const waiting = WAITING_FILES.findIndex((path) => file.moduleId.endsWith(path));
+      if (waiting !== -1) return waiting / WAITING_FILES.length;
+      return SERVER_FOLDERS.some((folder) => file.moduleId.includes(folder)) ? 1 : 2;
+    };
     // Array.prototype.sort is stable: vitest's order stands within a rank.
     return sorted.sort((a, b) => rank(a) - rank(b));
   }
