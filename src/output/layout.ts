@@ -57,6 +57,22 @@ export function rejectedPath(unit: UnitPlace, layout: Layout): string {
   return `${REJECTED_FOLDER}/${unitPath(unit, 'ndjson', layout)}`;
 }
 
+/** A sink's names for a unit, relative to its output (a folder or a bucket's prefix): its file and its set-aside records. */
+export class UnitPaths {
+  constructor(
+    private readonly extension: string,
+    private readonly layout: Layout,
+  ) {}
+
+  dataOf(unit: UnitPlace): string {
+    return unitPath(unit, this.extension, this.layout);
+  }
+
+  rejectedOf(unit: UnitPlace): string {
+    return rejectedPath(unit, this.layout);
+  }
+}
+
 /**
  * The folders under the output where a killed run's temp files can be, relative to it: where a run writes data and
  * set-aside records. Flat: every metric's folder (a handful, whatever the days). Hive: the day folders of these

@@ -1,6 +1,6 @@
 import { sha256Hex } from './content-hash.js';
 import { extensionOf, type OutputEncoding } from './format.js';
-import { rejectedPath, unitPath, type Layout } from './layout.js';
+import { UnitPaths, type Layout } from './layout.js';
 import { objectKey, type ObjectLocation } from './object-location.js';
 import type { ObjectStore } from './object-store.js';
 import { rejectedLines, unitFileChunks, type UnitData, type UnitSink, type UnitWrite } from './sinks.js';
@@ -15,23 +15,19 @@ function bytesOf(chunks: Iterable<string | Uint8Array>): Buffer {
  * when the object already holds the same bytes; a failed PUT leaves the old object as it was.
  */
 export class ObjectSink implements UnitSink {
+  private readonly paths: UnitPaths;
+
   constructor(
     private readonly store: ObjectStore,
     private readonly location: ObjectLocation,
     private readonly encoding: OutputEncoding,
-    private readonly layout: Layout = 'flat',
-  ) {}
-
-  relativePathOf(data: Pick<UnitData, 'unit'>): string {
-    return unitPath(data.unit, extensionOf(this.encoding), this.layout);
+    layout: Layout = 'flat',
+  ) {
+    this.paths = new UnitPaths(extensionOf(encoding), layout);
   }
 
   keyOf(data: Pick<UnitData, 'unit'>): string {
-    return objectKey(this.location, this.relativePathOf(data));
-  }
-
-  rejectedKeyOf(data: Pick<UnitData, 'unit'>): string {
-    return objectKey(this.location, rejectedPath(data.unit, this.layout));
+    return objectKey(this.location, this.paths.dataOf(data.unit));
   }
 
   async commit(data: UnitData, signal?: AbortSignal): Promise<UnitWrite> {
@@ -40,11 +36,11 @@ export class ObjectSink implements UnitSink {
     // The hash the object's metadata keeps is the one the run manifest records.
     const sha256 = sha256Hex(body);
     const outcome = await this.store.writeIfChanged(key, body, signal, sha256);
-    const rejectedKey = this.rejectedKeyOf(data);
+    const rejectedKey = objectKey(this.location, this.paths.rejectedOf(data.unit));
     // A re-run that finds the data clean removes what an earlier run set aside, so the bucket tells the truth.
     if (data.rejected.length === 0) await this.store.removeIfPresent(rejectedKey, signal);
     else await this.store.writeIfChanged(rejectedKey, bytesOf(rejectedLines(data)), signal);
-    return { changed: outcome === 'written', path: this.store.url(key), file: { path: this.relativePathOf(data), bytes: body.length, sha256 } };
+    return { changed: outcome === 'written', path: this.store.url(key), file: { path: this.paths.dataOf(data.unit), bytes: body.length, sha256 } };
   }
 
   describe(data: UnitData): string {

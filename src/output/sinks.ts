@@ -4,7 +4,7 @@ import type { Writable } from 'node:stream';
 import { writeFileAtomicIfChanged } from './atomic-file.js';
 import { DigestingChunks, type ContentDigest } from './content-hash.js';
 import { extensionOf, jsonOrUndefined, type OutputEncoding } from './format.js';
-import { rejectedPath, unitPath, type Layout } from './layout.js';
+import { UnitPaths, type Layout } from './layout.js';
 import { parquetFileChunks, type ParquetTable } from './parquet.js';
 import { asOutputError } from './write-failure.js';
 
@@ -94,31 +94,27 @@ export function unitFileChunks(data: UnitData, encoding: OutputEncoding): Iterab
  * under `<output>/_rejected/`, as NDJSON.
  */
 export class FileSink implements UnitSink {
+  private readonly paths: UnitPaths;
+
   constructor(
     private readonly outputDir: string,
     private readonly encoding: OutputEncoding,
-    private readonly layout: Layout = 'flat',
-  ) {}
-
-  relativePathOf(data: Pick<UnitData, 'unit'>): string {
-    return unitPath(data.unit, extensionOf(this.encoding), this.layout);
+    layout: Layout = 'flat',
+  ) {
+    this.paths = new UnitPaths(extensionOf(encoding), layout);
   }
 
   pathOf(data: Pick<UnitData, 'unit'>): string {
-    return join(this.outputDir, this.relativePathOf(data));
-  }
-
-  rejectedPathOf(data: Pick<UnitData, 'unit'>): string {
-    return join(this.outputDir, rejectedPath(data.unit, this.layout));
+    return join(this.outputDir, this.paths.dataOf(data.unit));
   }
 
   async commit(data: UnitData, signal?: AbortSignal): Promise<UnitWrite> {
     const path = this.pathOf(data);
     const content = new DigestingChunks(() => unitFileChunks(data, this.encoding));
     const changed = await writeFileAtomicIfChanged(path, content.chunks, signal);
-    const file = content.digest && { path: this.relativePathOf(data), ...content.digest };
+    const file = content.digest && { path: this.paths.dataOf(data.unit), ...content.digest };
     const written = { changed, path, ...(file ? { file } : {}) };
-    const rejected = this.rejectedPathOf(data);
+    const rejected = join(this.outputDir, this.paths.rejectedOf(data.unit));
     if (data.rejected.length === 0) {
       // A re-run that finds the data clean removes what an earlier run set aside, so the folder tells the truth.
       try {
