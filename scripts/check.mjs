@@ -17,7 +17,14 @@ const config = ts.getParsedCommandLineOfConfigFile(`${root}tsconfig.json`, { noE
   },
 });
 if (config === undefined) throw new Error('cannot read tsconfig.json');
-const program = ts.createProgram({ rootNames: config.fileNames, options: config.options, projectReferences: config.projectReferences });
+// dist/ unseen: bench's imports of ../dist/*.js are checked against src/ (tsconfig's rootDirs), whether or not a build
+// is there or half-written by the build `npm test` runs beside this.
+const dist = `${root}dist/`;
+const host = ts.createCompilerHost(config.options);
+const { fileExists, directoryExists } = host;
+host.fileExists = (path) => !path.startsWith(dist) && fileExists.call(host, path);
+host.directoryExists = (path) => !`${path}/`.startsWith(dist) && (directoryExists?.call(host, path) ?? true);
+const program = ts.createProgram({ rootNames: config.fileNames, options: config.options, projectReferences: config.projectReferences, host });
 const diagnostics = [...config.errors, ...ts.getPreEmitDiagnostics(program)];
 /** @type {ts.FormatDiagnosticsHost} */
 const formatHost = { getCanonicalFileName: (name) => name, getCurrentDirectory: () => root, getNewLine: () => '\n' };
