@@ -22,8 +22,8 @@ if (config === undefined) throw new Error('cannot read tsconfig.json');
 const dist = `${root}dist/`;
 const host = ts.createCompilerHost(config.options);
 const { fileExists, directoryExists } = host;
-host.fileExists = (path) => !path.startsWith(dist) && fileExists.call(host, path);
-host.directoryExists = (path) => !`${path}/`.startsWith(dist) && (directoryExists?.call(host, path) ?? true);
+host.fileExists = (/** @type {string} */ path) => !path.startsWith(dist) && fileExists.call(host, path);
+host.directoryExists = (/** @type {string} */ path) => !`${path}/`.startsWith(dist) && (directoryExists?.call(host, path) ?? true);
 const program = ts.createProgram({ rootNames: config.fileNames, options: config.options, projectReferences: config.projectReferences, host });
 const diagnostics = [...config.errors, ...ts.getPreEmitDiagnostics(program)];
 /** @type {ts.FormatDiagnosticsHost} */
