@@ -56,8 +56,6 @@ export interface UnitData {
   readonly warnings: string[];
   /** The distinct store codes of the valid results, sorted: which stores the vendor has published for the unit. */
   readonly storeCodes: string[];
-  /** The local midnight (`date`) of each valid result kept, as epoch ms: which stores are still in their day. */
-  readonly localMidnights: number[];
   /** Results of a neighbouring local day, received and counted but not written (local mode). */
   readonly dropped: number;
   /** Fetches of the whole unit it took (1 unless it came back incomplete). */
@@ -160,7 +158,6 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number,
   for (const result of results) if (storeCodes.at(-1) !== result.storeCode) storeCodes.push(result.storeCode);
   const header = headerOf(unit.metric, options.encoding);
   const table = parquetTableOf(unit.metric, options.encoding, unitWindow(unit));
-  const localMidnights = results.map((result) => result.instant);
   return {
     complete: true,
     data: {
@@ -174,7 +171,6 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number,
       rejected,
       warnings,
       storeCodes,
-      localMidnights,
       dropped,
       attempts: attempt,
       measure,

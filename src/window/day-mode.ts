@@ -38,11 +38,6 @@ export function overAt(day: CalendarDay, mode: DayMode): number {
   return Date.parse(dayWindow(day, mode).lte) + LOCAL_DAY_END_MS;
 }
 
-/** Whether a result whose local midnight is `instant` is still in its day at `now`. */
-export function inItsDay(instant: number, now: Date): boolean {
-  return instant + LOCAL_DAY_END_MS > now.getTime();
-}
-
 /**
  * The day a run with no window imports: yesterday (UTC) in UTC mode, as cron expects; in local mode the latest local
  * day that has ended in every offset, -12:00 included.

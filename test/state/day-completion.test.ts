@@ -31,7 +31,6 @@ function outcome(unit: Unit, midnights: readonly string[], measure: MeasureSums 
       rejected: [],
       warnings: [],
       storeCodes,
-      localMidnights: midnights.map((date) => Date.parse(date)),
       dropped: 0,
       attempts: 1,
       requests: 1,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dayWindow, defaultDay, inItsDay, isDayOrNeighbour, isNotOver, localDayOf, overAt, startsInFuture } from '../../src/window/day-mode.js';
+import { dayWindow, defaultDay, isDayOrNeighbour, isNotOver, localDayOf, overAt, startsInFuture } from '../../src/window/day-mode.js';
 
 /** A store's local midnight of `day` at `offset` (e.g. '+14:00'), as the API spells `date`, and its instant. */
 function midnight(day: string, offset: string): number {
@@ -25,19 +25,13 @@ describe('dayWindow', () => {
   });
 });
 
-describe('overAt and inItsDay', () => {
+describe('overAt', () => {
   it('a UTC day is over 25 h after its window ends: its last local days started just before midnight UTC', () => {
     expect(new Date(overAt('2026-11-22', 'utc')).toISOString()).toBe('2026-11-24T00:59:59.000Z');
   });
 
   it('a local day is over 25 h after its -12:00 midnight', () => {
     expect(new Date(overAt('2026-11-22', 'local')).toISOString()).toBe('2026-11-23T13:00:00.000Z');
-  });
-
-  it('a store at +02:00 is in its day 2026-11-23 at 18:28 UTC on the 23rd, and out of it 25 h after its midnight', () => {
-    const instant = midnight('2026-11-23', '+02:00');
-    expect(inItsDay(instant, new Date('2026-11-23T18:28:00Z'))).toBe(true);
-    expect(inItsDay(instant, new Date('2026-11-23T23:00:00Z'))).toBe(false);
   });
 });
 
