@@ -9,6 +9,7 @@ import { ImportState } from '../state/import-state.js';
 import { ObjectStateStorage } from '../state/object-state.js';
 import { STATE_FILE_NAME } from '../state/state-file.js';
 import { FileStateStorage, type StateStorage } from '../state/storage.js';
+import { clockOf } from './clock.js';
 import type { CommandRun } from './declaration.js';
 import { IMPORT_OPTIONS } from './import-options.js';
 
@@ -88,7 +89,8 @@ export async function withExistingState<T>(
     logger: createLogger({ stream: context.stderr, format: 'text', level: 'warn', credentials }),
   });
   try {
-    const state = await ImportState.loadExisting(await stateStorageFor(url, stores), { now: new Date(), metricNames: METRIC_NAMES });
+    // The run's clock, as the import that wrote the state had: a day it recorded is not in this command's future.
+    const state = await ImportState.loadExisting(await stateStorageFor(url, stores), { now: clockOf(context.env), metricNames: METRIC_NAMES });
     return await use(state, url);
   } finally {
     stores.close();

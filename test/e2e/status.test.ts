@@ -167,6 +167,21 @@ describe('area-metrics status', () => {
     expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(message)]);
   });
 
+  it('status, accept and reopen read the state on the run\'s clock: days the import recorded on a clock ahead are not "in the future"', async () => {
+    // A simulation of the weeks ahead, as the over-months tests run it: every command on the same AREA_METRICS_NOW.
+    const ahead = new Date(CLOCK.getTime() + 40 * 86_400_000);
+    const dayAhead = (n: number): string => new Date(ahead.getTime() - n * 86_400_000).toISOString().slice(0, 10);
+    const onThatClock = { env: { AREA_METRICS_NOW: ahead.toISOString() } };
+    const out = await folderWithState({ version: 1, lastCompleteDay: { traffic: dayAhead(2) } });
+    const status = await runCli(['status', '-o', out, '--json'], onThatClock);
+    expect(status.code, status.stderr).toBe(0);
+    expect((JSON.parse(status.stdout) as StatusJson).metrics[0]?.lastCompleteDay).toBe(dayAhead(2));
+    const reopened = await runCli(['reopen', 'traffic', '-o', out, '--date', dayAhead(2)], onThatClock);
+    expect(reopened.code, reopened.stderr).toBe(0);
+    const accepted = await runCli(['accept', 'traffic', '-o', out, '--date', dayAhead(2)], onThatClock);
+    expect(accepted.code, accepted.stderr).toBe(0);
+  });
+
   it('bad flags are usage errors', async () => {
     const out = await folderWithState({ version: 1, lastCompleteDay: { traffic: daysAgo(1) } });
     expect((await runCli(['status', '-o', out, '--max-behind', 'two'])).code).toBe(2);
