@@ -11,13 +11,12 @@ const MOCKING_FILES = ['test/output/atomic-file.test.ts'];
  * first the files that mostly wait on real time (npm installing the packed package, a rate limit of 10 requests a
  * second, broker processes and their signals), then the other end-to-end and broker files (servers, processes,
  * timeouts), then the rest. Within each group vitest's own order stands (longest first once it has timed a run; by
- * size in a fresh clone, where nothing has been timed).
+ * size in a fresh clone, where nothing has been timed). The waiting files are listed longest wait first.
  */
-// Longest wait first: vitest's own order would put the largest file first.
 const WAITING_FILES = ['test/e2e/pacing.test.ts', 'test/e2e/package.test.ts', 'test/e2e/broker.test.ts'];
 const SERVER_FOLDERS = ['/test/e2e/', '/test/broker/'];
 
-class LongestFirst extends BaseSequencer {
+class WaitingFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const rank = (file: TestSpecification): number => {
@@ -43,7 +42,7 @@ export default defineConfig({
     // Every temp file of the run in one folder, on a memory file system where there is one (test/global-temp.ts).
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', TMPDIR: runTempDir() },
     globalSetup: ['test/global-temp.ts'],
-    sequence: { sequencer: LongestFirst },
+    sequence: { sequencer: WaitingFirst },
     projects: [
       {
         extends: true,
