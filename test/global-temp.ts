@@ -1,12 +1,12 @@
-import { accessSync, constants, mkdirSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
  * One temp folder for the whole test run, every file a test writes under it (`TMPDIR` for the test processes and
  * what they spawn): on a memory file system where the machine has one, because the suite writes and fsyncs
- * thousands of small files and on a virtual disk that was a fifth of its CPU time; elsewhere under the usual temp
- * folder. Removed when the run ends, with whatever a failed test left behind. Tests of a full or read-only disk mount
+ * thousands of small files and on a virtual disk that was a fifth of its CPU time; elsewhere (or when it has less
+ * than a gigabyte free) under the usual temp folder. Removed when the run ends, with whatever a failed test left behind. Tests of a full or read-only disk mount
  * their own (`helpers/tmpfs.ts`).
  */
 export function runTempDir(): string {
@@ -14,10 +14,14 @@ export function runTempDir(): string {
   return join(base, `area-metrics-tests-${process.pid}`);
 }
 
+/** Room the suite's files need at their peak, with a margin; a container's default /dev/shm (64 MB) has less. */
+const NEEDED_BYTES = 1024 ** 3;
+
 function memoryFileSystem(): string | undefined {
   try {
     accessSync('/dev/shm', constants.W_OK);
-    return '/dev/shm';
+    const { bavail, bsize } = statfsSync('/dev/shm');
+    return bavail * bsize >= NEEDED_BYTES ? '/dev/shm' : undefined;
   } catch {
     return undefined;
   }
