@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { SignJWT, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+import { listenOnLoopback } from '../helpers/loopback.js';
 
 /** The Firebase project of the tests, and the App Check app ids of the test applications. */
 export const PROJECT_NUMBER = '123456789';
@@ -48,7 +48,6 @@ export async function startIssuer(keys: readonly IssuerKey[], maxAgeSeconds: num
   let maxAge: number | undefined = maxAgeSeconds;
   let down = false;
   let fetches = 0;
-  const sockets = new Set<Socket>();
   const server: Server = createServer((request, response) => {
     if (down) {
       request.socket.destroy();
@@ -59,14 +58,9 @@ export async function startIssuer(keys: readonly IssuerKey[], maxAgeSeconds: num
     if (maxAge !== undefined) headers['cache-control'] = `public, max-age=${maxAge}, must-revalidate, no-transform`;
     response.writeHead(200, headers).end(JSON.stringify({ keys: published.map((key) => key.publicJwk) }));
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listenOnLoopback(server);
   return {
-    jwksUrl: `http://127.0.0.1:${port}/v1/jwks`,
+    jwksUrl: `${listening.url}/v1/jwks`,
     fetches: () => fetches,
     publish: (next) => {
       published = next;
@@ -76,13 +70,9 @@ export async function startIssuer(keys: readonly IssuerKey[], maxAgeSeconds: num
     },
     setDown: (value) => {
       down = value;
-      if (value) for (const socket of sockets) socket.destroy();
+      if (value) listening.dropConnections();
     },
-    close: async () => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const socket of sockets) socket.destroy();
-      await closed;
-    },
+    close: listening.close,
   };
 }
 

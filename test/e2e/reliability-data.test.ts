@@ -3,12 +3,12 @@
  * (exit 5, one line naming metric, day, store_code, field and value) and `skip` (exit 0, the record set aside in
  * `_rejected/`). A tiny loopback server serves crafted envelopes; the BUILT binary is what runs.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, stopAllClis, type CliResult } from '../helpers/cli.js';
+import { listenOnLoopback, type Listening } from '../helpers/loopback.js';
 import { dataFiles, listFiles, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Data-S3cret-c0ffee';
@@ -121,10 +121,9 @@ async function expectSkipped(bad: RecordCase, out: string, result: CliResult): P
   expect(errorLines(result.stderr)).toEqual([]);
 }
 
-let server: Server;
+let listening: Listening | undefined;
 let baseUrl = '';
 const calls: string[] = [];
-const sockets = new Set<Socket>();
 const tempDir = useTempDirs('reliability-data-');
 
 function importArgs(metric: Metric, caseName: string, out: string, ...extra: string[]): string[] {
@@ -141,7 +140,7 @@ function errorLines(stderr: string): string[] {
 }
 
 beforeAll(async () => {
-  server = createServer((request, response) => {
+  const server = createServer((request, response) => {
     const caseName = new URL(request.url ?? '/', 'http://x').pathname.split('/')[1] ?? '';
     calls.push(caseName);
     // A `next` link that points back at the page itself: a pager that trusted it would never stop.
@@ -153,21 +152,13 @@ beforeAll(async () => {
     response.writeHead(body === undefined ? 404 : 200, { 'Content-Type': 'application/json' });
     response.end(body ?? '{"detail":"Not found."}');
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  listening = await listenOnLoopback(server);
+  baseUrl = listening.url;
 });
 
 afterAll(async () => {
   await stopAllClis();
-  await new Promise<void>((resolve) => {
-    if (!server) return resolve();
-    server.close(() => resolve());
-    for (const socket of sockets) socket.destroy();
-  });
+  await listening?.close();
 });
 
 describe.concurrent('a body that is not an envelope', () => {

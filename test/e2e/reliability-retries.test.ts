@@ -5,11 +5,11 @@
  * the BUILT binary shows that a real Retry-After is really waited.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RecordedRequest, type Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, runCli, stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
 import { virtualClock, type VirtualClock } from '../helpers/clock.js';
+import { listenOnLoopback } from '../helpers/loopback.js';
 import { closedPort } from '../helpers/ports.js';
 import { runInProcess } from '../helpers/run-in-process.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
@@ -54,26 +54,12 @@ interface ScriptedServer {
 /** A tiny loopback server whose Nth request (1-based) is answered by `answer`; it records every call. */
 async function startScripted(answer: (n: number, request: IncomingMessage, response: ServerResponse) => void): Promise<ScriptedServer> {
   const calls: ScriptedServer['calls'] = [];
-  const sockets = new Set<Socket>();
   const server: Server = createServer((request, response) => {
     calls.push({ path: request.url ?? '', authorization: request.headers.authorization, at: Date.now() });
     answer(calls.length, request, response);
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    calls,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
-      }),
-  };
+  const { url, close } = await listenOnLoopback(server);
+  return { url, calls, close };
 }
 
 function envelopeFor(day: string): string {

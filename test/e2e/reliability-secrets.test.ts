@@ -2,13 +2,13 @@
  * Secrets: across every failure path of the import (and a success), with `-v` in text and JSON logs, the
  * client secret (and the Basic header that carries it) appears nowhere in stdout, stderr or any file written.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer } from 'node:http';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxFaults } from '../../src/sandbox/index.js';
 import { runCli, startCli, stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
+import { listenOnLoopback, type Listening } from '../helpers/loopback.js';
 import { listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
 const CLIENT_ID = 'secrets-client';
@@ -28,9 +28,8 @@ function forbidden(secret: string): string[] {
 }
 
 let sandbox: Sandbox;
-let badData: Server;
+let badData: Listening | undefined;
 let badDataUrl = '';
-const sockets = new Set<Socket>();
 const tempDir = useTempDirs('reliability-secrets-');
 
 async function expectNoLeak(result: CliResult, out: string, secrets: readonly string[] = [SECRET]): Promise<void> {
@@ -71,7 +70,7 @@ const SCENARIOS: readonly Scenario[] = [
 
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, stores: 3, zones: 2, days: 3, clientId: CLIENT_ID, clientSecret: SECRET });
-  badData = createServer((_request, response) => {
+  const badDataServer = createServer((_request, response) => {
     const record = (storeCode: string, users: number): unknown => ({
       store_code: storeCode,
       date: `${DAY}T00:00:00Z`,
@@ -81,12 +80,8 @@ beforeAll(async () => {
     response.writeHead(200, { 'Content-Type': 'application/json' });
     response.end(JSON.stringify({ count: 2, next: null, previous: null, results: [record('S1', 1), record('S2', -1)] }));
   });
-  badData.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => badData.listen(0, '127.0.0.1', resolve));
-  badDataUrl = `http://127.0.0.1:${(badData.address() as AddressInfo).port}`;
+  badData = await listenOnLoopback(badDataServer);
+  badDataUrl = badData.url;
 });
 
 afterEach(() => {
@@ -97,11 +92,7 @@ afterAll(async () => {
   // Not after each test: the scenarios run concurrently, and one finishing must not kill another's child.
   await stopAllClis();
   await sandbox?.close();
-  await new Promise<void>((resolve) => {
-    if (!badData) return resolve();
-    badData.close(() => resolve());
-    for (const socket of sockets) socket.destroy();
-  });
+  await badData?.close();
 });
 
 describe.concurrent('the client secret never leaks on any path', () => {

@@ -1,5 +1,6 @@
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { connect, type AddressInfo, type Socket } from 'node:net';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { listenOnLoopback } from './loopback.js';
 
 /** One request a crafted server received. */
 export interface CraftedCall {
@@ -32,23 +33,6 @@ export interface CraftedProxy {
   close(): Promise<void>;
 }
 
-async function listen(server: Server): Promise<{ port: number; close: () => Promise<void> }> {
-  const sockets = new Set<Socket>();
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
-      }),
-  };
-}
-
 /**
  * A small real HTTP server on loopback whose answers each test writes by hand: the kind of answer a vendor bug or a
  * proxy in front of the API produces. Cases are told apart by the first path segment, so concurrent tests share it.
@@ -68,7 +52,7 @@ export async function startCraftedServer(): Promise<CraftedServer> {
     calls.set(name, list);
     handler(request, response, list.length);
   });
-  const { port, close } = await listen(server);
+  const { port, close } = await listenOnLoopback(server);
   const url = `http://127.0.0.1:${port}`;
   return {
     url,
@@ -106,7 +90,7 @@ export async function startCraftedProxy(mode: ProxyMode): Promise<CraftedProxy> 
     client.on('error', () => upstream.destroy());
     client.on('close', () => upstream.destroy());
   });
-  const { port, close } = await listen(server);
+  const { port, close } = await listenOnLoopback(server);
   return { hostPort: `127.0.0.1:${port}`, connects, close };
 }
 

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { listenOnLoopback } from './loopback.js';
 
 /** What a `respond` callback sees of a token request. */
 export interface FakeAuthRequest {
@@ -105,7 +105,6 @@ export async function startFakeAuthServer(
   const issued: string[] = [];
   const requestTimes: number[] = [];
   const bodies: { written: number; total: number; cutOff: boolean }[] = [];
-  const sockets = new Set<Socket>();
   let releaseHanging: () => void = () => {};
   const closed = new Promise<void>((resolve) => (releaseHanging = resolve));
 
@@ -169,15 +168,10 @@ export async function startFakeAuthServer(
   const server: Server = createServer((request, response) => {
     handle(request, response).catch(() => response.destroy());
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listenOnLoopback(server);
   let isClosed = false;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: listening.url,
     clientId,
     clientSecret,
     issued,
@@ -191,9 +185,7 @@ export async function startFakeAuthServer(
       if (isClosed) return;
       isClosed = true;
       releaseHanging();
-      const done = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const socket of sockets) socket.destroy();
-      await done;
+      await listening.close();
     },
   };
 }
