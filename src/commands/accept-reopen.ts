@@ -41,8 +41,9 @@ export function dayAction(action: DayAction): CommandAction {
   return async ({ context, reporter, options: collected, args }) => {
     const metrics = metricsOf(args[0] ?? '');
     const options = readOptions(DAY_OPTIONS, collected, context.env);
-    const days = daysOf(options, action, clockOf(context.env));
-    await withExistingState(action, options, { context, reporter }, async (state) => {
+    const now = clockOf(context.env);
+    const days = daysOf(options, action, now);
+    await withExistingState(action, options, { context, reporter, now }, async (state) => {
       for (const metric of metrics) context.stdout.write(await change(state, action, metric, days));
     });
   };

@@ -9,7 +9,6 @@ import { ImportState } from '../state/import-state.js';
 import { ObjectStateStorage } from '../state/object-state.js';
 import { STATE_FILE_NAME } from '../state/state-file.js';
 import { FileStateStorage, type StateStorage } from '../state/storage.js';
-import { clockOf } from './clock.js';
 import type { CommandRun } from './declaration.js';
 import { IMPORT_OPTIONS } from './import-options.js';
 
@@ -69,12 +68,13 @@ export function awsCredentialsIn(env: NodeJS.ProcessEnv): { secret: string }[] {
 
 /**
  * Opens the existing state a command reads or settles, wherever it lives (a folder, a bucket, `--state`), runs
- * `use` with it, and closes the store's connections. No state there is a usage error.
+ * `use` with it, and closes the store's connections. No state there is a usage error. `now` is the command's clock
+ * (`AREA_METRICS_NOW` in tests), as the import that wrote the state had: a day it recorded is not in the future.
  */
 export async function withExistingState<T>(
   command: string,
   options: { readonly output: string; readonly state: string | undefined; readonly s3ForcePathStyle: boolean },
-  { context, reporter }: Pick<CommandRun, 'context' | 'reporter'>,
+  { context, reporter, now }: Pick<CommandRun, 'context' | 'reporter'> & { readonly now: Date },
   use: (state: ImportState, location: string) => Promise<T>,
 ): Promise<T> {
   const url = stateUrlOf(options.output, options.state);
@@ -89,8 +89,7 @@ export async function withExistingState<T>(
     logger: createLogger({ stream: context.stderr, format: 'text', level: 'warn', credentials }),
   });
   try {
-    // The run's clock, as the import that wrote the state had: a day it recorded is not in this command's future.
-    const state = await ImportState.loadExisting(await stateStorageFor(url, stores), { now: clockOf(context.env), metricNames: METRIC_NAMES });
+    const state = await ImportState.loadExisting(await stateStorageFor(url, stores), { now, metricNames: METRIC_NAMES });
     return await use(state, url);
   } finally {
     stores.close();

@@ -18,7 +18,7 @@ export const statusAction: CommandAction = async ({ context, reporter, options: 
   const format = options.json ? 'json' : (options.format ?? 'text');
   const { maxBehind } = options;
   const now = clockOf(context.env);
-  const { state, path } = await withExistingState('status', options, { context, reporter }, (state, path) => Promise.resolve({ state, path })).catch((error: unknown) => {
+  const { state, path } = await withExistingState('status', options, { context, reporter, now }, (state, path) => Promise.resolve({ state, path })).catch((error: unknown) => {
     // `> file.prom` has already emptied the file: a sample saying so keeps the metrics from silently vanishing.
     if (format === 'prometheus') context.stdout.write(prometheusWithoutState());
     throw error;
