@@ -8,7 +8,8 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 # --ignore-scripts: no dependency needs an install script, and none gets to run one.
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json ./
+COPY scripts/build.mjs ./scripts/
 COPY bin ./bin
 COPY src ./src
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
