@@ -28,23 +28,26 @@ const tempDir = useTempDirs('pacing-');
 let reference: Map<string, Buffer>;
 let unthrottledRequests = 0;
 
-function importArgs(out: string, ...extra: string[]): string[] {
+/** Every sandbox of the file serves the same data: 20 stores, so two pages a unit at 10 a page. */
+const SANDBOX_DATA = { stores: 20, zones: 3, days: 9, clientSecret: SECRET };
+
+function importArgs(baseUrl: string, out: string, ...extra: string[]): string[] {
   // 20 stores at 10 a page: two pages a unit, 36 requests in all.
-  return ['all', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET, '--from', FROM, '--to', TO, '--page-size', '10', '-o', out, ...extra];
+  return ['all', '--base-url', baseUrl, '--client-id', sandbox.clientId, '--client-secret', SECRET, '--from', FROM, '--to', TO, '--page-size', '10', '-o', out, ...extra];
 }
 
-function metricAnswers(): Answer[] {
-  return answers.filter((answer) => answer.path.startsWith('/api/bi/area-metrics/'));
+function metricAnswers(seen: readonly Answer[]): Answer[] {
+  return seen.filter((answer) => answer.path.startsWith('/api/bi/area-metrics/'));
 }
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ stores: 20, zones: 3, days: 9, clientSecret: SECRET, onRequest: (request) => answers.push({ ...request, at: performance.now() }) });
+  sandbox = await startSandbox({ ...SANDBOX_DATA, onRequest: (request) => answers.push({ ...request, at: performance.now() }) });
   const out = await tempDir();
-  const plain = await runInProcess(importArgs(out));
+  const plain = await runInProcess(importArgs(sandbox.url, out));
   expect(plain.code, plain.stderr).toBe(0);
   reference = await readTree(out);
   expect(reference.size).toBe(18);
-  unthrottledRequests = metricAnswers().length;
+  unthrottledRequests = metricAnswers(answers).length;
   expect(unthrottledRequests).toBe(36);
 });
 
@@ -52,43 +55,53 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-describe.each([
-  ['announced with the IETF draft fields', 'draft'],
-  ['announced with X-RateLimit-* headers', 'x'],
-  ['not announced (only 429 with Retry-After: 1)', 'none'],
-] as const)('a vendor limit of 10 requests a second, %s', (_name, headers) => {
-  it.each([4, 16])('--concurrency %i: exit 0, the same files, at most 2 in 100 requests answered 429 once settled, near the limit', async (concurrency) => {
-    sandbox.setFaults({ rateLimit: { perSecond: LIMIT, headers } });
-    answers.length = 0;
-    const out = await tempDir();
-    const result = await runInProcess(importArgs(out, '--concurrency', String(concurrency)));
-    expect(result.code, result.stderr).toBe(0);
-    expect(await readTree(out)).toEqual(reference);
+const LIMITED_CASES = (
+  [
+    ['announced with the IETF draft fields', 'draft'],
+    ['announced with X-RateLimit-* headers', 'x'],
+    ['not announced (only 429 with Retry-After: 1)', 'none'],
+  ] as const
+).flatMap(([announced, headers]) => [4, 16].map((concurrency) => ({ announced, headers, concurrency })));
 
-    const seen = metricAnswers();
-    const pages = seen.filter((answer) => answer.status === 200);
-    const throttled = seen.filter((answer) => answer.status === 429);
-    expect(pages).toHaveLength(unthrottledRequests);
-    // The run's own numbers are the vendor's.
-    expect(result.stderr).toContain(`imported 18 of 18 units, `);
-    expect(result.stderr).toMatch(new RegExp(`, ${seen.length} requests${throttled.length ? `, ${throttled.length} answered 429` : ''}, pace 9\\.9/s\\n`));
+// Each case has a sandbox of its own and runs beside the others: the six mostly wait on the limit, a few seconds each.
+describe.concurrent('a vendor limit of 10 requests a second', () => {
+  it.for(LIMITED_CASES)('$announced, --concurrency $concurrency: exit 0, the same files, at most 2 in 100 requests answered 429 once settled, near the limit', async ({ headers, concurrency }, context) => {
+    const { expect } = context;
+    const seen: Answer[] = [];
+    const limited = await startSandbox({ ...SANDBOX_DATA, faults: { rateLimit: { perSecond: LIMIT, headers } }, onRequest: (request) => seen.push({ ...request, at: performance.now() }) });
+    try {
+      const out = await tempDir(context);
+      const result = await runInProcess(importArgs(limited.url, out, '--concurrency', String(concurrency)));
+      expect(result.code, result.stderr).toBe(0);
+      expect(await readTree(out)).toEqual(reference);
 
-    const firstThrottled = throttled[0]?.at;
-    if (headers === 'none') {
-      // Learning the limit costs one 429 per request in flight when the first came back, then every request is held
-      // for its Retry-After: after that, the run is settled.
-      expect(firstThrottled).toBeDefined();
-      const learning = throttled.filter((answer) => answer.at < firstThrottled! + 1000);
-      expect(learning.length).toBeLessThanOrEqual(concurrency);
-      const settled = seen.filter((answer) => answer.at >= firstThrottled! + 1000);
-      expect(throttled.length - learning.length).toBeLessThanOrEqual(0.02 * settled.length);
-    } else {
-      // Paced from the first answer on: no 429 at all.
-      expect(throttled.length).toBeLessThanOrEqual(0.02 * seen.length);
+      const metric = metricAnswers(seen);
+      const pages = metric.filter((answer) => answer.status === 200);
+      const throttled = metric.filter((answer) => answer.status === 429);
+      expect(pages).toHaveLength(unthrottledRequests);
+      // The run's own numbers are the vendor's.
+      expect(result.stderr).toContain(`imported 18 of 18 units, `);
+      expect(result.stderr).toMatch(new RegExp(`, ${metric.length} requests${throttled.length ? `, ${throttled.length} answered 429` : ''}, pace 9\\.9/s\\n`));
+
+      const firstThrottled = throttled[0]?.at;
+      if (headers === 'none') {
+        // Learning the limit costs one 429 per request in flight when the first came back, then every request is held
+        // for its Retry-After: after that, the run is settled.
+        expect(firstThrottled).toBeDefined();
+        const learning = throttled.filter((answer) => answer.at < firstThrottled! + 1000);
+        expect(learning.length).toBeLessThanOrEqual(concurrency);
+        const settled = metric.filter((answer) => answer.at >= firstThrottled! + 1000);
+        expect(throttled.length - learning.length).toBeLessThanOrEqual(0.02 * settled.length);
+      } else {
+        // Paced from the first answer on: no 429 at all.
+        expect(throttled.length).toBeLessThanOrEqual(0.02 * metric.length);
+      }
+      // From the first answer to the last: within 1.1x of the time the limit allows for the pages.
+      const seconds = (metric.at(-1)!.at - metric[0]!.at) / 1000;
+      expect(seconds).toBeLessThanOrEqual((1.1 * pages.length) / LIMIT);
+    } finally {
+      await limited.close();
     }
-    // From the first answer to the last: within 1.1x of the time the limit allows for the pages.
-    const seconds = (seen.at(-1)!.at - seen[0]!.at) / 1000;
-    expect(seconds).toBeLessThanOrEqual((1.1 * pages.length) / LIMIT);
   });
 });
 
@@ -98,7 +111,7 @@ describe('the numbers of a paced run', () => {
     sandbox.setFaults({ rateLimit: { perSecond: 100, headers: 'draft' } });
     answers.length = 0;
     const out = await tempDir();
-    const result = await runInProcess(importArgs(out, '--log-format', 'json', '-v'));
+    const result = await runInProcess(importArgs(sandbox.url, out, '--log-format', 'json', '-v'));
     expect(result.code, result.stderr).toBe(0);
     const lines = result.stderr
       .trim()
@@ -127,7 +140,7 @@ describe('--max-rps', () => {
     sandbox.setFaults({});
     const clock = virtualClock();
     const out = await tempDir();
-    const result = await runInProcess(importArgs(out, '--to', FROM), { clock, env: { AREA_METRICS_MAX_RPS: '2' } });
+    const result = await runInProcess(importArgs(sandbox.url, out, '--to', FROM), { clock, env: { AREA_METRICS_MAX_RPS: '2' } });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/, 6 requests, pace 2\.0\/s\n/);
     // Six requests at two a second: at least two more windows after the first (each 1% longer).
@@ -142,7 +155,7 @@ describe('--max-rps', () => {
   });
 
   it.each(['0', '-1', 'ten', '10001'])('refuses %s with exit 2 and one line', async (value) => {
-    const result = await runInProcess(importArgs('unused', '--max-rps', value));
+    const result = await runInProcess(importArgs(sandbox.url, 'unused', '--max-rps', value));
     expect(result.code).toBe(2);
     expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/--max-rps .* must be a number of requests a second above 0, at most 10000/)]);
   });
