@@ -44,6 +44,7 @@ export default defineConfig({
     // Every temp file of the run in one folder, on a memory file system where there is one (test/global-temp.ts).
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', TMPDIR: runTempDir() },
     globalSetup: ['test/global-temp.ts'],
+    setupFiles: ['test/buffer-equality.ts'],
     sequence: { sequencer: WaitingFirst },
     projects: [
       {
