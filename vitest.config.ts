@@ -38,8 +38,6 @@ export default defineConfig({
     // A larger young generation: the suite allocates much short-lived data (pages, rows); fewer scavenges, ~8% less CPU.
     execArgv: ['--max-semi-space-size=64'],
     maxWorkers: 2,
-    // Concurrent tests (describe.concurrent) are ones that wait on real time; the pacing file has six at once.
-    maxConcurrency: 6,
     // The AWS SDK's notice about Node versions, in the test process itself (the CLI silences its own at the edge).
     // Every temp file of the run in one folder, on a memory file system where there is one (test/global-temp.ts).
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', TMPDIR: runTempDir() },
