@@ -20,6 +20,9 @@ class WaitingFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const rank = (file: TestSpecification): number => {
+      // Last, once the shared workers have nothing left to start: a worker of another project takes a shared one's
+      // place, and a shared file started after it would load every module again in a new worker.
+      if (MOCKING_FILES.some((path) => file.moduleId.endsWith(path))) return 3;
       const waiting = WAITING_FILES.findIndex((path) => file.moduleId.endsWith(path));
       if (waiting !== -1) return waiting / WAITING_FILES.length;
       return SERVER_FOLDERS.some((folder) => file.moduleId.includes(folder)) ? 1 : 2;
