@@ -44,8 +44,7 @@ afterAll(async () => {
 describe('import commands against the sandbox', () => {
   it.each(['unique-users', 'avg-screen-time', 'traffic'] as const)('%s imports yesterday by default', async (metric) => {
     const before = sandbox.requests.length;
-    // The default output folder is relative to the working folder: a process's.
-    const result = await runCli([metric, ...auth()], { cwd: workDir, process: true });
+    const result = await run([metric, ...auth(), '-o', folder('area-metrics-data')]);
     expect(result.stderr).toMatch(/imported 1 of 1 units/);
     expect(result.code).toBe(0);
     const day = utcDay(-1);
@@ -57,6 +56,16 @@ describe('import commands against the sandbox', () => {
     expect(lines.length - 1).toBe(expectedRows(metric, day).length);
     // Byte for byte what csv-stringify writes for the plainly built rows (zone names with commas, quotes, non-ASCII).
     expect(csv).toBe(`${lines[0]}\n${referenceCsv(expectedRows(metric, day))}`);
+  });
+
+  it('without -o writes to area-metrics-data in the working folder, beside its state', async () => {
+    // The default output folder is relative to the working folder: a process's.
+    const result = await runCli(['traffic', ...auth()], { cwd: workDir, process: true });
+    expect(result.code, result.stderr).toBe(0);
+    const day = utcDay(-1);
+    const csv = await readFile(join(workDir, 'area-metrics-data', 'traffic', `${day}.csv`), 'utf8');
+    expect(csv).toBe(`${csv.split('\n')[0]}\n${referenceCsv(expectedRows('traffic', day))}`);
+    expect(existsSync(join(workDir, 'area-metrics-data', '.area-metrics-state.json'))).toBe(true);
   });
 
   it('all: a 3-day backfill in pages of 7 matches the sandbox record for record', async () => {

@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxFaults } from '../../src/sandbox/index.js';
-import { runCli, startCli, stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
+import { runCli, startInProcess, stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
 import { listenOnLoopback, type Listening } from '../helpers/loopback.js';
 import { listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
@@ -160,10 +160,11 @@ describe('the client secret never leaks', () => {
     await expectNoLeak(dryRun, out);
   });
 
+  // In this process: the signal becomes an abort as at the process edge (its own handlers are reliability-files's).
   it.each(['SIGINT', 'SIGTERM'] as const)('interrupted by %s', async (signal) => {
     const out = await tempDir();
     sandbox.setFaults({ latencyMs: 300 });
-    const run = startCli(['unique-users', '--base-url', sandbox.url, '--client-id', CLIENT_ID, '--client-secret', SECRET, '--from', DAY, '--to', DAY, '-o', out, '-v', '--page-size', '1']);
+    const run = startInProcess(['unique-users', '--base-url', sandbox.url, '--client-id', CLIENT_ID, '--client-secret', SECRET, '--from', DAY, '--to', DAY, '-o', out, '-v', '--page-size', '1']);
     await waitUntil(() => run.stderr().includes('page 1'), 'the first page');
     run.kill(signal);
     const result = await run.done;
