@@ -1,7 +1,8 @@
 /**
- * OpenLineage run events: the BUILT binary against the sandbox posts them to a loopback stand-in for Marquez, and
- * each is checked against the spec's own JSON schemas (test/fixtures/openlineage). A failed run ends with FAIL, an
- * interrupted one with ABORT; a lineage server that is down costs one warning and never fails the run.
+ * OpenLineage run events: the command line (run in this process) against the sandbox posts them to a loopback
+ * stand-in for Marquez, and each is checked against the spec's own JSON schemas (test/fixtures/openlineage). A failed
+ * run ends with FAIL, an interrupted one with ABORT; a lineage server that is down costs one warning and never fails
+ * the run.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -16,7 +17,7 @@ import { listFiles, useTempDirs } from '../helpers/tmp.js';
 const SECRET = 'Lineage-S3cret-6';
 const API_KEY = 'Marquez-Api-Key-4c1d';
 const CLOCK = noonToday();
-const { runCli, startCli } = clockedCli(CLOCK);
+const { runCli, startInProcess } = clockedCli(CLOCK);
 const tempDir = useTempDirs('lineage-e2e-');
 const daysAgo = (n: number): string => new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
 const METRICS = ['unique-users', 'avg-screen-time', 'traffic'];
@@ -117,7 +118,7 @@ describe('OpenLineage events', () => {
   it('an interrupted run ends with ABORT', async () => {
     lineage = await startLineageServer();
     sandbox.setFaults({ latencyMs: 10_000 });
-    const cli = startCli(['traffic', '--date', daysAgo(2), '-o', await tempDir(), ...api()], { env: { OPENLINEAGE_URL: lineage.url, ...secretEnv() } });
+    const cli = startInProcess(['traffic', '--date', daysAgo(2), '-o', await tempDir(), ...api()], { env: { OPENLINEAGE_URL: lineage.url, ...secretEnv() } });
     await waitUntil(() => lineage.received.length === 1 && sandbox.requests.length > 0, 'the START event and the first request');
     cli.kill('SIGTERM');
     const result = await cli.done;

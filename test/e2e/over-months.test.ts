@@ -1,7 +1,7 @@
 /**
  * The importer over months, as a new user meets it: a day the vendor never publishes, an interrupted backfill, a
  * rejected credential, a cron log read a week later, a loader watching mtimes, a setup checked before the first night,
- * and monitoring that alerts on gaps. The BUILT binary against a sandbox started in the test.
+ * and monitoring that alerts on gaps. The command line, run in this process, against a sandbox started in the test.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -23,7 +23,7 @@ function daysAgo(n: number): string {
 /** One clock for the sandbox and every run: at noon (UTC) the day before yesterday is over and yesterday is not. */
 const CLOCK = noonToday();
 // The secret in the environment, as the README teaches: a flag would add its warning to every run.
-const { runCli, startCli } = clockedCli(CLOCK, { AREA_METRICS_CLIENT_SECRET: SECRET });
+const { runCli, startInProcess } = clockedCli(CLOCK, { AREA_METRICS_CLIENT_SECRET: SECRET });
 
 let sandbox: Sandbox;
 const tempDir = useTempDirs('over-months-');
@@ -158,7 +158,7 @@ describe('an interrupted backfill', () => {
     const out = await tempDir();
     const [from, to] = [daysAgo(10), daysAgo(1)];
     sandbox.setFaults({ latencyMs: 60 });
-    const run = startCli(importArgs('all', out, '--from', from, '--to', to, '--concurrency', '1'), { timeoutMs: 60_000 });
+    const run = startInProcess(importArgs('all', out, '--from', from, '--to', to, '--concurrency', '1'), { timeoutMs: 60_000 });
     await waitUntil(() => (run.stderr().match(/ rows from /g) ?? []).length >= 3, 'three units written', 30_000);
     run.kill('SIGINT');
     const interrupted = await run.done;

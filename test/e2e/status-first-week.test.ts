@@ -1,13 +1,14 @@
 /**
- * `status` in a new user's first week, the BUILT binary against a sandbox started in the test: the first morning after
- * the README's cron line is no alert, every gauge has a sample for every metric, pending days read as ranges on one
- * line per metric, an interrupted run's rows are recorded, and a textfile export without a state says so.
+ * `status` in a new user's first week, the command line (run in this process) against a sandbox started in the test:
+ * the first morning after the README's cron line is no alert, every gauge has a sample for every metric, pending days
+ * read as ranges on one line per metric, an interrupted run's rows are recorded, and a textfile export without a state
+ * says so.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { assertBuilt, stopAllClis, waitUntil } from '../helpers/cli.js';
+import { stopAllClis, waitUntil } from '../helpers/cli.js';
 import { clockedCli } from '../helpers/sandbox-clock.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
 
@@ -34,7 +35,6 @@ let sandbox: Sandbox;
 const tempDir = useTempDirs('status-first-week-');
 
 beforeAll(async () => {
-  assertBuilt();
   sandbox = await startSandbox({ now: () => NIGHT, port: 0, stores: 3, zones: 2, days: 12, clientId: 'week-client', clientSecret: SECRET });
 });
 
@@ -102,7 +102,7 @@ describe('an interrupted run', () => {
     const out = await tempDir();
     const [from, to] = [daysAgo(10), daysAgo(2)];
     sandbox.setFaults({ latencyMs: 80 });
-    const run = night.startCli(importArgs('all', out, '--from', from, '--to', to, '--concurrency', '1'), { ...secretEnv, timeoutMs: 60_000 });
+    const run = night.startInProcess(importArgs('all', out, '--from', from, '--to', to, '--concurrency', '1'), { ...secretEnv, timeoutMs: 60_000 });
     await waitUntil(() => (run.stderr().match(/ rows from /g) ?? []).length >= 3, 'three units written', 30_000);
     run.kill('SIGINT');
     expect((await run.done).code).toBe(130);
