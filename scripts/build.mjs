@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run build`: src/**/*.ts to dist/**/*.js, file for file (no bundle, no declarations: a CLI ships no types).
-// esbuild strips the types; checking them is `npm run check`'s job. tsc's own emit did both passes' parsing again and
-// took ten times as long, which `npm test` waited for before its first test.
+// esbuild strips the types; checking them is `npm run check`'s job. tsc's emit parsed and bound the whole program again
+// and took ten times as long, and `npm test` waited for it before its first test.
 import { build } from 'esbuild';
 import { readdirSync, rmSync } from 'node:fs';
 

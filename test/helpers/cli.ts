@@ -89,7 +89,7 @@ export function cliEnv(extra: Readonly<Record<string, string | undefined>> = {})
 /** Fails fast with a clear message when the package has not been built. */
 export function assertBuilt(): void {
   if (!existsSync(join(ROOT, 'dist/index.js'))) {
-    throw new Error('dist/ is missing: build first (npm run build, or npx tsc -p tsconfig.build.json)');
+    throw new Error('dist/ is missing: build first (npm run build)');
   }
 }
 
