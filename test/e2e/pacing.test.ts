@@ -31,9 +31,9 @@ let unthrottledRequests = 0;
 /** Every sandbox of the file serves the same data: 20 stores, so two pages a unit at 10 a page. */
 const SANDBOX_DATA = { stores: 20, zones: 3, days: 9, clientSecret: SECRET };
 
-function importArgs(baseUrl: string, out: string, ...extra: string[]): string[] {
+function importArgs(vendor: Sandbox, out: string, ...extra: string[]): string[] {
   // 20 stores at 10 a page: two pages a unit, 36 requests in all.
-  return ['all', '--base-url', baseUrl, '--client-id', sandbox.clientId, '--client-secret', SECRET, '--from', FROM, '--to', TO, '--page-size', '10', '-o', out, ...extra];
+  return ['all', '--base-url', vendor.url, '--client-id', vendor.clientId, '--client-secret', SECRET, '--from', FROM, '--to', TO, '--page-size', '10', '-o', out, ...extra];
 }
 
 function metricAnswers(seen: readonly Answer[]): Answer[] {
@@ -43,7 +43,7 @@ function metricAnswers(seen: readonly Answer[]): Answer[] {
 beforeAll(async () => {
   sandbox = await startSandbox({ ...SANDBOX_DATA, onRequest: (request) => answers.push({ ...request, at: performance.now() }) });
   const out = await tempDir();
-  const plain = await runInProcess(importArgs(sandbox.url, out));
+  const plain = await runInProcess(importArgs(sandbox, out));
   expect(plain.code, plain.stderr).toBe(0);
   reference = await readTree(out);
   expect(reference.size).toBe(18);
@@ -70,7 +70,7 @@ describe.each([4, 16])('a vendor limit of 10 requests a second, --concurrency %i
     const limited = await startSandbox({ ...SANDBOX_DATA, faults: { rateLimit: { perSecond: LIMIT, headers } }, onRequest: (request) => seen.push({ ...request, at: performance.now() }) });
     try {
       const out = await tempDir(context);
-      const result = await runInProcess(importArgs(limited.url, out, '--concurrency', String(concurrency)));
+      const result = await runInProcess(importArgs(limited, out, '--concurrency', String(concurrency)));
       expect(result.code, result.stderr).toBe(0);
       expect(await readTree(out)).toEqual(reference);
 
@@ -110,7 +110,7 @@ describe('the numbers of a paced run', () => {
     sandbox.setFaults({ rateLimit: { perSecond: 100, headers: 'draft' } });
     answers.length = 0;
     const out = await tempDir();
-    const result = await runInProcess(importArgs(sandbox.url, out, '--log-format', 'json', '-v'));
+    const result = await runInProcess(importArgs(sandbox, out, '--log-format', 'json', '-v'));
     expect(result.code, result.stderr).toBe(0);
     const lines = result.stderr
       .trim()
@@ -139,7 +139,7 @@ describe('--max-rps', () => {
     sandbox.setFaults({});
     const clock = virtualClock();
     const out = await tempDir();
-    const result = await runInProcess(importArgs(sandbox.url, out, '--to', FROM), { clock, env: { AREA_METRICS_MAX_RPS: '2' } });
+    const result = await runInProcess(importArgs(sandbox, out, '--to', FROM), { clock, env: { AREA_METRICS_MAX_RPS: '2' } });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/, 6 requests, pace 2\.0\/s\n/);
     // Six requests at two a second: at least two more windows after the first (each 1% longer).
@@ -154,7 +154,7 @@ describe('--max-rps', () => {
   });
 
   it.each(['0', '-1', 'ten', '10001'])('refuses %s with exit 2 and one line', async (value) => {
-    const result = await runInProcess(importArgs(sandbox.url, 'unused', '--max-rps', value));
+    const result = await runInProcess(importArgs(sandbox, 'unused', '--max-rps', value));
     expect(result.code).toBe(2);
     expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/--max-rps .* must be a number of requests a second above 0, at most 10000/)]);
   });
