@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { COMMANDS } from './commands/command-list.js';
 import type { CommandContext } from './commands/context.js';
+import { addOptions } from './commands/options.js';
 import { Reporter } from './commands/reporter.js';
 import { UsageError } from './errors.js';
 import { createLogger } from './log/logger.js';
@@ -20,9 +21,9 @@ function subcommandTerm(command: Command): string {
 
 /**
  * The program for a command line: every command listed by its summary, and only the one it names declared in full
- * (options, help, action), so `--help` and `--version` load no command module and a run loads one.
+ * (options, help, action); its action is loaded only when it runs.
  */
-export async function buildProgram(context: CommandContext, reporter: Reporter, args: readonly string[]): Promise<Command> {
+export function buildProgram(context: CommandContext, reporter: Reporter, args: readonly string[]): Command {
   const program = new Command('area-metrics')
     .description("Import a store-analytics vendor's daily area metrics into files, and the tools around it.")
     .version(VERSION)
@@ -40,13 +41,13 @@ export async function buildProgram(context: CommandContext, reporter: Reporter, 
     const command = program.command(entry.name).description(entry.summary);
     if (entry.arguments !== undefined) command.arguments(entry.arguments);
     if (entry.name !== named) continue;
-    const [declaration, { addOptions }] = await Promise.all([entry.declaration(), import('./commands/options.js')]);
-    addOptions(command, declaration.options);
-    if (declaration.help !== undefined) command.addHelpText('after', declaration.help);
+    addOptions(command, entry.options);
+    if (entry.help !== undefined) command.addHelpText('after', entry.help);
     command.action(async (...params: unknown[]) => {
       const self = params.at(-1) as Command;
-      const action = await declaration.action();
-      await action({ context, reporter, options: self.opts(), args: self.processedArgs as string[] });
+      // A bad option value is reported in the format the command line asked for (every stderr line JSON).
+      if (requestedLogFormat(args) === 'json') reporter.use({ logger: createLogger({ stream: context.stderr, format: 'json', level: 'error' }) });
+      await entry.run({ context, reporter, collected: self.opts(), args: self.processedArgs as string[] });
     });
   }
   return program;
@@ -93,7 +94,7 @@ export function createCli(context: CommandContext): Cli {
     reporter,
     async run(args) {
       try {
-        await (await buildProgram(context, reporter, args)).parseAsync([...args], { from: 'user' });
+        await buildProgram(context, reporter, args).parseAsync([...args], { from: 'user' });
         return reporter.exitCodeSoFar ?? 0;
       } catch (error) {
         if (!(error instanceof CommanderError)) return reporter.report(error);

@@ -16,13 +16,13 @@ describe('the command table', () => {
 
   /** Each command as the top-level help lists it: name, arguments and summary. */
   async function listed(args: readonly string[]): Promise<Map<string, string>> {
-    const program = await build(args);
+    const program = build(args);
     const help = program.createHelp();
     return new Map(program.commands.map((command) => [command.name(), `${help.subcommandTerm(command)}: ${command.description()}`]));
   }
 
   it('declares no command in full for the top-level help', async () => {
-    const program = await build(['--help']);
+    const program = build(['--help']);
     expect(program.commands.map((command) => command.name())).toEqual([
       'unique-users',
       'avg-screen-time',
@@ -43,12 +43,12 @@ describe('the command table', () => {
     const unloaded = await listed([]);
     for (const name of unloaded.keys()) {
       expect((await listed([name])).get(name), name).toBe(unloaded.get(name));
-      expect((await build([name])).commands.find((command) => command.name() === name)?.options.length, name).toBeGreaterThan(0);
+      expect(build([name]).commands.find((command) => command.name() === name)?.options.length, name).toBeGreaterThan(0);
     }
   });
 
   it('summarises every command in one style: lower case, no final period', async () => {
-    for (const command of (await build([])).commands) {
+    for (const command of build([]).commands) {
       expect(command.description(), command.name()).toMatch(/^[a-z]/);
       expect(command.description(), command.name()).not.toMatch(/\.$/);
     }

@@ -2,11 +2,11 @@ import { UsageError } from '../errors.js';
 import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
 import type { ImportState } from '../state/import-state.js';
 import { describeDays } from '../window/day-ranges.js';
-import { resolveDays, today, type CalendarDay } from '../window/days.js';
-import { DAY_OPTIONS, type DayAction } from './accept-reopen-command.js';
+import { today, type CalendarDay } from '../window/days.js';
+import { resolveDays } from '../window/requested-days.js';
+import type { DAY_OPTIONS, DayAction, DayOptions } from './accept-reopen-options.js';
 import { clockOf } from './clock.js';
 import type { CommandAction } from './declaration.js';
-import { readOptions, type OptionValues } from './options.js';
 import { withExistingState } from './state-location.js';
 import { windowFromFlags } from './window-flags.js';
 
@@ -18,7 +18,7 @@ function metricsOf(argument: string): readonly MetricName[] {
   return [metric];
 }
 
-function daysOf(options: OptionValues<typeof DAY_OPTIONS>, action: DayAction, now: Date): CalendarDay[] {
+function daysOf(options: DayOptions, action: DayAction, now: Date): CalendarDay[] {
   const window = windowFromFlags(options);
   if (window === undefined) throw new UsageError(`${action} needs --date D or --from D1 --to D2`);
   const days = resolveDays(window, now);
@@ -37,10 +37,9 @@ async function change(state: ImportState, action: DayAction, metric: MetricName,
   return `reopened ${metric} ${what}: pending, the next --catch-up imports them\n`;
 }
 
-export function dayAction(action: DayAction): CommandAction {
-  return async ({ context, reporter, options: collected, args }) => {
+export function dayAction(action: DayAction): CommandAction<typeof DAY_OPTIONS> {
+  return async ({ context, reporter, options, args }) => {
     const metrics = metricsOf(args[0] ?? '');
-    const options = readOptions(DAY_OPTIONS, collected, context.env);
     const now = clockOf(context.env);
     const days = daysOf(options, action, now);
     await withExistingState(action, options, { context, reporter, now }, async (state) => {

@@ -1,7 +1,6 @@
 import { UsageError } from '../errors.js';
-import { BROKER_OPTIONS } from './broker-command.js';
+import type { BROKER_OPTIONS } from './broker-options.js';
 import type { CommandAction } from './declaration.js';
-import { givenBy, readOptions } from './options.js';
 
 function untilAborted(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -10,8 +9,7 @@ function untilAborted(signal: AbortSignal): Promise<void> {
   });
 }
 
-export const brokerAction: CommandAction = async ({ context, options: collected }) => {
-  const options = readOptions(BROKER_OPTIONS, collected, context.env);
+export const brokerAction: CommandAction<typeof BROKER_OPTIONS> = async ({ context, options, given }) => {
   if (options.config === undefined) throw new UsageError('missing --config <file> (or AREA_METRICS_BROKER_CONFIG)');
   const configPath = options.config;
   const redisUrl = options.redisUrl;
@@ -20,7 +18,7 @@ export const brokerAction: CommandAction = async ({ context, options: collected 
   const { redisUrlProblem } = await import('../broker/config-schema.js');
   const redisProblem = redisUrl === undefined ? undefined : redisUrlProblem(redisUrl);
   if (redisProblem !== undefined) {
-    throw new UsageError(`${givenBy(BROKER_OPTIONS.redisUrl, collected, {}) === 'flag' ? '--redis-url' : 'AREA_METRICS_REDIS_URL'} ${redisProblem}`);
+    throw new UsageError(`${given('redisUrl') === 'flag' ? '--redis-url' : 'AREA_METRICS_REDIS_URL'} ${redisProblem}`);
   }
   const [{ loadBrokerConfig }, { startBroker }] = await Promise.all([import('../broker/config.js'), import('../broker/server.js')]);
   const config = loadBrokerConfig(configPath, { env: context.env });

@@ -1,25 +1,19 @@
 import { exitCodeFor, messageOf, ReportedError, UsageError } from '../errors.js';
 import { parseBaseUrl } from '../fetch/urls.js';
-import { createLogger, useColor } from '../log/logger.js';
 import { METRIC_NAMES } from '../metrics/descriptors.js';
 import { probeMetrics } from '../metrics/probe.js';
-import { createRedactor } from '../redact.js';
-import { CHECK_OPTIONS } from './check-command.js';
+import type { CHECK_OPTIONS } from './check-options.js';
+import { resolveCredentials, SECRET_FLAG_WARNING } from './credentials.js';
 import type { CommandAction } from './declaration.js';
-import { resolveCredentials } from './import-options.js';
-import { givenBy, readOptions } from './options.js';
-import { SECRET_FLAG_WARNING } from './settings.js';
+import { commandLogs } from './preamble.js';
 
-export const checkAction: CommandAction = async ({ context, reporter, options: collected }) => {
-  const options = readOptions(CHECK_OPTIONS, collected, context.env);
+export const checkAction: CommandAction<typeof CHECK_OPTIONS> = async ({ context, reporter, options, given }) => {
   if (options.baseUrl === undefined) throw new UsageError('missing --base-url (or AREA_METRICS_BASE_URL)');
   const baseUrl = parseBaseUrl(options.baseUrl);
-  const credentials = await resolveCredentials(options, collected, context.env);
-  const secrets = [{ clientId: credentials.clientId, secret: credentials.clientSecret }];
-  const redact = createRedactor(secrets);
-  reporter.use({ redact });
-  const logger = createLogger({ stream: context.stderr, format: 'text', level: 'warn', credentials: secrets, color: useColor(context.stderr, context.env) });
-  if (givenBy(CHECK_OPTIONS.clientSecret, collected, {}) === 'flag') logger.warn(SECRET_FLAG_WARNING);
+  const { clientId, clientSecret, secretOnCommandLine } = await resolveCredentials(options, given);
+  const credentials = { clientId, clientSecret };
+  const { logger, redact } = commandLogs({ context, reporter, credentials: [{ clientId, secret: clientSecret }] }, { level: 'warn' });
+  if (secretOnCommandLine) logger.warn(SECRET_FLAG_WARNING);
   const results = await probeMetrics(METRIC_NAMES, {
     baseUrl,
     credentials,

@@ -11,7 +11,7 @@ import { ObjectSink } from '../output/object-sink.js';
 import { RUNS_FOLDER } from '../output/run-manifest.js';
 import { FileSink, StreamSink, withoutEmptyUnits, type UnitSink } from '../output/sinks.js';
 import type { CommandContext } from './context.js';
-import type { ImportConfig } from './import-options.js';
+import type { ImportConfig } from './import-config.js';
 import type { ObjectStores } from './state-location.js';
 
 /** The window as the command line gave it, for the run's first line and the state's last run. */

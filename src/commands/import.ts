@@ -4,7 +4,7 @@ import { planUnits } from '../import/plan.js';
 import { ImportReport } from '../import/report.js';
 import { runImport, type ImportSummary } from '../import/run.js';
 import type { UnitOutcome } from '../metrics/pipeline.js';
-import { createLogger, useColor } from '../log/logger.js';
+import { useColor } from '../log/logger.js';
 import { createImportProgress, type ImportProgress } from '../log/progress.js';
 import { METRIC_NAMES } from '../metrics/descriptors.js';
 import { unitFirstPageUrl } from '../metrics/unit.js';
@@ -17,20 +17,18 @@ import { planDays } from '../state/catch-up.js';
 import { DayCompletion, type DayNote } from '../state/day-completion.js';
 import { ImportState } from '../state/import-state.js';
 import { clockOf } from './clock.js';
-import type { CommandAction, CommandRun } from './declaration.js';
-import type { ImportCommandName } from './command-list.js';
-import { resolveImportConfig, type ImportConfig } from './import-options.js';
+import { SECRET_FLAG_WARNING } from './credentials.js';
+import type { CommandAction, CommandBase } from './declaration.js';
+import { resolveImportConfig, type ImportConfig } from './import-config.js';
+import type { IMPORT_OPTIONS, ImportCommandName } from './import-options.js';
 import { describeRun, outputFolders, sinkFor, stateFlags, unitFetcher } from './import-setup.js';
 import { RunRecords } from './run-records.js';
-import { SECRET_FLAG_WARNING } from './settings.js';
 import { awsCredentialsIn, ObjectStores, stateStorageFor, stateUrlOf } from './state-location.js';
 
 /** The composition root of an import: config, logs and reporter, object stores; then `importInto` runs it. */
-export function importAction(command: ImportCommandName): CommandAction {
-  return async ({ context, reporter, options }) => {
-    // A bad flag found while resolving the config is reported as JSON too (with --log-format json every stderr line is JSON).
-    if (options.logFormat === 'json') reporter.use({ logger: createLogger({ stream: context.stderr, format: 'json', level: 'error' }) });
-    const config = await resolveImportConfig(options, context.env, command === 'all' ? METRIC_NAMES.length : 1);
+export function importAction(command: ImportCommandName): CommandAction<typeof IMPORT_OPTIONS> {
+  return async ({ context, reporter, options, given }) => {
+    const config = await resolveImportConfig({ values: options, given }, context.env, command === 'all' ? METRIC_NAMES.length : 1);
     const credentials = credentialsOf(config, context.env);
     const color = useColor(context.stderr, context.env);
     const progress = await createImportProgress(context.stderr, { format: config.logFormat, level: config.logLevel, credentials, color });
@@ -63,7 +61,7 @@ function notAttemptedReason(summary: ImportSummary): string {
   return 'not attempted: the run ended before it';
 }
 
-async function importInto(command: ImportCommandName, config: ImportConfig, progress: ImportProgress, stores: ObjectStores, { context, reporter }: Pick<CommandRun, 'context' | 'reporter'>): Promise<void> {
+async function importInto(command: ImportCommandName, config: ImportConfig, progress: ImportProgress, stores: ObjectStores, { context, reporter }: CommandBase): Promise<void> {
   const now = clockOf(context.env);
   const output = config.output.kind === 'files' ? config.output.dir : config.output.kind === 'objects' ? config.output.url : '-';
   const stateUrl = stateUrlOf(output, config.statePath);

@@ -186,7 +186,20 @@ export function readOptions<Table extends OptionTable>(table: Table, collected: 
 }
 
 /** Where an option's value came from: its flag, its env var, or neither (a rule like "--lookback needs --catch-up"). */
-export function givenBy(spec: OptionSpec, collected: CollectedOptions, env: NodeJS.ProcessEnv): 'flag' | 'env' | undefined {
+export type OptionSource = 'flag' | 'env' | undefined;
+
+export function givenBy(spec: OptionSpec, collected: CollectedOptions, env: NodeJS.ProcessEnv): OptionSource {
   if (collected[new Option(spec.flags).attributeName()] !== undefined) return 'flag';
   return spec.env !== undefined && envValue(env, spec.env) !== undefined ? 'env' : undefined;
+}
+
+/** A table's options as a command receives them: the values, and where each came from. */
+export interface ParsedOptions<Table extends OptionTable> {
+  readonly values: OptionValues<Table>;
+  readonly given: (key: keyof Table & string) => OptionSource;
+}
+
+export function parseOptions<Table extends OptionTable>(table: Table, collected: CollectedOptions, env: NodeJS.ProcessEnv): ParsedOptions<Table> {
+  const values = readOptions(table, collected, env);
+  return { values, given: (key) => givenBy(table[key] as OptionSpec, collected, env) };
 }

@@ -10,7 +10,7 @@ import { metricFolder, rejectedPath } from '../output/layout.js';
 import { BucketManifests, FolderManifests, newRunId, RunManifestBuilder, saveManifest, type ManifestShelf } from '../output/run-manifest.js';
 import type { Redactor } from '../redact.js';
 import { VERSION } from '../version.js';
-import type { ImportConfig } from './import-options.js';
+import type { ImportConfig } from './import-config.js';
 import type { ObjectStores } from './state-location.js';
 
 /** What the records of a run are made from. */

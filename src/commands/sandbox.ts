@@ -1,14 +1,11 @@
 import { errnoCode, UsageError } from '../errors.js';
-import { createLogger, useColor } from '../log/logger.js';
 import { DEFAULT_SANDBOX, type Sandbox, type SandboxFaults, type SandboxPublishing } from '../sandbox/types.js';
 import { clockOf } from './clock.js';
 import type { CommandAction } from './declaration.js';
-import { readOptions, type OptionValues } from './options.js';
-import { SANDBOX_OPTIONS } from './sandbox-command.js';
+import { commandLogs } from './preamble.js';
+import type { SANDBOX_OPTIONS, SandboxOptions } from './sandbox-options.js';
 
-type SandboxCommandOptions = OptionValues<typeof SANDBOX_OPTIONS>;
-
-function publishingFrom(options: SandboxCommandOptions): SandboxPublishing {
+function publishingFrom(options: SandboxOptions): SandboxPublishing {
   return {
     ...(options.hideDay.length > 0 ? { hidden: [...options.hideDay] } : {}),
     ...(options.correctDay.length > 0 ? { corrected: [...options.correctDay] } : {}),
@@ -16,7 +13,7 @@ function publishingFrom(options: SandboxCommandOptions): SandboxPublishing {
   };
 }
 
-function faultsFrom(options: SandboxCommandOptions): SandboxFaults {
+function faultsFrom(options: SandboxOptions): SandboxFaults {
   const faults: SandboxFaults = {};
   if (options.latencyMs !== undefined) faults.latencyMs = options.latencyMs;
   if (options.failNth) faults.failNth = options.failNth;
@@ -36,7 +33,7 @@ function utcDay(epochMs: number): string {
 }
 
 /** What the sandbox prints on start; the first line is the one scripts parse. */
-export function startBanner(sandbox: Sandbox, options: SandboxCommandOptions, now: Date): string {
+export function startBanner(sandbox: Sandbox, options: SandboxOptions, now: Date): string {
   const usesDemoSecret = options.clientSecret === DEFAULT_SANDBOX.clientSecret;
   // A secret the operator chose is never echoed; only the well-known demo secret is.
   const secretShown = usesDemoSecret ? sandbox.clientSecret : '(the one given with --client-secret)';
@@ -65,15 +62,9 @@ export function startBanner(sandbox: Sandbox, options: SandboxCommandOptions, no
   ].join('\n');
 }
 
-export const sandboxAction: CommandAction = async ({ context, options: collected }) => {
-  const options = readOptions(SANDBOX_OPTIONS, collected, context.env);
-  const logger = createLogger({
-    stream: context.stderr,
-    format: 'text',
-    level: options.verbose ? 'debug' : 'info',
-    credentials: [{ clientId: options.clientId, secret: options.clientSecret }],
-    color: useColor(context.stderr, context.env),
-  });
+export const sandboxAction: CommandAction<typeof SANDBOX_OPTIONS> = async ({ context, reporter, options }) => {
+  const credentials = [{ clientId: options.clientId, secret: options.clientSecret }];
+  const { logger } = commandLogs({ context, reporter, credentials }, { level: options.verbose ? 'debug' : 'info' });
   // The clock the import commands read (set for tests): with it, the sandbox and the importer agree on which local
   // days have ended; without it, the real clock, read on every request.
   const frozen = context.env.AREA_METRICS_NOW ? clockOf(context.env) : undefined;

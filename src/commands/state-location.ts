@@ -1,16 +1,15 @@
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
-import { createLogger } from '../log/logger.js';
 import { METRIC_NAMES } from '../metrics/descriptors.js';
 import { isObjectUrl, objectKey, parseObjectUrl } from '../output/object-location.js';
 import type { ObjectStore, ObjectStoreConfig } from '../output/object-store.js';
-import { createRedactor } from '../redact.js';
 import { ImportState } from '../state/import-state.js';
 import { ObjectStateStorage } from '../state/object-state.js';
 import { STATE_FILE_NAME } from '../state/state-file.js';
 import { FileStateStorage, type StateStorage } from '../state/storage.js';
-import type { CommandRun } from './declaration.js';
-import { IMPORT_OPTIONS } from './import-options.js';
+import type { CommandBase } from './declaration.js';
+import { commandLogs } from './preamble.js';
+import { IMPORT_REQUEST_BUDGET } from './shared-options.js';
 
 /**
  * Where a command's state lives: `--state` (a file or `s3://bucket/key`) if given, otherwise beside the output
@@ -74,19 +73,18 @@ export function awsCredentialsIn(env: NodeJS.ProcessEnv): { secret: string }[] {
 export async function withExistingState<T>(
   command: string,
   options: { readonly output: string; readonly state: string | undefined; readonly s3ForcePathStyle: boolean },
-  { context, reporter, now }: Pick<CommandRun, 'context' | 'reporter'> & { readonly now: Date },
+  { context, reporter, now }: CommandBase & { readonly now: Date },
   use: (state: ImportState, location: string) => Promise<T>,
 ): Promise<T> {
   const url = stateUrlOf(options.output, options.state);
   if (url === undefined) throw new UsageError(`${command} uses a folder's state; with -o - pass --state <file>`);
-  const credentials = awsCredentialsIn(context.env);
-  reporter.use({ redact: createRedactor(credentials) });
+  const { logger } = commandLogs({ context, reporter, credentials: awsCredentialsIn(context.env) }, { level: 'warn' });
   const stores = new ObjectStores({
     env: context.env,
     forcePathStyle: options.s3ForcePathStyle,
-    retries: IMPORT_OPTIONS.retries.default,
-    timeoutMs: IMPORT_OPTIONS.timeout.default,
-    logger: createLogger({ stream: context.stderr, format: 'text', level: 'warn', credentials }),
+    retries: IMPORT_REQUEST_BUDGET.retries,
+    timeoutMs: IMPORT_REQUEST_BUDGET.timeoutSeconds * 1000,
+    logger,
   });
   try {
     const state = await ImportState.loadExisting(await stateStorageFor(url, stores), { now, metricNames: METRIC_NAMES });

@@ -6,12 +6,10 @@ import { defaultDay } from '../window/day-mode.js';
 import { yesterday } from '../window/days.js';
 import { clockOf } from './clock.js';
 import type { CommandAction } from './declaration.js';
-import { readOptions } from './options.js';
 import { withExistingState } from './state-location.js';
-import { STATUS_OPTIONS } from './status-command.js';
+import type { STATUS_OPTIONS } from './status-options.js';
 
-export const statusAction: CommandAction = async ({ context, reporter, options: collected }) => {
-  const options = readOptions(STATUS_OPTIONS, collected, context.env);
+export const statusAction: CommandAction<typeof STATUS_OPTIONS> = async ({ context, reporter, options }) => {
   if (options.json && options.format !== undefined && options.format !== 'json') {
     throw new UsageError(`--json contradicts --format ${options.format}; pick one`);
   }

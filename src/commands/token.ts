@@ -4,14 +4,11 @@ import { describeToken, formatHuman, formatJson, formatRaw } from '../auth/token
 import { UnavailableError, UsageError } from '../errors.js';
 import { createDispatcher } from '../fetch/dispatcher.js';
 import { DEFAULT_RETRY_POLICY, HttpClient, UNREACHABLE_HINT } from '../fetch/http-client.js';
-import { createLogger, useColor } from '../log/logger.js';
-import { createRedactor } from '../redact.js';
-import type { CommandAction } from './declaration.js';
-import { envValue, givenBy, readOptions, type CollectedOptions, type OptionValues } from './options.js';
-import { ATTESTATION_FLAG_WARNING, resolveClientSecret, SECRET_FLAG_WARNING } from './settings.js';
-import { TOKEN_OPTIONS } from './token-command.js';
-
-type TokenOptions = OptionValues<typeof TOKEN_OPTIONS>;
+import { ATTESTATION_FLAG_WARNING, resolveCredentials, SECRET_FLAG_WARNING } from './credentials.js';
+import type { CommandAction, CommandRun } from './declaration.js';
+import { envValue } from './options.js';
+import { commandLogs } from './preamble.js';
+import type { TOKEN_OPTIONS, TokenOptions } from './token-options.js';
 
 type Target =
   | { kind: 'auth-server'; authUrl: string; clientId: string; clientSecret: string; scope?: string }
@@ -20,10 +17,10 @@ type Target =
 
 async function resolveTarget(
   options: TokenOptions,
-  collected: CollectedOptions,
+  given: CommandRun<typeof TOKEN_OPTIONS>['given'],
   env: NodeJS.ProcessEnv,
 ): Promise<{ target: Target; secretSource?: string }> {
-  const byFlag = (key: keyof typeof TOKEN_OPTIONS): boolean => givenBy(TOKEN_OPTIONS[key], collected, {}) === 'flag';
+  const byFlag = (key: keyof typeof TOKEN_OPTIONS): boolean => given(key) === 'flag';
   if (options.raw && options.json) throw new UsageError('--raw and --json cannot be used together');
   if (options.app !== undefined && options.broker === undefined) throw new UsageError('--app needs --broker');
   if (options.broker === undefined && byFlag('attestationToken')) throw new UsageError('--attestation-token needs --broker');
@@ -43,44 +40,28 @@ async function resolveTarget(
     return { target: { kind: 'broker', brokerUrl: options.broker, applicationPackage: options.app, ...attestation } };
   }
 
-  const { authUrl, clientId } = options;
+  const { authUrl } = options;
   if (authUrl === undefined) {
     // A shell set up for the import has the metrics API's URL, which is not where tokens come from.
     const apiOnly = envValue(env, 'AREA_METRICS_BASE_URL') !== undefined ? ' (AREA_METRICS_BASE_URL is the metrics API; tokens come from the auth server)' : '';
     throw new UsageError(`missing auth URL: pass --auth-url or set AREA_METRICS_AUTH_URL${apiOnly}`);
   }
-  if (clientId === undefined) throw new UsageError('missing client id: pass --client-id or set AREA_METRICS_CLIENT_ID');
-
-  const { secret: clientSecret, source } = await resolveClientSecret(
-    {
-      clientSecret: byFlag('clientSecret') ? options.clientSecret : undefined,
-      clientSecretFile: byFlag('clientSecretFile') ? options.clientSecretFile : undefined,
-    },
-    env,
-  );
+  const { clientId, clientSecret, secretSource } = await resolveCredentials(options, given);
   return {
     target: { kind: 'auth-server', authUrl, clientId, clientSecret, ...(options.scope ? { scope: options.scope } : {}) },
-    secretSource: source,
+    secretSource,
   };
 }
 
-export const tokenAction: CommandAction = async ({ context, reporter, options: collected }) => {
-  const options = readOptions(TOKEN_OPTIONS, collected, context.env);
-  const { target, secretSource } = await resolveTarget(options, collected, context.env);
+export const tokenAction: CommandAction<typeof TOKEN_OPTIONS> = async ({ context, reporter, options, given }) => {
+  const { target, secretSource } = await resolveTarget(options, given, context.env);
   const credentials =
     target.kind === 'auth-server' ? [{ clientId: target.clientId, secret: target.clientSecret }] : target.attestation !== undefined ? [{ secret: target.attestation.token }] : [];
   // Every line from here on, the final error line included, is redacted: a server may echo what it was sent.
-  reporter.use({ redact: createRedactor(credentials) });
-  const logger = createLogger({
-    stream: context.stderr,
-    format: 'text',
-    level: options.verbose ? 'debug' : 'info',
-    credentials,
-    color: useColor(context.stderr, context.env),
-  });
+  const { logger } = commandLogs({ context, reporter, credentials }, { level: options.verbose ? 'debug' : 'info' });
   if (secretSource !== undefined) logger.debug(`client secret from ${secretSource}`);
   if (secretSource === '--client-secret') logger.warn(SECRET_FLAG_WARNING);
-  if (target.kind === 'broker' && target.attestation !== undefined && givenBy(TOKEN_OPTIONS.attestationToken, collected, {}) === 'flag') {
+  if (target.kind === 'broker' && target.attestation !== undefined && given('attestationToken') === 'flag') {
     logger.warn(ATTESTATION_FLAG_WARNING);
   }
 

@@ -1,5 +1,6 @@
 import { UsageError } from '../errors.js';
-import { parseDay, type CalendarDay, type WindowRequest } from '../window/days.js';
+import { parseDay, type CalendarDay } from '../window/days.js';
+import type { WindowRequest } from '../window/requested-days.js';
 import { valueOption, type Parser } from './options.js';
 
 const day: Parser<CalendarDay> = (value, source) => parseDay(value, source);

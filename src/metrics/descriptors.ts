@@ -1,9 +1,9 @@
 import type { ParquetColumnType } from '../output/parquet.js';
 import type { MeasureSums, MetricTotal } from '../state/profile.js';
 import { avgScreenTimeValue, compareText, resultSchema, SCREEN_TIME, screenTimeSeconds, TRAFFIC_PCT, trafficPctValue, uniqueUsersValue } from './schema.js';
+import type { MetricName } from './names.js';
 
-export const METRIC_NAMES = ['unique-users', 'avg-screen-time', 'traffic'] as const;
-export type MetricName = (typeof METRIC_NAMES)[number];
+export { METRIC_NAMES, type MetricName } from './names.js';
 
 /** A valid result object, whatever the metric: entries carry `zone` or `zone_name` and the metric's raw value. */
 export interface MetricResult {

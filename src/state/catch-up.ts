@@ -1,5 +1,6 @@
 import { describeDays, describeRange, daysOfRanges } from '../window/day-ranges.js';
-import { addDays, daysBetween, resolveDays, type CalendarDay, type WindowRequest } from '../window/days.js';
+import { addDays, daysBetween, type CalendarDay } from '../window/days.js';
+import { resolveDays, type WindowRequest } from '../window/requested-days.js';
 import { defaultDay, type DayMode } from '../window/day-mode.js';
 import { latestSettled } from './coverage.js';
 import type { ImportState } from './import-state.js';

@@ -1,34 +1,34 @@
 import { describe, expect, it } from 'vitest';
-import { resolveImportConfig } from '../../src/commands/import-options.js';
+import { importConfigOf } from '../helpers/import-config.js';
 import { UsageError } from '../../src/errors.js';
 
 const required = { baseUrl: 'https://api.example.test', clientId: 'id', clientSecret: 'secret' };
 
 describe('--layout and --openlineage-url', () => {
   it('the layout is flat unless --layout or AREA_METRICS_LAYOUT says hive; the flag wins; anything else is exit 2', async () => {
-    expect((await resolveImportConfig(required, {}, 1)).layout).toBe('flat');
-    expect((await resolveImportConfig(required, { AREA_METRICS_LAYOUT: 'hive' }, 1)).layout).toBe('hive');
-    expect((await resolveImportConfig({ ...required, layout: 'flat' }, { AREA_METRICS_LAYOUT: 'hive' }, 1)).layout).toBe('flat');
-    await expect(resolveImportConfig({ ...required, layout: 'partitioned' }, {}, 1)).rejects.toThrow(/--layout "partitioned" must be one of flat, hive/);
-    await expect(resolveImportConfig(required, { AREA_METRICS_LAYOUT: 'Hive' }, 1)).rejects.toThrow(UsageError);
+    expect((await importConfigOf(required, {}, 1)).layout).toBe('flat');
+    expect((await importConfigOf(required, { AREA_METRICS_LAYOUT: 'hive' }, 1)).layout).toBe('hive');
+    expect((await importConfigOf({ ...required, layout: 'flat' }, { AREA_METRICS_LAYOUT: 'hive' }, 1)).layout).toBe('flat');
+    await expect(importConfigOf({ ...required, layout: 'partitioned' }, {}, 1)).rejects.toThrow(/--layout "partitioned" must be one of flat, hive/);
+    await expect(importConfigOf(required, { AREA_METRICS_LAYOUT: 'Hive' }, 1)).rejects.toThrow(UsageError);
   });
 
   it('--layout with -o - is exit 2 (stdout has no files); the env var alone does not stop a quick look at stdout', async () => {
-    await expect(resolveImportConfig({ ...required, output: '-', layout: 'hive' }, {}, 1)).rejects.toThrow(/--layout names files in a folder or bucket; stdout \(-o -\) has none/);
-    expect((await resolveImportConfig({ ...required, output: '-' }, { AREA_METRICS_LAYOUT: 'hive' }, 1)).output).toEqual({ kind: 'stdout' });
+    await expect(importConfigOf({ ...required, output: '-', layout: 'hive' }, {}, 1)).rejects.toThrow(/--layout names files in a folder or bucket; stdout \(-o -\) has none/);
+    expect((await importConfigOf({ ...required, output: '-' }, { AREA_METRICS_LAYOUT: 'hive' }, 1)).output).toEqual({ kind: 'stdout' });
   });
 
   it('lineage is off without a URL; OPENLINEAGE_URL or --openlineage-url turn it on with the clients\' variables', async () => {
-    expect((await resolveImportConfig(required, { OPENLINEAGE_API_KEY: 'k' }, 1)).lineage).toBeUndefined();
-    const fromEnv = await resolveImportConfig(required, { OPENLINEAGE_URL: 'http://marquez:5000', OPENLINEAGE_API_KEY: 'key-1', OPENLINEAGE_NAMESPACE: '' }, 1);
+    expect((await importConfigOf(required, { OPENLINEAGE_API_KEY: 'k' }, 1)).lineage).toBeUndefined();
+    const fromEnv = await importConfigOf(required, { OPENLINEAGE_URL: 'http://marquez:5000', OPENLINEAGE_API_KEY: 'key-1', OPENLINEAGE_NAMESPACE: '' }, 1);
     expect(fromEnv.lineage).toEqual({ endpoint: new URL('http://marquez:5000/api/v1/lineage'), apiKey: 'key-1', namespace: 'area-metrics' });
-    const fromFlag = await resolveImportConfig({ ...required, openlineageUrl: 'https://lineage.example.com' }, { OPENLINEAGE_URL: 'http://marquez:5000', OPENLINEAGE_NAMESPACE: 'nightly' }, 1);
+    const fromFlag = await importConfigOf({ ...required, openlineageUrl: 'https://lineage.example.com' }, { OPENLINEAGE_URL: 'http://marquez:5000', OPENLINEAGE_NAMESPACE: 'nightly' }, 1);
     expect(fromFlag.lineage).toEqual({ endpoint: new URL('https://lineage.example.com/api/v1/lineage'), namespace: 'nightly' });
-    expect((await resolveImportConfig(required, { OPENLINEAGE_URL: 'http://marquez:5000', OPENLINEAGE_DISABLED: 'true' }, 1)).lineage).toBeUndefined();
+    expect((await importConfigOf(required, { OPENLINEAGE_URL: 'http://marquez:5000', OPENLINEAGE_DISABLED: 'true' }, 1)).lineage).toBeUndefined();
   });
 
   it('a lineage URL that is not http(s), or holds credentials, is exit 2 naming the flag or the variable', async () => {
-    await expect(resolveImportConfig({ ...required, openlineageUrl: 'marquez:5000' }, {}, 1)).rejects.toThrow(/^--openlineage-url must be http or https/);
-    await expect(resolveImportConfig(required, { OPENLINEAGE_URL: 'http://u:p4ss@marquez' }, 1)).rejects.toThrow(/^OPENLINEAGE_URL must not contain credentials/);
+    await expect(importConfigOf({ ...required, openlineageUrl: 'marquez:5000' }, {}, 1)).rejects.toThrow(/^--openlineage-url must be http or https/);
+    await expect(importConfigOf(required, { OPENLINEAGE_URL: 'http://u:p4ss@marquez' }, 1)).rejects.toThrow(/^OPENLINEAGE_URL must not contain credentials/);
   });
 });

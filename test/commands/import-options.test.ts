@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { resolveImportConfig } from '../../src/commands/import-options.js';
+import { importConfigOf } from '../helpers/import-config.js';
 import { UsageError } from '../../src/errors.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
@@ -12,9 +12,9 @@ beforeEach(async () => {
   dir = await tempDir();
 });
 
-describe('resolveImportConfig', () => {
+describe('the import config', () => {
   it('applies the documented defaults', async () => {
-    const config = await resolveImportConfig(required, {}, 1);
+    const config = await importConfigOf(required, {}, 1);
     expect(config).toMatchObject({
       window: { kind: 'default' },
       output: { kind: 'files', dir: './area-metrics-data' },
@@ -38,11 +38,11 @@ describe('resolveImportConfig', () => {
       AREA_METRICS_CLIENT_SECRET: 'env-secret',
       AREA_METRICS_OUTPUT: '',
     };
-    const fromEnv = await resolveImportConfig({}, env, 1);
+    const fromEnv = await importConfigOf({}, env, 1);
     expect(fromEnv.baseUrl.href).toBe('https://env.example.test/');
     expect(fromEnv.credentials).toEqual({ clientId: 'env-id', clientSecret: 'env-secret' });
     expect(fromEnv.output).toEqual({ kind: 'files', dir: './area-metrics-data' });
-    const flagsWin = await resolveImportConfig({ clientId: 'flag-id', output: '-' }, env, 1);
+    const flagsWin = await importConfigOf({ clientId: 'flag-id', output: '-' }, env, 1);
     expect(flagsWin.credentials?.clientId).toBe('flag-id');
     expect(flagsWin.output).toEqual({ kind: 'stdout' });
     expect(flagsWin.format).toBe('ndjson');
@@ -51,12 +51,12 @@ describe('resolveImportConfig', () => {
   it('reads the secret from a file, trimming one trailing newline', async () => {
     const file = join(dir, 'secret');
     await writeFile(file, 'from-file\n');
-    const config = await resolveImportConfig({ ...required, clientSecret: undefined, clientSecretFile: file }, {}, 1);
+    const config = await importConfigOf({ ...required, clientSecret: undefined, clientSecretFile: file }, {}, 1);
     expect(config.credentials?.clientSecret).toBe('from-file');
   });
 
   it('needs no credentials for --dry-run', async () => {
-    const config = await resolveImportConfig({ baseUrl: 'https://api.example.test', dryRun: true }, {}, 3);
+    const config = await importConfigOf({ baseUrl: 'https://api.example.test', dryRun: true }, {}, 3);
     expect(config.credentials).toBeUndefined();
   });
 
@@ -91,26 +91,26 @@ describe('resolveImportConfig', () => {
     [{ settleDays: '0' }, /--settle-days "0" must be a whole number from 1/],
   ])('%j is a usage error', async (overrides, message) => {
     const raw = { ...required, ...overrides };
-    const error = await resolveImportConfig(raw, {}, 1).catch((e: unknown) => e);
+    const error = await importConfigOf(raw, {}, 1).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UsageError);
     expect((error as Error).message).toMatch(message);
   });
 
 
   it('-o s3://bucket/prefix is an object target; path-style from its flag or env var', async () => {
-    const config = await resolveImportConfig({ ...required, output: 's3://acme-data/area/metrics/' }, {}, 3);
+    const config = await importConfigOf({ ...required, output: 's3://acme-data/area/metrics/' }, {}, 3);
     expect(config.output).toEqual({ kind: 'objects', url: 's3://acme-data/area/metrics/', location: { bucket: 'acme-data', prefix: 'area/metrics' } });
     expect(config.s3ForcePathStyle).toBe(false);
-    expect((await resolveImportConfig(required, { AREA_METRICS_S3_FORCE_PATH_STYLE: 'true' }, 3)).s3ForcePathStyle).toBe(true);
-    expect((await resolveImportConfig({ ...required, s3ForcePathStyle: true }, { AREA_METRICS_S3_FORCE_PATH_STYLE: '0' }, 3)).s3ForcePathStyle).toBe(true);
-    await expect(resolveImportConfig(required, { AREA_METRICS_S3_FORCE_PATH_STYLE: 'yes' }, 3)).rejects.toThrow(/AREA_METRICS_S3_FORCE_PATH_STYLE "yes" must be 1, true, 0 or false/);
+    expect((await importConfigOf(required, { AREA_METRICS_S3_FORCE_PATH_STYLE: 'true' }, 3)).s3ForcePathStyle).toBe(true);
+    expect((await importConfigOf({ ...required, s3ForcePathStyle: true }, { AREA_METRICS_S3_FORCE_PATH_STYLE: '0' }, 3)).s3ForcePathStyle).toBe(true);
+    await expect(importConfigOf(required, { AREA_METRICS_S3_FORCE_PATH_STYLE: 'yes' }, 3)).rejects.toThrow(/AREA_METRICS_S3_FORCE_PATH_STYLE "yes" must be 1, true, 0 or false/);
   });
 
   it('--catch-up carries --max-days and --lookback; --settle-days defaults to 3', async () => {
-    const config = await resolveImportConfig({ ...required, catchUp: true, maxDays: '5', lookback: '2' }, {}, 3);
+    const config = await importConfigOf({ ...required, catchUp: true, maxDays: '5', lookback: '2' }, {}, 3);
     expect(config.window).toEqual({ kind: 'catch-up', maxDays: 5, lookback: 2 });
     expect(config.settleDays).toBe(3);
-    expect((await resolveImportConfig({ ...required, settleDays: '7' }, {}, 1)).settleDays).toBe(7);
+    expect((await importConfigOf({ ...required, settleDays: '7' }, {}, 1)).settleDays).toBe(7);
   });
 
   it.each([
@@ -119,16 +119,16 @@ describe('resolveImportConfig', () => {
     ['0.001', 1],
     ['3600', 3_600_000],
   ])('takes --timeout %s as %i whole milliseconds (timers refuse fractions)', async (timeout, timeoutMs) => {
-    expect((await resolveImportConfig({ ...required, timeout }, {}, 1)).timeoutMs).toBe(timeoutMs);
+    expect((await importConfigOf({ ...required, timeout }, {}, 1)).timeoutMs).toBe(timeoutMs);
   });
 
   it('refuses CSV on stdout for several metrics', async () => {
-    await expect(resolveImportConfig({ ...required, output: '-', format: 'csv' }, {}, 3)).rejects.toThrow(/single metric/);
-    await expect(resolveImportConfig({ ...required, output: '-', format: 'csv' }, {}, 1)).resolves.toBeDefined();
+    await expect(importConfigOf({ ...required, output: '-', format: 'csv' }, {}, 3)).rejects.toThrow(/single metric/);
+    await expect(importConfigOf({ ...required, output: '-', format: 'csv' }, {}, 1)).resolves.toBeDefined();
   });
 
   it('names an unreadable secret file without echoing anything else', async () => {
-    const error = await resolveImportConfig({ baseUrl: required.baseUrl, clientId: 'id', clientSecretFile: join(dir, 'missing') }, {}, 1).catch(
+    const error = await importConfigOf({ baseUrl: required.baseUrl, clientId: 'id', clientSecretFile: join(dir, 'missing') }, {}, 1).catch(
       (e: unknown) => e,
     );
     expect((error as Error).message).toMatch(/cannot read the client secret file .*missing \(--client-secret-file\): ENOENT/);

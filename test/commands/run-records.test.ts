@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { resolveImportConfig } from '../../src/commands/import-options.js';
+import { importConfigOf } from '../helpers/import-config.js';
 import { RunRecords } from '../../src/commands/run-records.js';
 import { ObjectStores } from '../../src/commands/state-location.js';
 import type { Logger } from '../../src/log/logger.js';
@@ -31,7 +31,7 @@ afterEach(() => {
 /** The records of a hive-layout run of traffic into `s3://<bucket>/<prefix>`, for these days. */
 async function openRecords(prefix: string, days: string[]): Promise<{ records: RunRecords; units: Unit[]; stores: ObjectStores }> {
   const raw = { baseUrl: 'https://api.example.test/', clientId: 'id', clientSecret: 'secret-value', output: `s3://${s3.bucket}/${prefix}`, layout: 'hive', openlineageUrl: lineage.url };
-  const config = await resolveImportConfig(raw, {}, 1);
+  const config = await importConfigOf(raw, {}, 1);
   const units = planUnits([{ metric: 'traffic', days }], []);
   const stores = new ObjectStores(storeConfig(s3, logger));
   const records = await RunRecords.open({ commandName: 'traffic', command: 'traffic --from ...', config, units, stores, env: {}, logger, redact: (text) => text.replaceAll('secret-value', '***') });

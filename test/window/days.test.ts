@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { addDays, daysBetween, parseDay, resolveDays, yesterday } from '../../src/window/days.js';
+import { addDays, daysBetween, parseDay, yesterday } from '../../src/window/days.js';
+import { resolveDays } from '../../src/window/requested-days.js';
 import { dayWindow } from '../../src/window/day-mode.js';
 
 describe('yesterday (UTC)', () => {

@@ -1,11 +1,9 @@
-import type { CommandDeclaration } from './declaration.js';
-import { integer, seconds, switchOption, text, valueOption } from './options.js';
+import { switchOption, text, valueOption, type OptionValues } from './options.js';
+import { CREDENTIAL_OPTIONS, requestBudgetOptions } from './shared-options.js';
 
 export const TOKEN_OPTIONS = {
   authUrl: valueOption({ flags: '--auth-url <url>', env: 'AREA_METRICS_AUTH_URL', parse: text, description: 'auth server root; POSTs to {url}/oauth2/token' }),
-  clientId: valueOption({ flags: '--client-id <id>', env: 'AREA_METRICS_CLIENT_ID', parse: text, description: 'OAuth client id' }),
-  clientSecret: valueOption({ flags: '--client-secret <secret>', env: 'AREA_METRICS_CLIENT_SECRET', parse: text, description: 'OAuth client secret' }),
-  clientSecretFile: valueOption({ flags: '--client-secret-file <path>', env: 'AREA_METRICS_CLIENT_SECRET_FILE', parse: text, description: 'read the client secret from a file, trailing newline trimmed' }),
+  ...CREDENTIAL_OPTIONS,
   scope: valueOption({ flags: '--scope <scope>', parse: text, description: 'scope to request (sent only when given)' }),
   broker: valueOption({ flags: '--broker <client_server_url>', parse: text, description: "ask this token broker's /api/gatekeeper-token instead (needs --app)" }),
   app: valueOption({ flags: '--app <application_package>', parse: text, description: 'the application package to ask the broker for' }),
@@ -23,12 +21,13 @@ export const TOKEN_OPTIONS = {
   }),
   raw: switchOption({ flags: '--raw', description: 'print only the token on stdout' }),
   json: switchOption({ flags: '--json', description: "print the server's JSON plus decoded header and claims on stdout" }),
-  timeout: valueOption({ flags: '--timeout <seconds>', parse: seconds(3600), default: 30_000, defaultText: '30', description: 'per request timeout' }),
-  retries: valueOption({ flags: '--retries <n>', parse: integer(0, 10), default: 0, description: 'retries on network errors, timeouts and 5xx' }),
+  ...requestBudgetOptions({ timeoutSeconds: 30, retries: 0, maxRetries: 10 }),
   verbose: switchOption({ flags: '-v, --verbose', description: 'say where each setting came from and what is sent (never the secret)' }),
 };
 
-const EXAMPLES = `
+export type TokenOptions = OptionValues<typeof TOKEN_OPTIONS>;
+
+export const TOKEN_HELP = `
 Examples:
   $ area-metrics token --auth-url https://auth.example.com --client-id my-id --client-secret-file ~/.secret
   $ AREA_METRICS_AUTH_URL=https://auth.example.com AREA_METRICS_CLIENT_ID=my-id \\
@@ -41,9 +40,3 @@ Exit codes: 0 token shown, 2 usage, 3 credentials or application refused, 4 serv
 5 a 200 answer without a usable access_token.
 The JWT signature is never verified: this command is for looking, not for trusting.
 `;
-
-export const TOKEN_DECLARATION: CommandDeclaration = {
-  options: TOKEN_OPTIONS,
-  help: EXAMPLES,
-  action: async () => (await import('./token.js')).tokenAction,
-};

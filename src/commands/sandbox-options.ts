@@ -1,8 +1,7 @@
 import { UsageError } from '../errors.js';
 import { SANDBOX_LIMITS, type Limit } from '../sandbox/limits.js';
 import { DEFAULT_SANDBOX, METRIC_NAMES, RATE_LIMIT_HEADERS, type SandboxFaults, type SandboxPublishing } from '../sandbox/types.js';
-import type { CommandDeclaration } from './declaration.js';
-import { integer, listOption, oneOf, switchOption, text, valueOption, type Parser } from './options.js';
+import { integer, listOption, oneOf, switchOption, text, valueOption, type OptionValues, type Parser } from './options.js';
 
 /** The CLI's default port: stable for people following the README; `--port 0` picks a free one. */
 export const SANDBOX_CLI_DEFAULT_PORT = 8080;
@@ -113,9 +112,9 @@ export const SANDBOX_OPTIONS = {
   verbose: switchOption({ flags: '-v, --verbose', description: 'log every request on stderr' }),
 };
 
-export const SANDBOX_DECLARATION: CommandDeclaration = {
-  options: SANDBOX_OPTIONS,
-  help: `
+export type SandboxOptions = OptionValues<typeof SANDBOX_OPTIONS>;
+
+export const SANDBOX_HELP = `
 The first stdout line is "sandbox listening on <base URL>"; scripts can parse it.
 Metrics: GET <base>/api/bi/area-metrics/{unique-users,avg-screen-time,traffic}/ (Basic auth).
 Token:   POST <base>/oauth2/token (client credentials).  Admin (loopback only): POST <base>/_sandbox/faults
@@ -131,6 +130,4 @@ Examples:
   area-metrics sandbox --port 0 --hide-day 2026-11-20:S001,S003 --publish-after 60 --correct-day 2026-11-18
   curl -X POST localhost:8080/_sandbox/faults -d '{"latencyMs": 200}'
   curl -X POST localhost:8080/_sandbox/publishing -d '{"hidden": [{"day": "2026-11-20", "stores": ["S001"]}]}'
-  curl -u demo-client:demo-secret 'http://127.0.0.1:8080/api/bi/area-metrics/traffic/?datetime_gte=2026-11-20T00:00:00Z&datetime_lte=2026-11-20T23:59:59Z'`,
-  action: async () => (await import('./sandbox.js')).sandboxAction,
-};
+  curl -u demo-client:demo-secret 'http://127.0.0.1:8080/api/bi/area-metrics/traffic/?datetime_gte=2026-11-20T00:00:00Z&datetime_lte=2026-11-20T23:59:59Z'`;

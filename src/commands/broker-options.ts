@@ -1,6 +1,5 @@
 import type { BrokerLogLevel } from '../broker/server.js';
-import type { CommandDeclaration } from './declaration.js';
-import { integer, oneOf, text, valueOption } from './options.js';
+import { integer, oneOf, text, valueOption, type OptionValues } from './options.js';
 
 const LOG_LEVELS: readonly BrokerLogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
 
@@ -29,9 +28,9 @@ export const BROKER_OPTIONS = {
   }),
 };
 
-export const BROKER_DECLARATION: CommandDeclaration = {
-  options: BROKER_OPTIONS,
-  help: `
+export type BrokerOptions = OptionValues<typeof BROKER_OPTIONS>;
+
+export const BROKER_HELP = `
 Examples:
   ANDROID_SECRET=... IOS_SECRET=... area-metrics broker --config broker.json
   area-metrics broker --config broker.json --host 0.0.0.0 --port 8080 --redis-url redis://redis:6379/0
@@ -52,6 +51,4 @@ accepting connections, finish in-flight requests (at most server.shutdownTimeout
 signal exits at once. SIGHUP: read the config again (kept as it was if the new one is not valid).
 Exit codes: 0 stopped by a signal; 2 invalid config or options (the message names the field), or the port
 cannot be bound.
-Logs: one JSON object per line on stderr (request id, application, cache hit/miss, auth latency; no secrets).`,
-  action: async () => (await import('./broker.js')).brokerAction,
-};
+Logs: one JSON object per line on stderr (request id, application, cache hit/miss, auth latency; no secrets).`;

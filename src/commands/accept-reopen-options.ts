@@ -1,5 +1,5 @@
-import type { CommandDeclaration } from './declaration.js';
-import { STATE_LOCATION_OPTIONS } from './state-options.js';
+import type { OptionValues } from './options.js';
+import { STATE_LOCATION_OPTIONS } from './shared-options.js';
 import { WINDOW_OPTIONS } from './window-flags.js';
 
 export const DAY_OPTIONS = {
@@ -9,9 +9,11 @@ export const DAY_OPTIONS = {
   ...STATE_LOCATION_OPTIONS,
 };
 
+export type DayOptions = OptionValues<typeof DAY_OPTIONS>;
+
 export type DayAction = 'accept' | 'reopen';
 
-const HELP = `
+export const DAY_HELP = `
 <metric> is unique-users, avg-screen-time, traffic or all.
 
 Examples:
@@ -24,8 +26,3 @@ Examples:
 
 Exit codes: 0 done, 2 bad options, no state file, or a day not over yet; with a state in a bucket also 3 (the store
 rejected the AWS credentials), 4 (the store unreachable) and 7 (the store refused the write).`;
-
-/** `accept` or `reopen`: a person's word on days of the state, without a request. */
-export function dayDeclaration(name: DayAction): CommandDeclaration {
-  return { options: DAY_OPTIONS, help: HELP, action: async () => (await import('./accept-reopen.js')).dayAction(name) };
-}

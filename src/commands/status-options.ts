@@ -1,6 +1,5 @@
-import type { CommandDeclaration } from './declaration.js';
-import { integer, oneOf, switchOption, valueOption } from './options.js';
-import { STATE_LOCATION_OPTIONS } from './state-options.js';
+import { integer, oneOf, switchOption, valueOption, type OptionValues } from './options.js';
+import { STATE_LOCATION_OPTIONS } from './shared-options.js';
 
 const STATUS_FORMATS = ['text', 'json', 'prometheus'] as const;
 
@@ -11,9 +10,9 @@ export const STATUS_OPTIONS = {
   format: valueOption({ flags: '--format <format>', parse: oneOf(STATUS_FORMATS), choices: STATUS_FORMATS, defaultText: 'text', description: 'text, json, or prometheus (node_exporter textfile collector)' }),
 };
 
-export const STATUS_DECLARATION: CommandDeclaration = {
-  options: STATUS_OPTIONS,
-  help: `
+export type StatusOptions = OptionValues<typeof STATUS_OPTIONS>;
+
+export const STATUS_HELP = `
 Exit codes: 0 fine, 8 a metric is more than --max-behind days behind or has a gap, 2 no or unusable state file;
 with a state in a bucket also 3 (the store rejected the AWS credentials) and 4 (the store unreachable after retries).
 
@@ -21,6 +20,4 @@ Examples:
   $ area-metrics status -o /data/area-metrics
   $ area-metrics status -o /data/area-metrics --max-behind 1 || echo behind | mail -s area-metrics ops@example.com
   $ area-metrics status -o /data/area-metrics --format prometheus > /var/lib/node_exporter/area_metrics.prom
-  $ area-metrics status -o s3://my-bucket/area-metrics --max-behind 1`,
-  action: async () => (await import('./status.js')).statusAction,
-};
+  $ area-metrics status -o s3://my-bucket/area-metrics --max-behind 1`;

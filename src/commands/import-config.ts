@@ -1,0 +1,125 @@
+import { UsageError } from '../errors.js';
+import type { ClientCredentials } from '../fetch/basic-auth.js';
+import { parseBaseUrl } from '../fetch/urls.js';
+import { LINEAGE_ENV, resolveLineageSettings, type LineageSettings } from '../lineage/settings.js';
+import type { LogFormat, LogLevel } from '../log/logger.js';
+import type { OutputFormat, OutputShape } from '../output/format.js';
+import type { Layout } from '../output/layout.js';
+import { isObjectUrl, parseObjectUrl, type ObjectLocation } from '../output/object-location.js';
+import type { SuspectMode } from '../state/suspect.js';
+import type { DayMode } from '../window/day-mode.js';
+import type { WindowRequest } from '../window/requested-days.js';
+import { resolveCredentials } from './credentials.js';
+import type { IMPORT_OPTIONS } from './import-options.js';
+import { envValue, type ParsedOptions } from './options.js';
+import { windowFromFlags } from './window-flags.js';
+
+export type OutputTarget =
+  | { readonly kind: 'files'; readonly dir: string }
+  | { readonly kind: 'objects'; readonly url: string; readonly location: ObjectLocation }
+  | { readonly kind: 'stdout' };
+
+export interface ImportConfig {
+  readonly baseUrl: URL;
+  /** Absent only for --dry-run, which needs none. */
+  readonly credentials?: ClientCredentials;
+  /** The secret came as `--client-secret`, visible to every user of the machine: the run warns once. */
+  readonly secretOnCommandLine: boolean;
+  readonly window: WindowRequest | { readonly kind: 'catch-up'; readonly maxDays: number; readonly lookback: number };
+  /** UTC days or store-local calendar days. */
+  readonly dayMode: DayMode;
+  readonly settleDays: number;
+  readonly giveUpDays: number;
+  readonly onSuspect: SuspectMode;
+  readonly storeCodes: readonly string[];
+  readonly output: OutputTarget;
+  /** How files are named under a folder or bucket prefix; stdout has none. */
+  readonly layout: Layout;
+  /** Where and as whom the run posts its OpenLineage events; absent: none. */
+  readonly lineage?: LineageSettings;
+  readonly format: OutputFormat;
+  readonly shape: OutputShape;
+  readonly pageSize: number;
+  readonly concurrency: number;
+  /** `--max-rps`: the pace's cap, requests a second. */
+  readonly maxRps?: number;
+  readonly retries: number;
+  readonly timeoutMs: number;
+  readonly onInvalid: 'fail' | 'skip';
+  /** A file path or an `s3://bucket/key` URL. */
+  readonly statePath?: string;
+  readonly s3ForcePathStyle: boolean;
+  readonly dryRun: boolean;
+  readonly logLevel: LogLevel;
+  readonly logFormat: LogFormat;
+}
+
+/** Everything a run needs, checked before any request: a bad flag is exit 2 with one line naming the fix. */
+export async function resolveImportConfig({ values: options, given }: ParsedOptions<typeof IMPORT_OPTIONS>, env: NodeJS.ProcessEnv, metricCount: number): Promise<ImportConfig> {
+  const named = windowFromFlags(options);
+  const { catchUp } = options;
+  if (catchUp && named !== undefined) throw new UsageError('--catch-up cannot be combined with --date or --from/--to');
+  if (!catchUp && given('lookback') !== undefined) {
+    throw new UsageError('--lookback needs --catch-up (a backfill names its days with --from/--to)');
+  }
+  const window: ImportConfig['window'] = catchUp ? { kind: 'catch-up', maxDays: options.maxDays, lookback: options.lookback } : (named ?? { kind: 'default' });
+
+  if (options.baseUrl === undefined) throw new UsageError('missing --base-url (or AREA_METRICS_BASE_URL)');
+  const baseUrl = parseBaseUrl(options.baseUrl);
+
+  const output: OutputTarget =
+    options.output === '-'
+      ? { kind: 'stdout' }
+      : isObjectUrl(options.output)
+        ? { kind: 'objects', url: options.output, location: parseObjectUrl(options.output, '-o/--output') }
+        : { kind: 'files', dir: options.output };
+  const { shape } = options;
+  const format = options.format ?? (output.kind === 'stdout' || shape === 'results' ? 'ndjson' : 'csv');
+  if (shape === 'results' && format !== 'ndjson') throw new UsageError(`--shape results is NDJSON only, not ${format}; use --format ndjson`);
+  if (output.kind === 'stdout' && format === 'parquet') throw new UsageError('Parquet is written to files only (a reader needs the whole file); use -o <dir>');
+  if (output.kind === 'stdout' && format === 'csv' && metricCount > 1) {
+    throw new UsageError('CSV on stdout needs a single metric (their columns differ); use --format ndjson or -o <dir>');
+  }
+  const { state: statePath } = options;
+  if (output.kind === 'stdout' && given('layout') === 'flag') {
+    throw new UsageError('--layout names files in a folder or bucket; stdout (-o -) has none');
+  }
+  if (catchUp && output.kind === 'stdout' && statePath === undefined) {
+    throw new UsageError('--catch-up with -o - needs --state <file> to remember the last complete day');
+  }
+  const lineageEnv = Object.fromEntries(Object.entries(LINEAGE_ENV).map(([key, name]) => [key, envValue(env, name)]));
+  const lineage = resolveLineageSettings(options.openlineageUrl, lineageEnv);
+  if (options.quiet && options.verbose) throw new UsageError('--quiet and --verbose contradict each other; pick one');
+  // Credentials last: every other mistake is reported first, and --dry-run needs none.
+  const resolved = options.dryRun ? undefined : await resolveCredentials(options, given);
+  const credentials = resolved && { clientId: resolved.clientId, clientSecret: resolved.clientSecret };
+
+  return {
+    baseUrl,
+    ...(credentials ? { credentials } : {}),
+    secretOnCommandLine: resolved?.secretOnCommandLine ?? false,
+    window,
+    dayMode: options.days,
+    settleDays: options.settleDays,
+    giveUpDays: options.giveUpDays,
+    onSuspect: options.onSuspect,
+    storeCodes: [...new Set(options.store)],
+    output,
+    layout: options.layout,
+    ...(lineage === undefined ? {} : { lineage }),
+    format,
+    shape,
+    pageSize: options.pageSize,
+    concurrency: options.concurrency,
+    ...(options.maxRps === undefined ? {} : { maxRps: options.maxRps }),
+    retries: options.retries,
+    timeoutMs: options.timeout,
+    onInvalid: options.onInvalid,
+    ...(statePath === undefined ? {} : { statePath }),
+    s3ForcePathStyle: options.s3ForcePathStyle,
+    dryRun: options.dryRun,
+    logLevel: options.quiet ? 'error' : options.verbose ? 'debug' : 'info',
+    logFormat: options.logFormat,
+  };
+}
+

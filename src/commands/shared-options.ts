@@ -1,0 +1,93 @@
+import { UsageError } from '../errors.js';
+import { isObjectUrl, parseObjectUrl } from '../output/object-location.js';
+import { integer, seconds, switchOption, text, valueOption, type Parser } from './options.js';
+
+/**
+ * The option rows several commands share, declared and parsed one way: the credentials, the request budget, where
+ * the output and its state are. A command's own table spreads the rows it takes.
+ */
+
+/** Text that names a path: blank would quietly mean the current folder. */
+export function path(what: string): Parser<string> {
+  return (value, source) => {
+    if (value.trim() === '') throw new UsageError(`${source} needs ${what}`);
+    return value;
+  };
+}
+
+/** The client id and secret (Basic auth for the API, the client-credentials exchange for `token`). */
+export const CREDENTIAL_OPTIONS = {
+  clientId: valueOption({ flags: '--client-id <id>', env: 'AREA_METRICS_CLIENT_ID', parse: text, description: 'client id: the Basic-auth user, or the OAuth client' }),
+  clientSecret: valueOption({ flags: '--client-secret <secret>', env: 'AREA_METRICS_CLIENT_SECRET', parse: text, description: 'client secret (prefer the env var or --client-secret-file: a flag shows in ps)' }),
+  clientSecretFile: valueOption({ flags: '--client-secret-file <path>', env: 'AREA_METRICS_CLIENT_SECRET_FILE', parse: path('a file path'), description: 'read the client secret from a file (trailing newline trimmed)' }),
+};
+
+/** Requests a second: a positive decimal (`10`, `0.5`), at most 10,000. */
+const requestsPerSecond: Parser<number> = (value, source) => {
+  const rate = /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : Number.NaN;
+  if (!(rate > 0 && rate <= 10_000)) throw new UsageError(`${source} ${JSON.stringify(value)} must be a number of requests a second above 0, at most 10000`);
+  return rate;
+};
+
+/** The metrics API: where it is, as whom, and how fast it may be asked. */
+export const API_OPTIONS = {
+  baseUrl: valueOption({ flags: '--base-url <url>', env: 'AREA_METRICS_BASE_URL', parse: text, description: 'API root; requests go to {base}/api/bi/area-metrics/<metric>/ (required)' }),
+  ...CREDENTIAL_OPTIONS,
+  maxRps: valueOption({ flags: '--max-rps <n>', env: 'AREA_METRICS_MAX_RPS', parse: requestsPerSecond, description: "at most n requests a second, for a vendor's documented limit (the run also adapts to the vendor's answers)" }),
+};
+
+/** A command's per-request timeout and retries (an import waits longer than a check). */
+export interface RequestBudget {
+  readonly timeoutSeconds: number;
+  readonly retries: number;
+  readonly maxRetries: number;
+}
+
+/** An import's: also what the state's object store gets from the commands that only read or settle the state. */
+export const IMPORT_REQUEST_BUDGET: RequestBudget = { timeoutSeconds: 60, retries: 5, maxRetries: 20 };
+
+/** Per-request timeout and retries, with a command's own budget. */
+export function requestBudgetOptions(budget: RequestBudget) {
+  return {
+    timeout: valueOption({ flags: '--timeout <seconds>', parse: seconds(3600), default: budget.timeoutSeconds * 1000, defaultText: String(budget.timeoutSeconds), description: 'per-request timeout' }),
+    retries: valueOption({ flags: '--retries <n>', parse: integer(0, budget.maxRetries), default: budget.retries, description: 'retries per request on network errors, timeouts, 429 and 5xx' }),
+  };
+}
+
+/** An `s3://bucket/prefix` is checked as it is read; anything else is a folder (blank is refused). */
+function outputLocation(stdout: boolean): Parser<string> {
+  return (value, source) => {
+    if (value.trim() === '') throw new UsageError(`-o/--output needs a folder, s3://bucket/prefix${stdout ? ', or - for stdout' : ''}`);
+    if (isObjectUrl(value)) parseObjectUrl(value, source);
+    return value;
+  };
+}
+
+/** A state file, or an object named by a full `s3://bucket/key`. */
+const stateFileOrObject: Parser<string> = (value, source) => {
+  if (value.trim() === '') throw new UsageError(`${source} needs a file path or s3://bucket/key`);
+  if (isObjectUrl(value) && parseObjectUrl(value, source).prefix === '') {
+    throw new UsageError(`${source} ${JSON.stringify(value)} names a bucket but no object; write s3://bucket/path/state.json`);
+  }
+  return value;
+};
+
+const S3_FORCE_PATH_STYLE = switchOption({
+  flags: '--s3-force-path-style',
+  env: 'AREA_METRICS_S3_FORCE_PATH_STYLE',
+  description: 'path-style bucket addressing (host/bucket/key), which most S3-compatible stores need',
+});
+
+/** Where an import writes: a folder, a bucket and prefix, or stdout; and its state, beside it unless named. */
+export const OUTPUT_OPTIONS = {
+  output: valueOption({ flags: '-o, --output <dir|s3://bucket/prefix|->', env: 'AREA_METRICS_OUTPUT', parse: outputLocation(true), default: './area-metrics-data', description: 'output folder, an S3-compatible bucket and prefix, or - for stdout' }),
+  s3ForcePathStyle: S3_FORCE_PATH_STYLE,
+  state: valueOption({ flags: '--state <file|s3://bucket/key>', parse: stateFileOrObject, defaultText: '<output>/.area-metrics-state.json', description: 'state file (or object) for --catch-up and status' }),
+};
+
+/** Where `status`, `accept` and `reopen` find the state: an output folder's or bucket prefix's, or one named outright. */
+export const STATE_LOCATION_OPTIONS = {
+  output: valueOption({ flags: '-o, --output <dir|s3://bucket/prefix>', env: 'AREA_METRICS_OUTPUT', parse: outputLocation(false), default: './area-metrics-data', description: 'output folder, or bucket and prefix, whose state to use' }),
+  state: { ...OUTPUT_OPTIONS.state, description: 'state file or object to use' },
+  s3ForcePathStyle: S3_FORCE_PATH_STYLE,
+};

@@ -1,0 +1,14 @@
+/**
+ * The metrics by name, with the title help shows. Everything else about a metric is its descriptor
+ * (`descriptors.ts`, a record keyed by these names, so a name without a descriptor does not compile); this module
+ * stays light because the command list reads it for `--help`.
+ */
+export const METRIC_TITLES = {
+  'unique-users': 'Unique Users',
+  'avg-screen-time': 'Average Screen Time',
+  traffic: 'Area Traffic',
+} as const;
+
+export type MetricName = keyof typeof METRIC_TITLES;
+
+export const METRIC_NAMES = Object.keys(METRIC_TITLES) as readonly MetricName[];

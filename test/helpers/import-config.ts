@@ -1,0 +1,8 @@
+import { resolveImportConfig, type ImportConfig } from '../../src/commands/import-config.js';
+import { IMPORT_OPTIONS } from '../../src/commands/import-options.js';
+import { parseOptions, type CollectedOptions } from '../../src/commands/options.js';
+
+/** An import's config from option texts as commander collects them (`--page-size` is `pageSize`), as a run parses them. */
+export async function importConfigOf(collected: CollectedOptions, env: NodeJS.ProcessEnv, metricCount: number): Promise<ImportConfig> {
+  return resolveImportConfig(parseOptions(IMPORT_OPTIONS, collected, env), env, metricCount);
+}
