@@ -11,6 +11,7 @@ const LAYERS: Readonly<Record<string, number>> = {
   edge: 0, // src/index.ts and src/cli.ts
   commands: 1,
   import: 1.5, // an import's orchestration and report, under its composition root in commands
+  destination: 1.7, // where a run writes, chosen once from -o: sink, manifests, state place, lineage datasets
   broker: 2,
   sandbox: 2,
   metrics: 2,

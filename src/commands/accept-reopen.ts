@@ -7,7 +7,7 @@ import { resolveDays } from '../window/requested-days.js';
 import type { DAY_OPTIONS, DayAction, DayOptions } from './accept-reopen-options.js';
 import { clockOf } from './clock.js';
 import type { CommandAction } from './declaration.js';
-import { withExistingState } from './state-location.js';
+import { withExistingState } from './existing-state.js';
 import { windowFromFlags } from './window-flags.js';
 
 /** The metrics a `<metric|all>` argument names. */

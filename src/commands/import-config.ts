@@ -1,3 +1,4 @@
+import type { DestinationSpec } from '../destination/spec.js';
 import { UsageError } from '../errors.js';
 import type { ClientCredentials } from '../fetch/basic-auth.js';
 import { parseBaseUrl } from '../fetch/urls.js';
@@ -5,7 +6,6 @@ import { LINEAGE_ENV, resolveLineageSettings, type LineageSettings } from '../li
 import type { LogFormat, LogLevel } from '../log/logger.js';
 import type { OutputFormat, OutputShape } from '../output/format.js';
 import type { Layout } from '../output/layout.js';
-import { isObjectUrl, parseObjectUrl, type ObjectLocation } from '../output/object-location.js';
 import type { SuspectMode } from '../state/suspect.js';
 import type { DayMode } from '../window/day-mode.js';
 import type { WindowRequest } from '../window/requested-days.js';
@@ -13,11 +13,6 @@ import { resolveCredentials } from './credentials.js';
 import type { IMPORT_OPTIONS } from './import-options.js';
 import { envValue, type ParsedOptions } from './options.js';
 import { windowFromFlags } from './window-flags.js';
-
-export type OutputTarget =
-  | { readonly kind: 'files'; readonly dir: string }
-  | { readonly kind: 'objects'; readonly url: string; readonly location: ObjectLocation }
-  | { readonly kind: 'stdout' };
 
 export interface ImportConfig {
   readonly baseUrl: URL;
@@ -32,7 +27,7 @@ export interface ImportConfig {
   readonly giveUpDays: number;
   readonly onSuspect: SuspectMode;
   readonly storeCodes: readonly string[];
-  readonly output: OutputTarget;
+  readonly output: DestinationSpec;
   /** How files are named under a folder or bucket prefix; stdout has none. */
   readonly layout: Layout;
   /** Where and as whom the run posts its OpenLineage events; absent: none. */
@@ -67,24 +62,19 @@ export async function resolveImportConfig({ values: options, given }: ParsedOpti
   if (options.baseUrl === undefined) throw new UsageError('missing --base-url (or AREA_METRICS_BASE_URL)');
   const baseUrl = parseBaseUrl(options.baseUrl);
 
-  const output: OutputTarget =
-    options.output === '-'
-      ? { kind: 'stdout' }
-      : isObjectUrl(options.output)
-        ? { kind: 'objects', url: options.output, location: parseObjectUrl(options.output, '-o/--output') }
-        : { kind: 'files', dir: options.output };
+  const { output } = options;
   const { shape } = options;
-  const format = options.format ?? (output.kind === 'stdout' || shape === 'results' ? 'ndjson' : 'csv');
+  const format = options.format ?? (output.streams || shape === 'results' ? 'ndjson' : 'csv');
   if (shape === 'results' && format !== 'ndjson') throw new UsageError(`--shape results is NDJSON only, not ${format}; use --format ndjson`);
-  if (output.kind === 'stdout' && format === 'parquet') throw new UsageError('Parquet is written to files only (a reader needs the whole file); use -o <dir>');
-  if (output.kind === 'stdout' && format === 'csv' && metricCount > 1) {
+  if (output.streams && format === 'parquet') throw new UsageError('Parquet is written to files only (a reader needs the whole file); use -o <dir>');
+  if (output.streams && format === 'csv' && metricCount > 1) {
     throw new UsageError('CSV on stdout needs a single metric (their columns differ); use --format ndjson or -o <dir>');
   }
   const { state: statePath } = options;
-  if (output.kind === 'stdout' && given('layout') === 'flag') {
+  if (output.streams && given('layout') === 'flag') {
     throw new UsageError('--layout names files in a folder or bucket; stdout (-o -) has none');
   }
-  if (catchUp && output.kind === 'stdout' && statePath === undefined) {
+  if (catchUp && output.streams && statePath === undefined) {
     throw new UsageError('--catch-up with -o - needs --state <file> to remember the last complete day');
   }
   const lineageEnv = Object.fromEntries(Object.entries(LINEAGE_ENV).map(([key, name]) => [key, envValue(env, name)]));

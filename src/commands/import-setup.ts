@@ -1,18 +1,10 @@
-import { join } from 'node:path';
 import { basicAuthorization, type ClientCredentials } from '../fetch/basic-auth.js';
 import { createDispatcher } from '../fetch/dispatcher.js';
 import { DEFAULT_RETRY_POLICY, HttpClient } from '../fetch/http-client.js';
 import type { Pacer } from '../fetch/pacer.js';
 import type { ImportProgress } from '../log/progress.js';
-import { METRIC_NAMES } from '../metrics/descriptors.js';
 import { fetchUnit, unitLabel, type Unit, type UnitData, type UnitFetchOptions } from '../metrics/unit.js';
-import { tempFileFolders, type Layout } from '../output/layout.js';
-import { ObjectSink } from '../output/object-sink.js';
-import { RUNS_FOLDER } from '../output/run-manifest.js';
-import { FileSink, StreamSink, withoutEmptyUnits, type UnitSink } from '../output/sinks.js';
-import type { CommandContext } from './context.js';
 import type { ImportConfig } from './import-config.js';
-import type { ObjectStores } from './state-location.js';
 
 /** The window as the command line gave it, for the run's first line and the state's last run. */
 function describeWindow(config: ImportConfig): string {
@@ -42,30 +34,13 @@ function shellWord(word: string): string {
 
 /** The flags that name this run's state on another command line (` -o ./data`), so a suggested command works as printed. */
 export function stateFlags(config: ImportConfig): string {
-  const output = config.output.kind === 'files' ? config.output.dir : config.output.kind === 'objects' ? config.output.url : undefined;
+  const { output } = config.output;
   const flags = [
     ...(output === undefined ? [] : ['-o', shellWord(output)]),
     ...(config.statePath === undefined ? [] : ['--state', shellWord(config.statePath)]),
     ...(config.s3ForcePathStyle ? ['--s3-force-path-style'] : []),
   ];
   return flags.map((flag) => ` ${flag}`).join('');
-}
-
-export async function sinkFor(config: ImportConfig, stores: ObjectStores, context: CommandContext): Promise<UnitSink> {
-  const encoding = { format: config.format, shape: config.shape };
-  switch (config.output.kind) {
-    case 'stdout':
-      return new StreamSink(context.stdout);
-    case 'files':
-      return withoutEmptyUnits(new FileSink(config.output.dir, encoding, config.layout));
-    case 'objects':
-      return withoutEmptyUnits(new ObjectSink(await stores.get(config.output.location.bucket), config.output.location, encoding, config.layout));
-  }
-}
-
-/** Where a killed run's temp files can be under an output folder: the folder itself (the state), the data's, the manifests'. */
-export function outputFolders(dir: string, units: readonly Unit[], layout: Layout): string[] {
-  return [dir, ...tempFileFolders(METRIC_NAMES, units, layout).map((folder) => join(dir, folder)), join(dir, RUNS_FOLDER)];
 }
 
 /**

@@ -1,4 +1,7 @@
-import { dirname } from 'node:path';
+import type { Destination } from '../destination/destination.js';
+import { awsCredentialsIn, ObjectStores } from '../destination/object-stores.js';
+import { openDestination } from '../destination/open.js';
+import { statePlace } from '../destination/state-place.js';
 import { ReportedError, exitCodeFor, messageOf } from '../errors.js';
 import { planUnits } from '../import/plan.js';
 import { ImportReport } from '../import/report.js';
@@ -8,10 +11,7 @@ import { useColor } from '../log/logger.js';
 import { createImportProgress, type ImportProgress } from '../log/progress.js';
 import { METRIC_NAMES } from '../metrics/descriptors.js';
 import { unitFirstPageUrl } from '../metrics/unit.js';
-import { checkWritableFolder } from '../output/atomic-file.js';
-import { isObjectUrl } from '../output/object-location.js';
 import { Pacer, type PacerStats } from '../fetch/pacer.js';
-import { removeStaleTempFiles } from '../output/stale-temp.js';
 import { createRedactor, type Credential } from '../redact.js';
 import { planDays } from '../state/catch-up.js';
 import { DayCompletion, type DayNote } from '../state/day-completion.js';
@@ -21,9 +21,8 @@ import { SECRET_FLAG_WARNING } from './credentials.js';
 import type { CommandAction, CommandBase } from './declaration.js';
 import { resolveImportConfig, type ImportConfig } from './import-config.js';
 import type { IMPORT_OPTIONS, ImportCommandName } from './import-options.js';
-import { describeRun, outputFolders, sinkFor, stateFlags, unitFetcher } from './import-setup.js';
+import { describeRun, stateFlags, unitFetcher } from './import-setup.js';
 import { RunRecords } from './run-records.js';
-import { awsCredentialsIn, ObjectStores, stateStorageFor, stateUrlOf } from './state-location.js';
 
 /** The composition root of an import: config, logs and reporter, object stores; then `importInto` runs it. */
 export function importAction(command: ImportCommandName): CommandAction<typeof IMPORT_OPTIONS> {
@@ -35,7 +34,8 @@ export function importAction(command: ImportCommandName): CommandAction<typeof I
     reporter.use({ logger: progress.logger, redact: createRedactor(credentials) });
     const stores = new ObjectStores({ env: context.env, forcePathStyle: config.s3ForcePathStyle, retries: config.retries, timeoutMs: config.timeoutMs, logger: progress.logger });
     try {
-      await importInto(command, config, progress, stores, { context, reporter });
+      const destination = openDestination(config.output, { stores, stdout: context.stdout });
+      await importInto(command, config, progress, { destination, stores }, { context, reporter });
     } finally {
       // The SDK keeps connections open; the process must be free to end.
       stores.close();
@@ -61,16 +61,21 @@ function notAttemptedReason(summary: ImportSummary): string {
   return 'not attempted: the run ended before it';
 }
 
-async function importInto(command: ImportCommandName, config: ImportConfig, progress: ImportProgress, stores: ObjectStores, { context, reporter }: CommandBase): Promise<void> {
+async function importInto(
+  command: ImportCommandName,
+  config: ImportConfig,
+  progress: ImportProgress,
+  { destination, stores }: { readonly destination: Destination; readonly stores: ObjectStores },
+  { context, reporter }: CommandBase,
+): Promise<void> {
   const now = clockOf(context.env);
-  const output = config.output.kind === 'files' ? config.output.dir : config.output.kind === 'objects' ? config.output.url : '-';
-  const stateUrl = stateUrlOf(output, config.statePath);
+  const place = statePlace(config.output, config.statePath);
   // Reading the state object is also the first call to the store: missing credentials, a wrong bucket or region fail
   // here, before any download. A dry run of named days needs no store at all.
-  const stateless = stateUrl === undefined || (config.dryRun && config.window.kind !== 'catch-up' && isObjectUrl(stateUrl));
-  // Stdout has no files to lay out: its state (--state) keeps whatever layout it has.
-  const layout = config.output.kind === 'stdout' ? {} : { layout: config.layout };
-  const state = stateless ? undefined : await ImportState.load(await stateStorageFor(stateUrl, stores), { now, metricNames: METRIC_NAMES, mode: config.dayMode, ...layout });
+  const stateless = place === undefined || (config.dryRun && config.window.kind !== 'catch-up' && place.inBucket);
+  // A stream has no files to lay out: its state (--state) keeps whatever layout it has.
+  const layout = config.output.streams ? {} : { layout: config.layout };
+  const state = stateless ? undefined : await ImportState.load(await place.storage(stores), { now, metricNames: METRIC_NAMES, mode: config.dayMode, ...layout });
   const metricNames = command === 'all' ? METRIC_NAMES : [command];
   const { plan, cuts } = planDays(metricNames, config, state, now);
   const units = planUnits(plan, config.storeCodes, config.dayMode);
@@ -78,7 +83,7 @@ async function importInto(command: ImportCommandName, config: ImportConfig, prog
     for (const unit of units) context.stdout.write(`GET ${unitFirstPageUrl(unit, config.baseUrl, config.pageSize).href}\n`);
     return;
   }
-  const run = { command, invocation: `${command} ${describeRun(config)}`, output: output === '-' ? 'stdout' : output, stateFlags: stateFlags(config) };
+  const run = { command, invocation: `${command} ${describeRun(config)}`, output: config.output.name, stateFlags: stateFlags(config) };
   // One pace for every request of the run: a 429 slows every unit, and the report gives its numbers.
   const pacer = new Pacer({ logger: progress.logger, ...(context.clock ? { clock: context.clock } : {}), ...(config.maxRps === undefined ? {} : { maxRps: config.maxRps }) });
   const report = new ImportReport(progress, { ...run, ...(config.secretOnCommandLine ? { optionWarning: SECRET_FLAG_WARNING } : {}) }, (code) => reporter.failed(code), pacer);
@@ -91,20 +96,18 @@ async function importInto(command: ImportCommandName, config: ImportConfig, prog
   }
   if (!config.credentials) throw new Error('credentials are resolved for every run but --dry-run');
   // A read-only, unwritable or full folder fails now, in a second, rather than after the downloads.
-  const statePath = stateUrl !== undefined && !isObjectUrl(stateUrl) ? stateUrl : undefined;
-  const folders = [...(config.output.kind === 'files' ? [config.output.dir] : []), ...(statePath === undefined ? [] : [dirname(statePath)])];
-  for (const folder of new Set(folders)) await checkWritableFolder(folder);
-  const tempFolders = new Set([...(config.output.kind === 'files' ? outputFolders(config.output.dir, units, config.layout) : []), ...folders]);
-  for (const stale of await removeStaleTempFiles([...tempFolders])) report.removedTempFile(stale.path, stale.pid, stale.reason);
+  const destinationPlan = { metrics: METRIC_NAMES, units, encoding: { format: config.format, shape: config.shape }, layout: config.layout };
+  const stale = [...(await destination.prepare(destinationPlan)), ...(stateless ? [] : await place.prepare())];
+  for (const file of stale) report.removedTempFile(file.path, file.pid, file.reason);
 
   const halt = new AbortController();
   const fetcher = unitFetcher({ ...config, credentials: config.credentials }, progress, context.env, AbortSignal.any([context.signal, halt.signal]), pacer);
   const rules = { storeCodes: config.storeCodes, settleDays: config.settleDays, giveUpDays: config.giveUpDays, onSuspect: config.onSuspect, now, mode: config.dayMode };
   // The run manifest and the lineage events: what the run leaves for loaders and catalogs; each unit reaches both.
-  const records = await RunRecords.open({ commandName: command, command: run.invocation, config, units, stores, env: context.env, logger: progress.logger, redact: createRedactor(credentialsOf(config, context.env)) });
+  const records = await RunRecords.open({ commandName: command, command: run.invocation, config, units, destination, env: context.env, logger: progress.logger, redact: createRedactor(credentialsOf(config, context.env)) });
   const unitReport = { unit: (outcome: UnitOutcome) => (records.unit(outcome), report.unit(outcome)), days: (notes: readonly DayNote[]) => report.days(notes) };
   const days = new DayCompletion(units, rules, state);
-  const parts = { fetch: fetcher.fetch, sink: await sinkFor(config, stores, context), days, report: unitReport, concurrency: config.concurrency, signal: context.signal, halt };
+  const parts = { fetch: fetcher.fetch, sink: await destination.sink(destinationPlan), days, report: unitReport, concurrency: config.concurrency, signal: context.signal, halt };
   const summary = await runImport(units, parts).catch(async (error: unknown) => {
     // An interrupted run is a run too, with the rows it wrote: status shows how it ended. Best effort: the state may be what failed.
     report.daysNotOver();

@@ -1,17 +1,17 @@
 import { exitCodeFor, InterruptedError, messageOf } from '../errors.js';
 import { LineageClient } from '../lineage/client.js';
-import { apiDataset, bucketDataset, folderDataset } from '../lineage/datasets.js';
-import { runEvent, type DatasetField, type DatasetName, type OutputDataset, type OutputStatistics, type RunEventType } from '../lineage/events.js';
+import type { Destination } from '../destination/destination.js';
+import { apiDataset } from '../lineage/datasets.js';
+import { runEvent, type DatasetField, type OutputDataset, type OutputStatistics, type RunEventType } from '../lineage/events.js';
 import type { Logger } from '../log/logger.js';
 import { METRICS, typedColumns, type MetricName } from '../metrics/descriptors.js';
 import type { UnitOutcome } from '../metrics/pipeline.js';
 import type { Unit } from '../metrics/unit.js';
 import { metricFolder, rejectedPath } from '../output/layout.js';
-import { BucketManifests, FolderManifests, newRunId, RunManifestBuilder, saveManifest, type ManifestShelf } from '../output/run-manifest.js';
+import { newRunId, RunManifestBuilder, saveManifest, type ManifestShelf } from '../output/run-manifest.js';
 import type { Redactor } from '../redact.js';
 import { VERSION } from '../version.js';
 import type { ImportConfig } from './import-config.js';
-import type { ObjectStores } from './state-location.js';
 
 /** What the records of a run are made from. */
 export interface RunRecordsInput {
@@ -21,7 +21,8 @@ export interface RunRecordsInput {
   readonly command: string;
   readonly config: ImportConfig;
   readonly units: readonly Unit[];
-  readonly stores: ObjectStores;
+  /** Where the run writes: the manifest's shelf and the lineage datasets are its. */
+  readonly destination: Destination;
   readonly env: NodeJS.ProcessEnv;
   readonly logger: Logger;
   /** Applied to every error message the records carry. */
@@ -64,12 +65,7 @@ export class RunRecords {
   static async open(input: RunRecordsInput): Promise<RunRecords> {
     const { config } = input;
     const start = new Date();
-    const shelf =
-      config.output.kind === 'files'
-        ? new FolderManifests(config.output.dir)
-        : config.output.kind === 'objects'
-          ? new BucketManifests(await input.stores.get(config.output.location.bucket), config.output.location)
-          : undefined;
+    const shelf = await input.destination.manifests();
     const lineage = config.lineage && new LineageClient({ settings: config.lineage, env: input.env, logger: input.logger, ...(input.lineageBudgetMs === undefined ? {} : { budgetMs: input.lineageBudgetMs }) });
     const runId = newRunId(start.getTime());
     const builder = new RunManifestBuilder(
@@ -154,11 +150,8 @@ export class RunRecords {
   /** A metric's folder or prefix as an output dataset, with its columns and, once the run is over, what it wrote. */
   private output(metric: MetricName, statistics: OutputStatistics | undefined): OutputDataset[] {
     const { config } = this.input;
-    const folder = metricFolder(metric, config.layout);
-    let name: DatasetName;
-    if (config.output.kind === 'files') name = folderDataset(config.output.dir, folder);
-    else if (config.output.kind === 'objects') name = bucketDataset(config.output.location, folder);
-    else return [];
+    const name = this.input.destination.dataset(metricFolder(metric, config.layout));
+    if (name === undefined) return [];
     // `--shape results` keeps the API's nested objects: no fixed columns to tell.
     const fields: DatasetField[] | undefined =
       config.shape === 'results' ? undefined : [...(config.format === 'ndjson' ? [{ name: 'metric', type: 'string' as const }] : []), ...typedColumns(METRICS[metric])];

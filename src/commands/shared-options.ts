@@ -1,5 +1,6 @@
 import { UsageError } from '../errors.js';
-import { isObjectUrl, parseObjectUrl } from '../output/object-location.js';
+import { destinationSpec, type DestinationSpec } from '../destination/spec.js';
+import { checkStateUrl } from '../destination/state-place.js';
 import { integer, seconds, switchOption, text, valueOption, type Parser } from './options.js';
 
 /**
@@ -54,23 +55,12 @@ export function requestBudgetOptions(budget: RequestBudget) {
   };
 }
 
-/** An `s3://bucket/prefix` is checked as it is read; anything else is a folder (blank is refused). */
-function outputLocation(stdout: boolean): Parser<string> {
-  return (value, source) => {
-    if (value.trim() === '') throw new UsageError(`-o/--output needs a folder, s3://bucket/prefix${stdout ? ', or - for stdout' : ''}`);
-    if (isObjectUrl(value)) parseObjectUrl(value, source);
-    return value;
-  };
+/** `-o` read once into the destination it names (`-` for stdout only where `stdout` allows it). */
+function destination(stdout: boolean): Parser<DestinationSpec> {
+  return (value, source) => destinationSpec(value, source, { stdout });
 }
 
-/** A state file, or an object named by a full `s3://bucket/key`. */
-const stateFileOrObject: Parser<string> = (value, source) => {
-  if (value.trim() === '') throw new UsageError(`${source} needs a file path or s3://bucket/key`);
-  if (isObjectUrl(value) && parseObjectUrl(value, source).prefix === '') {
-    throw new UsageError(`${source} ${JSON.stringify(value)} names a bucket but no object; write s3://bucket/path/state.json`);
-  }
-  return value;
-};
+const DEFAULT_OUTPUT = './area-metrics-data';
 
 const S3_FORCE_PATH_STYLE = switchOption({
   flags: '--s3-force-path-style',
@@ -80,14 +70,28 @@ const S3_FORCE_PATH_STYLE = switchOption({
 
 /** Where an import writes: a folder, a bucket and prefix, or stdout; and its state, beside it unless named. */
 export const OUTPUT_OPTIONS = {
-  output: valueOption({ flags: '-o, --output <dir|s3://bucket/prefix|->', env: 'AREA_METRICS_OUTPUT', parse: outputLocation(true), default: './area-metrics-data', description: 'output folder, an S3-compatible bucket and prefix, or - for stdout' }),
+  output: valueOption({
+    flags: '-o, --output <dir|s3://bucket/prefix|->',
+    env: 'AREA_METRICS_OUTPUT',
+    parse: destination(true),
+    default: destinationSpec(DEFAULT_OUTPUT, '-o/--output', { stdout: true }),
+    defaultText: DEFAULT_OUTPUT,
+    description: 'output folder, an S3-compatible bucket and prefix, or - for stdout',
+  }),
   s3ForcePathStyle: S3_FORCE_PATH_STYLE,
-  state: valueOption({ flags: '--state <file|s3://bucket/key>', parse: stateFileOrObject, defaultText: '<output>/.area-metrics-state.json', description: 'state file (or object) for --catch-up and status' }),
+  state: valueOption({ flags: '--state <file|s3://bucket/key>', parse: checkStateUrl, defaultText: '<output>/.area-metrics-state.json', description: 'state file (or object) for --catch-up and status' }),
 };
 
 /** Where `status`, `accept` and `reopen` find the state: an output folder's or bucket prefix's, or one named outright. */
 export const STATE_LOCATION_OPTIONS = {
-  output: valueOption({ flags: '-o, --output <dir|s3://bucket/prefix>', env: 'AREA_METRICS_OUTPUT', parse: outputLocation(false), default: './area-metrics-data', description: 'output folder, or bucket and prefix, whose state to use' }),
+  output: valueOption({
+    flags: '-o, --output <dir|s3://bucket/prefix>',
+    env: 'AREA_METRICS_OUTPUT',
+    parse: destination(false),
+    default: destinationSpec(DEFAULT_OUTPUT, '-o/--output', { stdout: false }),
+    defaultText: DEFAULT_OUTPUT,
+    description: 'output folder, or bucket and prefix, whose state to use',
+  }),
   state: { ...OUTPUT_OPTIONS.state, description: 'state file or object to use' },
   s3ForcePathStyle: S3_FORCE_PATH_STYLE,
 };

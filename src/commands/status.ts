@@ -6,7 +6,7 @@ import { defaultDay } from '../window/day-mode.js';
 import { yesterday } from '../window/days.js';
 import { clockOf } from './clock.js';
 import type { CommandAction } from './declaration.js';
-import { withExistingState } from './state-location.js';
+import { withExistingState } from './existing-state.js';
 import type { STATUS_OPTIONS } from './status-options.js';
 
 export const statusAction: CommandAction<typeof STATUS_OPTIONS> = async ({ context, reporter, options }) => {

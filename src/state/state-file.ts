@@ -9,7 +9,6 @@ import { upgradeV2, v2Schema } from './versions/v2.js';
 import { upgradeV3, v3Schema } from './versions/v3.js';
 import { stateSchema, type StateFile } from './versions/v4.js';
 
-export const STATE_FILE_NAME = '.area-metrics-state.json';
 /** The format this release writes; versions 1 to 3 (earlier releases) are read and upgraded on the next write. */
 export const STATE_VERSION = 4;
 

@@ -15,7 +15,7 @@ describe('--layout and --openlineage-url', () => {
 
   it('--layout with -o - is exit 2 (stdout has no files); the env var alone does not stop a quick look at stdout', async () => {
     await expect(importConfigOf({ ...required, output: '-', layout: 'hive' }, {}, 1)).rejects.toThrow(/--layout names files in a folder or bucket; stdout \(-o -\) has none/);
-    expect((await importConfigOf({ ...required, output: '-' }, { AREA_METRICS_LAYOUT: 'hive' }, 1)).output).toEqual({ kind: 'stdout' });
+    expect((await importConfigOf({ ...required, output: '-' }, { AREA_METRICS_LAYOUT: 'hive' }, 1)).output).toMatchObject({ kind: 'stream', name: 'stdout', streams: true, stateUrl: undefined });
   });
 
   it('lineage is off without a URL; OPENLINEAGE_URL or --openlineage-url turn it on with the clients\' variables', async () => {

@@ -17,7 +17,7 @@ describe('the import config', () => {
     const config = await importConfigOf(required, {}, 1);
     expect(config).toMatchObject({
       window: { kind: 'default' },
-      output: { kind: 'files', dir: './area-metrics-data' },
+      output: { kind: 'folder', dir: './area-metrics-data', name: './area-metrics-data', streams: false },
       format: 'csv',
       shape: 'rows',
       pageSize: 1000,
@@ -41,10 +41,10 @@ describe('the import config', () => {
     const fromEnv = await importConfigOf({}, env, 1);
     expect(fromEnv.baseUrl.href).toBe('https://env.example.test/');
     expect(fromEnv.credentials).toEqual({ clientId: 'env-id', clientSecret: 'env-secret' });
-    expect(fromEnv.output).toEqual({ kind: 'files', dir: './area-metrics-data' });
+    expect(fromEnv.output).toMatchObject({ kind: 'folder', dir: './area-metrics-data' });
     const flagsWin = await importConfigOf({ clientId: 'flag-id', output: '-' }, env, 1);
     expect(flagsWin.credentials?.clientId).toBe('flag-id');
-    expect(flagsWin.output).toEqual({ kind: 'stdout' });
+    expect(flagsWin.output).toMatchObject({ kind: 'stream', streams: true });
     expect(flagsWin.format).toBe('ndjson');
   });
 
@@ -99,7 +99,7 @@ describe('the import config', () => {
 
   it('-o s3://bucket/prefix is an object target; path-style from its flag or env var', async () => {
     const config = await importConfigOf({ ...required, output: 's3://acme-data/area/metrics/' }, {}, 3);
-    expect(config.output).toEqual({ kind: 'objects', url: 's3://acme-data/area/metrics/', location: { bucket: 'acme-data', prefix: 'area/metrics' } });
+    expect(config.output).toMatchObject({ kind: 'bucket', name: 's3://acme-data/area/metrics/', location: { bucket: 'acme-data', prefix: 'area/metrics' }, stateUrl: 's3://acme-data/area/metrics/.area-metrics-state.json' });
     expect(config.s3ForcePathStyle).toBe(false);
     expect((await importConfigOf(required, { AREA_METRICS_S3_FORCE_PATH_STYLE: 'true' }, 3)).s3ForcePathStyle).toBe(true);
     expect((await importConfigOf({ ...required, s3ForcePathStyle: true }, { AREA_METRICS_S3_FORCE_PATH_STYLE: '0' }, 3)).s3ForcePathStyle).toBe(true);

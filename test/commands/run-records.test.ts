@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { importConfigOf } from '../helpers/import-config.js';
 import { RunRecords } from '../../src/commands/run-records.js';
-import { ObjectStores } from '../../src/commands/state-location.js';
+import { ObjectStores } from '../../src/destination/object-stores.js';
+import { openDestination } from '../../src/destination/open.js';
 import type { Logger } from '../../src/log/logger.js';
 import type { UnitOutcome } from '../../src/metrics/pipeline.js';
 import { planUnits } from '../../src/import/plan.js';
@@ -34,7 +35,7 @@ async function openRecords(prefix: string, days: string[]): Promise<{ records: R
   const config = await importConfigOf(raw, {}, 1);
   const units = planUnits([{ metric: 'traffic', days }], []);
   const stores = new ObjectStores(storeConfig(s3, logger));
-  const records = await RunRecords.open({ commandName: 'traffic', command: 'traffic --from ...', config, units, stores, env: {}, logger, redact: (text) => text.replaceAll('secret-value', '***') });
+  const records = await RunRecords.open({ commandName: 'traffic', command: 'traffic --from ...', config, units, destination: openDestination(config.output, { stores, stdout: process.stdout }), env: {}, logger, redact: (text) => text.replaceAll('secret-value', '***') });
   return { records, units, stores };
 }
 

@@ -6,7 +6,7 @@ import type { Unit } from '../../src/metrics/unit.js';
 import { DayCompletion, type DayRules } from '../../src/state/day-completion.js';
 import { ImportState } from '../../src/state/import-state.js';
 import type { MeasureSums } from '../../src/state/profile.js';
-import { STATE_FILE_NAME } from '../../src/state/state-file.js';
+import { STATE_FILE_NAME } from '../../src/destination/spec.js';
 import type { DayMode } from '../../src/window/day-mode.js';
 import { addDays } from '../../src/window/days.js';
 import { useTempDirs } from '../helpers/tmp.js';

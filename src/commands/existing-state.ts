@@ -1,0 +1,38 @@
+import { ObjectStores, awsCredentialsIn } from '../destination/object-stores.js';
+import type { DestinationSpec } from '../destination/spec.js';
+import { statePlace } from '../destination/state-place.js';
+import { UsageError } from '../errors.js';
+import { METRIC_NAMES } from '../metrics/descriptors.js';
+import { ImportState } from '../state/import-state.js';
+import type { CommandBase } from './declaration.js';
+import { commandLogs } from './preamble.js';
+import { IMPORT_REQUEST_BUDGET } from './shared-options.js';
+
+/**
+ * Opens the existing state a command reads or settles, wherever it lives (a folder, a bucket, `--state`), runs
+ * `use` with it, and closes the store's connections. No state there is a usage error. `now` is the command's clock
+ * (`AREA_METRICS_NOW` in tests), as the import that wrote the state had: a day it recorded is not in the future.
+ */
+export async function withExistingState<T>(
+  command: string,
+  options: { readonly output: DestinationSpec; readonly state: string | undefined; readonly s3ForcePathStyle: boolean },
+  { context, reporter, now }: CommandBase & { readonly now: Date },
+  use: (state: ImportState, location: string) => Promise<T>,
+): Promise<T> {
+  const place = statePlace(options.output, options.state);
+  if (place === undefined) throw new UsageError(`${command} uses a folder's state; with -o - pass --state <file>`);
+  const { logger } = commandLogs({ context, reporter, credentials: awsCredentialsIn(context.env) }, { level: 'warn' });
+  const stores = new ObjectStores({
+    env: context.env,
+    forcePathStyle: options.s3ForcePathStyle,
+    retries: IMPORT_REQUEST_BUDGET.retries,
+    timeoutMs: IMPORT_REQUEST_BUDGET.timeoutSeconds * 1000,
+    logger,
+  });
+  try {
+    const state = await ImportState.loadExisting(await place.storage(stores), { now, metricNames: METRIC_NAMES });
+    return await use(state, place.url);
+  } finally {
+    stores.close();
+  }
+}

@@ -1,0 +1,36 @@
+import { bucketDataset } from '../lineage/datasets.js';
+import type { DatasetName } from '../lineage/events.js';
+import type { ObjectLocation } from '../output/object-location.js';
+import { ObjectSink } from '../output/object-sink.js';
+import { BucketManifests, type ManifestShelf } from '../output/run-manifest.js';
+import { withoutEmptyUnits, type UnitSink } from '../output/sinks.js';
+import type { StaleTempFile } from '../output/stale-temp.js';
+import type { Destination, DestinationPlan } from './destination.js';
+import type { ObjectStores } from './object-stores.js';
+import type { DestinationSpec } from './spec.js';
+
+/** `-o s3://bucket/prefix`: an object per unit under the prefix (one PUT each), the manifests under its `_runs/`. */
+export class BucketDestination implements Destination {
+  constructor(
+    readonly spec: DestinationSpec,
+    private readonly location: ObjectLocation,
+    private readonly stores: ObjectStores,
+  ) {}
+
+  /** Nothing to check ahead: reading the state is the first call to the store, and fails as early. */
+  prepare(): Promise<readonly StaleTempFile[]> {
+    return Promise.resolve([]);
+  }
+
+  async sink(plan: DestinationPlan): Promise<UnitSink> {
+    return withoutEmptyUnits(new ObjectSink(await this.stores.get(this.location.bucket), this.location, plan.encoding, plan.layout));
+  }
+
+  async manifests(): Promise<ManifestShelf> {
+    return new BucketManifests(await this.stores.get(this.location.bucket), this.location);
+  }
+
+  dataset(folder: string): DatasetName {
+    return bucketDataset(this.location, folder);
+  }
+}

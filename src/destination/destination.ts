@@ -1,0 +1,34 @@
+import type { DatasetName } from '../lineage/events.js';
+import type { OutputEncoding } from '../output/format.js';
+import type { Layout, UnitPlace } from '../output/layout.js';
+import type { ManifestShelf } from '../output/run-manifest.js';
+import type { UnitSink } from '../output/sinks.js';
+import type { StaleTempFile } from '../output/stale-temp.js';
+import type { DestinationSpec } from './spec.js';
+
+/** What a run's units are and how they are written: the destination shapes everything it keeps by them. */
+export interface DestinationPlan {
+  readonly metrics: readonly string[];
+  readonly units: readonly UnitPlace[];
+  readonly encoding: OutputEncoding;
+  readonly layout: Layout;
+}
+
+/**
+ * Where a run writes, chosen once from `-o` (`openDestination`): it gives the run its sink, its manifest shelf, the
+ * lineage datasets, and its own checks before any download. A new kind (a database) is one more implementation;
+ * the run does not change.
+ */
+export interface Destination {
+  readonly spec: DestinationSpec;
+  /**
+   * Fails now, in a second, if it cannot be written (a read-only or full folder) rather than after the downloads,
+   * and removes what runs killed without a chance to clean up left behind; returns what it removed.
+   */
+  prepare(plan: DestinationPlan): Promise<readonly StaleTempFile[]>;
+  sink(plan: DestinationPlan): Promise<UnitSink>;
+  /** Where the run manifests go; none for a stream. */
+  manifests(): Promise<ManifestShelf | undefined>;
+  /** A metric's folder (or prefix) as a lineage dataset; none for a stream. */
+  dataset(folder: string): DatasetName | undefined;
+}

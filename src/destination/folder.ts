@@ -1,0 +1,37 @@
+import { join } from 'node:path';
+import { folderDataset } from '../lineage/datasets.js';
+import type { DatasetName } from '../lineage/events.js';
+import { checkWritableFolder } from '../output/atomic-file.js';
+import { tempFileFolders } from '../output/layout.js';
+import { FolderManifests, RUNS_FOLDER, type ManifestShelf } from '../output/run-manifest.js';
+import { FileSink, withoutEmptyUnits, type UnitSink } from '../output/sinks.js';
+import { removeStaleTempFiles, type StaleTempFile } from '../output/stale-temp.js';
+import type { Destination, DestinationPlan } from './destination.js';
+import type { DestinationSpec } from './spec.js';
+
+/** `-o <dir>`: a file per unit under the folder (atomic writes), the manifests in its `_runs/`. */
+export class FolderDestination implements Destination {
+  constructor(
+    readonly spec: DestinationSpec,
+    private readonly dir: string,
+  ) {}
+
+  async prepare(plan: DestinationPlan): Promise<readonly StaleTempFile[]> {
+    await checkWritableFolder(this.dir);
+    // Where a killed run's temp files can be: the folder itself (the state), the data's, the manifests'.
+    const folders = [this.dir, ...tempFileFolders(plan.metrics, plan.units, plan.layout).map((folder) => join(this.dir, folder)), join(this.dir, RUNS_FOLDER)];
+    return removeStaleTempFiles(folders);
+  }
+
+  sink(plan: DestinationPlan): Promise<UnitSink> {
+    return Promise.resolve(withoutEmptyUnits(new FileSink(this.dir, plan.encoding, plan.layout)));
+  }
+
+  manifests(): Promise<ManifestShelf> {
+    return Promise.resolve(new FolderManifests(this.dir));
+  }
+
+  dataset(folder: string): DatasetName {
+    return folderDataset(this.dir, folder);
+  }
+}

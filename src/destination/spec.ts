@@ -1,0 +1,44 @@
+import { join } from 'node:path';
+import { UsageError } from '../errors.js';
+import { isObjectUrl, objectKey, objectUrl, parseObjectUrl, type ObjectLocation } from '../output/object-location.js';
+
+/** The state's name beside the data: a file in the output folder, or an object under the bucket's prefix. */
+export const STATE_FILE_NAME = '.area-metrics-state.json';
+
+/** What `-o` is for stdout. */
+const STDOUT = '-';
+
+/**
+ * Where an import writes, as `-o` names it: read once, into plain data. `openDestination` makes it the run's
+ * `Destination`; nothing outside this folder asks which kind it is.
+ */
+export type DestinationSpec =
+  | (DestinationNames & { readonly kind: 'folder'; readonly dir: string })
+  | (DestinationNames & { readonly kind: 'bucket'; readonly location: ObjectLocation })
+  | (DestinationNames & { readonly kind: 'stream' });
+
+/** What every destination says of itself. */
+export interface DestinationNames {
+  /** How logs, the manifest and the state's last run name it: a folder, `s3://bucket/prefix`, or `stdout`. */
+  readonly name: string;
+  /** The `-o` that names it on another command line (none for stdout). */
+  readonly output: string | undefined;
+  /** Units go out as one stream: no files, so no layout, no Parquet, one CSV header for all. */
+  readonly streams: boolean;
+  /** Where its state is kept unless `--state` names another place; none for stdout. */
+  readonly stateUrl: string | undefined;
+}
+
+/**
+ * An `-o` value as a destination: `-` (stdout, where `stdout` allows it), `s3://bucket/prefix` (checked now), or a
+ * folder. Blank is refused: it would quietly mean the current folder.
+ */
+export function destinationSpec(text: string, source: string, { stdout }: { readonly stdout: boolean }): DestinationSpec {
+  if (text.trim() === '') throw new UsageError(`-o/--output needs a folder, s3://bucket/prefix${stdout ? ', or - for stdout' : ''}`);
+  if (text === STDOUT && stdout) return { kind: 'stream', name: 'stdout', output: undefined, streams: true, stateUrl: undefined };
+  if (isObjectUrl(text)) {
+    const location = parseObjectUrl(text, source);
+    return { kind: 'bucket', location, name: text, output: text, streams: false, stateUrl: objectUrl(location.bucket, objectKey(location, STATE_FILE_NAME)) };
+  }
+  return { kind: 'folder', dir: text, name: text, output: text, streams: false, stateUrl: join(text, STATE_FILE_NAME) };
+}
