@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { AuthError } from '../errors.js';
 import { describeRequest, type HttpClient, type HttpResponse } from '../fetch/http-client.js';
-import { parseHttpUrl, parseTokenBody, type TokenResponse } from './client-credentials.js';
+import { parseHttpUrl } from '../http-url.js';
+import { parseTokenBody, type TokenResponse } from './client-credentials.js';
 
 const BROKER_PATH = '/api/gatekeeper-token';
 const REJECTION_STATUSES = new Set([400, 401, 403]);
@@ -36,7 +37,7 @@ export class BrokerRejectedError extends AuthError {
 
 /** `{client_server_url}/api/gatekeeper-token?application_package=X`; not doubled when the URL already ends in it. */
 export function brokerTokenUrl(brokerUrl: string, applicationPackage: string): URL {
-  const url = parseHttpUrl(brokerUrl, 'broker URL');
+  const url = parseHttpUrl(brokerUrl, 'the broker URL', { example: 'https://backend.example.com', credentialsBelong: 'the broker holds the credentials' });
   const path = url.pathname.replace(/\/+$/, '');
   url.pathname = path.endsWith(BROKER_PATH) ? path : `${path}${BROKER_PATH}`;
   url.search = new URLSearchParams({ application_package: applicationPackage }).toString();

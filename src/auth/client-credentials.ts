@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { AuthError, ContractError, UsageError } from '../errors.js';
+import { AuthError, ContractError } from '../errors.js';
 import { basicAuthorization, type ClientCredentials } from '../fetch/basic-auth.js';
 import { describeRequest, type HttpResponse, type Transport } from '../fetch/http-client.js';
+import { parseHttpUrl } from '../http-url.js';
 import { createRedactor, type Redactor } from '../redact.js';
 import { decodeJwt, numericDateClaim } from './jwt.js';
 
@@ -53,28 +54,9 @@ export class TokenRequestRejectedError extends AuthError {
 const TOKEN_PATH = '/oauth2/token';
 const REJECTION_STATUSES = new Set([400, 401, 403]);
 
-/** Parses a user-given http(s) URL; `what` names the option in the message. Never echoes userinfo. */
-export function parseHttpUrl(value: string, what: string): URL {
-  let url: URL;
-  try {
-    url = new URL(value.trim());
-  } catch {
-    throw new UsageError(`${what} is not a valid URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new UsageError(`${what} must be an http:// or https:// URL (got ${url.protocol})`);
-  }
-  // fetch refuses URLs with userinfo, and credentials in a URL would end up in logs: refuse them up front.
-  if (url.username !== '' || url.password !== '') {
-    throw new UsageError(`${what} must not contain credentials; use --client-id and --client-secret`);
-  }
-  url.hash = '';
-  return url;
-}
-
 /** `{auth_url}/oauth2/token`, with or without a trailing slash, and not doubled when auth_url already ends in it. */
 export function tokenEndpointUrl(authUrl: string): URL {
-  const url = parseHttpUrl(authUrl, 'auth URL');
+  const url = parseHttpUrl(authUrl, 'the auth URL', { example: 'https://auth.example.com', credentialsBelong: 'use --client-id and --client-secret' });
   const path = url.pathname.replace(/\/+$/, '');
   url.pathname = path.endsWith(TOKEN_PATH) ? path : `${path}${TOKEN_PATH}`;
   return url;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseHttpUrl } from '../auth/client-credentials.js';
+import { parseHttpUrl } from '../http-url.js';
 import { ATTESTATION_MODES, ATTESTATION_PROVIDERS } from './attestation/settings.js';
 
 /** An application package is an Android package, an iOS bundle id or a web domain: at most 255 characters. */
@@ -19,7 +19,7 @@ const nonEmpty = z.string().trim().min(1, 'must not be empty');
 const httpUrl = nonEmpty.refine(
   (value) => {
     try {
-      parseHttpUrl(value, 'url');
+      parseHttpUrl(value, 'url', { example: 'https://auth.example.com', credentialsBelong: 'name the secrets in the config, not in the URL' });
       return true;
     } catch {
       return false;

@@ -1,4 +1,4 @@
-import { UsageError } from '../errors.js';
+import { parseHttpUrl } from '../http-url.js';
 
 /**
  * `{base}/api/bi/area-metrics/<resource>/`. A base whose path already ends in `/api` is not doubled, and
@@ -29,24 +29,9 @@ export function firstPageUrl(baseUrl: URL, resource: string, query: PageQuery): 
   return url;
 }
 
-/** Validates `--base-url`: http(s), no credentials in it (they belong in --client-id/--client-secret). */
+/** Validates `--base-url`: http(s), no credentials in it, and a bare root (the tool adds the path and the query). */
 export function parseBaseUrl(value: string): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(`--base-url ${JSON.stringify(value)} is not a URL; use e.g. https://api.example.com`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new UsageError(`--base-url must be http or https, not ${url.protocol.replace(':', '')}`);
-  }
-  if (url.username || url.password) {
-    throw new UsageError('--base-url must not contain credentials; use --client-id and --client-secret');
-  }
-  if (url.search || url.hash) {
-    throw new UsageError('--base-url must not have a query or fragment');
-  }
-  return url;
+  return parseHttpUrl(value, '--base-url', { example: 'https://api.example.com', credentialsBelong: 'use --client-id and --client-secret', root: true });
 }
 
 /**

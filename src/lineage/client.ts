@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { messageOf } from '../errors.js';
 import { createDispatcher } from '../fetch/dispatcher.js';
-import { fetchBuffered } from '../fetch/http-client.js';
+import { fetchBuffered, networkReason } from '../fetch/http-client.js';
 import type { Logger } from '../log/logger.js';
 import type { LineageSettings } from './settings.js';
 
@@ -86,7 +86,7 @@ export class LineageClient {
       if (response.status < 200 || response.status > 299) this.warn(event, `it answered HTTP ${response.status}`);
     } catch (error) {
       const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-      this.warn(event, timedOut ? `no answer within ${this.seconds(timeoutMs)}` : describeFailure(error));
+      this.warn(event, timedOut ? `no answer within ${this.seconds(timeoutMs)}` : networkReason(error, { codeOnly: true }) || messageOf(error));
     }
   }
 
@@ -104,11 +104,4 @@ export class LineageClient {
   private seconds(ms: number): string {
     return `${(ms / 1000).toFixed(1)} s`;
   }
-}
-
-/** A network failure as its code (`ECONNREFUSED`), which says more than fetch's own "fetch failed". */
-function describeFailure(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
-  if (typeof cause?.code === 'string') return cause.code;
-  return typeof cause?.message === 'string' ? cause.message : messageOf(error);
 }

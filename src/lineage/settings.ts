@@ -1,4 +1,5 @@
 import { UsageError } from '../errors.js';
+import { parseHttpUrl } from '../http-url.js';
 
 /** Where and as whom a run posts its OpenLineage events. */
 export interface LineageSettings {
@@ -13,19 +14,9 @@ export interface LineageSettings {
 export const DEFAULT_LINEAGE_NAMESPACE = 'area-metrics';
 const DEFAULT_ENDPOINT = 'api/v1/lineage';
 
-/** `--openlineage-url` (or `OPENLINEAGE_URL`) checked: http(s), with no credentials in it. */
+/** `--openlineage-url` (or `OPENLINEAGE_URL`) checked: http(s), with no credentials in it, a bare root. */
 export function parseLineageUrl(value: string, source: string): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(`${source} ${JSON.stringify(value)} is not a URL; use e.g. http://marquez.example.com:5000`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${source} must be http or https, not ${url.protocol.replace(':', '')}`);
-  // The value is not repeated: it holds a password.
-  if (url.username !== '' || url.password !== '') throw new UsageError(`${source} must not contain credentials; put the API key in OPENLINEAGE_API_KEY`);
-  if (url.search !== '' || url.hash !== '') throw new UsageError(`${source} must not have a query or fragment`);
-  return url;
+  return parseHttpUrl(value, source, { example: 'http://marquez.example.com:5000', credentialsBelong: 'put the API key in OPENLINEAGE_API_KEY', root: true });
 }
 
 /** The OpenLineage clients' environment variables, as read (empty ones unset). */
