@@ -5,7 +5,7 @@ import { describeDays } from '../window/day-ranges.js';
 import { today, type CalendarDay } from '../window/days.js';
 import { resolveDays } from '../window/requested-days.js';
 import type { DAY_OPTIONS, DayAction, DayOptions } from './accept-reopen-options.js';
-import { clockOf } from './clock.js';
+import { nowOf } from './clock.js';
 import type { CommandAction } from './declaration.js';
 import { withExistingState } from './existing-state.js';
 import { windowFromFlags } from './window-flags.js';
@@ -40,7 +40,7 @@ async function change(state: ImportState, action: DayAction, metric: MetricName,
 export function dayAction(action: DayAction): CommandAction<typeof DAY_OPTIONS> {
   return async ({ context, reporter, options, args }) => {
     const metrics = metricsOf(args[0] ?? '');
-    const now = clockOf(context.env);
+    const now = nowOf(context.env);
     const days = daysOf(options, action, now);
     await withExistingState(action, options, { context, reporter, now }, async (state) => {
       for (const metric of metrics) context.stdout.write(await change(state, action, metric, days));

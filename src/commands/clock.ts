@@ -1,10 +1,10 @@
 import { UsageError } from '../errors.js';
 
 /**
- * The run's clock. `AREA_METRICS_NOW` (an ISO 8601 instant) sets it for tests, which must say when a day is over
+ * The run's "now". `AREA_METRICS_NOW` (an ISO 8601 instant) sets it for tests, which must say when a day is over
  * without waiting for it; it is read here, by the commands, and passed down as `now`, never read by the core.
  */
-export function clockOf(env: NodeJS.ProcessEnv): Date {
+export function nowOf(env: NodeJS.ProcessEnv): Date {
   const text = env.AREA_METRICS_NOW;
   if (text === undefined || text === '') return new Date();
   const ms = Date.parse(text);

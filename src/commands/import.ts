@@ -16,7 +16,7 @@ import { createRedactor, type Credential } from '../redact.js';
 import { planDays } from '../state/catch-up.js';
 import { DayCompletion, type DayNote } from '../state/day-completion.js';
 import { ImportState } from '../state/import-state.js';
-import { clockOf } from './clock.js';
+import { nowOf } from './clock.js';
 import { SECRET_FLAG_WARNING } from './credentials.js';
 import type { CommandAction, CommandBase } from './declaration.js';
 import { resolveImportConfig, type ImportConfig } from './import-config.js';
@@ -68,7 +68,7 @@ async function importInto(
   { destination, stores }: { readonly destination: Destination; readonly stores: ObjectStores },
   { context, reporter }: CommandBase,
 ): Promise<void> {
-  const now = clockOf(context.env);
+  const now = nowOf(context.env);
   const place = statePlace(config.output, config.statePath);
   // Reading the state object is also the first call to the store: missing credentials, a wrong bucket or region fail
   // here, before any download. A dry run of named days needs no store at all.

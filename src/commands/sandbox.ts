@@ -1,6 +1,6 @@
 import { errnoCode, UsageError } from '../errors.js';
 import { DEFAULT_SANDBOX, type Sandbox, type SandboxFaults, type SandboxPublishing } from '../sandbox/types.js';
-import { clockOf } from './clock.js';
+import { nowOf } from './clock.js';
 import type { CommandAction } from './declaration.js';
 import { commandLogs } from './preamble.js';
 import type { SANDBOX_OPTIONS, SandboxOptions } from './sandbox-options.js';
@@ -67,7 +67,7 @@ export const sandboxAction: CommandAction<typeof SANDBOX_OPTIONS> = async ({ con
   const { logger } = commandLogs({ context, reporter, credentials }, { level: options.verbose ? 'debug' : 'info' });
   // The clock the import commands read (set for tests): with it, the sandbox and the importer agree on which local
   // days have ended; without it, the real clock, read on every request.
-  const frozen = context.env.AREA_METRICS_NOW ? clockOf(context.env) : undefined;
+  const frozen = context.env.AREA_METRICS_NOW ? nowOf(context.env) : undefined;
   let sandbox: Sandbox;
   try {
     // Loaded on demand, so the import commands that cron starts every night do not pay for the emulator.

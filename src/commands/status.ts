@@ -4,7 +4,7 @@ import { formatPrometheus, prometheusWithoutState } from '../state/status-promet
 import { behindMessage, formatText } from '../state/status-report.js';
 import { defaultDay } from '../window/day-mode.js';
 import { yesterday } from '../window/days.js';
-import { clockOf } from './clock.js';
+import { nowOf } from './clock.js';
 import type { CommandAction } from './declaration.js';
 import { withExistingState } from './existing-state.js';
 import type { STATUS_OPTIONS } from './status-options.js';
@@ -15,7 +15,7 @@ export const statusAction: CommandAction<typeof STATUS_OPTIONS> = async ({ conte
   }
   const format = options.json ? 'json' : (options.format ?? 'text');
   const { maxBehind } = options;
-  const now = clockOf(context.env);
+  const now = nowOf(context.env);
   const { state, path } = await withExistingState('status', options, { context, reporter, now }, (state, path) => Promise.resolve({ state, path })).catch((error: unknown) => {
     // `> file.prom` has already emptied the file: a sample saying so keeps the metrics from silently vanishing.
     if (format === 'prometheus') context.stdout.write(prometheusWithoutState());

@@ -1,6 +1,6 @@
 import type { CalendarDay } from '../window/days.js';
 import { isNotOver, overAt, type DayMode } from '../window/day-mode.js';
-import { isSettled, shouldGiveUp } from './day-rules.js';
+import { isPastSettleDays, shouldGiveUp } from './day-rules.js';
 import type { ImportState } from './import-state.js';
 import { stateKey } from './keys.js';
 import { addSums, emptySums, totalOf, type DayProfile, type MeasureSums, type MetricTotal } from './profile.js';
@@ -161,7 +161,7 @@ export class DayCompletion {
     const expected = askedFor ? this.rules.storeCodes : (this.state?.storeCodes(key) ?? []);
     const codes = expected.filter((code) => !tally.stores.has(code));
     const missing: MissingStores = { codes, expected: expected.length, askedFor };
-    if (codes.length > 0 && !isSettled(day, this.rules.settleDays, this.rules.now)) {
+    if (codes.length > 0 && !isPastSettleDays(day, this.rules.settleDays, this.rules.now)) {
       await this.state?.markPending(key, day, { reason: 'partly-published', missingStores: codes.length, stores: tally.stores.size });
       return [{ metric, day, kind: 'partly-published', missing, stores: tally.stores.size }];
     }

@@ -6,7 +6,7 @@ const DAY_MS = 86_400_000;
  * Whether a day's data is final even if some stores never reported (`--settle-days`): it is at least `settleDays`
  * days old (yesterday is 1 day old). A store that closed must not hold the state back for ever.
  */
-export function isSettled(day: CalendarDay, settleDays: number, now: Date): boolean {
+export function isPastSettleDays(day: CalendarDay, settleDays: number, now: Date): boolean {
   return daysFrom(day, today(now)) >= settleDays;
 }
 

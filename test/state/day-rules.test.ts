@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSettled, shouldGiveUp } from '../../src/state/day-rules.js';
+import { isPastSettleDays, shouldGiveUp } from '../../src/state/day-rules.js';
 import { daysFrom, today } from '../../src/window/days.js';
 
 describe('shouldGiveUp', () => {
@@ -10,14 +10,14 @@ describe('shouldGiveUp', () => {
   });
 });
 
-describe('isSettled', () => {
+describe('isPastSettleDays', () => {
   const now = new Date('2026-11-21T02:30:00Z');
 
   it('a day is settled once it is settleDays old (yesterday is 1 day old)', () => {
-    expect(isSettled('2026-11-20', 3, now)).toBe(false);
-    expect(isSettled('2026-11-19', 3, now)).toBe(false);
-    expect(isSettled('2026-11-18', 3, now)).toBe(true);
-    expect(isSettled('2026-11-20', 1, now)).toBe(true);
+    expect(isPastSettleDays('2026-11-20', 3, now)).toBe(false);
+    expect(isPastSettleDays('2026-11-19', 3, now)).toBe(false);
+    expect(isPastSettleDays('2026-11-18', 3, now)).toBe(true);
+    expect(isPastSettleDays('2026-11-20', 1, now)).toBe(true);
     expect(daysFrom('2026-11-18', '2026-11-21')).toBe(3);
     expect(today(now)).toBe('2026-11-21');
   });
