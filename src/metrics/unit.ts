@@ -5,6 +5,7 @@ import { firstPageUrl } from '../fetch/urls.js';
 import { silentLogger, type Logger } from '../log/logger.js';
 import type { OutputEncoding } from '../output/format.js';
 import type { ParquetTable } from '../output/parquet.js';
+import type { UnitContent } from '../output/sinks.js';
 import { addSums, emptySums, type MeasureSums } from '../state/profile.js';
 import { dayWindow, type DayMode } from '../window/day-mode.js';
 import type { CalendarDay } from '../window/days.js';
@@ -41,7 +42,8 @@ export function unitFirstPageUrl(unit: Unit, baseUrl: URL, pageSize: number): UR
   });
 }
 
-export interface UnitData {
+/** A fetched, complete unit: what its sink writes (`UnitContent`), and what the run counts and judges of it. */
+export interface UnitData extends UnitContent {
   readonly unit: Unit;
   readonly count: number;
   readonly pages: number;

@@ -3,7 +3,7 @@ import { extensionOf, type OutputEncoding } from './format.js';
 import { UnitPaths, type Layout } from './layout.js';
 import { objectKey, type ObjectLocation } from './object-location.js';
 import type { ObjectStore } from './object-store.js';
-import { rejectedLines, unitFileChunks, type UnitData, type UnitSink, type UnitWrite } from './sinks.js';
+import { rejectedLines, unitFileChunks, type UnitContent, type UnitSink, type UnitWrite } from './sinks.js';
 
 function bytesOf(chunks: Iterable<string | Uint8Array>): Buffer {
   return Buffer.concat([...chunks].map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk)));
@@ -26,11 +26,11 @@ export class ObjectSink implements UnitSink {
     this.paths = new UnitPaths(extensionOf(encoding), layout);
   }
 
-  keyOf(data: Pick<UnitData, 'unit'>): string {
+  keyOf(data: Pick<UnitContent, 'unit'>): string {
     return objectKey(this.location, this.paths.dataOf(data.unit));
   }
 
-  async commit(data: UnitData, signal?: AbortSignal): Promise<UnitWrite> {
+  async commit(data: UnitContent, signal?: AbortSignal): Promise<UnitWrite> {
     const key = this.keyOf(data);
     const body = bytesOf(unitFileChunks(data, this.encoding));
     // The hash the object's metadata keeps is the one the run manifest records.
@@ -43,7 +43,7 @@ export class ObjectSink implements UnitSink {
     return { changed: outcome === 'written', path: this.store.url(key), file: { path: this.paths.dataOf(data.unit), bytes: body.length, sha256 } };
   }
 
-  describe(data: UnitData): string {
+  describe(data: UnitContent): string {
     return this.store.url(this.keyOf(data));
   }
 }

@@ -17,7 +17,7 @@ export interface SetAsideRecord {
 }
 
 /** What a sink needs of a complete unit: where it belongs, its encoded text, and the records set aside. */
-export interface UnitData {
+export interface UnitContent {
   readonly unit: { readonly metric: { readonly name: string }; readonly day: string; readonly storeCode?: string };
   /** Written once at the top of a file, and once for a whole stream. */
   readonly header: string | undefined;
@@ -46,16 +46,16 @@ export interface UnitWrite {
 
 /** Where a complete unit goes. `commit` is called once per unit, in plan order, only for complete units. */
 export interface UnitSink {
-  commit(data: UnitData, signal?: AbortSignal): Promise<UnitWrite>;
+  commit(data: UnitContent, signal?: AbortSignal): Promise<UnitWrite>;
   /** Human description of where the unit went, for the log. */
-  describe(data: UnitData): string;
+  describe(data: UnitContent): string;
 }
 
 /** Encoded pieces are handed to the writer in chunks of about this many bytes. */
 const CHUNK_BYTES = 256 * 1024;
 
 /** A unit's bytes: the header when `withHeader`, then its results' pieces in order, in writer-sized chunks. */
-export function* unitChunks(data: UnitData, withHeader: boolean): Generator<string | Buffer> {
+export function* unitChunks(data: UnitContent, withHeader: boolean): Generator<string | Buffer> {
   if (withHeader && data.header !== undefined) yield data.header;
   let chunk: Uint8Array[] = [];
   let size = 0;
@@ -74,7 +74,7 @@ export function* unitChunks(data: UnitData, withHeader: boolean): Generator<stri
 export { unitFileName } from './layout.js';
 
 /** The NDJSON lines of a unit's set-aside records, each with its metric, day, field, value and reason. */
-export function rejectedLines(data: UnitData): string[] {
+export function rejectedLines(data: UnitContent): string[] {
   return data.rejected.map((rejected) => {
     const line = { metric: data.unit.metric.name, day: data.unit.day, field: rejected.field, value: rejected.value ?? null, reason: rejected.reason, record: rejected.record };
     // A record nested deeper than JSON.stringify can go is kept as a note rather than failing the unit.
@@ -83,7 +83,7 @@ export function rejectedLines(data: UnitData): string[] {
 }
 
 /** A unit's whole file as it is stored, in a folder or a bucket: its text, or with `-f parquet` its Parquet file. */
-export function unitFileChunks(data: UnitData, encoding: OutputEncoding): Iterable<string | Uint8Array> {
+export function unitFileChunks(data: UnitContent, encoding: OutputEncoding): Iterable<string | Uint8Array> {
   if (extensionOf(encoding) !== 'parquet') return unitChunks(data, true);
   if (data.table === undefined) throw new Error(`no Parquet table for ${data.unit.metric.name} ${data.unit.day}`);
   return parquetFileChunks(data.table, data.pieces);
@@ -104,11 +104,11 @@ export class FileSink implements UnitSink {
     this.paths = new UnitPaths(extensionOf(encoding), layout);
   }
 
-  pathOf(data: Pick<UnitData, 'unit'>): string {
+  pathOf(data: Pick<UnitContent, 'unit'>): string {
     return join(this.outputDir, this.paths.dataOf(data.unit));
   }
 
-  async commit(data: UnitData, signal?: AbortSignal): Promise<UnitWrite> {
+  async commit(data: UnitContent, signal?: AbortSignal): Promise<UnitWrite> {
     const path = this.pathOf(data);
     const content = new DigestingChunks(() => unitFileChunks(data, this.encoding));
     const changed = await writeFileAtomicIfChanged(path, content.chunks, signal);
@@ -128,7 +128,7 @@ export class FileSink implements UnitSink {
     return written;
   }
 
-  describe(data: UnitData): string {
+  describe(data: UnitContent): string {
     return this.pathOf(data);
   }
 }
@@ -139,7 +139,7 @@ export class StreamSink implements UnitSink {
 
   constructor(private readonly stream: Writable) {}
 
-  async commit(data: UnitData): Promise<UnitWrite> {
+  async commit(data: UnitContent): Promise<UnitWrite> {
     for (const chunk of unitChunks(data, !this.headerWritten)) await this.write(chunk);
     this.headerWritten = true;
     return { changed: true };
@@ -164,7 +164,7 @@ export class StreamSink implements UnitSink {
  */
 export function withoutEmptyUnits(sink: UnitSink): UnitSink {
   // A complete unit's results are its pieces plus the records set aside.
-  const empty = (data: UnitData): boolean => data.pieces.length === 0 && data.rejected.length === 0;
+  const empty = (data: UnitContent): boolean => data.pieces.length === 0 && data.rejected.length === 0;
   return {
     commit: (data, signal) => (empty(data) ? Promise.resolve({ changed: false }) : sink.commit(data, signal)),
     describe: (data) => (empty(data) ? 'nothing written (no results)' : sink.describe(data)),

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { METRICS } from '../../src/metrics/descriptors.js';
 import { ObjectSink } from '../../src/output/object-sink.js';
 import { ObjectStore } from '../../src/output/object-store.js';
-import type { UnitData } from '../../src/output/sinks.js';
+import type { UnitContent } from '../../src/output/sinks.js';
 import { startS3, storeConfig, type S3Harness } from '../helpers/s3.js';
 
 let s3: S3Harness;
@@ -23,7 +23,7 @@ beforeEach(() => {
 
 const metric = METRICS.traffic;
 
-function unit(rows: string[], rejected: UnitData['rejected'] = [], storeCode?: string): UnitData {
+function unit(rows: string[], rejected: UnitContent['rejected'] = [], storeCode?: string): UnitContent {
   return {
     unit: { metric, day: '2026-11-20', ...(storeCode === undefined ? {} : { storeCode }) },
     header: 'store_code,zone\n',

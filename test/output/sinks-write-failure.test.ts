@@ -3,12 +3,12 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { exitCodeFor, OutputError } from '../../src/errors.js';
-import { FileSink, StreamSink, type UnitData } from '../../src/output/sinks.js';
+import { FileSink, StreamSink, type UnitContent } from '../../src/output/sinks.js';
 import { listFiles, useTempDirs } from '../helpers/tmp.js';
 
 const tempDir = useTempDirs('sinks-write-failure-');
 
-function unitData(day: string): UnitData {
+function unitData(day: string): UnitContent {
   return {
     unit: { metric: { name: 'traffic' }, day },
     header: 'store_code,value\n',

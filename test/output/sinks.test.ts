@@ -3,7 +3,7 @@ import { readFile, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { METRICS } from '../../src/metrics/descriptors.js';
-import { FileSink, unitFileName, type UnitData } from '../../src/output/sinks.js';
+import { FileSink, unitFileName, type UnitContent } from '../../src/output/sinks.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
 const metric = METRICS['unique-users'];
@@ -32,7 +32,7 @@ describe('unitFileName', () => {
 
 describe('FileSink and unchanged files', () => {
   const tempDir = useTempDirs('sinks-');
-  const unitData = (text: string): UnitData => ({ unit: { metric, day: '2026-03-10' }, header: 'h\n', pieces: [Buffer.from(text)], rejected: [] });
+  const unitData = (text: string): UnitContent => ({ unit: { metric, day: '2026-03-10' }, header: 'h\n', pieces: [Buffer.from(text)], rejected: [] });
 
   /** What the sink must report of the file: its path under the output, its size and SHA-256, as on disk. */
   async function written(out: string, changed: boolean): Promise<unknown> {
