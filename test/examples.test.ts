@@ -6,7 +6,7 @@ import { buildProgram, runCli } from '../src/cli.js';
 import { Reporter } from '../src/commands/reporter.js';
 import type { CommandContext } from '../src/commands/context.js';
 import { InterruptedError } from '../src/errors.js';
-import { ROOT } from './helpers/cli.js';
+import { ROOT, waitUntil } from './helpers/cli.js';
 import { codeBlocks } from './helpers/markdown.js';
 
 /**
@@ -60,7 +60,7 @@ describe('no example passes a secret as a flag', () => {
   ])("the sandbox's banner, with %s", async (_label, secretArgs) => {
     const { context, stdout, controller } = collectingContext();
     const running = runCli(['sandbox', '--port', '0', '--stores', '1', '--days', '1', ...secretArgs], context);
-    for (let attempt = 0; attempt < 200 && !stdout.text.includes('stop with'); attempt += 1) await new Promise((resolve) => setTimeout(resolve, 25));
+    await waitUntil(() => stdout.text.includes('stop with'), 'the banner');
     controller.abort(new InterruptedError('SIGINT'));
     expect(await running).toBe(0);
     expect(stdout.text).toMatch(/^try: +AREA_METRICS_CLIENT_SECRET(_FILE)?=\S+ area-metrics all /m);

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli.js';
 import type { CommandContext } from '../../src/commands/context.js';
 import { InterruptedError } from '../../src/errors.js';
-import { errorLines } from '../helpers/cli.js';
+import { errorLines, waitUntil } from '../helpers/cli.js';
 import { basic } from './helpers.js';
 
 class Collector extends Writable {
@@ -25,18 +25,11 @@ function fakeContext(): { context: CommandContext; stdout: Collector; stderr: Co
   return { context, stdout, stderr, controller, errors: () => errorLines(stderr.text) };
 }
 
-async function waitFor(condition: () => boolean): Promise<void> {
-  for (let attempt = 0; attempt < 200 && !condition(); attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  expect(condition()).toBe(true);
-}
-
 describe('area-metrics sandbox command', () => {
   it('prints the base URL first, serves until the signal aborts, then returns 0', async () => {
     const { context, stdout, stderr, controller } = fakeContext();
     const running = runCli(['sandbox', '--port', '0', '--stores', '3', '--days', '2', '--fail-nth', '1:503', '-v'], context);
-    await waitFor(() => stdout.text.includes('\n'));
+    await waitUntil(() => stdout.text.includes('\n'), 'the first line');
     const firstLine = stdout.text.split('\n')[0]!;
     const match = /^sandbox listening on (http:\/\/127\.0\.0\.1:(\d+))$/.exec(firstLine);
     expect(match).not.toBeNull();
@@ -64,7 +57,7 @@ describe('area-metrics sandbox command', () => {
   it('never prints a client secret the operator chose', async () => {
     const { context, stdout, stderr, controller } = fakeContext();
     const running = runCli(['sandbox', '--port', '0', '--client-id', 'me', '--client-secret', 'operator-chosen-secret', '-v'], context);
-    await waitFor(() => stdout.text.includes('stop with'));
+    await waitUntil(() => stdout.text.includes('stop with'), 'the banner');
     const base = /^sandbox listening on (\S+)$/m.exec(stdout.text)![1]!;
     const token = await fetch(`${base}/oauth2/token`, {
       method: 'POST',
@@ -104,7 +97,7 @@ describe('area-metrics sandbox command', () => {
   it("prints a try: command that works as printed, its secret in the environment", async () => {
     const sandbox = fakeContext();
     const running = runCli(['sandbox', '--port', '0', '--stores', '2', '--days', '2'], sandbox.context);
-    await waitFor(() => sandbox.stdout.text.includes('stop with'));
+    await waitUntil(() => sandbox.stdout.text.includes('stop with'), 'the banner');
     const words = /^try: +(.+)$/m.exec(sandbox.stdout.text)![1]!.split(' ');
     const settings = words.slice(0, words.indexOf('area-metrics'));
     const args = words.slice(words.indexOf('area-metrics') + 1);
@@ -127,7 +120,7 @@ describe('area-metrics sandbox command', () => {
   it('takes a real rate limit and how to announce it', async () => {
     const { context, stdout, controller } = fakeContext();
     const running = runCli(['sandbox', '--port', '0', '--stores', '3', '--days', '2', '--rate-limit', '2/s', '--rate-limit-headers', 'x'], context);
-    await waitFor(() => stdout.text.includes('stop with'));
+    await waitUntil(() => stdout.text.includes('stop with'), 'the banner');
     expect(stdout.text).toContain('faults:        {"rateLimit":{"perSecond":2,"headers":"x"}}');
     const base = /^sandbox listening on (\S+)$/m.exec(stdout.text)![1]!;
     const day = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
@@ -144,7 +137,7 @@ describe('area-metrics sandbox command', () => {
   it('reports a port in use as a usage error', async () => {
     const first = fakeContext();
     const running = runCli(['sandbox', '--port', '0'], first.context);
-    await waitFor(() => first.stdout.text.includes('\n'));
+    await waitUntil(() => first.stdout.text.includes('\n'), 'the first line');
     const port = /:(\d+)\n/.exec(first.stdout.text)![1]!;
     const second = fakeContext();
     expect(await runCli(['sandbox', '--port', port], second.context)).toBe(2);

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli.js';
-import { errorLines } from '../helpers/cli.js';
+import { errorLines, waitUntil } from '../helpers/cli.js';
 import { InterruptedError } from '../../src/errors.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { allPages, dayParams, metricUrl, NOW, YESTERDAY } from './helpers.js';
@@ -164,7 +164,7 @@ describe('sandbox command publishing flags', () => {
       signal: controller.signal,
     });
     try {
-      for (let attempt = 0; attempt < 200 && !stdout.text.includes('\n'); attempt++) await new Promise((resolve) => setTimeout(resolve, 25));
+      await waitUntil(() => stdout.text.includes('\n'), 'the first line');
       const base = /^sandbox listening on (\S+)/.exec(stdout.text)?.[1] ?? '';
       const count = async (): Promise<number> => {
         const response = await fetch(`${base}/api/bi/area-metrics/traffic/?${new URLSearchParams(dayParams(dayBefore)).toString()}`, {
@@ -173,12 +173,8 @@ describe('sandbox command publishing flags', () => {
         return ((await response.json()) as { count: number }).count;
       };
       expect(await count()).toBe(0);
-      let published = 0;
-      for (let attempt = 0; attempt < 200 && published === 0; attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        published = await count();
-      }
-      expect(published).toBe(2);
+      await waitUntil(async () => (await count()) > 0, 'the hidden day published', 10_000);
+      expect(await count()).toBe(2);
     } finally {
       controller.abort(new InterruptedError('SIGINT'));
       expect(await done).toBe(0);
