@@ -46,7 +46,8 @@ describe('LineageClient', () => {
     const started = performance.now();
     client.begin(START);
     await client.end(COMPLETE);
-    expect(performance.now() - started).toBeLessThan(1000);
+    // Far below the 5 s budget a wait for the down server would use up, with room for a busy machine.
+    expect(performance.now() - started).toBeLessThan(2_500);
     expect(logger.warnings).toHaveLength(1);
     expect(logger.warnings[0]).toMatch(/^OpenLineage: cannot post the START event to http:\/\/127\.0\.0\.1:\d+\/api\/v1\/lineage: ECONNREFUSED; the import goes on/);
     expect(logger.warnings[0]).not.toContain('Lineage-Key-9f3');
@@ -61,7 +62,8 @@ describe('LineageClient', () => {
     await client.end(COMPLETE);
     const took = performance.now() - started;
     expect(took).toBeGreaterThanOrEqual(250);
-    expect(took).toBeLessThan(1500);
+    // The server answers after 5 s: a run that waited for it took that long.
+    expect(took).toBeLessThan(4_000);
     expect(received).toHaveLength(1);
     expect(logger.warnings).toEqual([expect.stringMatching(/cannot post the START event .*: no answer within 0\.3 s/)]);
   });
@@ -70,11 +72,9 @@ describe('LineageClient', () => {
     const { settings } = await lineageServer(201, 250);
     const logger = keptLogger();
     const client = new LineageClient({ settings, env: {}, logger, budgetMs: 400 });
-    const started = performance.now();
     client.begin(START);
     await client.end(COMPLETE);
-    // START took about 250 ms of the 400; COMPLETE, as slow, had only the rest.
-    expect(performance.now() - started).toBeLessThan(1000);
+    // START took about 250 ms of the 400; COMPLETE, as slow, had only the rest (a budget of its own would say 0.4 s).
     expect(logger.warnings).toEqual([expect.stringMatching(/cannot post the COMPLETE event .*: no answer within 0\.[0-2] s/)]);
   });
 
