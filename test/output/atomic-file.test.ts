@@ -21,6 +21,8 @@ const faults = vi.hoisted(() => ({
   /** Removing a temp file fails too (the disk went read-only). */
   rmFails: false,
   writeCalls: 0,
+  /** Renames and fsyncs of opened-for-reading handles (a folder's), in order: what makes a write durable. */
+  durability: [] as string[],
 }));
 
 vi.mock('node:fs/promises', async (importOriginal) => {
@@ -38,15 +40,25 @@ vi.mock('node:fs/promises', async (importOriginal) => {
     },
     rename: async (...args: Parameters<typeof real.rename>) => {
       fail('rename');
-      return real.rename(...args);
+      await real.rename(...args);
+      faults.durability.push(`rename to ${String(args[1])}`);
     },
     rm: async (...args: Parameters<typeof real.rm>) => {
       if (faults.rmFails) throw Object.assign(new Error('EROFS: injected at rm'), { code: 'EROFS' });
       return real.rm(...args);
     },
     open: async (...args: Parameters<typeof real.open>) => {
-      // Only files opened for writing misbehave; the folder opened for its fsync does not.
-      if (args[1] !== 'wx') return real.open(...args);
+      // Only files opened for writing misbehave; the folder opened for its fsync does not, and is watched.
+      if (args[1] !== 'wx') {
+        const opened = await real.open(...args);
+        const sync = opened.sync.bind(opened);
+        return Object.assign(opened, {
+          sync: async () => {
+            await sync();
+            faults.durability.push(`fsync ${String(args[0])}`);
+          },
+        });
+      }
       fail('open');
       const handle = await real.open(...args);
       let writesSeen = 0;
@@ -82,6 +94,7 @@ afterEach(() => {
   faults.failing = undefined;
   faults.rmFails = false;
   faults.writeCalls = 0;
+  faults.durability.length = 0;
 });
 
 const OLD = 'store_code,value\nS001,old\n';
@@ -154,6 +167,13 @@ describe('writeFileAtomic', () => {
         expect(tempFilesInProgress.size).toBe(0);
       },
     );
+  });
+
+  it('makes the rename durable: the folder is fsynced after the file is renamed into it', async () => {
+    const { path, next } = await folderWithOldFile();
+    await writeFileAtomic(path, [next]);
+    expect(faults.durability).toEqual([`rename to ${path}`, `fsync ${join(path, '..')}`]);
+    expect(await readFile(path)).toEqual(next);
   });
 
   it('a folder that cannot be created is named as such', async () => {
