@@ -168,7 +168,7 @@ describe('transient failures are retried and leave no trace', () => {
     expect(await readTree(out)).toEqual(reference);
   });
 
-  it('the built binary really waits a Retry-After out', async () => {
+  it('a run on the real clock really waits a Retry-After out', async () => {
     const out = await tempDir();
     sandbox.setFaults({ rateLimitNth: { n: 1, retryAfterSeconds: 1 } });
     const result = await runCli(importArgs(out, '--retries', '2'));
