@@ -5,9 +5,12 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { METRICS, type MetricName } from '../../src/metrics/descriptors.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { runCli } from '../helpers/cli.js';
+import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
 import { referenceCsv, referenceNdjson, referenceRows, type ReferenceResult } from '../helpers/reference-rows.js';
 
+/** One clock for the days the tests name, the runs and the sandbox: a run across midnight UTC changes nothing. */
+const CLOCK = noonToday();
+const { runCli } = clockedCli(CLOCK);
 const run = (args: string[], env: Record<string, string> = {}) => runCli(args, { env });
 /** A folder under this file's working folder, for `-o`. */
 const folder = (name: string) => join(workDir, name);
@@ -16,7 +19,7 @@ const SECRET = 'e2e-Import-Secret-42';
 let sandbox: Sandbox;
 let workDir: string;
 const auth = () => ['--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET];
-const utcDay = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+const utcDay = (offsetDays: number) => new Date(CLOCK.getTime() + offsetDays * 86_400_000).toISOString().slice(0, 10);
 
 /** What the sandbox itself holds for a UTC day, as the rows our files must contain, in our sort order. */
 function expectedRows(metric: MetricName, day: string) {
@@ -25,7 +28,7 @@ function expectedRows(metric: MetricName, day: string) {
 }
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ stores: 9, zones: 5, days: 10, seed: 7, clientId: 'e2e-client', clientSecret: SECRET });
+  sandbox = await startSandbox({ stores: 9, zones: 5, days: 10, seed: 7, clientId: 'e2e-client', clientSecret: SECRET, now: () => CLOCK });
 });
 afterAll(async () => {
   await sandbox.close();

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { columnNames, METRICS, type MetricName } from '../../src/metrics/descriptors.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { ROOT, runCli } from '../helpers/cli.js';
+import { ROOT } from '../helpers/cli.js';
+import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
 import { envelope, sendJson, startCraftedServer, type CraftedServer } from '../helpers/crafted-server.js';
 import { DuckDb, sqlText } from '../helpers/duckdb.js';
 
@@ -14,7 +15,10 @@ import { DuckDb, sqlText } from '../helpers/duckdb.js';
  */
 const SECRET = 'e2e-Parquet-Secret-7';
 const METRIC_NAMES: readonly MetricName[] = ['unique-users', 'avg-screen-time', 'traffic'];
-const utcDay = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+/** One clock for the days the tests name, the runs and the sandbox: a run across midnight UTC changes nothing. */
+const CLOCK = noonToday();
+const { runCli } = clockedCli(CLOCK);
+const utcDay = (offsetDays: number) => new Date(CLOCK.getTime() + offsetDays * 86_400_000).toISOString().slice(0, 10);
 const FROM = utcDay(-4);
 const TO = utcDay(-2);
 
@@ -27,7 +31,7 @@ const auth = (baseUrl: string) => ['--base-url', baseUrl, '--client-id', 'parque
 const files = (dir: string, metric: string, extension: string) => sqlText(join(workDir, dir, metric, `*.${extension}`));
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ stores: 9, zones: 5, days: 10, seed: 11, clientId: 'parquet-client', clientSecret: SECRET });
+  sandbox = await startSandbox({ stores: 9, zones: 5, days: 10, seed: 11, clientId: 'parquet-client', clientSecret: SECRET, now: () => CLOCK });
   crafted = await startCraftedServer();
   workDir = await mkdtemp(join(tmpdir(), 'parquet-e2e-'));
   duck = await DuckDb.open();

@@ -10,7 +10,8 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { BIN, cliEnv, runCli, stopAllClis, withoutTimestamps, type CliResult } from '../helpers/cli.js';
+import { BIN, cliEnv, stopAllClis, withoutTimestamps, type CliResult } from '../helpers/cli.js';
+import { clockedCli, clockEnv, noonToday } from '../helpers/sandbox-clock.js';
 import { mountTmpfs, tmpfsUnavailable, type Tmpfs } from '../helpers/tmpfs.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
@@ -18,8 +19,12 @@ const SECRET = 'Disk-S3cret-7c21e0';
 const PAGE = 4096;
 
 /** UTC day `n` days before today. */
+/** One clock for the days the tests name, the runs and the sandbox: a run across midnight UTC changes nothing. */
+const CLOCK = noonToday();
+const { runCli } = clockedCli(CLOCK);
+
 function daysAgo(n: number): string {
-  return new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+  return new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
 }
 
 let sandbox: Sandbox;
@@ -41,7 +46,7 @@ function failureLines(result: CliResult): string[] {
 
 beforeAll(async () => {
   // 30 stores: a day's file is a few pages, so a disk with one page free takes part of it and then fails.
-  sandbox = await startSandbox({ port: 0, stores: 30, zones: 6, days: 10, clientId: 'disk-client', clientSecret: SECRET });
+  sandbox = await startSandbox({ port: 0, stores: 30, zones: 6, days: 10, clientId: 'disk-client', clientSecret: SECRET, now: () => CLOCK });
 });
 
 afterEach(async () => {
@@ -201,7 +206,7 @@ describe('on a small tmpfs', () => {
 /** Runs the built binary with its stdout on /dev/full, where every write fails with ENOSPC. */
 async function runOntoFullDisk(args: readonly string[]): Promise<CliResult> {
   const full = openSync('/dev/full', 'w');
-  const child = spawn(process.execPath, [BIN, ...args], { env: cliEnv(), stdio: ['ignore', full, 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], { env: cliEnv(clockEnv(CLOCK)), stdio: ['ignore', full, 'pipe'] });
   closeSync(full);
   if (!child.stderr) throw new Error('no stderr pipe');
   let stderr = '';

@@ -7,7 +7,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxFaults } from '../../src/sandbox/index.js';
-import { runCli, startInProcess, stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
+import { stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
+import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
 import { listenOnLoopback, type Listening } from '../helpers/loopback.js';
 import { listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
@@ -15,7 +16,10 @@ const CLIENT_ID = 'secrets-client';
 const SECRET = 'Pq7-Zeta-S3cret-9a1f';
 const WRONG_SECRET = 'Wr0ng-Zeta-S3cret-55e2';
 // The day before yesterday: every store's local day in its UTC window has ended, so the sandbox serves all of it.
-const DAY = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
+/** One clock for the days the tests name, the runs and the sandbox: a run across midnight UTC changes nothing. */
+const CLOCK = noonToday();
+const { runCli, startInProcess } = clockedCli(CLOCK);
+const DAY = new Date(CLOCK.getTime() - 2 * 86_400_000).toISOString().slice(0, 10);
 
 /** Every form a leaked secret could take: as is, URL-encoded, and inside the Basic header. */
 function forbidden(secret: string): string[] {
@@ -69,7 +73,7 @@ const SCENARIOS: readonly Scenario[] = [
 ];
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, stores: 3, zones: 2, days: 3, clientId: CLIENT_ID, clientSecret: SECRET });
+  sandbox = await startSandbox({ port: 0, stores: 3, zones: 2, days: 3, clientId: CLIENT_ID, clientSecret: SECRET, now: () => CLOCK });
   const badDataServer = createServer((_request, response) => {
     const record = (storeCode: string, users: number): unknown => ({
       store_code: storeCode,
@@ -98,7 +102,7 @@ afterAll(async () => {
 describe.concurrent('the client secret never leaks on any path', () => {
   it.for(SCENARIOS)('$name: exit $code, in text and JSON logs with -v', async (scenario, context) => {
     // A sandbox of its own, so the scenarios can run at once.
-    const own = await startSandbox({ port: 0, stores: 3, zones: 2, days: 3, clientId: CLIENT_ID, clientSecret: SECRET, faults: scenario.faults ?? {} });
+    const own = await startSandbox({ port: 0, stores: 3, zones: 2, days: 3, clientId: CLIENT_ID, clientSecret: SECRET, faults: scenario.faults ?? {}, now: () => CLOCK });
     context.onTestFinished(() => own.close());
     const runs = await Promise.all(
       (['text', 'json'] as const).map(async (format) => {
