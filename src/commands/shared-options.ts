@@ -1,6 +1,5 @@
 import { UsageError } from '../errors.js';
-import { destinationSpec, type DestinationSpec } from '../destination/spec.js';
-import { checkStateUrl } from '../destination/state-place.js';
+import { checkStateUrl, destinationSpec, type DestinationSpec } from '../destination/spec.js';
 import { integer, seconds, switchOption, text, valueOption, type Parser } from './options.js';
 
 /**

@@ -42,3 +42,12 @@ export function destinationSpec(text: string, source: string, { stdout }: { read
   }
   return { kind: 'folder', dir: text, name: text, output: text, streams: false, stateUrl: join(text, STATE_FILE_NAME) };
 }
+
+/** A `--state` value: a file, or an object named by a full `s3://bucket/key`. Blank is refused. */
+export function checkStateUrl(text: string, source: string): string {
+  if (text.trim() === '') throw new UsageError(`${source} needs a file path or s3://bucket/key`);
+  if (isObjectUrl(text) && parseObjectUrl(text, source).prefix === '') {
+    throw new UsageError(`${source} ${JSON.stringify(text)} names a bucket but no object; write s3://bucket/path/state.json`);
+  }
+  return text;
+}

@@ -1,5 +1,4 @@
 import { dirname } from 'node:path';
-import { UsageError } from '../errors.js';
 import { checkWritableFolder } from '../output/atomic-file.js';
 import { isObjectUrl, parseObjectUrl } from '../output/object-location.js';
 import { removeStaleTempFiles, type StaleTempFile } from '../output/stale-temp.js';
@@ -17,15 +16,6 @@ export interface StatePlace {
   storage(stores: ObjectStores): Promise<StateStorage>;
   /** Before an import writes: a state file's folder is checked writable and cleared of killed runs' temp files. */
   prepare(): Promise<readonly StaleTempFile[]>;
-}
-
-/** A `--state` value: a file, or an object named by a full `s3://bucket/key`. Blank is refused. */
-export function checkStateUrl(text: string, source: string): string {
-  if (text.trim() === '') throw new UsageError(`${source} needs a file path or s3://bucket/key`);
-  if (isObjectUrl(text) && parseObjectUrl(text, source).prefix === '') {
-    throw new UsageError(`${source} ${JSON.stringify(text)} names a bucket but no object; write s3://bucket/path/state.json`);
-  }
-  return text;
 }
 
 /** The state's place for a destination and `--state`; undefined where there is none (stdout without `--state`). */

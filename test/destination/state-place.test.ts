@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { awsCredentialsIn } from '../../src/destination/object-stores.js';
-import { destinationSpec } from '../../src/destination/spec.js';
-import { checkStateUrl, statePlace } from '../../src/destination/state-place.js';
+import { checkStateUrl, destinationSpec } from '../../src/destination/spec.js';
+import { statePlace } from '../../src/destination/state-place.js';
 import { UsageError } from '../../src/errors.js';
 
 const placeOf = (output: string, state?: string) => statePlace(destinationSpec(output, '-o/--output', { stdout: true }), state);
