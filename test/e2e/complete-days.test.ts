@@ -11,6 +11,7 @@ import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox
 import { stopAllClis } from '../helpers/cli.js';
 import { deadPid, livePid } from '../helpers/pids.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
+import { METRIC_NAMES } from '../../src/metrics/names.js';
 
 const SECRET = 'Days-S3cret-7f01';
 const STATE = '.area-metrics-state.json';
@@ -104,7 +105,7 @@ describe('a vendor that has not published yet', () => {
     const early = await runCli(importArgs('all', out, '--catch-up'));
     expect(early.code, early.stderr).toBe(0);
     const lines = warnings(early.stderr);
-    const metrics = ['unique-users', 'avg-screen-time', 'traffic'];
+    const metrics = METRIC_NAMES;
     for (const metric of metrics) {
       expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^warn: ${metric} ${late}: no results: the vendor has not published this day yet; .*the next --catch-up asks again$`)));
     }

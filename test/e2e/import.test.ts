@@ -7,6 +7,7 @@ import { METRICS, type MetricName } from '../../src/metrics/descriptors.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
 import { referenceCsv, referenceNdjson, referenceRows, type ReferenceResult } from '../helpers/reference-rows.js';
+import { METRIC_NAMES } from '../../src/metrics/names.js';
 
 /** One clock for the days the tests name, the runs and the sandbox: a run across midnight UTC changes nothing. */
 const CLOCK = noonToday();
@@ -45,7 +46,7 @@ afterAll(async () => {
 });
 
 describe('import commands against the sandbox', () => {
-  it.each(['unique-users', 'avg-screen-time', 'traffic'] as const)('%s imports yesterday by default', async (metric) => {
+  it.each(METRIC_NAMES)('%s imports yesterday by default', async (metric) => {
     const before = sandbox.requests.length;
     const result = await run([metric, ...auth(), '-o', folder('area-metrics-data')]);
     expect(result.stderr).toMatch(/imported 1 of 1 units/);
@@ -76,7 +77,7 @@ describe('import commands against the sandbox', () => {
     const result = await run(['all', ...auth(), '--from', days[0]!, '--to', days[2]!, '--page-size', '7', '-f', 'ndjson', '-o', folder('out')]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/imported 9 of 9 units/);
-    for (const metric of ['unique-users', 'avg-screen-time', 'traffic'] as const) {
+    for (const metric of METRIC_NAMES) {
       for (const day of days) {
         const text = await readFile(join(workDir, 'out', metric, `${day}.ndjson`), 'utf8');
         expect(text).toBe(referenceNdjson(expectedRows(metric, day)));
@@ -123,7 +124,7 @@ describe('import commands against the sandbox', () => {
     for (const format of ['csv', 'ndjson'] as const) {
       const result = await run(['all', ...auth(), '--from', days[0]!, '--to', days[1]!, '--page-size', '3', '-f', format, '-o', folder(format)]);
       expect(result.code, result.stderr).toBe(0);
-      for (const metric of ['unique-users', 'avg-screen-time', 'traffic'] as const) {
+      for (const metric of METRIC_NAMES) {
         for (const day of days) {
           const rows = expectedRows(metric, day);
           expect(rows.length).toBeGreaterThan(0);

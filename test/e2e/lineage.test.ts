@@ -13,6 +13,7 @@ import { startLineageServer, type LineageServer } from '../helpers/lineage-serve
 import { openLineageErrors } from '../helpers/openlineage.js';
 import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
 import { listFiles, useTempDirs } from '../helpers/tmp.js';
+import { METRIC_NAMES } from '../../src/metrics/names.js';
 
 const SECRET = 'Lineage-S3cret-6';
 const API_KEY = 'Marquez-Api-Key-4c1d';
@@ -20,7 +21,7 @@ const CLOCK = noonToday();
 const { runCli, startInProcess } = clockedCli(CLOCK);
 const tempDir = useTempDirs('lineage-e2e-');
 const daysAgo = (n: number): string => new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
-const METRICS = ['unique-users', 'avg-screen-time', 'traffic'];
+const METRICS = METRIC_NAMES;
 
 let sandbox: Sandbox;
 let lineage: LineageServer;

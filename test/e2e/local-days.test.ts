@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { dataFiles, readTree, useTempDirs } from '../helpers/tmp.js';
+import { METRIC_NAMES } from '../../src/metrics/names.js';
 
 const SECRET = 'Local-Days-S3cret-42';
 const STATE = '.area-metrics-state.json';
@@ -61,7 +62,7 @@ describe('a day is over only when its local days are', () => {
     const result = await run(['all', '--catch-up', '-o', out], new Date('2026-11-23T18:28:00Z'));
     expect(result.code).toBe(0);
     const state = await readState(out);
-    for (const metric of ['unique-users', 'avg-screen-time', 'traffic']) {
+    for (const metric of METRIC_NAMES) {
       expect(state.metrics[metric]?.complete).toBeUndefined();
       expect(state.metrics[metric]?.pending?.['2026-11-22']?.reason).toBe('not-over');
     }

@@ -10,10 +10,11 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
 import { LOG_TIMESTAMP, stopAllClis, waitUntil } from '../helpers/cli.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
+import { METRIC_NAMES } from '../../src/metrics/names.js';
 
 const SECRET = 'Months-S3cret-4d2a';
 const STATE = '.area-metrics-state.json';
-const METRICS = ['unique-users', 'avg-screen-time', 'traffic'];
+const METRICS = METRIC_NAMES;
 
 /** UTC day `n` days before today. */
 function daysAgo(n: number): string {

@@ -8,13 +8,13 @@ import { ROOT } from '../helpers/cli.js';
 import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
 import { envelope, sendJson, startCraftedServer, type CraftedServer } from '../helpers/crafted-server.js';
 import { DuckDb, sqlText } from '../helpers/duckdb.js';
+import { METRIC_NAMES } from '../../src/metrics/names.js';
 
 /**
  * The built binary imports the sandbox (and one crafted answer) as Parquet and as CSV; DuckDB, a reader nobody here
  * wrote, reads both back as a user would.
  */
 const SECRET = 'e2e-Parquet-Secret-7';
-const METRIC_NAMES: readonly MetricName[] = ['unique-users', 'avg-screen-time', 'traffic'];
 /** One clock for the days the tests name, the runs and the sandbox: a run across midnight UTC changes nothing. */
 const CLOCK = noonToday();
 const { runCli } = clockedCli(CLOCK);

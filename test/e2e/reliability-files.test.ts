@@ -9,6 +9,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
 import { stopAllClis, waitUntil } from '../helpers/cli.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
+import { METRIC_NAMES } from '../../src/metrics/names.js';
 
 const SECRET = 'Files-S3cret-41be07';
 const STATE = '.area-metrics-state.json';
@@ -238,7 +239,7 @@ describe('--catch-up', () => {
     ]);
     // Yesterday is not over: written, and pending until the run after it is.
     expect(await lastCompleteDays(out)).toEqual({ 'unique-users': undefined, 'avg-screen-time': undefined, traffic: undefined });
-    for (const metric of ['unique-users', 'avg-screen-time', 'traffic']) expect(await pendingDays(out, metric)).toEqual({ [yesterday]: 'not-over' });
+    for (const metric of METRIC_NAMES) expect(await pendingDays(out, metric)).toEqual({ [yesterday]: 'not-over' });
   });
 
   it('--max-days bounds a long catch-up, oldest days first; the next run continues', async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { columnNames, METRICS, type MetricName, type MetricResult } from '../../src/metrics/descriptors.js';
 import { parquetTableOf, resultEncoder } from '../../src/metrics/encode.js';
 import { referenceRows } from '../helpers/reference-rows.js';
+import { METRIC_NAMES } from '../../src/metrics/names.js';
 
 const PARQUET = { format: 'parquet', shape: 'rows' } as const;
 const WINDOW = { gte: '2026-11-20T00:00:00Z', lte: '2026-11-20T23:59:59Z' };
@@ -17,7 +18,7 @@ function result(metric: MetricName, store: string, date: string): MetricResult {
   return { store_code: store, date, granularity: 'daily', values: ZONES.map((zone, index) => ({ zone, ...value(metric, index) })) };
 }
 
-describe.each(['unique-users', 'avg-screen-time', 'traffic'] as const)('%s as Parquet rows', (metric) => {
+describe.each(METRIC_NAMES)('%s as Parquet rows', (metric) => {
   it('one JSON line per result: its shared fields, then each zone’s fields, the CSV texts in the CSV’s order', () => {
     const encode = resultEncoder(METRICS[metric], PARQUET);
     const table = parquetTableOf(METRICS[metric], PARQUET, WINDOW);

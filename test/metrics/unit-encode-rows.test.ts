@@ -7,6 +7,7 @@ import type { OutputFormat } from '../../src/output/format.js';
 import { referenceCsv, referenceNdjson, referenceRows } from '../helpers/reference-rows.js';
 import { virtualClock } from '../helpers/clock.js';
 import { useNock } from '../helpers/nock.js';
+import { METRIC_NAMES } from '../../src/metrics/names.js';
 
 // fetchUnit encodes each result as its page arrives and sorts the results at the end; that must give exactly the bytes
 // of keeping every row of the unit, sorting them all by (store_code, date, zone) and encoding them at once.
@@ -60,7 +61,7 @@ useNock();
 afterEach(() => nock.cleanAll());
 
 describe('fetchUnit encodes results as they arrive', () => {
-  for (const metric of ['unique-users', 'avg-screen-time', 'traffic'] as const) {
+  for (const metric of METRIC_NAMES) {
     for (const format of ['csv', 'ndjson'] as const satisfies readonly OutputFormat[]) {
       it(`${metric} ${format}: the same bytes as sorting every row, and the same counts`, async () => {
         const unit = { metric: METRICS[metric], day: '2026-11-20' };

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { isLoopback } from '../../src/sandbox/http.js';
 import { allPages, basic, dayParams, getJson, metricUrl, NOW, YESTERDAY, type Envelope } from './helpers.js';
+import { METRIC_NAMES } from '../../src/metrics/names.js';
 
 let sandbox: Sandbox;
 
@@ -61,7 +62,7 @@ describe('sandbox metrics API: authentication', () => {
 
 describe('sandbox metrics API: filters and envelope', () => {
   it('serves all three resources with and without the trailing slash', async () => {
-    for (const metric of ['unique-users', 'avg-screen-time', 'traffic']) {
+    for (const metric of METRIC_NAMES) {
       for (const slash of [true, false]) {
         const { status, body } = await getJson(sandbox, metricUrl(sandbox, metric, dayParams(YESTERDAY), slash));
         expect(status).toBe(200);
@@ -226,7 +227,7 @@ describe('sandbox admin endpoints', () => {
 describe('sandbox concurrency', () => {
   it('answers 200 concurrent requests without errors', async () => {
     const urls = Array.from({ length: 200 }, (_, index) =>
-      metricUrl(sandbox, ['unique-users', 'avg-screen-time', 'traffic'][index % 3]!, dayParams(YESTERDAY, { page_size: '3', page: String(1 + (index % 4)) })),
+      metricUrl(sandbox, METRIC_NAMES[index % METRIC_NAMES.length]!, dayParams(YESTERDAY, { page_size: '3', page: String(1 + (index % 4)) })),
     );
     const answers = await Promise.all(urls.map((url) => getJson(sandbox, url)));
     expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: 200 }, () => 200));

@@ -4,9 +4,10 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { ImportState } from '../../src/state/import-state.js';
 import { deadPid } from '../helpers/pids.js';
 import { useTempDirs } from '../helpers/tmp.js';
+import { METRIC_NAMES } from '../../src/metrics/names.js';
 
 const tempDir = useTempDirs('state-lock-');
-const OPTIONS = { now: new Date('2026-11-21T02:30:00Z'), metricNames: ['unique-users', 'avg-screen-time', 'traffic'] };
+const OPTIONS = { now: new Date('2026-11-21T02:30:00Z'), metricNames: METRIC_NAMES };
 let path: string;
 beforeEach(async () => {
   path = join(await tempDir(), '.area-metrics-state.json');
