@@ -12,8 +12,8 @@ const LAYERS: Readonly<Record<string, number>> = {
   commands: 1,
   import: 1.5, // an import's orchestration and report, under its composition root in commands
   destination: 1.7, // where a run writes, chosen once from -o: sink, manifests, state place, lineage datasets
+  sandbox: 1.9, // the emulator serves the metrics the importer's descriptors name
   broker: 2,
-  sandbox: 2,
   metrics: 2,
   state: 3, // coverage: the state file, catch-up planning, day completion, status
   auth: 3,

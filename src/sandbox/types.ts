@@ -1,6 +1,7 @@
-export type MetricName = 'unique-users' | 'avg-screen-time' | 'traffic';
+import type { MetricName } from '../metrics/names.js';
 
-export const METRIC_NAMES: readonly MetricName[] = ['unique-users', 'avg-screen-time', 'traffic'];
+/** The emulator serves the metrics the importer knows: one list, `metrics/names.ts`. */
+export { METRIC_NAMES, type MetricName } from '../metrics/names.js';
 
 export const DEFAULT_SANDBOX = {
   host: '127.0.0.1',
