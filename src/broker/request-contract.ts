@@ -151,10 +151,19 @@ export class TokenRequests {
     return problem instanceof BrokerProblem ? this.parts.answers.problem(problem, context) : this.parts.answers.problemDetails(problem, context);
   }
 
-  /** The 500 answer of a bug, logged with its stack (the fastify route's error handler does the same). */
+  /** The 500 answer of a bug, logged boundedly (the fastify route's error handler does the same). */
   unexpected(error: unknown, head: TokenRequestHead): Answer {
-    this.parts.logger.error({ reqId: head.requestId, err: error, client: head.client }, 'unexpected error');
+    this.logUnexpected(error, head);
     return this.answer(new BrokerProblem('internal-error', 'the broker failed unexpectedly; see its logs'), head, undefined);
+  }
+
+  /**
+   * A bug's error line: the first of each interval with its message and the top of its stack, the rest counted in the
+   * `errors not logged one by one` line, so that a request that meets a bug, sent again and again, cannot flood the log.
+   */
+  logUnexpected(error: unknown, head: TokenRequestHead): void {
+    if (!this.parts.errors.shouldLog('unexpected error')) return;
+    this.parts.logger.error({ reqId: head.requestId, client: head.client, error: boundedError(error) }, 'unexpected error');
   }
 
   /**
@@ -211,6 +220,15 @@ export class TokenRequests {
     const errorSummary = this.parts.errors.take();
     if (errorSummary !== undefined) this.parts.logger.info(errorSummary, 'errors not logged one by one');
   }
+}
+
+/** The longest stack written for an unexpected error: its top frames say where; the rest is the framework. */
+const MAX_LOGGED_STACK_LENGTH = 1000;
+
+function boundedError(error: unknown): { readonly type: string; readonly message: string; readonly stack?: string } {
+  if (!(error instanceof Error)) return { type: typeof error, message: cutForLog(String(error)) };
+  const stack = error.stack === undefined ? {} : { stack: error.stack.slice(0, MAX_LOGGED_STACK_LENGTH) };
+  return { type: error.name, message: cutForLog(error.message), ...stack };
 }
 
 /** Milliseconds since `startedAt` (performance.now()), to a tenth. */

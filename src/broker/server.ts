@@ -18,6 +18,8 @@ import { probes } from './plugins/probes.js';
 import { requestLog } from './plugins/request-log.js';
 import { tokenRoute } from './plugins/token-route.js';
 import { DrainState, TokenRequests } from './request-contract.js';
+import { readRequestTarget } from './request-target.js';
+import { answerRefusedTarget } from './target-refusal.js';
 import type { TokenSource } from './token-source.js';
 
 export { TOKEN_PATH } from './request-contract.js';
@@ -141,7 +143,14 @@ export function buildBrokerApp(config: BrokerConfig, deps: BrokerDeps = {}): Bro
   const parts = { live, answers, limits, metrics, logger, drain, hits: new HitSummary(now), errors: new ErrorSummary(now) };
   const contract = new TokenRequests({ ...parts, ...(attestation ? { attestation } : {}) });
   const fastPath = deps.fastPath === false ? undefined : new FastPath(contract, broker, live);
+  // Every part reads the target as the router does: read once here, before any of them.
   const dispatch = (routing: Listener): Listener => (request, response) => {
+    const target = readRequestTarget(request.url ?? '/');
+    if (typeof target !== 'string') {
+      answerRefusedTarget(contract, request, response, target);
+      return;
+    }
+    request.url = target;
     if (fastPath?.answer(request, response) !== true) routing(request, response);
   };
 

@@ -44,7 +44,8 @@ export const problems = appWide<{ contract: TokenRequests }>((app, { contract },
     const head = headOf(contract, request);
     const status = typeof (error as { statusCode?: unknown }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : 500;
     if (status >= 500) {
-      request.log.error({ reqId: request.id, err: error, client: head.client }, 'unexpected error');
+      request.tokenLog = { ...request.tokenLog, head, problem: 'internal-error' };
+      contract.logUnexpected(error, head);
       return sendAnswer(reply, contract.answer(new BrokerProblem('internal-error', 'the broker failed unexpectedly; see its logs'), head, applicationParam(request)));
     }
     const details: ProblemDetails = { type: 'about:blank', title: STATUS_CODES[status] ?? 'Bad request', status, detail: cutForLog(messageOf(error)) };
