@@ -88,17 +88,22 @@ export class AttestationKeys {
 
   /**
    * The key a token names, ready to verify with `alg`: `unknown` when the keys held do not have it (after one more
-   * look at the issuer, at most every 30 s), `none` when no keys are held at all.
+   * look at the issuer, at most every 30 s), `none` when no keys are held at all. A token whose key is held never
+   * waits for the issuer: keys past their max-age are fetched again in the background while they answer. Only a
+   * token naming a `kid` not held waits for a fetch (one it starts, or one in flight), and at most FETCH_TIMEOUT_MS.
    */
   async keyFor(kid: string, alg: AllowedAlgorithm): Promise<CryptoKey | 'unknown' | 'none'> {
-    if (this.fetching !== undefined) await this.fetching;
     const now = this.options.now();
     const mayFetch = now - this.lastAttemptAt >= KEYS_REFETCH_INTERVAL_MS;
     const held = this.held;
-    if (held !== undefined && now >= held.freshUntil && mayFetch) void this.refresh(); // the held keys answer meanwhile
-    if ((held === undefined || !held.byKid.has(kid)) && mayFetch) await this.refresh();
-    const jwk = this.held?.byKid.get(kid);
-    if (jwk === undefined) return this.held === undefined ? 'none' : 'unknown';
+    if (held !== undefined && now >= held.freshUntil && mayFetch) void this.refresh();
+    let jwk = held?.byKid.get(kid);
+    if (jwk === undefined) {
+      if (mayFetch) void this.refresh();
+      if (this.fetching !== undefined) await this.untilFetchedOrTimeout(this.fetching);
+      jwk = this.held?.byKid.get(kid);
+      if (jwk === undefined) return this.held === undefined ? 'none' : 'unknown';
+    }
     // A key is used only with the algorithm it is for: an RSA key never verifies an ES256 signature, nor one of
     // another algorithm its issuer pinned.
     if (jwk.kty !== KEY_TYPE[alg] || (jwk.alg !== undefined && jwk.alg !== alg)) return 'unknown';
@@ -113,6 +118,15 @@ export class AttestationKeys {
       this.imported.set(id, key);
     }
     return key;
+  }
+
+  /** Waits for a fetch, never longer than a fetch may take (its timeout covers the answer, not every stall). */
+  private untilFetchedOrTimeout(fetching: Promise<void>): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, FETCH_TIMEOUT_MS).unref();
+    });
+    return Promise.race([fetching, timeout]).finally(() => clearTimeout(timer));
   }
 
   /** Seconds until the issuer is asked again, for a 503's Retry-After. */
