@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { AttestationGate, AttestationResult } from './attestation/gate.js';
+import type { RefusalCause } from './attestation/verifier.js';
 import { requestIdOf, type Answer, type TokenAnswers } from './answers.js';
 import type { HitSummary } from './hit-summary.js';
 import type { LiveConfig } from './live-config.js';
@@ -58,6 +59,8 @@ export interface CompletedRequest {
   readonly reason: string | undefined;
   /** The attestation's verdict, when it was checked. */
   readonly attestation: AttestationResult | undefined;
+  /** Why the attestation was refused (or would be, in report mode): each cause is logged once per interval. */
+  readonly refusal?: RefusalCause;
   /** The client, on error answers only. */
   readonly client: string | undefined;
   /** /healthz, /readyz and /metrics, whose line is debug. */
@@ -182,13 +185,15 @@ export class TokenRequests {
       return;
     }
     const fields = this.fieldsOf(line);
+    // An attestation refusal is a kind of its own per cause: during a rollout the cause is what an operator needs.
+    const cause = line.refusal === undefined ? '' : ` (${line.refusal})`;
     if (line.probe) {
       logger.debug(fields, 'request completed');
     } else if (!attested && fields.status < 400) {
       // A token served despite its attestation (report mode) is logged like an error: once per kind per interval.
-      if (this.parts.errors.shouldLog(`attestation ${fields.attestation}`)) logger.info(fields, 'request completed');
+      if (this.parts.errors.shouldLog(`attestation ${fields.attestation}${cause}`)) logger.info(fields, 'request completed');
       else logger.debug(fields, 'request completed');
-    } else if (fields.status >= 400 && !this.parts.errors.shouldLog(`${fields.status} ${fields.problem ?? 'error'}`)) {
+    } else if (fields.status >= 400 && !this.parts.errors.shouldLog(`${fields.status} ${fields.problem ?? 'error'}${cause}`)) {
       logger.debug(fields, 'request completed');
     } else {
       logger.info(fields, 'request completed');
@@ -209,6 +214,7 @@ export class TokenRequests {
       problem: line.problem,
       reason: line.reason === undefined ? undefined : cutForLog(line.reason),
       attestation: line.attestation,
+      refusal: line.refusal,
       client: line.client,
     };
   }

@@ -2,7 +2,7 @@ import { importJWK, type CryptoKey, type JWK } from 'jose';
 import type { Dispatcher } from 'undici';
 import { messageOf } from '../../errors.js';
 import { createDispatcher } from '../../fetch/dispatcher.js';
-import { fetchBuffered, networkReason } from '../../fetch/http-client.js';
+import { BodyTooLargeError, fetchBuffered, networkReason } from '../../fetch/http-client.js';
 
 /** Keys are kept for their Cache-Control max-age, never longer than this. */
 export const MAX_KEYS_AGE_MS = 6 * 60 * 60 * 1000;
@@ -46,6 +46,15 @@ export interface AttestationKeysOptions {
 function maxAgeMs(cacheControl: string | null): number {
   const match = cacheControl === null ? null : /(?:^|,)\s*max-age\s*=\s*"?(\d+)"?/i.exec(cacheControl);
   return match === null ? DEFAULT_KEYS_AGE_MS : Math.min(Number(match[1]) * 1000, MAX_KEYS_AGE_MS);
+}
+
+/** Why a key-set fetch failed, in a few words: never empty, so the warning always says why. */
+function fetchFailure(error: unknown): string {
+  if (error instanceof SyntaxError) return 'not JSON';
+  if (error instanceof BodyTooLargeError) return `answer over ${MAX_JWKS_BYTES / 1024} KB`;
+  if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${FETCH_TIMEOUT_MS / 1000} s`;
+  const reason = networkReason(error, { codeOnly: true }) || messageOf(error);
+  return reason === '' ? (error instanceof Error ? error.name : 'unknown') : reason;
 }
 
 /** The keys of a JWKS answer that can verify a token: RSA and EC keys with a `kid`. */
@@ -181,7 +190,7 @@ export class AttestationKeys {
         failure = 'no RS256 or ES256 key with a kid';
       }
     } catch (error) {
-      failure = error instanceof SyntaxError ? 'not JSON' : networkReason(error, { codeOnly: true }) || messageOf(error);
+      failure = fetchFailure(error);
     }
     this.lastError = failure;
     if (this.closed) return;

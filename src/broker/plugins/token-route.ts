@@ -95,6 +95,7 @@ export const tokenRoute = appWide<TokenRouteOptions>((app, { contract, broker, l
       (verdict) => {
         log.attestation = verdict.result;
         if (verdict.reason !== undefined) log.reason = `attestation: ${verdict.reason}`;
+        if (verdict.cause !== undefined) log.refusal = verdict.cause;
         const refusal = gate.problemFor(verdict);
         if (refusal === undefined) guarded(serveToken)(request, reply, application);
         else sendProblemLater(request, reply, refusal);
