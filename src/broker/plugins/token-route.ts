@@ -62,8 +62,8 @@ export const tokenRoute = appWide<TokenRouteOptions>((app, { contract, broker, l
         reply.send(error);
       }
     };
-  const sendTokenLater = guarded(sendToken);
-  const sendProblemLater = guarded(sendProblem);
+  const sendTokenSafely = guarded(sendToken);
+  const sendProblemSafely = guarded(sendProblem);
 
   /** The token from memory at once, or once the auth server (or another instance) has one. */
   const serveToken = (request: FastifyRequest, reply: FastifyReply, application: string): void => {
@@ -83,8 +83,8 @@ export const tokenRoute = appWide<TokenRouteOptions>((app, { contract, broker, l
     // the objects of every later answer in the old generation (allocation-site pretenuring), and the cached path ran
     // at half speed for the rest of the process's life (docs/broker.md, Performance).
     broker.token(application).then(
-      (token) => setImmediate(sendTokenLater, request, reply, token),
-      (error: unknown) => setImmediate(sendProblemLater, request, reply, error),
+      (token) => setImmediate(sendTokenSafely, request, reply, token),
+      (error: unknown) => setImmediate(sendProblemSafely, request, reply, error),
     );
   };
 
@@ -98,9 +98,9 @@ export const tokenRoute = appWide<TokenRouteOptions>((app, { contract, broker, l
         if (verdict.cause !== undefined) log.refusal = verdict.cause;
         const refusal = gate.problemFor(verdict);
         if (refusal === undefined) guarded(serveToken)(request, reply, application);
-        else sendProblemLater(request, reply, refusal);
+        else sendProblemSafely(request, reply, refusal);
       },
-      (error: unknown) => sendProblemLater(request, reply, error),
+      (error: unknown) => sendProblemSafely(request, reply, error),
     );
   };
 
@@ -122,7 +122,7 @@ export const tokenRoute = appWide<TokenRouteOptions>((app, { contract, broker, l
     }
     contract.admit(log.head.client).then((problem) => {
       if (problem !== undefined) {
-        sendProblemLater(request, reply, problem);
+        sendProblemSafely(request, reply, problem);
         return;
       }
       reply.raw.once('close', () => contract.leave());
