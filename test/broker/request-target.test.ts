@@ -3,7 +3,8 @@ import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.
 import { readRequestTarget } from '../../src/broker/request-target.js';
 import { startBroker, type RunningBroker } from '../../src/broker/server.js';
 import type { FetchedToken, TokenSource } from '../../src/broker/token-source.js';
-import { LogCapture, injectedBroker } from './broker-harness.js';
+import { ANDROID_APP_ID, PROJECT_NUMBER, appCheckClaims, issuerKey, signToken, startIssuer } from './attestation-issuer.js';
+import { LogCapture, injectedBroker, sleep } from './broker-harness.js';
 import { rawRequest } from './raw-http.js';
 
 // The request target is read once, the way fastify's router reads it, before the fast path, the router, the limits
@@ -68,13 +69,15 @@ afterEach(async () => {
   await Promise.all(closers.splice(0).map((close) => close()));
 });
 
-function config(perClientPerMinute = 1_000_000): BrokerConfig {
+function config(perClientPerMinute = 1_000_000, jwksUrl?: string): BrokerConfig {
+  const attested = jwksUrl === undefined ? {} : { attestation: { mode: 'enforce', provider: 'firebase-app-check', projectNumber: PROJECT_NUMBER, jwksUrl } };
   return resolveBrokerConfig(
     {
       authUrl: 'http://127.0.0.1:9',
       platforms: { android: { clientId: 'target-client', clientSecretEnv: 'TARGET_SECRET' } },
-      applications: { [APP]: 'android' },
+      applications: { [APP]: jwksUrl === undefined ? 'android' : { platform: 'android', appId: ANDROID_APP_ID } },
       limits: { perClientPerMinute },
+      ...attested,
     },
     { env: { TARGET_SECRET: 'target-secret-value' } },
   );
@@ -94,10 +97,13 @@ function tokenSource(): TokenSource & { fetches(): number } {
   };
 }
 
-async function listening(perClientPerMinute?: number): Promise<{ broker: RunningBroker; port: number; logs: LogCapture; source: ReturnType<typeof tokenSource> }> {
+async function listening(
+  perClientPerMinute?: number,
+  jwksUrl?: string,
+): Promise<{ broker: RunningBroker; port: number; logs: LogCapture; source: ReturnType<typeof tokenSource> }> {
   const logs = new LogCapture();
   const source = tokenSource();
-  const broker = await startBroker(config(perClientPerMinute), { port: 0, logStream: logs, tokenSource: source, now: () => NOW, hitSummaryIntervalMs: 3_600_000 });
+  const broker = await startBroker(config(perClientPerMinute, jwksUrl), { port: 0, logStream: logs, tokenSource: source, now: () => NOW, hitSummaryIntervalMs: 3_600_000 });
   closers.push(() => broker.close());
   return { broker, port: Number(new URL(broker.url).port), logs, source };
 }
@@ -119,6 +125,23 @@ describe('odd spellings of the request target, over a socket', () => {
         expect(cold.logs.text()).not.toContain(TOKEN);
       }),
     );
+  });
+
+  it('answers each spelling as the router reads it with attestation enforced, a genuine token sent each time', async () => {
+    const key = await issuerKey('target-key');
+    const issuer = await startIssuer([key]);
+    closers.push(() => issuer.close());
+    const { port, logs } = await listening(undefined, issuer.jwksUrl);
+    while (!logs.text().includes('attestation keys fetched')) await sleep(10);
+    const genuine = await signToken(key, appCheckClaims(ANDROID_APP_ID, NOW));
+    for (const round of ['cold', 'warm']) {
+      for (const { target, status } of SPELLINGS) {
+        const answer = await rawRequest(port, target, { 'X-Firebase-AppCheck': genuine });
+        expect([round, target, answer.status]).toEqual([round, target, status]);
+      }
+    }
+    expect(logs.text()).not.toContain('unexpected error');
+    expect(logs.text()).not.toContain(genuine);
   });
 
   it('counts every spelling of the token route against the client, and refusals too', async () => {
