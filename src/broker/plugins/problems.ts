@@ -7,8 +7,9 @@ import { TOKEN_PATH, pathOf, type TokenRequests } from '../request-contract.js';
 import { appWide, applicationParam, headOf, sendAnswer } from './plugin.js';
 
 /**
- * A URL fastify cannot decode (`/%E0%A4%A`) is answered before any hook runs (fastify's `frameworkErrors`): it gets
- * the broker's problem+json, request id and log line instead of fastify's own JSON.
+ * A URL fastify cannot route is answered before any hook runs (fastify's `frameworkErrors`): it gets the broker's
+ * problem+json, request id and log line instead of fastify's own JSON. The broker's own reading of the target
+ * (request-target.ts) refuses such URLs first; this stays for whatever the router refuses that it lets through.
  */
 export function malformedUrlAnswer(contract: TokenRequests): (error: { code?: string }, request: FastifyRequest, reply: FastifyReply) => void {
   return (error, request, reply) => {
