@@ -152,6 +152,7 @@ export class RedisTokenCache implements SharedTokenCache {
   /** Set by close(): the connection ending then is not an outage, and is not reported as one. */
   private closing = false;
   private readonly probeTimer: NodeJS.Timeout;
+  private readonly upListeners: (() => void)[] = [];
 
   private readonly auth: { username?: string; password: string } | undefined;
   private authenticated = false;
@@ -221,6 +222,12 @@ export class RedisTokenCache implements SharedTokenCache {
     if (this.closing || status === this.current) return;
     this.current = status;
     this.options.onStatusChange?.(status, reason);
+    if (status === 'up') for (const listener of this.upListeners) listener();
+  }
+
+  /** Runs `listener` each time Redis takes commands again (single-use ids seen meanwhile are written then). */
+  onUp(listener: () => void): void {
+    this.upListeners.push(listener);
   }
 
   status(): SharedCacheStatus {

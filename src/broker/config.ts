@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { parseConfigJson } from './config-json.js';
 import { secretFromFileText } from '../auth/secret-file.js';
 import { errnoCode, UsageError, messageOf } from '../errors.js';
 import { attestationSettings, type AttestationSettings } from './attestation/settings.js';
@@ -245,12 +246,5 @@ export function loadBrokerConfig(path: string, options: ResolveOptions): BrokerC
   } catch (error) {
     throw new UsageError(`cannot read broker config ${path}: ${errnoCode(error) ?? messageOf(error)}`);
   }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    // JSON.parse's message quotes the text around the error, which may be a secret: say only what is wrong.
-    throw new UsageError(`broker config ${path} is not valid JSON`);
-  }
-  return resolveBrokerConfig(raw, options, `broker config ${path}`);
+  return resolveBrokerConfig(parseConfigJson(text, `broker config ${path}`), options, `broker config ${path}`);
 }

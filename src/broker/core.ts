@@ -61,7 +61,7 @@ export function brokerCore(config: BrokerConfig, deps: CoreDeps, live: LiveConfi
     logger,
     env: deps.env ?? {},
     appIdOf: (application) => live.current.appIds.get(application),
-    ...(shared ? { redis: { client: shared.client, keyPrefix: config.redisKeyPrefix, up: redisUp } } : {}),
+    ...(shared ? { redis: { client: shared.client, keyPrefix: config.redisKeyPrefix, up: redisUp, whenUp: (listener: () => void) => shared.onUp(listener) } } : {}),
   });
   if (attestation !== undefined) metrics.countAttestation();
   return {

@@ -110,6 +110,7 @@ export async function listen(built: BrokerApp, config: BrokerConfig, where: { ho
     platforms: [...config.platforms.keys()],
     cache: config.redis !== undefined ? 'redis' : 'memory',
     marginSeconds: config.marginSeconds,
+    attestation: attestationMode(config),
   });
   let closed: Promise<void> | undefined;
   return {
@@ -118,6 +119,13 @@ export async function listen(built: BrokerApp, config: BrokerConfig, where: { ho
     reload: () => built.reload(),
     close: () => (closed ??= drainAndStop(built, config, metricsServer)),
   };
+}
+
+/** The attestation mode as the listening line gives it: `off`, or e.g. `enforce (firebase-app-check, single use)`. */
+function attestationMode(config: BrokerConfig): string {
+  const settings = config.attestation;
+  if (settings === undefined) return 'off';
+  return `${settings.mode} (${settings.provider}${settings.singleUse ? ', single use' : ''})`;
 }
 
 function listenError(host: string, port: number, error: unknown): UsageError {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { AttestationGate, AttestationResult } from './attestation/gate.js';
+import type { RefusalCause } from './attestation/verifier.js';
 import { requestIdOf, type Answer, type TokenAnswers } from './answers.js';
 import type { HitSummary } from './hit-summary.js';
 import type { LiveConfig } from './live-config.js';
@@ -58,6 +59,8 @@ export interface CompletedRequest {
   readonly reason: string | undefined;
   /** The attestation's verdict, when it was checked. */
   readonly attestation: AttestationResult | undefined;
+  /** Why the attestation was refused (or would be, in report mode): each cause is logged once per interval. */
+  readonly refusal?: RefusalCause;
   /** The client, on error answers only. */
   readonly client: string | undefined;
   /** /healthz, /readyz and /metrics, whose line is debug. */
@@ -151,10 +154,19 @@ export class TokenRequests {
     return problem instanceof BrokerProblem ? this.parts.answers.problem(problem, context) : this.parts.answers.problemDetails(problem, context);
   }
 
-  /** The 500 answer of a bug, logged with its stack (the fastify route's error handler does the same). */
+  /** The 500 answer of a bug, logged boundedly (the fastify route's error handler does the same). */
   unexpected(error: unknown, head: TokenRequestHead): Answer {
-    this.parts.logger.error({ reqId: head.requestId, err: error, client: head.client }, 'unexpected error');
+    this.logUnexpected(error, head);
     return this.answer(new BrokerProblem('internal-error', 'the broker failed unexpectedly; see its logs'), head, undefined);
+  }
+
+  /**
+   * A bug's error line: the first of each interval with its message and the top of its stack, the rest counted in the
+   * `errors not logged one by one` line, so that a request that meets a bug, sent again and again, cannot flood the log.
+   */
+  logUnexpected(error: unknown, head: TokenRequestHead): void {
+    if (!this.parts.errors.shouldLog('unexpected error')) return;
+    this.parts.logger.error({ reqId: head.requestId, client: head.client, error: boundedError(error) }, 'unexpected error');
   }
 
   /**
@@ -173,13 +185,15 @@ export class TokenRequests {
       return;
     }
     const fields = this.fieldsOf(line);
+    // An attestation refusal is a kind of its own per cause: during a rollout the cause is what an operator needs.
+    const cause = line.refusal === undefined ? '' : ` (${line.refusal})`;
     if (line.probe) {
       logger.debug(fields, 'request completed');
     } else if (!attested && fields.status < 400) {
       // A token served despite its attestation (report mode) is logged like an error: once per kind per interval.
-      if (this.parts.errors.shouldLog(`attestation ${fields.attestation}`)) logger.info(fields, 'request completed');
+      if (this.parts.errors.shouldLog(`attestation ${fields.attestation}${cause}`)) logger.info(fields, 'request completed');
       else logger.debug(fields, 'request completed');
-    } else if (fields.status >= 400 && !this.parts.errors.shouldLog(`${fields.status} ${fields.problem ?? 'error'}`)) {
+    } else if (fields.status >= 400 && !this.parts.errors.shouldLog(`${fields.status} ${fields.problem ?? 'error'}${cause}`)) {
       logger.debug(fields, 'request completed');
     } else {
       logger.info(fields, 'request completed');
@@ -200,6 +214,7 @@ export class TokenRequests {
       problem: line.problem,
       reason: line.reason === undefined ? undefined : cutForLog(line.reason),
       attestation: line.attestation,
+      refusal: line.refusal,
       client: line.client,
     };
   }
@@ -211,6 +226,15 @@ export class TokenRequests {
     const errorSummary = this.parts.errors.take();
     if (errorSummary !== undefined) this.parts.logger.info(errorSummary, 'errors not logged one by one');
   }
+}
+
+/** The longest stack written for an unexpected error: its top frames say where; the rest is the framework. */
+const MAX_LOGGED_STACK_LENGTH = 1000;
+
+function boundedError(error: unknown): { readonly type: string; readonly message: string; readonly stack?: string } {
+  if (!(error instanceof Error)) return { type: typeof error, message: cutForLog(String(error)) };
+  const stack = error.stack === undefined ? {} : { stack: error.stack.slice(0, MAX_LOGGED_STACK_LENGTH) };
+  return { type: error.name, message: cutForLog(error.message), ...stack };
 }
 
 /** Milliseconds since `startedAt` (performance.now()), to a tenth. */

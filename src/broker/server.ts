@@ -18,6 +18,8 @@ import { probes } from './plugins/probes.js';
 import { requestLog } from './plugins/request-log.js';
 import { tokenRoute } from './plugins/token-route.js';
 import { DrainState, TokenRequests } from './request-contract.js';
+import { readRequestTarget } from './request-target.js';
+import { answerRefusedTarget } from './target-refusal.js';
 import type { TokenSource } from './token-source.js';
 
 export { TOKEN_PATH } from './request-contract.js';
@@ -141,8 +143,21 @@ export function buildBrokerApp(config: BrokerConfig, deps: BrokerDeps = {}): Bro
   const parts = { live, answers, limits, metrics, logger, drain, hits: new HitSummary(now), errors: new ErrorSummary(now) };
   const contract = new TokenRequests({ ...parts, ...(attestation ? { attestation } : {}) });
   const fastPath = deps.fastPath === false ? undefined : new FastPath(contract, broker, live);
+  // Every part reads the target as the router does: read once here, before any of them. A throw here would be the
+  // server's own uncaught exception: it is a 500 instead.
   const dispatch = (routing: Listener): Listener => (request, response) => {
-    if (fastPath?.answer(request, response) !== true) routing(request, response);
+    try {
+      const target = readRequestTarget(request.url ?? '/');
+      if (typeof target !== 'string') {
+        answerRefusedTarget(contract, request, response, target);
+        return;
+      }
+      request.url = target;
+      if (fastPath?.answer(request, response) !== true) routing(request, response);
+    } catch (error) {
+      const answer = contract.unexpected(error, contract.head(undefined, undefined, request.socket.remoteAddress, undefined));
+      if (!response.headersSent) response.writeHead(answer.status, answer.headers).end(answer.body);
+    }
   };
 
   const app = fastify(fastifyOptions(config.server, logger, contract, dispatch));

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { SignJWT, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import { listenOnLoopback } from '../helpers/loopback.js';
 
@@ -40,6 +40,8 @@ export interface TestIssuer {
   setMaxAgeSeconds(seconds: number | undefined): void;
   /** Down: every connection is reset, as when the issuer cannot be reached. */
   setDown(down: boolean): void;
+  /** Hanging: requests get no answer until it stops hanging, when each is answered with the keys then published. */
+  setHanging(hanging: boolean): void;
   close(): Promise<void>;
 }
 
@@ -48,16 +50,25 @@ export async function startIssuer(keys: readonly IssuerKey[], maxAgeSeconds: num
   let maxAge: number | undefined = maxAgeSeconds;
   let down = false;
   let fetches = 0;
+  let hanging = false;
+  const held: (() => void)[] = [];
   const server: Server = createServer((request, response) => {
     if (down) {
       request.socket.destroy();
       return;
     }
     fetches += 1;
+    if (hanging) {
+      held.push(() => answer(response));
+      return;
+    }
+    answer(response);
+  });
+  const answer = (response: ServerResponse): void => {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (maxAge !== undefined) headers['cache-control'] = `public, max-age=${maxAge}, must-revalidate, no-transform`;
     response.writeHead(200, headers).end(JSON.stringify({ keys: published.map((key) => key.publicJwk) }));
-  });
+  };
   const listening = await listenOnLoopback(server);
   return {
     jwksUrl: `${listening.url}/v1/jwks`,
@@ -67,6 +78,10 @@ export async function startIssuer(keys: readonly IssuerKey[], maxAgeSeconds: num
     },
     setMaxAgeSeconds: (seconds) => {
       maxAge = seconds;
+    },
+    setHanging: (value) => {
+      hanging = value;
+      if (!value) for (const release of held.splice(0)) release();
     },
     setDown: (value) => {
       down = value;

@@ -3,7 +3,7 @@ import { BrokerProblem } from '../problem.js';
 import type { AttestationKeys, KeysStatus } from './keys.js';
 import type { ReplayGuard } from './replay.js';
 import type { AttestationSettings } from './settings.js';
-import { CLOCK_SKEW_SECONDS, type AttestationVerifier, type GenuineToken } from './verifier.js';
+import { CLOCK_SKEW_SECONDS, type AttestationVerifier, type GenuineToken, type RefusalCause } from './verifier.js';
 
 /** The outcome of one request's attestation, as counted in `area_metrics_broker_attestation_total{result}`. */
 export const ATTESTATION_RESULTS = ['valid', 'missing', 'invalid', 'other-app', 'replayed', 'no-keys'] as const;
@@ -11,6 +11,8 @@ export type AttestationResult = (typeof ATTESTATION_RESULTS)[number];
 
 export interface AttestationVerdict {
   readonly result: AttestationResult;
+  /** Why it was refused, from a fixed set: each cause has its own log line once per interval. */
+  readonly cause?: RefusalCause;
   /** Why, for the log line (never the token, never a claim's value). */
   readonly reason?: string;
 }
@@ -20,7 +22,7 @@ const MAX_REMEMBERED = 10_000;
 
 /**
  * Whether a token request comes from a genuine build of the application it names. A genuine token is verified once
- * and remembered by its hash until its `exp`, so that the app's later requests (and the fast path) cost a lookup;
+ * and remembered by its hash until its `exp` (never longer than its own lifetime, at most 7 days), so that the app's later requests (and the fast path) cost a lookup;
  * with single use, its `jti` is accepted once instead. In enforce mode every other verdict is refused with a problem
  * of its own; in report mode it is only counted and logged.
  */
@@ -53,27 +55,27 @@ export class AttestationGate {
     const token = tokenOf(headerValue);
     if (token === undefined) return false;
     const genuine = this.lookup(hash('sha256', token, 'base64url'));
-    return genuine !== undefined && genuine.appId !== undefined && genuine.appId === this.appIdOf(application);
+    return genuine !== undefined && genuine.appId === this.appIdOf(application);
   }
 
   async check(application: string, headerValue: string | undefined): Promise<AttestationVerdict> {
     const token = tokenOf(headerValue);
-    if (token === undefined) return { result: 'missing' };
+    if (token === undefined) return { result: 'missing', cause: 'missing' };
     const id = hash('sha256', token, 'base64url');
     let genuine = this.lookup(id);
     if (genuine === undefined) {
       const verified = await this.verifier.verify(token);
-      if (verified.kind !== 'genuine') return { result: verified.kind, reason: verified.reason };
+      if (verified.kind !== 'genuine') return { result: verified.kind, cause: verified.cause, reason: verified.reason };
       genuine = verified;
       this.remember(id, genuine);
     }
-    if (genuine.appId === undefined || genuine.appId !== this.appIdOf(application)) {
-      return { result: 'other-app', reason: `${this.settings.appClaim} names another application` };
+    if (genuine.appId !== this.appIdOf(application)) {
+      return { result: 'other-app', cause: 'other app', reason: `${this.settings.appClaim} names another application` };
     }
     if (this.settings.singleUse) {
-      if (genuine.jti === undefined) return { result: 'invalid', reason: 'no jti (single use)' };
+      if (genuine.jti === undefined) return { result: 'invalid', cause: 'no jti', reason: 'no jti (single use)' };
       // Remembered as long as the token could pass verification: its exp plus the skew allowed.
-      if (!(await this.replay.firstUse(genuine.jti, genuine.expiresAt + CLOCK_SKEW_SECONDS * 1000))) return { result: 'replayed' };
+      if (!(await this.replay.firstUse(genuine.jti, genuine.expiresAt + CLOCK_SKEW_SECONDS * 1000))) return { result: 'replayed', cause: 'replayed' };
     }
     return { result: 'valid' };
   }
@@ -118,7 +120,7 @@ export class AttestationGate {
   private lookup(id: string): GenuineToken | undefined {
     const genuine = this.remembered.get(id);
     if (genuine === undefined) return undefined;
-    if (genuine.expiresAt > this.now()) return genuine;
+    if (genuine.rememberUntil > this.now()) return genuine;
     this.remembered.delete(id);
     return undefined;
   }

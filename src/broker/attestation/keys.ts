@@ -2,7 +2,7 @@ import { importJWK, type CryptoKey, type JWK } from 'jose';
 import type { Dispatcher } from 'undici';
 import { messageOf } from '../../errors.js';
 import { createDispatcher } from '../../fetch/dispatcher.js';
-import { fetchBuffered, networkReason } from '../../fetch/http-client.js';
+import { BodyTooLargeError, fetchBuffered, networkReason } from '../../fetch/http-client.js';
 
 /** Keys are kept for their Cache-Control max-age, never longer than this. */
 export const MAX_KEYS_AGE_MS = 6 * 60 * 60 * 1000;
@@ -48,6 +48,15 @@ function maxAgeMs(cacheControl: string | null): number {
   return match === null ? DEFAULT_KEYS_AGE_MS : Math.min(Number(match[1]) * 1000, MAX_KEYS_AGE_MS);
 }
 
+/** Why a key-set fetch failed, in a few words: never empty, so the warning always says why. */
+function fetchFailure(error: unknown): string {
+  if (error instanceof SyntaxError) return 'not JSON';
+  if (error instanceof BodyTooLargeError) return `answer over ${MAX_JWKS_BYTES / 1024} KB`;
+  if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${FETCH_TIMEOUT_MS / 1000} s`;
+  const reason = networkReason(error, { codeOnly: true }) || messageOf(error);
+  return reason === '' ? (error instanceof Error ? error.name : 'unknown') : reason;
+}
+
 /** The keys of a JWKS answer that can verify a token: RSA and EC keys with a `kid`. */
 function usableKeys(json: unknown): Map<string, JWK> {
   const keys = typeof json === 'object' && json !== null ? (json as { keys?: unknown }).keys : undefined;
@@ -88,17 +97,22 @@ export class AttestationKeys {
 
   /**
    * The key a token names, ready to verify with `alg`: `unknown` when the keys held do not have it (after one more
-   * look at the issuer, at most every 30 s), `none` when no keys are held at all.
+   * look at the issuer, at most every 30 s), `none` when no keys are held at all. A token whose key is held never
+   * waits for the issuer: keys past their max-age are fetched again in the background while they answer. Only a
+   * token naming a `kid` not held waits for a fetch (one it starts, or one in flight), and at most FETCH_TIMEOUT_MS.
    */
   async keyFor(kid: string, alg: AllowedAlgorithm): Promise<CryptoKey | 'unknown' | 'none'> {
-    if (this.fetching !== undefined) await this.fetching;
     const now = this.options.now();
     const mayFetch = now - this.lastAttemptAt >= KEYS_REFETCH_INTERVAL_MS;
     const held = this.held;
-    if (held !== undefined && now >= held.freshUntil && mayFetch) void this.refresh(); // the held keys answer meanwhile
-    if ((held === undefined || !held.byKid.has(kid)) && mayFetch) await this.refresh();
-    const jwk = this.held?.byKid.get(kid);
-    if (jwk === undefined) return this.held === undefined ? 'none' : 'unknown';
+    if (held !== undefined && now >= held.freshUntil && mayFetch) void this.refresh();
+    let jwk = held?.byKid.get(kid);
+    if (jwk === undefined) {
+      if (mayFetch) void this.refresh();
+      if (this.fetching !== undefined) await this.untilFetchedOrTimeout(this.fetching);
+      jwk = this.held?.byKid.get(kid);
+      if (jwk === undefined) return this.held === undefined ? 'none' : 'unknown';
+    }
     // A key is used only with the algorithm it is for: an RSA key never verifies an ES256 signature, nor one of
     // another algorithm its issuer pinned.
     if (jwk.kty !== KEY_TYPE[alg] || (jwk.alg !== undefined && jwk.alg !== alg)) return 'unknown';
@@ -113,6 +127,15 @@ export class AttestationKeys {
       this.imported.set(id, key);
     }
     return key;
+  }
+
+  /** Waits for a fetch, never longer than a fetch may take (its timeout covers the answer, not every stall). */
+  private untilFetchedOrTimeout(fetching: Promise<void>): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, FETCH_TIMEOUT_MS).unref();
+    });
+    return Promise.race([fetching, timeout]).finally(() => clearTimeout(timer));
   }
 
   /** Seconds until the issuer is asked again, for a 503's Retry-After. */
@@ -167,7 +190,7 @@ export class AttestationKeys {
         failure = 'no RS256 or ES256 key with a kid';
       }
     } catch (error) {
-      failure = error instanceof SyntaxError ? 'not JSON' : networkReason(error, { codeOnly: true }) || messageOf(error);
+      failure = fetchFailure(error);
     }
     this.lastError = failure;
     if (this.closed) return;

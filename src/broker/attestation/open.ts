@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { AttestationGate } from './gate.js';
 import { AttestationKeys } from './keys.js';
-import { MemoryReplayGuard, RedisReplayGuard, type ReplayGuard } from './replay.js';
+import { MemoryReplayGuard, SharedReplayGuard, type ReplayGuard } from './replay.js';
 import type { AttestationSettings } from './settings.js';
 import { AttestationVerifier } from './verifier.js';
 
@@ -13,7 +13,7 @@ export interface AttestationParts {
   /** application package → its app id (read at each check: a reload may change them). */
   readonly appIdOf: (application: string) => string | undefined;
   /** The shared Redis, for single-use ids across instances. */
-  readonly redis?: { readonly client: Redis; readonly keyPrefix: string; readonly up: () => boolean };
+  readonly redis?: { readonly client: Redis; readonly keyPrefix: string; readonly up: () => boolean; readonly whenUp: (listener: () => void) => void };
 }
 
 /** The attestation gate of a config, its keys' first fetch started; undefined when attestation is off. */
@@ -22,7 +22,9 @@ export function openAttestation(settings: AttestationSettings | undefined, parts
   const { now, logger, redis } = parts;
   const keys = new AttestationKeys({ jwksUrl: settings.jwksUrl, now, env: parts.env, log: (level, message, fields) => logger[level](fields, message) });
   keys.start();
-  const memory = new MemoryReplayGuard(now);
-  const replay: ReplayGuard = redis === undefined ? memory : new RedisReplayGuard(redis.client, redis.keyPrefix, redis.up, now, memory);
+  const replay: ReplayGuard =
+    redis === undefined
+      ? new MemoryReplayGuard(now)
+      : new SharedReplayGuard({ redis: redis.client, keyPrefix: redis.keyPrefix, redisUp: redis.up, whenRedisUp: redis.whenUp, now });
   return new AttestationGate(settings, new AttestationVerifier(settings, keys, now), keys, replay, parts.appIdOf, now);
 }

@@ -1,6 +1,7 @@
 import type { FastifyPluginCallback, FastifyPluginOptions, FastifyReply, FastifyRequest } from 'fastify';
 import type { Answer } from '../answers.js';
 import type { AttestationResult } from '../attestation/gate.js';
+import type { RefusalCause } from '../attestation/verifier.js';
 import type { CacheOutcome } from '../token-broker.js';
 import type { TokenRequestHead, TokenRequests } from '../request-contract.js';
 
@@ -13,6 +14,7 @@ export interface TokenRequestLog {
   problem?: string;
   reason?: string;
   attestation?: AttestationResult;
+  refusal?: RefusalCause;
 }
 
 declare module 'fastify' {

@@ -7,8 +7,9 @@ import { TOKEN_PATH, pathOf, type TokenRequests } from '../request-contract.js';
 import { appWide, applicationParam, headOf, sendAnswer } from './plugin.js';
 
 /**
- * A URL fastify cannot decode (`/%E0%A4%A`) is answered before any hook runs (fastify's `frameworkErrors`): it gets
- * the broker's problem+json, request id and log line instead of fastify's own JSON.
+ * A URL fastify cannot route is answered before any hook runs (fastify's `frameworkErrors`): it gets the broker's
+ * problem+json, request id and log line instead of fastify's own JSON. The broker's own reading of the target
+ * (request-target.ts) refuses such URLs first; this stays for whatever the router refuses that it lets through.
  */
 export function malformedUrlAnswer(contract: TokenRequests): (error: { code?: string }, request: FastifyRequest, reply: FastifyReply) => void {
   return (error, request, reply) => {
@@ -44,7 +45,8 @@ export const problems = appWide<{ contract: TokenRequests }>((app, { contract },
     const head = headOf(contract, request);
     const status = typeof (error as { statusCode?: unknown }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : 500;
     if (status >= 500) {
-      request.log.error({ reqId: request.id, err: error, client: head.client }, 'unexpected error');
+      request.tokenLog = { ...request.tokenLog, head, problem: 'internal-error' };
+      contract.logUnexpected(error, head);
       return sendAnswer(reply, contract.answer(new BrokerProblem('internal-error', 'the broker failed unexpectedly; see its logs'), head, applicationParam(request)));
     }
     const details: ProblemDetails = { type: 'about:blank', title: STATUS_CODES[status] ?? 'Bad request', status, detail: cutForLog(messageOf(error)) };

@@ -36,6 +36,7 @@ export const requestLog = appWide<{ contract: TokenRequests; drain: DrainState }
       problem: log?.problem,
       reason: log?.reason,
       attestation: log?.attestation,
+      ...(log?.refusal === undefined ? {} : { refusal: log.refusal }),
       client: failed ? (log?.head?.client ?? headOf(contract, request).client) : undefined,
       probe: request.probe,
     });

@@ -52,6 +52,19 @@ export const tokenRoute = appWide<TokenRouteOptions>((app, { contract, broker, l
     sendAnswer(reply, contract.problem(error, log.head, applicationParam(request), log.attestation));
   };
 
+  // What runs after the handler has returned (a fetch's or a verdict's callback) answers a throw of its own with the
+  // error handler's 500: thrown from a callback, it would end the process.
+  const guarded = <Value>(step: (request: FastifyRequest, reply: FastifyReply, value: Value) => void) =>
+    (request: FastifyRequest, reply: FastifyReply, value: Value): void => {
+      try {
+        step(request, reply, value);
+      } catch (error) {
+        reply.send(error);
+      }
+    };
+  const sendTokenSafely = guarded(sendToken);
+  const sendProblemSafely = guarded(sendProblem);
+
   /** The token from memory at once, or once the auth server (or another instance) has one. */
   const serveToken = (request: FastifyRequest, reply: FastifyReply, application: string): void => {
     let cached: BrokerToken | undefined;
@@ -70,8 +83,8 @@ export const tokenRoute = appWide<TokenRouteOptions>((app, { contract, broker, l
     // the objects of every later answer in the old generation (allocation-site pretenuring), and the cached path ran
     // at half speed for the rest of the process's life (docs/broker.md, Performance).
     broker.token(application).then(
-      (token) => setImmediate(sendToken, request, reply, token),
-      (error: unknown) => setImmediate(sendProblem, request, reply, error),
+      (token) => setImmediate(sendTokenSafely, request, reply, token),
+      (error: unknown) => setImmediate(sendProblemSafely, request, reply, error),
     );
   };
 
@@ -82,11 +95,12 @@ export const tokenRoute = appWide<TokenRouteOptions>((app, { contract, broker, l
       (verdict) => {
         log.attestation = verdict.result;
         if (verdict.reason !== undefined) log.reason = `attestation: ${verdict.reason}`;
+        if (verdict.cause !== undefined) log.refusal = verdict.cause;
         const refusal = gate.problemFor(verdict);
-        if (refusal === undefined) serveToken(request, reply, application);
-        else sendProblem(request, reply, refusal);
+        if (refusal === undefined) guarded(serveToken)(request, reply, application);
+        else sendProblemSafely(request, reply, refusal);
       },
-      (error: unknown) => sendProblem(request, reply, error),
+      (error: unknown) => sendProblemSafely(request, reply, error),
     );
   };
 
@@ -108,7 +122,7 @@ export const tokenRoute = appWide<TokenRouteOptions>((app, { contract, broker, l
     }
     contract.admit(log.head.client).then((problem) => {
       if (problem !== undefined) {
-        sendProblem(request, reply, problem);
+        sendProblemSafely(request, reply, problem);
         return;
       }
       reply.raw.once('close', () => contract.leave());
