@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { parseHttpUrl } from '../http-url.js';
-import { ATTESTATION_MODES, ATTESTATION_PROVIDERS } from './attestation/settings.js';
 
 /** An application package is an Android package, an iOS bundle id or a web domain: at most 255 characters. */
 export const MAX_APPLICATION_PACKAGE_LENGTH = 255;
@@ -14,6 +13,9 @@ export function applicationPackageProblem(value: string): string | undefined {
   if (CONTROL_CHARACTERS.test(value)) return 'contains control characters';
   return undefined;
 }
+
+export const ATTESTATION_MODES = ['off', 'report', 'enforce'] as const;
+export const ATTESTATION_PROVIDERS = ['firebase-app-check', 'jwt'] as const;
 
 const nonEmpty = z.string().trim().min(1, 'must not be empty');
 const httpUrl = nonEmpty.refine(

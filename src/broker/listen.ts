@@ -4,7 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { errnoCode, UsageError, messageOf } from '../errors.js';
 import type { BrokerConfig } from './config.js';
 import { pathOf } from './request-contract.js';
-import type { BrokerApp } from './server.js';
+import type { BrokerApp } from './app.js';
 
 /**
  * After the drain delay, how long the listener stays open before it closes: a request already on its way on an idle

@@ -1,6 +1,6 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Writable } from 'node:stream';
-import { fastify, LogController, type FastifyInstance, type InjectOptions, type LightMyRequestResponse } from 'fastify';
+import { fastify, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { messageOf } from '../errors.js';
 import { requestIdOf, TokenAnswers } from './answers.js';
@@ -9,6 +9,7 @@ import { brokerCore } from './core.js';
 import { FastPath } from './fast-path.js';
 import { HitSummary } from './hit-summary.js';
 import { RequestLimits } from './limits.js';
+import type { BrokerApp } from './app.js';
 import { listen, type RunningBroker } from './listen.js';
 import { LiveConfig } from './live-config.js';
 import { ErrorSummary, cutForLog } from './log-bounds.js';
@@ -25,6 +26,7 @@ import type { TokenSource } from './token-source.js';
 export { TOKEN_PATH } from './request-contract.js';
 export type { BrokerLogLevel } from './logger.js';
 export { listen, type RunningBroker } from './listen.js';
+export type { BrokerApp } from './app.js';
 
 export const DEFAULT_HIT_SUMMARY_INTERVAL_MS = 60_000;
 
@@ -59,22 +61,6 @@ export interface StartBrokerOptions extends BrokerDeps {
   readonly host?: string;
   /** Default 8080; 0 picks a free port (see the returned url). */
   readonly port?: number;
-}
-
-/** The broker, not yet listening: `inject` sends a request through it whole (fast path included) without a socket. */
-export interface BrokerApp {
-  readonly app: FastifyInstance<Server, IncomingMessage, ServerResponse, Logger>;
-  inject(options: InjectOptions | string): Promise<LightMyRequestResponse>;
-  /** Answers the metrics text (on the main port or on `server.metricsPort`). */
-  metricsText(): Promise<{ contentType: string; text: string }>;
-  /** From now on /readyz answers 503 and every answer closes its connection. */
-  startDraining(): void;
-  /** Re-reads the config (SIGHUP): applied when valid, else the old one is kept and an error line says why. */
-  reload(): boolean;
-  /** Closes the app (and its listener, if any), then timers, watchers, Redis and the auth-server pool. */
-  close(): Promise<void>;
-  /** Logs one line through the broker's logger (redacted like every line). */
-  log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void;
 }
 
 /**

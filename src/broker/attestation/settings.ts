@@ -1,8 +1,6 @@
-import type { AttestationBlock } from '../config-schema.js';
+import type { ATTESTATION_MODES, ATTESTATION_PROVIDERS, AttestationBlock } from '../config-schema.js';
 
-export const ATTESTATION_MODES = ['off', 'report', 'enforce'] as const;
 export type AttestationMode = (typeof ATTESTATION_MODES)[number];
-export const ATTESTATION_PROVIDERS = ['firebase-app-check', 'jwt'] as const;
 export type AttestationProvider = (typeof ATTESTATION_PROVIDERS)[number];
 
 /** Where Firebase App Check's tokens come from and how they are checked. */
