@@ -1,6 +1,8 @@
 import { UsageError } from '../errors.js';
 import type { ClientCredentials } from '../fetch/basic-auth.js';
 import { parseBaseUrl } from '../fetch/urls.js';
+import { DEFAULT_MAX_WAIT_MS, PACE_FLOOR_RPS } from '../fetch/wait-cap.js';
+import { DEFAULT_MAX_RESULTS } from '../metrics/unit-bounds.js';
 import type { LogFormat, LogLevel } from '../log/logger.js';
 import type { OutputFormat, OutputShape } from '../output/format.js';
 import { LAYOUTS, type Layout } from '../output/layout.js';
@@ -56,10 +58,12 @@ function path(what: string): Parser<string> {
   };
 }
 
-/** Requests a second: a positive decimal (`10`, `0.5`), at most 10,000. */
+/** Requests a second: a decimal (`10`, `0.5`) from the pace floor (0.1) to 10,000. */
 const requestsPerSecond: Parser<number> = (value, source) => {
   const rate = /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : Number.NaN;
-  if (!(rate > 0 && rate <= 10_000)) throw new UsageError(`${source} ${JSON.stringify(value)} must be a number of requests a second above 0, at most 10000`);
+  if (!(rate >= PACE_FLOOR_RPS && rate <= 10_000)) {
+    throw new UsageError(`${source} ${JSON.stringify(value)} must be a number of requests a second from ${PACE_FLOOR_RPS} to 10000`);
+  }
   return rate;
 };
 
@@ -123,6 +127,21 @@ export const IMPORT_OPTIONS = {
   pageSize: valueOption({ flags: '--page-size <n>', parse: integer(1, 10_000), default: 1000, description: 'results per page, 1..10000' }),
   concurrency: valueOption({ flags: '--concurrency <n>', parse: integer(1, 64), default: 4, description: 'units (metric x day x store) fetched at once: a cap, not a target' }),
   maxRps: valueOption({ flags: '--max-rps <n>', env: 'AREA_METRICS_MAX_RPS', parse: requestsPerSecond, description: "at most n requests a second, for a vendor's documented limit (the run also adapts to the vendor's answers)" }),
+  maxWait: valueOption({
+    flags: '--max-wait <seconds>',
+    env: 'AREA_METRICS_MAX_WAIT',
+    parse: seconds(3600),
+    default: DEFAULT_MAX_WAIT_MS,
+    defaultText: String(DEFAULT_MAX_WAIT_MS / 1000),
+    description: 'the longest wait the vendor may ask for (Retry-After, a reset, a window); asking for more twice ends the run (exit 4)',
+  }),
+  maxResults: valueOption({
+    flags: '--max-results <n>',
+    env: 'AREA_METRICS_MAX_RESULTS',
+    parse: integer(1, 1_000_000_000),
+    default: DEFAULT_MAX_RESULTS,
+    description: "the most results a unit (a metric's day) may have; its pages and a page's bytes are bounded by it and --page-size",
+  }),
   retries: valueOption({ flags: '--retries <n>', parse: integer(0, 20), default: 5, description: 'retries per request on network errors, timeouts, 429 and 5xx' }),
   timeout: valueOption({ flags: '--timeout <seconds>', parse: seconds(3600), default: 60_000, defaultText: '60', description: 'per-request timeout' }),
   onInvalid: valueOption({ flags: '--on-invalid <mode>', parse: oneOf(ON_INVALID), choices: ON_INVALID, default: 'fail', description: 'a record that breaks the data contract fails the unit, or is set aside in _rejected/' }),
@@ -164,6 +183,10 @@ export interface ImportConfig {
   readonly concurrency: number;
   /** `--max-rps`: the pace's cap, requests a second. */
   readonly maxRps?: number;
+  /** `--max-wait`: the cap on every wait the vendor asks for. */
+  readonly maxWaitMs: number;
+  /** `--max-results`: a unit's bound, from which its pages and a page's bytes are bounded. */
+  readonly maxResults: number;
   readonly retries: number;
   readonly timeoutMs: number;
   readonly onInvalid: 'fail' | 'skip';
@@ -233,6 +256,8 @@ export async function resolveImportConfig(collected: CollectedOptions, env: Node
     pageSize: options.pageSize,
     concurrency: options.concurrency,
     ...(options.maxRps === undefined ? {} : { maxRps: options.maxRps }),
+    maxWaitMs: options.maxWait,
+    maxResults: options.maxResults,
     retries: options.retries,
     timeoutMs: options.timeout,
     onInvalid: options.onInvalid,

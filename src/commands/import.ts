@@ -82,7 +82,12 @@ async function importInto(command: ImportCommandName, config: ImportConfig, prog
   }
   const run = { command, invocation: `${command} ${describeRun(config)}`, output: output === '-' ? 'stdout' : output, stateFlags: stateFlags(config) };
   // One pace for every request of the run: a 429 slows every unit, and the report gives its numbers.
-  const pacer = new Pacer({ logger: progress.logger, ...(context.clock ? { clock: context.clock } : {}), ...(config.maxRps === undefined ? {} : { maxRps: config.maxRps }) });
+  const pacer = new Pacer({
+    logger: progress.logger,
+    maxWaitMs: config.maxWaitMs,
+    ...(context.clock ? { clock: context.clock } : {}),
+    ...(config.maxRps === undefined ? {} : { maxRps: config.maxRps }),
+  });
   const report = new ImportReport(progress, { ...run, ...(config.secretOnCommandLine ? { optionWarning: SECRET_FLAG_WARNING } : {}) }, (code) => reporter.failed(code), pacer);
   report.started(plan, cuts);
   const recordRun = (exitCode: number, rows: Readonly<Record<string, number>>, requests?: PacerStats): Promise<void> =>
