@@ -331,11 +331,13 @@ export class HttpClient implements Transport {
     let judged: Judged<T>;
     try {
       judged = this.judgedOutcome(call, ticket, attempt, exchanged.outcome);
-    } finally {
-      const down = this.pacer.answered(ticket, exchanged.headers);
-      // A spent budget whose reset is beyond the cap, again: the vendor is down for this run.
-      if (down) throw down;
+    } catch (error) {
+      this.pacer.answered(ticket, exchanged.headers);
+      throw error;
     }
+    const down = this.pacer.answered(ticket, exchanged.headers);
+    // A spent budget whose reset is beyond the cap, again: the vendor is down for this run.
+    if (down) throw down;
     return judged;
   }
 
