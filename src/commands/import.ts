@@ -73,6 +73,7 @@ async function importInto(command: ImportCommandName, config: ImportConfig, prog
   // Stdout has no files to lay out: its state (--state) keeps whatever layout it has.
   const layout = config.output.kind === 'stdout' ? {} : { layout: config.layout };
   const state = stateless ? undefined : await ImportState.load(await stateStorageFor(stateUrl, stores), { now, metricNames: METRIC_NAMES, mode: config.dayMode, ...layout });
+  for (const warning of state?.warnings ?? []) progress.logger.warn(warning);
   const metricNames = command === 'all' ? METRIC_NAMES : [command];
   const { plan, cuts } = planDays(metricNames, config, state, now);
   const units = planUnits(plan, config.storeCodes, config.dayMode);

@@ -81,15 +81,17 @@ export async function withExistingState<T>(
   if (url === undefined) throw new UsageError(`${command} uses a folder's state; with -o - pass --state <file>`);
   const credentials = awsCredentialsIn(context.env);
   reporter.use({ redact: createRedactor(credentials) });
+  const logger = createLogger({ stream: context.stderr, format: 'text', level: 'warn', credentials });
   const stores = new ObjectStores({
     env: context.env,
     forcePathStyle: options.s3ForcePathStyle,
     retries: IMPORT_OPTIONS.retries.default,
     timeoutMs: IMPORT_OPTIONS.timeout.default,
-    logger: createLogger({ stream: context.stderr, format: 'text', level: 'warn', credentials }),
+    logger,
   });
   try {
     const state = await ImportState.loadExisting(await stateStorageFor(url, stores), { now, metricNames: METRIC_NAMES });
+    for (const warning of state.warnings) logger.warn(warning);
     return await use(state, url);
   } finally {
     stores.close();
