@@ -40,6 +40,8 @@ export interface HttpClientOptions {
   /** The run's pacer, shared by every client of the run (its clock should be this client's). Default: one of its own. */
   readonly pacer?: Pacer;
   readonly random?: () => number;
+  /** After this long without an answer a request says what it waits for (default SLOW_ANSWER_MS). */
+  readonly slowAnswerMs?: number;
 }
 
 export interface HttpRequest {
@@ -409,21 +411,19 @@ export class HttpClient implements Transport {
   }
 
   /**
-   * Says once, at info level, what a request has waited for when it has had no answer for SLOW_ANSWER_MS (cron
-   * logs show the line, a terminal shows it above the spinner): a hung vendor is not silence. The timer is only
-   * set when the timeout is longer than that.
+   * Says once, at info level, what a request has waited for when it has had no answer for `slowAnswerMs` (cron logs
+   * show the line, a terminal shows it above the spinner): a hung vendor is not silence. A real timer, not the
+   * clock's: the line is for a person, and a test's virtual clock must not move for it.
    */
   private whileUnanswered(what: string, answered: () => boolean): { stop: () => void } {
-    const timeoutMs = this.options.timeoutMs;
-    if (timeoutMs <= SLOW_ANSWER_MS) return { stop: () => {} };
-    const stopped = new AbortController();
-    this.clock.sleep(SLOW_ANSWER_MS, stopped.signal).then(
-      () => {
-        if (!answered()) this.logger.info(`${what}: no answer yet after ${describeSeconds(SLOW_ANSWER_MS)}; waiting up to --timeout ${describeSeconds(timeoutMs)}`);
-      },
-      () => undefined,
-    );
-    return { stop: () => stopped.abort() };
+    const { timeoutMs } = this.options;
+    const slowMs = this.options.slowAnswerMs ?? SLOW_ANSWER_MS;
+    if (timeoutMs <= slowMs) return { stop: () => {} };
+    const timer = setTimeout(() => {
+      if (!answered()) this.logger.info(`${what}: no answer yet after ${describeSeconds(slowMs)}; waiting up to --timeout ${describeSeconds(timeoutMs)}`);
+    }, slowMs);
+    timer.unref();
+    return { stop: () => clearTimeout(timer) };
   }
 
   /** A response, as the retry loop decides on it. */

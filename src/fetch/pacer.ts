@@ -3,6 +3,7 @@ import { signalled, systemClock, unlessAborted, type Clock } from './clock.js';
 import { OutageGate, type CallId, type VendorDownError } from './outage.js';
 import { announcedLimit, type AnnouncedLimit } from './rate-limit-headers.js';
 import { SendLog, SLACK, type Send, type Window } from './send-log.js';
+import { SlowStart } from './slow-start.js';
 import { boundedWindow, DEFAULT_MAX_WAIT_MS, WaitCap } from './wait-cap.js';
 
 /** A learned pace tries more requests per window after this many windows without a 429. */
@@ -69,7 +70,8 @@ function capOf(maxRps: number, maxWaitMs: number): Pace {
 /**
  * One pace for every request of a run (every unit, every retry, `check` too). A request waits for its turn:
  *
- * - the first request goes alone, so its answer can announce the vendor's limit before a burst is sent;
+ * - the first request goes alone, so its answer can announce the vendor's limit before a burst is sent; while no
+ *   limit is known, the requests in flight grow from the answers (a slow start), not all at once;
  * - a 429 holds every request for its Retry-After, and teaches the pace: the vendor accepted n requests in the window
  *   before it, so the run keeps to n per window from then on (one less on each later 429), and tries one more per
  *   window after ten windows without one;
@@ -99,6 +101,7 @@ export class Pacer {
   /** The longest reset an `X-RateLimit-*` vendor announced: the length of its window, which it does not say. */
   private announcedWindowSeconds = 0;
   private readonly sends = new SendLog(LOG_CAPACITY);
+  private readonly slowStart = new SlowStart();
   private sent = 0;
   private throttledAnswers = 0;
   /** When the latest 429 of a new episode arrived; 429s of requests sent before it belong to that episode. */
@@ -125,6 +128,7 @@ export class Pacer {
     this.logger = options.logger ?? silentLogger;
     this.waitCap = new WaitCap(options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS, this.logger);
     this.cap = options.maxRps === undefined ? undefined : capOf(options.maxRps, this.waitCap.maxWaitMs);
+    if (this.cap) this.slowStart.end();
     if (this.cap) this.logger.debug(`pace: at most ${describe(this.cap)} (--max-rps)`, { pace_rps: Number(perSecond(this.cap).toFixed(2)), source: 'max-rps' });
   }
 
@@ -163,6 +167,7 @@ export class Pacer {
    */
   answered(ticket: Ticket, headers?: Headers): VendorDownError | undefined {
     this.heard(ticket);
+    if (!ticket.send.over) this.slowStart.over(!ticket.send.throttled);
     ticket.send.over = true;
     if (this.lesson && ticket.send.at <= this.episodeAt && --this.lesson.unfinished === 0) this.learnFromEpisode(this.lesson);
     this.nextAnswer.resolve();
@@ -197,6 +202,7 @@ export class Pacer {
   throttled(ticket: Ticket, waitMs: number, retryAfterMs: number | undefined): void {
     this.throttledAnswers++;
     ticket.send.throttled = true;
+    this.slowStart.end();
     const now = this.clock.now();
     this.hold(waitMs);
     if (ticket.send.at <= this.episodeAt) return;
@@ -228,6 +234,8 @@ export class Pacer {
   }
 
   private earliest(now: number): number {
+    // Its next turn comes with an answer.
+    if (!this.slowStart.allows()) return Infinity;
     let at = this.holdUntil;
     if (this.cap) at = Math.max(at, this.sends.allowedAt(this.cap));
     if (this.policy) {
@@ -243,6 +251,7 @@ export class Pacer {
     this.probe(now);
     const send = this.sends.add(now);
     this.sent++;
+    this.slowStart.sent();
     if (this.budget) this.budget.remaining--;
     return { send, number: this.sent };
   }
@@ -285,6 +294,7 @@ export class Pacer {
       // Requests sent after this one may not have been counted in `remaining` yet: count them as spent.
       const left = remaining - (this.sent - ticket.number);
       this.budget = { remaining: left, until: this.clock.now() + this.waitCap.cap(resetSeconds * 1000) };
+      this.slowStart.end();
       if (left <= 0) return this.asked(ticket, resetSeconds * 1000, 'the budget it announces (spent, its reset)');
     }
     return undefined;
@@ -301,6 +311,7 @@ export class Pacer {
   private setPolicy(wanted: Pace, why: string): void {
     const pace = boundedWindow(wanted, this.waitCap.maxWaitMs);
     this.policy = pace;
+    this.slowStart.end();
     this.logger.debug(`pace: ${describe(pace)}, ${why}${this.cap ? `; --max-rps caps it at ${describe(this.cap)}` : ''}`, {
       pace_rps: Number(perSecond(pace).toFixed(2)),
       quota: pace.quota,
