@@ -1,10 +1,10 @@
 /**
- * Requests in flight a run may add for each answer accepted while the vendor's limit is unknown: 0.5 grows them by
- * half each round trip (1 + half the answers accepted), so the first window a vendor counts fills a few requests at a time,
- * and the requests in flight when its first 429 comes are few; a vendor without a limit is at full concurrency
- * after a dozen round trips.
+ * Requests in flight a run may add for each answer accepted while the vendor's limit is unknown: a quarter grows them
+ * by a quarter each round trip. When a vendor's window fills, the answers still coming in release a quarter of a
+ * request each, so the 429s of the first episode are about a quarter of its quota plus one (3 at 10 a second), and
+ * a vendor without a limit sees full concurrency (16) after about a dozen round trips.
  */
-export const SLOW_START_GROWTH = 0.5;
+export const SLOW_START_GROWTH = 0.25;
 
 /**
  * A slow start while nothing says how fast the vendor may be asked (no `--max-rps`, nothing announced, no 429 yet):

@@ -27,7 +27,7 @@ async function grantedAtOnce(pacer: Pacer, count: number): Promise<{ granted: Ti
 }
 
 describe('Pacer: a slow start while the limit is unknown', () => {
-  it('grows the requests in flight from the answers, by half a request for each one accepted', async () => {
+  it('grows the requests in flight from the answers, by a quarter of a request for each one accepted', async () => {
     const { pacer } = pacerOn();
     const { granted, waiting } = await grantedAtOnce(pacer, 16);
     const inFlightAfter: number[] = [granted.length];
@@ -39,8 +39,8 @@ describe('Pacer: a slow start while the limit is unknown', () => {
       for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
       inFlightAfter.push(granted.length - answered);
     }
-    // 1 + half the accepted answers, whole requests.
-    expect(inFlightAfter).toEqual([1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6]);
+    // 1 + a quarter of the accepted answers, whole requests.
+    expect(inFlightAfter).toEqual([1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3]);
     for (const ticket of granted.slice(answered)) pacer.answered(ticket);
     await Promise.all(waiting).then((tickets) => tickets.forEach((ticket) => pacer.answered(ticket)));
   });
@@ -85,7 +85,7 @@ describe('Pacer: every wait the vendor asks for is capped', () => {
 
   it('answers from requests sent before the first ask beyond the cap are the same ask', async () => {
     const { pacer } = pacerOn({ maxWaitMs: 1000 });
-    for (let sent = 0; sent < 2; sent++) pacer.answered(await pacer.acquire(pacer.outage.join()));
+    for (let sent = 0; sent < 4; sent++) pacer.answered(await pacer.acquire(pacer.outage.join()));
     const [a, b] = (await grantedAtOnce(pacer, 2)).granted;
     expect(pacer.asked(a!, 100_000, 'HTTP 503 with Retry-After')).toBeUndefined();
     expect(pacer.asked(b!, 100_000, 'HTTP 503 with Retry-After')).toBeUndefined();
