@@ -2,7 +2,7 @@ import { dirname } from 'node:path';
 import { ReportedError, exitCodeFor, messageOf } from '../errors.js';
 import { planUnits } from '../import/plan.js';
 import { ImportReport } from '../import/report.js';
-import { runImport, type ImportSummary } from '../import/run.js';
+import { runFailure, runImport, type ImportSummary } from '../import/run.js';
 import type { UnitOutcome } from '../metrics/pipeline.js';
 import { createLogger, useColor } from '../log/logger.js';
 import { createImportProgress, type ImportProgress } from '../log/progress.js';
@@ -59,7 +59,7 @@ function notAttemptedReason(summary: ImportSummary): string {
   if (summary.stoppedBy === 'credentials') return 'not attempted: the credentials were rejected';
   if (summary.stoppedBy === 'output') return 'not tried: the output could not be written';
   // The cause says it: `the API is unreachable or failing: ... and the next request failed the same way (...)`.
-  if (summary.stoppedBy === 'vendor-down') return `not attempted: ${summary.stopCause ?? 'the API is unreachable or failing'}`;
+  if (summary.stoppedBy === 'vendor-down') return `not attempted: ${summary.stopCause?.message ?? 'the API is unreachable or failing'}`;
   return 'not attempted: the run ended before it';
 }
 
@@ -121,11 +121,11 @@ async function importInto(command: ImportCommandName, config: ImportConfig, prog
     throw error;
   }).finally(fetcher.close);
   // The run's exit code is that of the first failed unit in (metric, day, store) order; a manifest not written is exit 7.
-  const first = summary.failures[0];
-  const exitCode = await records.finish({ exitCode: first ? exitCodeFor(first.error) : 0, failure: first?.error, notAttempted: notAttemptedReason(summary), ...pacer.stats() });
+  const first = runFailure(summary);
+  const exitCode = await records.finish({ exitCode: first === undefined ? 0 : exitCodeFor(first), failure: first, notAttempted: notAttemptedReason(summary), ...pacer.stats() });
   // A run that already failed (a full disk) is reported by its unit; otherwise the state's failure is the news.
   await recordRun(exitCode, summary.rowsByMetric, pacer.stats()).catch((error: unknown) => {
-    if (!first) throw error;
+    if (first === undefined) throw error;
   });
   report.finished(summary);
   if (exitCode !== 0) throw new ReportedError(exitCode);

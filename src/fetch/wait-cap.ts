@@ -10,7 +10,7 @@ export const PACE_FLOOR_RPS = 0.1;
 /** `120 s`, `0.5 s`: a wait as a log line says it. */
 export function describeSeconds(ms: number): string {
   const seconds = ms / 1000;
-  return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s`;
+  return `${Number.isInteger(seconds) || seconds >= 10 ? Math.round(seconds) : seconds.toFixed(1)} s`;
 }
 
 /**
