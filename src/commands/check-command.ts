@@ -9,6 +9,7 @@ export const CHECK_OPTIONS = {
   clientSecret: IMPORT_OPTIONS.clientSecret,
   clientSecretFile: IMPORT_OPTIONS.clientSecretFile,
   maxRps: IMPORT_OPTIONS.maxRps,
+  maxWait: IMPORT_OPTIONS.maxWait,
   timeout: valueOption({ flags: '--timeout <seconds>', parse: seconds(3600), default: 30_000, defaultText: '30', description: 'per-request timeout' }),
   retries: valueOption({ flags: '--retries <n>', parse: integer(0, 20), default: 1, description: 'retries per request on network errors, timeouts, 429 and 5xx' }),
 };

@@ -26,6 +26,7 @@ export const checkAction: CommandAction = async ({ context, reporter, options: c
     timeoutMs: options.timeout,
     retries: options.retries,
     ...(options.maxRps === undefined ? {} : { maxRps: options.maxRps }),
+    maxWaitMs: options.maxWait,
     logger,
     env: context.env,
     signal: context.signal,
