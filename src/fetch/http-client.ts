@@ -60,7 +60,7 @@ export interface HttpRequest {
   readonly tally?: RequestTally;
   /**
    * The most bytes a body may have (a page's bound, from its size): reading stops there, and the request fails at
-   * once with a ContractError (exit 5) saying `bodyTooLarge`, the caller's words for it.
+   * once with a ContractError (exit 5) whose message gives `what`, the caller's words for the bound.
    */
   readonly maxBody?: { readonly bytes: number; readonly what: string };
 }
@@ -403,8 +403,7 @@ export class HttpClient implements Transport {
       }
       const reason = proxyStatus === undefined ? `network error: ${networkReason(error)}` : `the proxy answered HTTP ${proxyStatus}`;
       return { outcome: { ok: false, failure: { kind: 'transient', reason } } };
-    }
-    finally {
+    } finally {
       slow.stop();
     }
     return { outcome: await this.judge(request, response, parse), headers: response.headers };
