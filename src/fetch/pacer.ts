@@ -300,7 +300,9 @@ export class Pacer {
     return undefined;
   }
 
-  private announce(pace: Pace): void {
+  private announce(announced: Pace): void {
+    // Compared as it would be kept: an announcement beyond the bounds, repeated on every answer, is one change.
+    const pace = boundedWindow(announced, this.waitCap.maxWaitMs);
     const current = this.policy;
     if (current && current.quota === pace.quota && current.windowMs === pace.windowMs) return;
     // A 429 since has taught a stricter pace than the announcement: it stands until its probing passes the announcement.
