@@ -28,7 +28,7 @@ async function grantedAtOnce(pacer: Pacer, count: number): Promise<{ granted: Ti
 }
 
 describe('Pacer: a slow start while the limit is unknown', () => {
-  it('grows the requests in flight from the answers, by a quarter of a request for each one accepted', async () => {
+  it('grows the requests in flight from the answers, by a fifth of a request for each one accepted', async () => {
     const { pacer } = pacerOn();
     const { granted, waiting } = await grantedAtOnce(pacer, 16);
     const inFlightAfter: number[] = [granted.length];
@@ -40,8 +40,8 @@ describe('Pacer: a slow start while the limit is unknown', () => {
       for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
       inFlightAfter.push(granted.length - answered);
     }
-    // 1 + a quarter of the accepted answers, whole requests.
-    expect(inFlightAfter).toEqual([1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3]);
+    // 1 + a fifth of the accepted answers, rounded up.
+    expect(inFlightAfter).toEqual([1, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3]);
     for (const ticket of granted.slice(answered)) pacer.answered(ticket);
     await Promise.all(waiting).then((tickets) => tickets.forEach((ticket) => pacer.answered(ticket)));
   });

@@ -78,8 +78,8 @@ describe('Pacer, with no limit known', () => {
 
   it('learns once per episode: the 429s of requests sent before the first one arrived change nothing more', async () => {
     const { pacer, clock, paces } = pacerOn();
-    // Twenty answers: the slow start lets six go at once.
-    await sendInTurn(pacer, clock, 20);
+    // Twenty-five answers: the slow start lets six go at once.
+    await sendInTurn(pacer, clock, 25);
     const inFlight = await Promise.all([1, 2, 3, 4, 5, 6].map(() => pacer.acquire(pacer.outage.join())));
     for (const ticket of inFlight.slice(0, 4)) pacer.answered(ticket);
     for (const ticket of inFlight.slice(4)) {
@@ -87,14 +87,14 @@ describe('Pacer, with no limit known', () => {
       pacer.answered(ticket);
     }
     expect(paces).toHaveLength(1);
-    expect(paces[0]).toMatch(/^pace: 24 requests per 1 s/);
+    expect(paces[0]).toMatch(/^pace: 29 requests per 1 s/);
     expect(pacer.stats().throttled).toBe(2);
     expect(clock.waits).toEqual([]);
   });
 
   it('learns once the requests in flight at the first 429 are over: the accepted ones count, the refused ones not', async () => {
     const { pacer, clock, paces } = pacerOn();
-    await sendInTurn(pacer, clock, 20);
+    await sendInTurn(pacer, clock, 25);
     const [a, b, c, d, e, f] = await Promise.all([1, 2, 3, 4, 5, 6].map(() => pacer.acquire(pacer.outage.join())));
     pacer.throttled(c!, 1000, 1000);
     pacer.answered(c!);
@@ -104,8 +104,8 @@ describe('Pacer, with no limit known', () => {
     expect(paces).toEqual([]);
     pacer.throttled(f!, 1000, 1000);
     pacer.answered(f!);
-    // The first twenty and a, b and e: 23 accepted within the second.
-    expect(paces).toEqual([expect.stringMatching(/^pace: 23 requests per 1 s .*HTTP 429 when 23 had been accepted within 1 s/)]);
+    // The first 25 and a, b and e: 28 accepted within the second.
+    expect(paces).toEqual([expect.stringMatching(/^pace: 28 requests per 1 s .*HTTP 429 when 28 had been accepted within 1 s/)]);
   });
 
   it('takes a 429 with nothing accepted before it as a hold only', async () => {
