@@ -20,6 +20,7 @@ export const checkAction: CommandAction<typeof CHECK_OPTIONS> = async ({ context
     timeoutMs: options.timeout,
     retries: options.retries,
     ...(options.maxRps === undefined ? {} : { maxRps: options.maxRps }),
+    maxWaitMs: options.maxWait,
     logger,
     env: context.env,
     signal: context.signal,

@@ -31,6 +31,7 @@ export async function withExistingState<T>(
   });
   try {
     const state = await ImportState.loadExisting(await place.storage(stores), { now, metricNames: METRIC_NAMES });
+    for (const warning of state.warnings) logger.warn(warning);
     return await use(state, place.url);
   } finally {
     stores.close();

@@ -38,6 +38,10 @@ export interface ImportConfig {
   readonly concurrency: number;
   /** `--max-rps`: the pace's cap, requests a second. */
   readonly maxRps?: number;
+  /** `--max-wait`: the cap on every wait the vendor asks for. */
+  readonly maxWaitMs: number;
+  /** `--max-results`: a unit's bound, from which its pages and a page's bytes are bounded. */
+  readonly maxResults: number;
   readonly retries: number;
   readonly timeoutMs: number;
   readonly onInvalid: 'fail' | 'skip';
@@ -102,6 +106,8 @@ export async function resolveImportConfig({ values: options, given }: ParsedOpti
     pageSize: options.pageSize,
     concurrency: options.concurrency,
     ...(options.maxRps === undefined ? {} : { maxRps: options.maxRps }),
+    maxWaitMs: options.maxWait,
+    maxResults: options.maxResults,
     retries: options.retries,
     timeoutMs: options.timeout,
     onInvalid: options.onInvalid,

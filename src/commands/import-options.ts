@@ -5,6 +5,7 @@ import { parseLineageUrl } from '../lineage/settings.js';
 import { DAY_MODES } from '../window/day-mode.js';
 import type { LogFormat } from '../log/logger.js';
 import type { MetricName } from '../metrics/names.js';
+import { DEFAULT_MAX_RESULTS } from '../metrics/unit-bounds.js';
 import { integer, listOption, oneOf, switchOption, valueOption, type OptionValues } from './options.js';
 import { API_OPTIONS, IMPORT_REQUEST_BUDGET, OUTPUT_OPTIONS, path, requestBudgetOptions } from './shared-options.js';
 import { WINDOW_OPTIONS } from './window-flags.js';
@@ -62,6 +63,13 @@ export const IMPORT_OPTIONS = {
   shape: valueOption({ flags: '--shape <shape>', parse: oneOf(OUTPUT_SHAPES), choices: OUTPUT_SHAPES, default: 'rows', description: 'rows: one record per store, day and zone; results: one NDJSON line per API result' }),
   pageSize: valueOption({ flags: '--page-size <n>', parse: integer(1, 10_000), default: 1000, description: 'results per page, 1..10000' }),
   concurrency: valueOption({ flags: '--concurrency <n>', parse: integer(1, 64), default: 4, description: 'units (metric x day x store) fetched at once: a cap, not a target' }),
+  maxResults: valueOption({
+    flags: '--max-results <n>',
+    env: 'AREA_METRICS_MAX_RESULTS',
+    parse: integer(1, 1_000_000_000),
+    default: DEFAULT_MAX_RESULTS,
+    description: "the most results a unit (a metric's day) may have; its pages and a page's bytes are bounded by it and --page-size",
+  }),
   ...requestBudgetOptions(IMPORT_REQUEST_BUDGET),
   onInvalid: valueOption({ flags: '--on-invalid <mode>', parse: oneOf(ON_INVALID), choices: ON_INVALID, default: 'fail', description: 'a record that breaks the data contract fails the unit, or is set aside in _rejected/' }),
   dryRun: switchOption({ flags: '--dry-run', description: 'print the requests it would make (no credentials needed) and exit' }),

@@ -55,13 +55,14 @@ export function unitFetcher(
   pacer: Pacer,
 ): { fetch: (unit: Unit) => Promise<UnitData>; close: () => Promise<void> } {
   const dispatcher = createDispatcher({ connections: config.concurrency + 2, timeoutMs: config.timeoutMs, env });
-  const retry = { ...DEFAULT_RETRY_POLICY, retries: config.retries };
+  const retry = { ...DEFAULT_RETRY_POLICY, retries: config.retries, maxRetryAfterMs: config.maxWaitMs };
   const client = new HttpClient({ dispatcher, timeoutMs: config.timeoutMs, retry, logger: progress.logger, signal, clock: pacer.clock, pacer });
   const options: UnitFetchOptions = {
     client,
     baseUrl: config.baseUrl,
     headers: { authorization: basicAuthorization(config.credentials), accept: 'application/json' },
     pageSize: config.pageSize,
+    maxResults: config.maxResults,
     onInvalid: config.onInvalid,
     encoding: { format: config.format, shape: config.shape },
     logger: progress.logger,

@@ -5,7 +5,7 @@ import { statePlace } from '../destination/state-place.js';
 import { ReportedError, exitCodeFor, messageOf } from '../errors.js';
 import { planUnits } from '../import/plan.js';
 import { ImportReport } from '../import/report.js';
-import { runImport, type ImportSummary } from '../import/run.js';
+import { runFailure, runImport, type ImportSummary } from '../import/run.js';
 import type { UnitOutcome } from '../metrics/pipeline.js';
 import { useColor } from '../log/logger.js';
 import { createImportProgress, type ImportProgress } from '../log/progress.js';
@@ -57,7 +57,7 @@ function notAttemptedReason(summary: ImportSummary): string {
   if (summary.stoppedBy === 'credentials') return 'not attempted: the credentials were rejected';
   if (summary.stoppedBy === 'output') return 'not tried: the output could not be written';
   // The cause says it: `the API is unreachable or failing: ... and the next request failed the same way (...)`.
-  if (summary.stoppedBy === 'vendor-down') return `not attempted: ${summary.stopCause ?? 'the API is unreachable or failing'}`;
+  if (summary.stoppedBy === 'vendor-down') return `not attempted: ${summary.stopCause?.message ?? 'the API is unreachable or failing'}`;
   return 'not attempted: the run ended before it';
 }
 
@@ -76,6 +76,7 @@ async function importInto(
   // A stream has no files to lay out: its state (--state) keeps whatever layout it has.
   const layout = config.output.streams ? {} : { layout: config.layout };
   const state = stateless ? undefined : await ImportState.load(await place.storage(stores), { now, metricNames: METRIC_NAMES, mode: config.dayMode, ...layout });
+  for (const warning of state?.warnings ?? []) progress.logger.warn(warning);
   const metricNames = command === 'all' ? METRIC_NAMES : [command];
   const { plan, cuts } = planDays(metricNames, config, state, now);
   const units = planUnits(plan, config.storeCodes, config.dayMode);
@@ -85,7 +86,12 @@ async function importInto(
   }
   const run = { command, invocation: `${command} ${describeRun(config)}`, output: config.output.name, stateFlags: stateFlags(config) };
   // One pace for every request of the run: a 429 slows every unit, and the report gives its numbers.
-  const pacer = new Pacer({ logger: progress.logger, ...(context.clock ? { clock: context.clock } : {}), ...(config.maxRps === undefined ? {} : { maxRps: config.maxRps }) });
+  const pacer = new Pacer({
+    logger: progress.logger,
+    maxWaitMs: config.maxWaitMs,
+    ...(context.clock ? { clock: context.clock } : {}),
+    ...(config.maxRps === undefined ? {} : { maxRps: config.maxRps }),
+  });
   const report = new ImportReport(progress, { ...run, ...(config.secretOnCommandLine ? { optionWarning: SECRET_FLAG_WARNING } : {}) }, (code) => reporter.failed(code), pacer);
   report.started(plan, cuts);
   const recordRun = (exitCode: number, rows: Readonly<Record<string, number>>, requests?: PacerStats): Promise<void> =>
@@ -116,11 +122,11 @@ async function importInto(
     throw error;
   }).finally(fetcher.close);
   // The run's exit code is that of the first failed unit in (metric, day, store) order; a manifest not written is exit 7.
-  const first = summary.failures[0];
-  const exitCode = await records.finish({ exitCode: first ? exitCodeFor(first.error) : 0, failure: first?.error, notAttempted: notAttemptedReason(summary), ...pacer.stats() });
+  const first = runFailure(summary);
+  const exitCode = await records.finish({ exitCode: first === undefined ? 0 : exitCodeFor(first), failure: first, notAttempted: notAttemptedReason(summary), ...pacer.stats() });
   // A run that already failed (a full disk) is reported by its unit; otherwise the state's failure is the news.
   await recordRun(exitCode, summary.rowsByMetric, pacer.stats()).catch((error: unknown) => {
-    if (!first) throw error;
+    if (first === undefined) throw error;
   });
   report.finished(summary);
   if (exitCode !== 0) throw new ReportedError(exitCode);

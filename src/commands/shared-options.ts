@@ -1,5 +1,6 @@
 import { UsageError } from '../errors.js';
 import { checkStateUrl, destinationSpec, type DestinationSpec } from '../destination/spec.js';
+import { DEFAULT_MAX_WAIT_MS, PACE_FLOOR_RPS } from '../fetch/wait-cap.js';
 import { integer, seconds, switchOption, text, valueOption, type Parser } from './options.js';
 
 /**
@@ -22,18 +23,28 @@ export const CREDENTIAL_OPTIONS = {
   clientSecretFile: valueOption({ flags: '--client-secret-file <path>', env: 'AREA_METRICS_CLIENT_SECRET_FILE', parse: path('a file path'), description: 'read the client secret from a file (trailing newline trimmed)' }),
 };
 
-/** Requests a second: a positive decimal (`10`, `0.5`), at most 10,000. */
+/** Requests a second: a decimal (`10`, `0.5`) from the pace floor (0.1) to 10,000. */
 const requestsPerSecond: Parser<number> = (value, source) => {
   const rate = /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : Number.NaN;
-  if (!(rate > 0 && rate <= 10_000)) throw new UsageError(`${source} ${JSON.stringify(value)} must be a number of requests a second above 0, at most 10000`);
+  if (!(rate >= PACE_FLOOR_RPS && rate <= 10_000)) {
+    throw new UsageError(`${source} ${JSON.stringify(value)} must be a number of requests a second from ${PACE_FLOOR_RPS} to 10000`);
+  }
   return rate;
 };
 
-/** The metrics API: where it is, as whom, and how fast it may be asked. */
+/** The metrics API: where it is, as whom, how fast it may be asked, and how long it may make a run wait. */
 export const API_OPTIONS = {
   baseUrl: valueOption({ flags: '--base-url <url>', env: 'AREA_METRICS_BASE_URL', parse: text, description: 'API root; requests go to {base}/api/bi/area-metrics/<metric>/ (required)' }),
   ...CREDENTIAL_OPTIONS,
   maxRps: valueOption({ flags: '--max-rps <n>', env: 'AREA_METRICS_MAX_RPS', parse: requestsPerSecond, description: "at most n requests a second, for a vendor's documented limit (the run also adapts to the vendor's answers)" }),
+  maxWait: valueOption({
+    flags: '--max-wait <seconds>',
+    env: 'AREA_METRICS_MAX_WAIT',
+    parse: seconds(3600),
+    default: DEFAULT_MAX_WAIT_MS,
+    defaultText: String(DEFAULT_MAX_WAIT_MS / 1000),
+    description: 'the longest wait the vendor may ask for (Retry-After, a reset, a window); asking for more twice ends the run (exit 4)',
+  }),
 };
 
 /** A command's per-request timeout and retries (an import waits longer than a check). */

@@ -9,6 +9,9 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/** Node's timers hold at most a signed 32-bit number of milliseconds (about 24.8 days). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** The waits on each signal, woken by one abort listener. */
 const sleepersOf = new WeakMap<AbortSignal, Set<(reason: Error) => void>>();
 
@@ -50,10 +53,12 @@ export const systemClock: Clock = {
         return;
       }
       let forget = (): void => {};
+      // Longer than Node's timers hold, a timeout fires at once (with a TimeoutOverflowWarning): wake early instead;
+      // every wait here is bounded by --max-wait, and the pacer loops on its own deadline anyway.
       const timer = setTimeout(() => {
         forget();
         resolve();
-      }, Math.max(0, ms));
+      }, Math.min(Math.max(0, ms), MAX_TIMER_MS));
       if (signal) {
         forget = onAbort(signal, (reason) => {
           clearTimeout(timer);

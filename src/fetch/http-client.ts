@@ -4,6 +4,10 @@ import { silentLogger, type Logger } from '../log/logger.js';
 import { systemClock, type Clock } from './clock.js';
 import type { CallId } from './outage.js';
 import { Pacer, type Ticket } from './pacer.js';
+import { describeSeconds } from './wait-cap.js';
+
+/** A request without an answer this long gets a progress line saying what it waits for. */
+export const SLOW_ANSWER_MS = 10_000;
 
 /** Statuses worth another attempt. 400, 401, 403 and 404 are final. */
 const RETRYABLE_STATUSES = new Set([429, 500, 502, 503, 504]);
@@ -36,6 +40,8 @@ export interface HttpClientOptions {
   /** The run's pacer, shared by every client of the run (its clock should be this client's). Default: one of its own. */
   readonly pacer?: Pacer;
   readonly random?: () => number;
+  /** After this long without an answer a request says what it waits for (default SLOW_ANSWER_MS). */
+  readonly slowAnswerMs?: number;
 }
 
 export interface HttpRequest {
@@ -52,6 +58,11 @@ export interface HttpRequest {
   readonly label?: string;
   /** Counts this request's attempts and its 429 answers into the caller's tally (e.g. a unit's). */
   readonly tally?: RequestTally;
+  /**
+   * The most bytes a body may have (a page's bound, from its size): reading stops there, and the request fails at
+   * once with a ContractError (exit 5) whose message gives `what`, the caller's words for the bound.
+   */
+  readonly maxBody?: { readonly bytes: number; readonly what: string };
 }
 
 /** Requests sent (retries included) and the 429s among their answers. */
@@ -177,12 +188,19 @@ type Failure =
       readonly retryAfterMs?: number;
       /** A 429: the vendor is up and asks for less; otherwise a network error, timeout or 5xx, which the outage gate counts. */
       readonly throttled?: boolean;
+      /** No answer within the timeout. */
+      readonly timedOut?: boolean;
     }
   | { readonly kind: 'malformed'; readonly reason: string }
   | { readonly kind: 'refused'; readonly reason: string }
   | { readonly kind: 'final'; readonly error: Error };
 
 type Retryable = Exclude<Failure, { kind: 'final' }>;
+
+/** A failure whose wait is the pacer's hold for every request (a Retry-After), not the call's own backoff. */
+function heldByPacer(failure: Retryable): boolean {
+  return failure.kind === 'transient' && (failure.throttled === true || failure.retryAfterMs !== undefined);
+}
 
 type Outcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failure: Failure };
 
@@ -237,13 +255,23 @@ export class HttpClient implements Transport {
       for (let attempt = 0; attempt < attempts; attempt++) {
         if (last) {
           this.logger.warn(`${what}: ${last.failure.reason}; retry ${attempt}/${this.retry.retries} in ${(last.waitMs / 1000).toFixed(1)} s`);
-          // A 429's wait is the pacer's hold, for every request of the run.
-          if (!(last.failure.kind === 'transient' && last.failure.throttled)) await this.unlessInterrupted(this.clock.sleep(last.waitMs, this.options.signal));
+          // A Retry-After (a 429's, or a 5xx's) is the pacer's hold, for every request of the run.
+          if (!heldByPacer(last.failure)) await this.unlessInterrupted(this.clock.sleep(last.waitMs, this.options.signal));
         }
         const ticket = await this.unlessInterrupted(this.pacer.acquire(call, this.options.signal));
-        made++;
-        if (request.tally) request.tally.requests++;
-        const outcome = await this.judged(call, ticket, attempt, this.exchange(request, parse, ticket));
+        const counted = (): void => {
+          made++;
+          if (request.tally) request.tally.requests++;
+        };
+        let outcome: Judged<T>;
+        try {
+          outcome = await this.judged(call, ticket, attempt, this.exchange(request, parse, ticket));
+        } catch (error) {
+          // One the run's halt (or an interrupt) aborted before its answer is not a request sent.
+          if (!this.options.signal?.aborted) counted();
+          throw error;
+        }
+        counted();
         if (outcome.ok) return outcome.value;
         if (!('waitMs' in outcome)) throw outcome.failure.error;
         const { failure } = outcome;
@@ -266,7 +294,9 @@ export class HttpClient implements Transport {
   /** How long to wait before the attempt after `attempt`: the server's Retry-After (capped), else the backoff. */
   private waitAfter(failure: Retryable, attempt: number): number {
     const retryAfterMs = failure.kind === 'transient' ? failure.retryAfterMs : undefined;
-    return retryAfterMs !== undefined ? Math.min(retryAfterMs, this.retry.maxRetryAfterMs) : backoffDelay(attempt, this.retry, this.random);
+    return retryAfterMs !== undefined
+      ? Math.min(retryAfterMs, this.retry.maxRetryAfterMs, this.pacer.waitCap.maxWaitMs)
+      : backoffDelay(attempt, this.retry, this.random);
   }
 
   /** `waiting`, or the interrupt that aborted it (SIGINT/SIGTERM, or the run's halt). */
@@ -291,26 +321,47 @@ export class HttpClient implements Transport {
    * order: the requests the pacer lets go at this answer must see the gate and the hold as they now are.
    */
   private async judged<T>(call: CallId, ticket: Ticket, attempt: number, exchange: Promise<Exchanged<T>>): Promise<Judged<T>> {
-    let headers: Headers | undefined;
+    let exchanged: Exchanged<T>;
     try {
-      const exchanged = await exchange;
-      headers = exchanged.headers;
-      const { outcome } = exchanged;
-      if (outcome.ok) return outcome;
-      const { failure } = outcome;
-      if (failure.kind === 'final') return { ok: false, failure };
-      if (failure.kind === 'transient' && !failure.throttled) {
-        const down = this.pacer.outage.failed(call, failure.reason);
-        if (down) throw down;
-      } else {
-        this.pacer.outage.answered();
-      }
-      const waitMs = this.waitAfter(failure, attempt);
-      if (failure.kind === 'transient' && failure.throttled) this.pacer.throttled(ticket, waitMs, failure.retryAfterMs);
-      return { ok: false, failure, waitMs };
-    } finally {
-      this.pacer.answered(ticket, headers);
+      exchanged = await exchange;
+    } catch (error) {
+      // Interrupted before it could be answered: not a request the vendor counted.
+      if (this.options.signal?.aborted) this.pacer.withdrawn(ticket);
+      else this.pacer.answered(ticket);
+      throw error;
     }
+    let judged: Judged<T>;
+    try {
+      judged = this.judgedOutcome(call, ticket, attempt, exchanged.outcome);
+    } catch (error) {
+      this.pacer.answered(ticket, exchanged.headers);
+      throw error;
+    }
+    const down = this.pacer.answered(ticket, exchanged.headers);
+    // A spent budget whose reset is beyond the cap, again: the vendor is down for this run.
+    if (down) throw down;
+    return judged;
+  }
+
+  private judgedOutcome<T>(call: CallId, ticket: Ticket, attempt: number, outcome: Outcome<T>): Judged<T> {
+    if (outcome.ok) return outcome;
+    const { failure } = outcome;
+    if (failure.kind === 'final') return { ok: false, failure };
+    if (failure.kind === 'transient' && !failure.throttled) {
+      const timeout = failure.timedOut ? { sentAt: ticket.send.at, at: this.clock.now() } : undefined;
+      const down = this.pacer.outage.failed(call, failure.reason, timeout);
+      if (down) throw down;
+    } else {
+      this.pacer.outage.answered();
+    }
+    const waitMs = this.waitAfter(failure, attempt);
+    if (failure.kind === 'transient' && failure.retryAfterMs !== undefined) {
+      const down = this.pacer.asked(ticket, failure.retryAfterMs, `${failure.reason.split(' (')[0]} with Retry-After`);
+      if (down) throw down;
+      if (!failure.throttled) this.pacer.hold(waitMs);
+    }
+    if (failure.kind === 'transient' && failure.throttled) this.pacer.throttled(ticket, waitMs, failure.retryAfterMs);
+    return { ok: false, failure, waitMs };
   }
 
   /** One request, no retry: its outcome, and the answer's headers (none: it failed on the network or timed out). */
@@ -323,16 +374,26 @@ export class HttpClient implements Transport {
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
     const signal = this.options.signal ? AbortSignal.any([this.options.signal, timeout]) : timeout;
     let response: HttpResponse;
+    let answered = false;
+    const slow = this.whileUnanswered(what, () => answered);
     try {
       response = await fetchBuffered(request, {
         signal,
-        onHead: () => this.pacer.heard(ticket),
+        onHead: () => {
+          answered = true;
+          this.pacer.heard(ticket);
+        },
         ...(this.options.dispatcher ? { dispatcher: this.options.dispatcher } : {}),
+        ...(request.maxBody ? { maxBodyBytes: request.maxBody.bytes } : {}),
       });
     } catch (error) {
       if (this.options.signal?.aborted) this.throwIfInterrupted();
+      if (error instanceof BodyTooLargeError && request.maxBody) {
+        const message = `${what}: the body is longer than ${request.maxBody.bytes} bytes, ${request.maxBody.what}; the server is not sending the API's pages`;
+        return { outcome: { ok: false, failure: { kind: 'final', error: new ContractError(message) } } };
+      }
       if (timeout.aborted) {
-        return { outcome: { ok: false, failure: { kind: 'transient', reason: `timed out after ${this.options.timeoutMs / 1000} s` } } };
+        return { outcome: { ok: false, failure: { kind: 'transient', reason: `timed out after ${describeSeconds(this.options.timeoutMs)} (--timeout)`, timedOut: true } } };
       }
       const proxyStatus = proxyStatusOf(error);
       if (proxyStatus === 407) {
@@ -342,8 +403,26 @@ export class HttpClient implements Transport {
       }
       const reason = proxyStatus === undefined ? `network error: ${networkReason(error)}` : `the proxy answered HTTP ${proxyStatus}`;
       return { outcome: { ok: false, failure: { kind: 'transient', reason } } };
+    } finally {
+      slow.stop();
     }
     return { outcome: await this.judge(request, response, parse), headers: response.headers };
+  }
+
+  /**
+   * Says once, at info level, what a request has waited for when it has had no answer for `slowAnswerMs` (cron logs
+   * show the line, a terminal shows it above the spinner): a hung vendor is not silence. A real timer, not the
+   * clock's: the line is for a person, and a test's virtual clock must not move for it.
+   */
+  private whileUnanswered(what: string, answered: () => boolean): { stop: () => void } {
+    const { timeoutMs } = this.options;
+    const slowMs = this.options.slowAnswerMs ?? SLOW_ANSWER_MS;
+    if (timeoutMs <= slowMs) return { stop: () => {} };
+    const timer = setTimeout(() => {
+      if (!answered()) this.logger.info(`${what}: no answer yet after ${describeSeconds(slowMs)}; waiting up to --timeout ${describeSeconds(timeoutMs)}`);
+    }, slowMs);
+    timer.unref();
+    return { stop: () => clearTimeout(timer) };
   }
 
   /** A response, as the retry loop decides on it. */

@@ -1,8 +1,10 @@
 import { silentLogger, type Logger } from '../log/logger.js';
 import { signalled, systemClock, unlessAborted, type Clock } from './clock.js';
-import { OutageGate, type CallId } from './outage.js';
+import { OutageGate, type CallId, type VendorDownError } from './outage.js';
 import { announcedLimit, type AnnouncedLimit } from './rate-limit-headers.js';
 import { SendLog, SLACK, type Send, type Window } from './send-log.js';
+import { SlowStart } from './slow-start.js';
+import { boundedWindow, DEFAULT_MAX_WAIT_MS, WaitCap } from './wait-cap.js';
 
 /** A learned pace tries more requests per window after this many windows without a 429. */
 const PROBE_AFTER_WINDOWS = 10;
@@ -22,6 +24,8 @@ export interface PacerOptions {
   readonly maxRps?: number;
   /** Each change of pace is logged at debug level (`-v`). */
   readonly logger?: Logger;
+  /** `--max-wait`: the longest wait a vendor's answer may impose (a Retry-After, a reset, a window). */
+  readonly maxWaitMs?: number;
 }
 
 /** What a run's requests met, for its summary line, its JSON lines and the state's last run. */
@@ -58,21 +62,25 @@ function describe(pace: Window): string {
 }
 
 /** `--max-rps` as a quota per window: 10 is 10 per second, 2.5 is 2 per 0.8 s, 0.5 is 1 per 2 s. */
-function capOf(maxRps: number): Pace {
+function capOf(maxRps: number, maxWaitMs: number): Pace {
   const quota = Math.max(1, Math.floor(maxRps));
-  return { quota, windowMs: (quota / maxRps) * 1000, source: 'max-rps' };
+  return boundedWindow({ quota, windowMs: (quota / maxRps) * 1000, source: 'max-rps' }, maxWaitMs);
 }
 
 /**
  * One pace for every request of a run (every unit, every retry, `check` too). A request waits for its turn:
  *
- * - the first request goes alone, so its answer can announce the vendor's limit before a burst is sent;
+ * - the first request goes alone, so its answer can announce the vendor's limit before a burst is sent; while no
+ *   limit is known, the requests in flight grow from the answers (a slow start), not all at once;
  * - a 429 holds every request for its Retry-After, and teaches the pace: the vendor accepted n requests in the window
  *   before it, so the run keeps to n per window from then on (one less on each later 429), and tries one more per
  *   window after ten windows without one;
  * - a limit the vendor announces (`RateLimit-Policy`, `X-RateLimit-Limit`, ...) is kept to before any 429; a budget
  *   announced without a policy (`RateLimit: r=0;t=5`) holds the requests past it until its reset;
  * - `--max-rps` caps it all.
+ *
+ * Every wait a vendor asks for is cut to `--max-wait` before it reaches a hold or a window (a vendor asking for more
+ * twice is down for the run, see WaitCap), and no pace is slower than the floor: one number cannot stall a run.
  *
  * Windows are kept like the vendor's sliding-window throttles count them: at most `quota` requests in any window
  * (stretched by 5%), so bursts are allowed where the window allows them. A vendor that sets no limit never meets a
@@ -82,6 +90,7 @@ export class Pacer {
   readonly outage = new OutageGate();
   /** What it waits on: an HTTP client sharing the pacer waits on it too. */
   readonly clock: Clock;
+  readonly waitCap: WaitCap;
   private readonly logger: Logger;
   private readonly cap: Pace | undefined;
   private policy: Pace | undefined;
@@ -92,6 +101,7 @@ export class Pacer {
   /** The longest reset an `X-RateLimit-*` vendor announced: the length of its window, which it does not say. */
   private announcedWindowSeconds = 0;
   private readonly sends = new SendLog(LOG_CAPACITY);
+  private readonly slowStart = new SlowStart();
   private sent = 0;
   private throttledAnswers = 0;
   /** When the latest 429 of a new episode arrived; 429s of requests sent before it belong to that episode. */
@@ -116,7 +126,9 @@ export class Pacer {
   constructor(options: PacerOptions = {}) {
     this.clock = options.clock ?? systemClock;
     this.logger = options.logger ?? silentLogger;
-    this.cap = options.maxRps === undefined ? undefined : capOf(options.maxRps);
+    this.waitCap = new WaitCap(options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS, this.logger);
+    this.cap = options.maxRps === undefined ? undefined : capOf(options.maxRps, this.waitCap.maxWaitMs);
+    if (this.cap) this.slowStart.end();
     if (this.cap) this.logger.debug(`pace: at most ${describe(this.cap)} (--max-rps)`, { pace_rps: Number(perSecond(this.cap).toFixed(2)), source: 'max-rps' });
   }
 
@@ -137,6 +149,12 @@ export class Pacer {
     }
   }
 
+  /** A request let through that the run's halt or an interrupt aborted before its answer: not counted as sent. */
+  withdrawn(ticket: Ticket): void {
+    this.sent--;
+    this.answered(ticket);
+  }
+
   /** The head of the vendor's answer arrived (before its body): the vendor has counted the request by now. */
   heard(ticket: Ticket): void {
     ticket.send.answeredAt ??= this.clock.now();
@@ -144,10 +162,12 @@ export class Pacer {
 
   /**
    * The vendor's answer to a request, read whole (none: it failed on the network or timed out); its headers may
-   * announce a limit. Once per request, after `throttled` if it was a 429.
+   * announce a limit. Once per request, after `throttled` if it was a 429. Returns the error that ends the run when
+   * the answer asks again for a wait beyond the cap.
    */
-  answered(ticket: Ticket, headers?: Headers): void {
+  answered(ticket: Ticket, headers?: Headers): VendorDownError | undefined {
     this.heard(ticket);
+    if (!ticket.send.over) this.slowStart.over(!ticket.send.throttled);
     ticket.send.over = true;
     if (this.lesson && ticket.send.at <= this.episodeAt && --this.lesson.unfinished === 0) this.learnFromEpisode(this.lesson);
     this.nextAnswer.resolve();
@@ -157,7 +177,22 @@ export class Pacer {
       this.firstAnswer.resolve();
     }
     const announced = headers === undefined ? undefined : announcedLimit(headers, this.clock.now());
-    if (announced !== undefined) this.follow(announced, ticket);
+    return announced === undefined ? undefined : this.follow(announced, ticket);
+  }
+
+  /** Every request waits `waitMs` (already capped): a 429's or a 5xx's Retry-After holds the whole run, not one call. */
+  hold(waitMs: number): void {
+    this.holdUntil = Math.max(this.holdUntil, this.clock.now() + waitMs);
+  }
+
+  /**
+   * The answer to `ticket` asks every request to wait `askedMs` (`why`: which header). Beyond the cap, the second
+   * time, the vendor is down for the run: the error is returned, and every call waiting or to come ends with it.
+   */
+  asked(ticket: Ticket, askedMs: number, why: string): VendorDownError | undefined {
+    const down = this.waitCap.asked(askedMs, ticket.send.at, this.clock.now(), why);
+    if (down) this.outage.end(down);
+    return down;
   }
 
   /**
@@ -167,8 +202,9 @@ export class Pacer {
   throttled(ticket: Ticket, waitMs: number, retryAfterMs: number | undefined): void {
     this.throttledAnswers++;
     ticket.send.throttled = true;
+    this.slowStart.end();
     const now = this.clock.now();
-    this.holdUntil = Math.max(this.holdUntil, now + waitMs);
+    this.hold(waitMs);
     if (ticket.send.at <= this.episodeAt) return;
     this.episodeAt = now;
     const held = `every request held ${(waitMs / 1000).toFixed(1)} s`;
@@ -178,7 +214,7 @@ export class Pacer {
       return;
     }
     // This one is not over yet either: it is counted among the unfinished.
-    this.lesson = { windowMs: Math.max(1000, retryAfterMs ?? 0), held, unfinished: this.sends.unfinishedBy(now) };
+    this.lesson = { windowMs: Math.max(1000, this.waitCap.cap(retryAfterMs ?? 0)), held, unfinished: this.sends.unfinishedBy(now) };
   }
 
   /** The first 429's lesson, once the requests sent before it are over: the vendor's quota is what it accepted then. */
@@ -198,6 +234,8 @@ export class Pacer {
   }
 
   private earliest(now: number): number {
+    // Its next turn comes with an answer.
+    if (!this.slowStart.allows()) return Infinity;
     let at = this.holdUntil;
     if (this.cap) at = Math.max(at, this.sends.allowedAt(this.cap));
     if (this.policy) {
@@ -213,6 +251,7 @@ export class Pacer {
     this.probe(now);
     const send = this.sends.add(now);
     this.sent++;
+    this.slowStart.sent();
     if (this.budget) this.budget.remaining--;
     return { send, number: this.sent };
   }
@@ -238,8 +277,11 @@ export class Pacer {
     this.setPolicy({ ...policy, quota: policy.quota + step }, `no 429 in ${PROBE_AFTER_WINDOWS} windows: ${step} more per window`);
   }
 
-  /** What the vendor announced: its policy if it names one (or a quota and its reset), else its budget. */
-  private follow(announced: AnnouncedLimit, ticket: Ticket): void {
+  /**
+   * What the vendor announced: its policy if it names one (or a quota and its reset), else its budget. A spent budget
+   * whose reset is beyond the cap is a wait beyond it (see `asked`).
+   */
+  private follow(announced: AnnouncedLimit, ticket: Ticket): VendorDownError | undefined {
     const { quota, remaining, resetSeconds } = announced;
     if (quota !== undefined && announced.windowSeconds === undefined && resetSeconds !== undefined) {
       this.announcedWindowSeconds = Math.max(this.announcedWindowSeconds, Math.round(resetSeconds), 1);
@@ -250,11 +292,17 @@ export class Pacer {
       this.announce({ quota, windowMs: windowSeconds * 1000, source: 'announced' });
     } else if (remaining !== undefined && resetSeconds !== undefined) {
       // Requests sent after this one may not have been counted in `remaining` yet: count them as spent.
-      this.budget = { remaining: remaining - (this.sent - ticket.number), until: this.clock.now() + resetSeconds * 1000 };
+      const left = remaining - (this.sent - ticket.number);
+      this.budget = { remaining: left, until: this.clock.now() + this.waitCap.cap(resetSeconds * 1000) };
+      this.slowStart.end();
+      if (left <= 0) return this.asked(ticket, resetSeconds * 1000, 'the budget it announces (spent, its reset)');
     }
+    return undefined;
   }
 
-  private announce(pace: Pace): void {
+  private announce(announced: Pace): void {
+    // Compared as it would be kept: an announcement beyond the bounds, repeated on every answer, is one change.
+    const pace = boundedWindow(announced, this.waitCap.maxWaitMs);
     const current = this.policy;
     if (current && current.quota === pace.quota && current.windowMs === pace.windowMs) return;
     // A 429 since has taught a stricter pace than the announcement: it stands until its probing passes the announcement.
@@ -262,8 +310,10 @@ export class Pacer {
     this.setPolicy(pace, 'as the vendor announces');
   }
 
-  private setPolicy(pace: Pace, why: string): void {
+  private setPolicy(wanted: Pace, why: string): void {
+    const pace = boundedWindow(wanted, this.waitCap.maxWaitMs);
     this.policy = pace;
+    this.slowStart.end();
     this.logger.debug(`pace: ${describe(pace)}, ${why}${this.cap ? `; --max-rps caps it at ${describe(this.cap)}` : ''}`, {
       pace_rps: Number(perSecond(pace).toFixed(2)),
       quota: pace.quota,

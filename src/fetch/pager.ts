@@ -1,4 +1,5 @@
-import type { HttpClient, HttpResponse, RequestTally } from './http-client.js';
+import { IncompleteError } from '../errors.js';
+import type { HttpClient, HttpRequest, HttpResponse, RequestTally } from './http-client.js';
 import { rebaseOntoOrigin } from './urls.js';
 
 /** Paging went wrong in a way a fresh fetch of the unit may fix (loop, too many pages, a page gone). */
@@ -30,6 +31,10 @@ export interface PagerOptions<P extends PageLinks> {
   readonly onRebase?: (from: string, to: URL) => void;
   /** Counts every page's requests and 429s. */
   readonly tally?: RequestTally;
+  /** The caller's bound on pages, whatever `count` and `next` say: beyond it the paging fails (exit 6), not refetched. */
+  readonly maxPages?: { readonly pages: number; readonly why: string };
+  /** The caller's bound on a page's body. */
+  readonly maxBody?: HttpRequest['maxBody'];
 }
 
 /**
@@ -43,6 +48,9 @@ export async function* followPages<P extends PageLinks>(firstUrl: URL, options: 
   for (let number = 1; url; number++) {
     if (followed.has(url.href)) throw new PagingAnomaly(`page ${number} repeats a link already followed`);
     if (number > maxPages) throw new PagingAnomaly(`more pages than ${maxPages} for the first page's count`);
+    if (options.maxPages !== undefined && number > options.maxPages.pages) {
+      throw new IncompleteError(`${options.label?.(number) ?? `page ${number}`}: paging did not end within ${options.maxPages.pages} pages, ${options.maxPages.why}`);
+    }
     followed.add(url.href);
     const content = await options.client.send(
       // A 404 after the first page is the result set shrinking while we page (DRF: "Invalid page."): a fresh fetch
@@ -54,6 +62,7 @@ export async function* followPages<P extends PageLinks>(firstUrl: URL, options: 
         ...(options.label ? { label: options.label(number) } : {}),
         ...(number > 1 ? { acceptStatus: (status) => status === 404 } : {}),
         ...(options.tally ? { tally: options.tally } : {}),
+        ...(options.maxBody ? { maxBody: options.maxBody } : {}),
       },
       (response) => {
         if (response.status === 404) throw new PagingAnomaly(`page ${number} is gone (HTTP 404): the results changed while paging`);

@@ -9,7 +9,7 @@ import { VERSION } from '../version.js';
 import type { DayNote, MissingStores } from '../state/day-completion.js';
 import { describeSuspicion } from '../state/suspect.js';
 import type { MetricDays } from './plan.js';
-import type { ImportSummary, UnitReport } from './run.js';
+import { runFailure, type ImportSummary, type UnitReport } from './run.js';
 
 /** How a run is described in its first line and in commands a warning suggests. */
 export interface RunDescription {
@@ -160,7 +160,7 @@ export class ImportReport implements UnitReport {
       summary.stoppedBy === 'credentials'
         ? `; ${summary.notTried} not attempted: the credentials were rejected`
         : summary.stoppedBy === 'vendor-down'
-          ? `; ${summary.notTried} not attempted, left pending: ${summary.stopCause}`
+          ? `; ${summary.notTried} not attempted, left pending: ${summary.stopCause?.message ?? 'the API is unreachable or failing'}`
           : summary.notTried
             ? `; ${summary.notTried} not tried, the output could not be written`
             : '';
@@ -171,11 +171,11 @@ export class ImportReport implements UnitReport {
       ` in ${summary.seconds.toFixed(1)} s, ${describeRequests(requests)}` +
       (first ? `; ${summary.failures.length} failed, first: ${unitLabel(first.unit)}` : '') +
       notTried;
-    const { failures: _failures, rowsByMetric, ...fields } = summary;
+    const { failures: _failures, rowsByMetric, stopCause, ...fields } = summary;
     const seconds = Number(summary.seconds.toFixed(1));
     const { paceRps: _paceRps, ...counts } = requests;
-    const fieldsOut = { ...fields, warnings: this.warnings, rows_by_metric: rowsByMetric, failed: summary.failures.length, seconds, ...counts, ...paceField(requests) };
-    this.progress.finish(line, fieldsOut, !first);
+    const fieldsOut = { ...fields, ...(stopCause === undefined ? {} : { stopCause: stopCause.message }), warnings: this.warnings, rows_by_metric: rowsByMetric, failed: summary.failures.length, seconds, ...counts, ...paceField(requests) };
+    this.progress.finish(line, fieldsOut, runFailure(summary) === undefined);
   }
 
   private describeNote(note: Exclude<DayNote, NotOver>): string {

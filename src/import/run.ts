@@ -1,3 +1,4 @@
+import type { VendorDownError } from '../fetch/outage.js';
 import { runPipeline, type UnitOutcome } from '../metrics/pipeline.js';
 import type { Unit, UnitData } from '../metrics/unit.js';
 import type { UnitSink } from '../output/sinks.js';
@@ -32,6 +33,14 @@ export interface ImportParts {
   readonly halt: AbortController;
 }
 
+/**
+ * What decides the run's exit code: the first failed unit in plan order, else the vendor found down with no unit
+ * failed first (a second wait beyond --max-wait, a second timeout in a row: the units are all left pending).
+ */
+export function runFailure(summary: Pick<ImportSummary, 'failures' | 'stopCause'>): unknown {
+  return summary.failures[0]?.error ?? summary.stopCause;
+}
+
 export interface ImportSummary {
   readonly units: number;
   readonly succeeded: number;
@@ -41,8 +50,8 @@ export interface ImportSummary {
   readonly notTried: number;
   /** Why it stopped: the output failed (a full or read-only disk), the credentials were rejected, or the vendor is down. */
   readonly stoppedBy?: 'output' | 'credentials' | 'vendor-down';
-  /** The line that names why the vendor is down. */
-  readonly stopCause?: string;
+  /** Why the vendor is down: its message is the line that names the cause. */
+  readonly stopCause?: VendorDownError;
   readonly rows: number;
   readonly rowsByMetric: Readonly<Record<string, number>>;
   readonly rejected: number;
@@ -95,7 +104,7 @@ export async function runImport(units: readonly Unit[], parts: ImportParts): Pro
     unchanged: tally.unchanged,
     notTried: units.length - outcomes.length,
     ...(result.stoppedBy === undefined ? {} : { stoppedBy: result.stoppedBy }),
-    ...(result.stopCause === undefined ? {} : { stopCause: result.stopCause.message }),
+    ...(result.stopCause === undefined ? {} : { stopCause: result.stopCause }),
     rows: tally.rows,
     rowsByMetric: { ...parts.days.rowsByMetric },
     rejected: tally.rejected,

@@ -1,7 +1,7 @@
 import type { MetricDescriptor, MetricResult } from './descriptors.js';
 import { jsonOrUndefined } from '../output/format.js';
 import { isDayOrNeighbour, localDayOf } from '../window/day-mode.js';
-import { dateTimeOf, hasRepeatedZone } from './schema.js';
+import { dateTimeOf, hasControlCharacter, hasRepeatedZone } from './schema.js';
 
 /** Where a record breaks the data contract, with the value found there. */
 export interface Violation {
@@ -61,7 +61,7 @@ export function checkResult(metric: MetricDescriptor, record: unknown, scope: Re
 }
 
 function isText(value: unknown): value is string {
-  return typeof value === 'string' && value.length > 0 && value.isWellFormed();
+  return typeof value === 'string' && value.length > 0 && value.isWellFormed() && !hasControlCharacter(value);
 }
 
 function isPlainObject(value: unknown): value is Readonly<Record<string, unknown>> {

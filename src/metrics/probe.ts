@@ -19,6 +19,8 @@ export interface ProbeSettings {
   readonly retries: number;
   /** `--max-rps`: the pace's cap, requests a second. */
   readonly maxRps?: number;
+  /** `--max-wait`: the cap on every wait the vendor asks for. */
+  readonly maxWaitMs?: number;
   /** What backoffs and the pacer wait on (default: the system's). */
   readonly clock?: Clock;
   readonly logger: Logger;
@@ -41,7 +43,12 @@ export type ProbeResult =
 export async function probeMetrics(metrics: readonly MetricName[], settings: ProbeSettings): Promise<ProbeResult[]> {
   const dispatcher = createDispatcher({ connections: 1, timeoutMs: settings.timeoutMs, env: settings.env });
   // One pace for the probes, like an import's units share one.
-  const pacer = new Pacer({ logger: settings.logger, ...(settings.clock ? { clock: settings.clock } : {}), ...(settings.maxRps === undefined ? {} : { maxRps: settings.maxRps }) });
+  const pacer = new Pacer({
+    logger: settings.logger,
+    ...(settings.maxWaitMs === undefined ? {} : { maxWaitMs: settings.maxWaitMs }),
+    ...(settings.clock ? { clock: settings.clock } : {}),
+    ...(settings.maxRps === undefined ? {} : { maxRps: settings.maxRps }),
+  });
   const client = new HttpClient({
     dispatcher,
     timeoutMs: settings.timeoutMs,

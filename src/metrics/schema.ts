@@ -21,13 +21,27 @@ export type Envelope = z.infer<typeof envelopeSchema>;
 export const dateTimeOf: (text: string) => DateTimeParse = boundedMemo(parseOffsetDateTime, 4096);
 
 export const LONE_SURROGATE_REASON = 'holds a lone surrogate (not valid Unicode text)';
+export const CONTROL_CHARACTER_REASON = 'holds a control character (U+0000 to U+001F)';
 const NON_EMPTY_REASON = 'must be a non-empty string';
 
-/** Free text (store codes, zone names): non-empty, and valid Unicode so that two names never collapse into one. */
+/** U+0000 to U+001F: a NUL or a line break in a name would be written raw into a CSV cell or a file's name. */
+// eslint-disable-next-line no-control-regex -- the control characters are what it finds
+const CONTROL_CHARACTER = /[\u0000-\u001f]/;
+
+/** Whether a name holds a control character. */
+export function hasControlCharacter(value: string): boolean {
+  return CONTROL_CHARACTER.test(value);
+}
+
+/**
+ * Free text (store codes, zone names): non-empty, valid Unicode so that two names never collapse into one, and no
+ * control character.
+ */
 const text = z
   .string({ error: NON_EMPTY_REASON })
   .min(1, { error: NON_EMPTY_REASON })
-  .refine((value) => value.isWellFormed(), { error: LONE_SURROGATE_REASON });
+  .refine((value) => value.isWellFormed(), { error: LONE_SURROGATE_REASON })
+  .refine((value) => !hasControlCharacter(value), { error: CONTROL_CHARACTER_REASON });
 
 export const offsetDateTime = z.string({ error: 'must be a string' }).superRefine((value, context) => {
   const parsed = dateTimeOf(value);

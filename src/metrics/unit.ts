@@ -13,6 +13,7 @@ import { describeValue, describeViolation, type RequestScope } from './check.js'
 import { compareResults, type MetricDescriptor } from './descriptors.js';
 import { headerOf, parquetTableOf, resultEncoder } from './encode.js';
 import { decodePage, type EncodedResult, type PageContext, type RejectedRecord } from './page.js';
+import { unitBounds } from './unit-bounds.js';
 
 export type { RejectedRecord } from './page.js';
 
@@ -74,6 +75,8 @@ export interface UnitFetchOptions {
   readonly baseUrl: URL;
   readonly headers: Readonly<Record<string, string>>;
   readonly pageSize: number;
+  /** `--max-results`: a unit's results at most (default: a plausible day); its pages and page bytes follow from it. */
+  readonly maxResults?: number;
   readonly onInvalid: 'fail' | 'skip';
   readonly encoding: OutputEncoding;
   /** Whole-unit fetches before giving up with exit 6: the first and up to 2 more. */
@@ -115,6 +118,7 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number,
   let count = 0;
   let pages = 0;
   let rebaseWarned = false;
+  const bounds = unitBounds(options.pageSize, options.maxResults);
   try {
     const pager = followPages(unitFirstPageUrl(unit, options.baseUrl, options.pageSize), {
       client: options.client,
@@ -123,6 +127,8 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number,
       parse: (response) => decodePage(response.body, context),
       label: (page) => `${unitLabel(unit)} page ${page}`,
       tally,
+      maxPages: { pages: bounds.maxPages, why: `the most ${bounds.maxResults} results take at --page-size ${options.pageSize} (--max-results)` },
+      maxBody: { bytes: bounds.maxPageBytes, what: `the most a page of ${options.pageSize} results takes (--page-size)` },
       onRebase: (from, to) => {
         if (rebaseWarned) return;
         rebaseWarned = true;
@@ -131,7 +137,15 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number,
     });
     for await (const { number, content: page } of pager) {
       pages = number;
-      if (number === 1) count = page.count;
+      if (number === 1) {
+        count = page.count;
+        if (count > bounds.maxResults) {
+          throw new ContractError(
+            `${unitLabel(unit)}: the API says the day has ${count} results, more than a unit takes (--max-results ${bounds.maxResults}); ` +
+              'nothing written for this unit: raise --max-results if the day really is that big',
+          );
+        }
+      }
       received += page.size;
       for (const key of page.keys) {
         if (seen.has(key)) repeated++;

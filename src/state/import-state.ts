@@ -6,10 +6,11 @@ import type { DayMode } from '../window/day-mode.js';
 import { isFinal, type KeyCoverage } from './coverage.js';
 import type { DayProfile } from './profile.js';
 import { addSettings, refuseOtherSettings } from './kept-settings.js';
-import { emptyState, parseState, type StateLoadOptions } from './state-file.js';
+import { checkWritable, emptyState, parseState, readState, type StateLoadOptions } from './state-file.js';
 import { formatState } from './state-text.js';
 import { FileStateStorage, type StateStorage } from './storage.js';
 import { decodeStoreSet, encodeStoreSet, pruneStoreSets, storeSetId } from './store-sets.js';
+import { lastRunSchema } from './versions/parts.js';
 import type { LastRun, PendingDay, StateEntry, StateFile } from './versions/v4.js';
 
 /**
@@ -27,6 +28,8 @@ export class ImportState {
     readonly storage: StateStorage,
     private file: StateFile,
     private readonly options: StateLoadOptions,
+    /** What the reader set aside as it loaded the state (a last-run record it could not read), to be said once. */
+    readonly warnings: readonly string[] = [],
   ) {}
 
   get path(): string {
@@ -36,9 +39,9 @@ export class ImportState {
   /** Reads and checks the state; none means an empty state. Anything unusable is a usage error naming the value. */
   static async load(storage: StateStorage | string, options: StateLoadOptions): Promise<ImportState> {
     const store = typeof storage === 'string' ? new FileStateStorage(storage) : storage;
-    const file = parseState(await store.read(), store.location, options);
+    const { file, warnings } = readState(await store.read(), store.location, options);
     if (file !== undefined) refuseOtherSettings(file, options, store.location);
-    return new ImportState(store, file ?? emptyState(), options);
+    return new ImportState(store, file ?? emptyState(), options, warnings);
   }
 
   /** The state's day mode: UTC days unless a local-mode run created it. */
@@ -54,11 +57,11 @@ export class ImportState {
   /** Like `load`, but no state is an error too (for `status`, which only reads). */
   static async loadExisting(storage: StateStorage | string, options: StateLoadOptions): Promise<ImportState> {
     const store = typeof storage === 'string' ? new FileStateStorage(storage) : storage;
-    const file = parseState(await store.read(), store.location, options);
+    const { file, warnings } = readState(await store.read(), store.location, options);
     if (file === undefined) {
       throw new UsageError(`no state file at ${store.location}: nothing has been imported into it yet (or pass --state <file>)`);
     }
-    return new ImportState(store, file, options);
+    return new ImportState(store, file, options, warnings);
   }
 
   keys(): string[] {
@@ -232,9 +235,10 @@ export class ImportState {
     });
   }
 
+  /** Records the run; a count the schema would refuse (a bug, or a number from outside) is left out, never written. */
   async recordRun(run: LastRun): Promise<void> {
     await this.update((file) => {
-      file.lastRun = run;
+      file.lastRun = recordable(run);
       return true;
     });
   }
@@ -252,10 +256,22 @@ export class ImportState {
       this.file = file;
       if (result === false && !settingsAdded) return undefined;
       pruneStoreSets(file);
+      checkWritable(file, this.path);
       return formatState(file);
     });
     return result;
   }
+}
+
+/** The run without the optional counts the schema refuses (its time, command, exit code and rows are the run's own). */
+function recordable(run: LastRun): LastRun {
+  if (lastRunSchema.safeParse(run).success) return run;
+  const kept: LastRun = { time: run.time, command: run.command, exitCode: run.exitCode, rows: run.rows };
+  const counts = { requests: run.requests, throttled: run.throttled, paceRps: run.paceRps };
+  for (const [name, value] of Object.entries(counts)) {
+    if (value !== undefined && lastRunSchema.safeParse({ ...kept, [name]: value }).success) Object.assign(kept, { [name]: value });
+  }
+  return kept;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { KeptSettings } from './kept-settings.js';
 import { upgradeV1, v1Schema } from './versions/v1.js';
 import { upgradeV2, v2Schema } from './versions/v2.js';
 import { upgradeV3, v3Schema } from './versions/v3.js';
+import { lastRunSchema } from './versions/parts.js';
 import { stateSchema, type StateFile } from './versions/v4.js';
 
 /** The format this release writes; versions 1 to 3 (earlier releases) are read and upgraded on the next write. */
@@ -25,7 +26,15 @@ export function emptyState(): StateFile {
 
 /** The state a text holds, in this release's format; undefined for no text. Anything unusable is a usage error. */
 export function parseState(text: string | undefined, path: string, options: StateLoadOptions): StateFile | undefined {
-  if (text === undefined) return undefined;
+  return readState(text, path, options).file;
+}
+
+/**
+ * Like `parseState`, with what the reader set aside to say once: a last-run record the schema refuses is dropped
+ * (it only informs; the coverage is what the state is for), never the state with it.
+ */
+export function readState(text: string | undefined, path: string, options: StateLoadOptions): { file: StateFile | undefined; warnings: string[] } {
+  if (text === undefined) return { file: undefined, warnings: [] };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -38,9 +47,39 @@ export function parseState(text: string | undefined, path: string, options: Stat
       `state file ${path} has version ${version}, newer than this area-metrics reads (${STATE_VERSION}); upgrade area-metrics`,
     );
   }
-  const file = upgrade(parsed, path);
+  const { kept, warning } = withoutBadLastRun(parsed, path);
+  const file = upgrade(kept, path);
   checkState(file, path, options);
-  return file;
+  return { file, warnings: warning === undefined ? [] : [warning] };
+}
+
+/** The parsed state without its last-run record when that record is one the schema refuses (versions 3 and 4 keep one). */
+function withoutBadLastRun(parsed: unknown, path: string): { kept: unknown; warning?: string } {
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { kept: parsed };
+  const { lastRun, ...rest } = parsed as Record<string, unknown>;
+  if (lastRun === undefined) return { kept: parsed };
+  const checked = lastRunSchema.safeParse(lastRun);
+  let problem: string | undefined;
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    problem = `${['lastRun', ...(issue?.path ?? []).map(String)].join('.')}: ${issue?.message ?? 'is invalid'}`;
+  } else if (Number.isNaN(Date.parse(checked.data.time))) {
+    problem = `lastRun.time ${JSON.stringify(checked.data.time)} is not a date-time`;
+  }
+  if (problem === undefined) return { kept: parsed };
+  return { kept: rest, warning: `state file ${path}: the last run's record is unreadable (${problem}); the coverage is kept, the record left out` };
+}
+
+/**
+ * A state about to be written, checked as the reader will check it: a value the reader would refuse is a bug here,
+ * never a file that breaks every later run.
+ */
+export function checkWritable(file: StateFile, path: string): void {
+  const checked = stateSchema.safeParse(file);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    throw new Error(`refusing to write state file ${path}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'is invalid'}`);
+  }
 }
 
 /** Each earlier version is read by its own schema and upgraded one version at a time. */
@@ -96,9 +135,6 @@ function checkState(file: StateFile, path: string, options: StateLoadOptions): v
     if (entry.storeSet !== undefined && file.storeSets[entry.storeSet] === undefined) {
       fail(`${key} names store set ${JSON.stringify(entry.storeSet)}, which is not in storeSets`);
     }
-  }
-  if (file.lastRun !== undefined && Number.isNaN(Date.parse(file.lastRun.time))) {
-    fail(`lastRun time ${JSON.stringify(file.lastRun.time)} is not a date-time`);
   }
 }
 

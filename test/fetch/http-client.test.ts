@@ -94,6 +94,26 @@ describe('HttpClient retries', () => {
     expect((error as Error).message).toMatch(/malformed body: not valid JSON \(after 2 attempts\)/);
   });
 
+  it('says once what a request waits for when it has had no answer for a while, and nothing for one answered sooner', async () => {
+    nock(ORIGIN).get('/thing').query(true).delay(400).reply(200, { late: true });
+    nock(ORIGIN).get('/thing').query(true).reply(200, { ok: 1 });
+    const lines: string[] = [];
+    const logger = { debug() {}, info: (message: string) => lines.push(message), warn() {}, error() {} };
+    const waiting = new HttpClient({ timeoutMs: 2000, slowAnswerMs: 100, logger, clock: virtualClock() });
+    await expect(waiting.send({ method: 'GET', url, label: 'traffic 2026-11-20 page 1' }, json)).resolves.toEqual({ late: true });
+    expect(lines).toEqual(['traffic 2026-11-20 page 1: GET https://api.example.test/thing: no answer yet after 0.1 s; waiting up to --timeout 2 s']);
+    await expect(waiting.send({ method: 'GET', url }, json)).resolves.toEqual({ ok: 1 });
+    expect(lines).toHaveLength(1);
+  });
+
+  it('a 200 whose body passes the caller\'s bound fails at once with exit 5, not retried', async () => {
+    nock(ORIGIN).get('/thing').query(true).reply(200, 'x'.repeat(5000));
+    const error = await client([], 3).send({ method: 'GET', url, maxBody: { bytes: 1000, what: 'the most a page of 10 results takes' } }, json).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ContractError);
+    expect((error as Error).message).toBe("GET https://api.example.test/thing: the body is longer than 1000 bytes, the most a page of 10 results takes; the server is not sending the API's pages");
+    expect(nock.isDone()).toBe(true);
+  });
+
   it('times out a slow response and retries it', async () => {
     nock(ORIGIN).get('/thing').query(true).delay(500).reply(200, { late: true });
     nock(ORIGIN).get('/thing').query(true).reply(200, { ok: 3 });

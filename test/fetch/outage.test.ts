@@ -79,4 +79,28 @@ describe('OutageGate', () => {
     controller.abort(reason);
     await expect(waiting).rejects.toBe(reason);
   });
+
+  it('finds the vendor down at a second timeout in a row: a request sent after one timed out that times out too', async () => {
+    const gate = new OutageGate();
+    const [a, b, c] = [gate.join(), gate.join(), gate.join()];
+    // Two requests in flight together time out together: one timeout, the vendor not judged yet.
+    expect(gate.failed(a, 'timed out after 1 s', { sentAt: 0, at: 1000 })).toBeUndefined();
+    expect(gate.failed(b, 'timed out after 1 s', { sentAt: 10, at: 1010 })).toBeUndefined();
+    // An answer between two timeouts: they are not in a row.
+    gate.answered();
+    expect(gate.failed(a, 'timed out after 1 s', { sentAt: 1500, at: 2500 })).toBeUndefined();
+    const down = gate.failed(c, 'timed out after 1 s', { sentAt: 3000, at: 4000 });
+    expect(down).toBeInstanceOf(VendorDownError);
+    expect(down?.message).toBe(
+      'the API accepts connections but does not answer: timed out after 1 s, and the next request too (timed out after 1 s); check the URL or try again later',
+    );
+    await expect(gate.admit(b)).rejects.toBe(down);
+  });
+
+  it('ends every call with the error a caller found the vendor down with', async () => {
+    const gate = new OutageGate();
+    const error = new VendorDownError('asked to wait too long, twice');
+    gate.end(error);
+    await expect(gate.admit(gate.join())).rejects.toBe(error);
+  });
 });

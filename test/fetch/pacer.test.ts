@@ -78,7 +78,8 @@ describe('Pacer, with no limit known', () => {
 
   it('learns once per episode: the 429s of requests sent before the first one arrived change nothing more', async () => {
     const { pacer, clock, paces } = pacerOn();
-    await sendInTurn(pacer, clock, 1);
+    // Twenty-five answers: the slow start lets six go at once.
+    await sendInTurn(pacer, clock, 25);
     const inFlight = await Promise.all([1, 2, 3, 4, 5, 6].map(() => pacer.acquire(pacer.outage.join())));
     for (const ticket of inFlight.slice(0, 4)) pacer.answered(ticket);
     for (const ticket of inFlight.slice(4)) {
@@ -86,14 +87,14 @@ describe('Pacer, with no limit known', () => {
       pacer.answered(ticket);
     }
     expect(paces).toHaveLength(1);
-    expect(paces[0]).toMatch(/^pace: 5 requests per 1 s/);
+    expect(paces[0]).toMatch(/^pace: 29 requests per 1 s/);
     expect(pacer.stats().throttled).toBe(2);
     expect(clock.waits).toEqual([]);
   });
 
   it('learns once the requests in flight at the first 429 are over: the accepted ones count, the refused ones not', async () => {
     const { pacer, clock, paces } = pacerOn();
-    await sendInTurn(pacer, clock, 1);
+    await sendInTurn(pacer, clock, 25);
     const [a, b, c, d, e, f] = await Promise.all([1, 2, 3, 4, 5, 6].map(() => pacer.acquire(pacer.outage.join())));
     pacer.throttled(c!, 1000, 1000);
     pacer.answered(c!);
@@ -103,8 +104,8 @@ describe('Pacer, with no limit known', () => {
     expect(paces).toEqual([]);
     pacer.throttled(f!, 1000, 1000);
     pacer.answered(f!);
-    // The first request and a, b and e: four accepted within the second.
-    expect(paces).toEqual([expect.stringMatching(/^pace: 4 requests per 1 s .*HTTP 429 when 4 had been accepted within 1 s/)]);
+    // The first 25 and a, b and e: 28 accepted within the second.
+    expect(paces).toEqual([expect.stringMatching(/^pace: 28 requests per 1 s .*HTTP 429 when 28 had been accepted within 1 s/)]);
   });
 
   it('takes a 429 with nothing accepted before it as a hold only', async () => {
@@ -152,6 +153,23 @@ describe('Pacer, with a pace', () => {
     expect(fifthWent).toBe(false);
     for (const ticket of inFlight) pacer.answered(ticket);
     await fifth;
+  });
+
+  it('takes one request off once for two 429s of one episode while paced, and again at the next episode', async () => {
+    const { pacer, clock, paces } = await learnedFour();
+    // Both went before either answer came: one episode.
+    const [first, second] = await Promise.all([1, 2].map(() => pacer.acquire(pacer.outage.join())));
+    pacer.throttled(first!, 1000, 1000);
+    pacer.answered(first!);
+    pacer.throttled(second!, 1000, 1000);
+    pacer.answered(second!);
+    expect(paces.slice(1).map((line) => line.replace(/ \(.*/, ''))).toEqual(['pace: 3 requests per 1 s']);
+    // A request sent after that episode began, refused too: a new episode, one less again.
+    const later = await pacer.acquire(pacer.outage.join());
+    pacer.throttled(later, 1000, 1000);
+    pacer.answered(later);
+    expect(paces.slice(1).map((line) => line.replace(/ \(.*/, ''))).toEqual(['pace: 3 requests per 1 s', 'pace: 2 requests per 1 s']);
+    expect(clock.now()).toBeGreaterThan(0);
   });
 
   it('takes one request off the window at a 429 despite the pace', async () => {
@@ -229,8 +247,8 @@ describe('Pacer, with a limit the vendor announces', () => {
 
   it('counts the requests sent after the announcing one as spent', async () => {
     const { pacer, clock } = pacerOn();
-    const first = await pacer.acquire(pacer.outage.join());
-    pacer.answered(first);
+    // Eight answers: the slow start lets three go at once.
+    await sendInTurn(pacer, clock, 8);
     const [a, b, c] = await Promise.all([1, 2, 3].map(() => pacer.acquire(pacer.outage.join())));
     // `a`'s answer says 2 left; `b` and `c` went after it: nothing is left until the reset.
     pacer.answered(a!, new Headers({ 'x-ratelimit-remaining': '2', 'x-ratelimit-reset': '5' }));

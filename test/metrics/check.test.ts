@@ -21,7 +21,7 @@ function mutations(metric: MetricName, record: Record<string, unknown>): unknown
   const withEntry = (entry: unknown, at = 0) => ({ ...record, values: values.map((one, index) => (index === at ? entry : one)) });
   const badValues: unknown[] = [null, true, '', '3', -1, 1.5, 2 ** 53, 1e21, -0, '00:60:00', '00:00:60', '24:00:00', '9999:59:59', '10000:00:00',
     '99999999999999999999:00:00', '1:00:00', '0.5', '0.50000', '1.00001', '01.0', '0', '1', '1.', '.5', '-0.1', 'abc', [], {}, 0, 7];
-  const badTexts: unknown[] = [undefined, null, '', 7, [], {}, '\ud800', 'a\udc00b', '\ud83d\ude00 ok', ' ', 'Ünï'];
+  const badTexts: unknown[] = [undefined, null, '', 7, [], {}, '\ud800', 'a\udc00b', '\ud83d\ude00 ok', ' ', 'Ünï', 'S\u0000', 'a\nb', '\u001f', '\t', 'S\u007f'];
   const badDates: unknown[] = ['2026-11-20T00:00:00', '2026-11-20', '2026-02-30T00:00:00Z', '2024-02-29T00:00:00Z', '2026-02-29T00:00:00Z',
     '2026-11-20T24:00:00Z', '2026-11-20T23:59:60Z', '2026-11-20T00:00:00+99:00', '2026-11-20T00:00:00+23:59', '2026-11-20T00:00:00+14:00',
     '2026-11-20T00:00:00+14:01', '2026-11-20T00:00:00-12:00', '2026-11-20T00:00:00-12:30', '2026-11-20T00:00:00+05:60',
@@ -92,6 +92,8 @@ describe('checkResult', () => {
     ['unique-users', { ...base, store_code: '' }, 'store_code', ''],
     ['unique-users', { ...base, store_code: 7 }, 'store_code', 7],
     ['unique-users', { ...base, store_code: 'S\ud800' }, 'store_code', 'S\ud800'],
+    ['unique-users', { ...base, store_code: 'S\u0000' }, 'store_code', 'S\u0000'],
+    ['unique-users', { ...base, store_code: 'S\n2' }, 'store_code', 'S\n2'],
     ['unique-users', { ...base, date: '2026-11-20T00:00:00' }, 'date', '2026-11-20T00:00:00'],
     ['unique-users', { ...base, date: '2026-11-20' }, 'date', '2026-11-20'],
     ['unique-users', { ...base, date: '2026-02-30T00:00:00+02:00' }, 'date', '2026-02-30T00:00:00+02:00'],
@@ -106,6 +108,8 @@ describe('checkResult', () => {
     ['unique-users', { ...base, values: [{ unique_users: 3 }] }, 'values[0].zone', undefined],
     ['unique-users', { ...base, values: [{ zone: '', unique_users: 3 }] }, 'values[0].zone', ''],
     ['unique-users', { ...base, values: [{ zone: '\ud800', unique_users: 3 }] }, 'values[0].zone', '\ud800'],
+    ['unique-users', { ...base, values: [{ zone: 'A\u001f', unique_users: 3 }] }, 'values[0].zone', 'A\u001f'],
+    ['unique-users', { ...base, values: [{ zone_name: '\t', unique_users: 3 }] }, 'values[0].zone_name', '\t'],
     ['unique-users', { ...base, values: [{ zone: 'A', unique_users: 1 }, { zone: 'A', unique_users: 9 }] }, 'values[1].zone', 'A'],
     ['unique-users', { ...base, values: [{ zone: 'A', unique_users: 1 }, { zone_name: 'A', unique_users: 9 }] }, 'values[1].zone_name', 'A'],
     ['avg-screen-time', { ...base, values: [{ zone: 'A', avg_screen_time: '1:75:00' }] }, 'values[0].avg_screen_time', '1:75:00'],

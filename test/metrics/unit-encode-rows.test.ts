@@ -13,7 +13,7 @@ import { METRIC_NAMES } from '../../src/metrics/names.js';
 // of keeping every row of the unit, sorting them all by (store_code, date, zone) and encoding them at once.
 const ORIGIN = 'https://vendor.example.test';
 const windowQuery = { datetime_gte: '2026-11-20T00:00:00Z', datetime_lte: '2026-11-20T23:59:59Z' };
-const ZONES = ['Zb', '[2] CHECKOUT, TILLS 1-6', 'Café "Central"', 'two\nlines', 'Za', '食品売り場', 'Z a'];
+const ZONES = ['Zb', '[2] CHECKOUT, TILLS 1-6', 'Café "Central"', 'two\u2028lines', 'Za', '食品売り場', 'Z a'];
 
 function value(metric: MetricName, index: number): Record<string, unknown> {
   if (metric === 'unique-users') return { unique_users: index * 7 };

@@ -90,3 +90,36 @@ describe('the state file of each release', () => {
     await expect(ImportState.load(path, OPTIONS)).rejects.toThrow(/is not an area-metrics state file/);
   });
 });
+
+describe('a last run record no number can make the coverage unreadable with', () => {
+  const coverage = { traffic: { complete: [['2026-11-16', '2026-11-17']] } };
+  const run = { time: '2026-11-20T04:30:00.000Z', command: 'traffic --catch-up', exitCode: 0, rows: { traffic: 3 } };
+
+  it.each([
+    [{ ...run, paceRps: 0 }, /lastRun\.paceRps: /],
+    [{ ...run, requests: -1 }, /lastRun\.requests: /],
+    [{ ...run, time: 'yesterday' }, /lastRun\.time "yesterday" is not a date-time/],
+    [{ ...run, surprise: true }, /lastRun: /],
+    ['broken', /lastRun: /],
+  ])('reads a state whose last run is %j: the coverage kept, one warning, and the next write leaves the record out', async (lastRun, warning) => {
+    await writeFile(path, JSON.stringify({ version: 4, metrics: coverage, storeSets: {}, lastRun }));
+    const state = await ImportState.load(path, OPTIONS);
+    expect(state.coverage('traffic').complete).toEqual([['2026-11-16', '2026-11-17']]);
+    expect(state.lastRun()).toBeUndefined();
+    expect(state.warnings).toHaveLength(1);
+    expect(state.warnings[0]).toMatch(warning);
+    expect(state.warnings[0]).toContain(path);
+    await state.markComplete('traffic', '2026-11-18', ['S001']);
+    const file = (await onDisk()) as unknown as Record<string, unknown>;
+    expect(file.lastRun).toBeUndefined();
+    expect((await ImportState.load(path, OPTIONS)).warnings).toEqual([]);
+  });
+
+  it('never writes a count the reader would refuse: a pace of 0 is left out, the rest of the run recorded', async () => {
+    const state = await ImportState.load(path, OPTIONS);
+    await state.recordRun({ ...run, requests: 4, throttled: 1, paceRps: 0 });
+    const reread = await ImportState.load(path, OPTIONS);
+    expect(reread.warnings).toEqual([]);
+    expect(reread.lastRun()).toEqual({ ...run, requests: 4, throttled: 1 });
+  });
+});
