@@ -43,6 +43,33 @@ function sourceFiles(folder: string): string[] {
 }
 
 const IMPORT = /(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s+'(\.{1,2}\/[^']+)'/g;
+/** Every import of another file of src/: static (values and types alike) and lazy `import('...')`. */
+const ANY_IMPORT = /(?:from\s+|import\()'(\.{1,2}\/[^']+)'/g;
+
+/** The source file an import names (`./x.js` is `x.ts`). */
+function importedFile(file: string, specifier: string): string {
+  return resolve(dirname(file), specifier).replace(/\.js$/, '.ts');
+}
+
+/** The import circles between files: each as its files in order, the first repeated at the end. */
+function importCircles(files: readonly string[]): string[][] {
+  const edges = new Map(files.map((file) => [file, [...new Set([...readFileSync(file, 'utf8').matchAll(ANY_IMPORT)].map((match) => importedFile(file, match[1]!)))]]));
+  const circles: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (file: string): void => {
+    state.set(file, 'open');
+    path.push(file);
+    for (const next of edges.get(file) ?? []) {
+      if (state.get(next) === 'open') circles.push([...path.slice(path.indexOf(next)), next].map((each) => relative(SRC, each)));
+      else if (!state.has(next) && edges.has(next)) visit(next);
+    }
+    path.pop();
+    state.set(file, 'done');
+  };
+  for (const file of files) if (!state.has(file)) visit(file);
+  return circles;
+}
 
 describe('the rooms of src/', () => {
   const files = sourceFiles(SRC);
@@ -62,5 +89,9 @@ describe('the rooms of src/', () => {
       }
     }
     expect(upward).toEqual([]);
+  });
+
+  it('import no file that imports them back, however far round (type and lazy imports count too)', () => {
+    expect(importCircles(files)).toEqual([]);
   });
 });

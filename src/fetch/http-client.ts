@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import { AuthError, ContractError, errnoCode, InterruptedError, UnavailableError } from '../errors.js';
 import { silentLogger, type Logger } from '../log/logger.js';
 import { systemClock, type Clock } from './clock.js';
-import type { CallId } from './outage.js';
+import { UNREACHABLE_HINT, type CallId } from './outage.js';
 import { Pacer, type Ticket } from './pacer.js';
 import { describeSeconds } from './wait-cap.js';
 
@@ -211,9 +211,6 @@ interface Exchanged<T> {
   readonly outcome: Outcome<T>;
   readonly headers?: Headers;
 }
-
-/** What an unreachable or failing server's error ends with; a caller that knows the server better says it instead. */
-export const UNREACHABLE_HINT = 'check the URL or try again later';
 
 /** Sends one request and parses its answer: what the auth module needs, implemented by HttpClient and the broker's one-shot call. */
 export interface Transport {

@@ -1,12 +1,14 @@
 import { UnavailableError } from '../errors.js';
 import { signalled, unlessAborted } from './clock.js';
-import { UNREACHABLE_HINT } from './http-client.js';
 
 /**
  * The run ends here: a unit used all its retries on network errors, timeouts or 5xx, and the next request failed the
  * same way. Exit 4, like any unreachable API; the units not fetched are not attempted (as after a rejected credential).
  */
 export class VendorDownError extends UnavailableError {}
+
+/** What an unreachable or failing server's error ends with; a caller that knows the server better says it instead. */
+export const UNREACHABLE_HINT = 'check the URL or try again later';
 
 /** One `send` of the client (a request and its retries), as the gate tells them apart. */
 export type CallId = number;
