@@ -1,57 +1,11 @@
-import type { DestinationSpec } from '../destination/spec.js';
 import { UsageError } from '../errors.js';
-import type { ClientCredentials } from '../fetch/basic-auth.js';
 import { parseBaseUrl } from '../fetch/urls.js';
-import { LINEAGE_ENV, resolveLineageSettings, type LineageSettings } from '../lineage/settings.js';
-import type { LogFormat, LogLevel } from '../log/logger.js';
-import type { OutputFormat, OutputShape } from '../output/format.js';
-import type { Layout } from '../output/layout.js';
-import type { SuspectMode } from '../state/suspect.js';
-import type { DayMode } from '../window/day-mode.js';
-import type { WindowRequest } from '../window/requested-days.js';
+import type { ImportConfig } from '../import/config.js';
+import { LINEAGE_ENV, resolveLineageSettings } from '../lineage/settings.js';
 import { resolveCredentials } from './credentials.js';
 import type { IMPORT_OPTIONS } from './import-options.js';
 import { envValue, type ParsedOptions } from './options.js';
 import { windowFromFlags } from './window-flags.js';
-
-export interface ImportConfig {
-  readonly baseUrl: URL;
-  /** Absent only for --dry-run, which needs none. */
-  readonly credentials?: ClientCredentials;
-  /** The secret came as `--client-secret`, visible to every user of the machine: the run warns once. */
-  readonly secretOnCommandLine: boolean;
-  readonly window: WindowRequest | { readonly kind: 'catch-up'; readonly maxDays: number; readonly lookback: number };
-  /** UTC days or store-local calendar days. */
-  readonly dayMode: DayMode;
-  readonly settleDays: number;
-  readonly giveUpDays: number;
-  readonly onSuspect: SuspectMode;
-  readonly storeCodes: readonly string[];
-  readonly output: DestinationSpec;
-  /** How files are named under a folder or bucket prefix; stdout has none. */
-  readonly layout: Layout;
-  /** Where and as whom the run posts its OpenLineage events; absent: none. */
-  readonly lineage?: LineageSettings;
-  readonly format: OutputFormat;
-  readonly shape: OutputShape;
-  readonly pageSize: number;
-  readonly concurrency: number;
-  /** `--max-rps`: the pace's cap, requests a second. */
-  readonly maxRps?: number;
-  /** `--max-wait`: the cap on every wait the vendor asks for. */
-  readonly maxWaitMs: number;
-  /** `--max-results`: a unit's bound, from which its pages and a page's bytes are bounded. */
-  readonly maxResults: number;
-  readonly retries: number;
-  readonly timeoutMs: number;
-  readonly onInvalid: 'fail' | 'skip';
-  /** A file path or an `s3://bucket/key` URL. */
-  readonly statePath?: string;
-  readonly s3ForcePathStyle: boolean;
-  readonly dryRun: boolean;
-  readonly logLevel: LogLevel;
-  readonly logFormat: LogFormat;
-}
 
 /** Everything a run needs, checked before any request: a bad flag is exit 2 with one line naming the fix. */
 export async function resolveImportConfig({ values: options, given }: ParsedOptions<typeof IMPORT_OPTIONS>, env: NodeJS.ProcessEnv, metricCount: number): Promise<ImportConfig> {

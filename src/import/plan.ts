@@ -1,7 +1,17 @@
 import { METRICS, type MetricName } from '../metrics/descriptors.js';
 import type { Unit } from '../metrics/unit.js';
+import { catchUpFrom, type CatchUpRequest } from '../state/catch-up.js';
+import type { ImportState } from '../state/import-state.js';
+import { describeDays, describeRange } from '../window/day-ranges.js';
 import type { DayMode } from '../window/day-mode.js';
 import type { CalendarDay } from '../window/days.js';
+import { resolveDays, type WindowRequest } from '../window/requested-days.js';
+
+/** A warning the planning of the days has (a `--max-days` cut). */
+export interface PlanWarning {
+  readonly message: string;
+  readonly fields: Readonly<Record<string, unknown>>;
+}
 
 /** One metric's days, in the order they are imported. */
 export interface MetricDays {
@@ -17,4 +27,50 @@ export function planUnits(plan: readonly MetricDays[], storeCodes: readonly stri
       stores.map((storeCode) => ({ metric: METRICS[metric], day, ...(mode === 'utc' ? {} : { mode }), ...(storeCode === undefined ? {} : { storeCode }) })),
     ),
   );
+}
+
+/** What a run is asked to import, as the flags give it. */
+export interface DaysRequest {
+  readonly window: WindowRequest | CatchUpRequest;
+  readonly dayMode: DayMode;
+  readonly storeCodes: readonly string[];
+}
+
+/**
+ * The days of each metric: `--catch-up` per metric from its own coverage (each `--max-days` cut a warning naming the
+ * days left), otherwise the window the flags name, the same for every metric.
+ */
+export function planDays<M extends string>(
+  metricNames: readonly M[],
+  request: DaysRequest,
+  state: ImportState | undefined,
+  now: Date,
+): { plan: { metric: M; days: CalendarDay[] }[]; cuts: PlanWarning[] } {
+  const { window } = request;
+  if (window.kind !== 'catch-up') {
+    const days = resolveDays(window, now, request.dayMode);
+    return { plan: metricNames.map((metric) => ({ metric, days })), cuts: [] };
+  }
+  const cuts: PlanWarning[] = [];
+  const plan = catchUpFrom(state, metricNames, request.storeCodes, window, now, request.dayMode).map((metric) => {
+    if (metric.freshLeft) {
+      const { fresh, freshLeft } = metric;
+      cuts.push({
+        message:
+          `${metric.metric}: --max-days ${window.maxDays} cut the new days: importing ${describeDays(fresh)} now, ` +
+          `${freshLeft.count} more day${freshLeft.count === 1 ? ' is' : 's are'} left (${describeRange([freshLeft.from, freshLeft.to])}) for the next --catch-up`,
+        fields: { metric: metric.metric, max_days: window.maxDays, days_left: freshLeft.count },
+      });
+    }
+    if (metric.pendingLeft) {
+      cuts.push({
+        message:
+          `${metric.metric}: --max-days ${window.maxDays} cut the pending days: retrying the oldest ${metric.pending.length} ` +
+          `(${describeDays(metric.pending)}), ${metric.pendingLeft} more wait for the next --catch-up`,
+        fields: { metric: metric.metric, max_days: window.maxDays, pending_left: metric.pendingLeft },
+      });
+    }
+    return { metric: metric.metric, days: metric.days };
+  });
+  return { plan, cuts };
 }

@@ -2,33 +2,16 @@ import { exitCodeFor, messageOf } from '../errors.js';
 import type { ImportProgress } from '../log/progress.js';
 import { describeValue, describeViolation } from '../metrics/check.js';
 import { describeRequests, type PacerStats } from '../fetch/pacer.js';
-import type { UnitOutcome } from '../metrics/pipeline.js';
+import type { UnitOutcome } from './pipeline.js';
 import { unitLabel } from '../metrics/unit.js';
 import { describeDays } from '../window/day-ranges.js';
 import { VERSION } from '../version.js';
 import type { DayNote, MissingStores } from '../state/day-completion.js';
 import { describeSuspicion } from '../state/suspect.js';
-import type { MetricDays } from './plan.js';
+import type { MetricDays, PlanWarning } from './plan.js';
 import { runFailure, type ImportSummary, type UnitReport } from './run.js';
-
-/** How a run is described in its first line and in commands a warning suggests. */
-export interface RunDescription {
-  /** The command's name, e.g. `all`. */
-  readonly command: string;
-  /** The command line as given, e.g. `all --catch-up --max-days 31`. */
-  readonly invocation: string;
-  readonly output: string;
-  /** The flags that name the run's state (` -o ./data`), so that a suggested command works as printed. */
-  readonly stateFlags: string;
-  /** A warning the run's options call for (a secret given as a flag), said once after the run line. */
-  readonly optionWarning?: string;
-}
-
-/** A warning the planning of the days has (a `--max-days` cut). */
-export interface PlanWarning {
-  readonly message: string;
-  readonly fields: Readonly<Record<string, unknown>>;
-}
+import type { RunDescription } from './invocation.js';
+import { leftUnits } from './stop.js';
 
 type NotOver = Extract<DayNote, { kind: 'not-over' }>;
 
@@ -156,25 +139,33 @@ export class ImportReport implements UnitReport {
     this.daysNotOver();
     const first = summary.failures[0];
     const requests = this.pacer.stats();
-    const notTried =
-      summary.stoppedBy === 'credentials'
-        ? `; ${summary.notTried} not attempted: the credentials were rejected`
-        : summary.stoppedBy === 'vendor-down'
-          ? `; ${summary.notTried} not attempted, left pending: ${summary.stopCause?.message ?? 'the API is unreachable or failing'}`
-          : summary.notTried
-            ? `; ${summary.notTried} not tried, the output could not be written`
-            : '';
+    const { tally } = summary;
+    const notTried = summary.notTried ? `; ${summary.notTried} ${leftUnits(summary).summary}` : '';
     const line =
-      `imported ${summary.succeeded} of ${summary.units} units, ${summary.rows} rows` +
-      `${summary.unchanged ? `, ${summary.unchanged} unchanged` : ''}` +
-      `${summary.rejected ? `, ${summary.rejected} rejected records` : ''}${this.warnings ? `, ${this.warnings} warnings` : ''}` +
+      `imported ${tally.succeeded} of ${summary.units} units, ${tally.rows} rows` +
+      `${tally.unchanged ? `, ${tally.unchanged} unchanged` : ''}` +
+      `${tally.rejected ? `, ${tally.rejected} rejected records` : ''}${this.warnings ? `, ${this.warnings} warnings` : ''}` +
       ` in ${summary.seconds.toFixed(1)} s, ${describeRequests(requests)}` +
       (first ? `; ${summary.failures.length} failed, first: ${unitLabel(first.unit)}` : '') +
       notTried;
-    const { failures: _failures, rowsByMetric, stopCause, ...fields } = summary;
     const seconds = Number(summary.seconds.toFixed(1));
     const { paceRps: _paceRps, ...counts } = requests;
-    const fieldsOut = { ...fields, ...(stopCause === undefined ? {} : { stopCause: stopCause.message }), warnings: this.warnings, rows_by_metric: rowsByMetric, failed: summary.failures.length, seconds, ...counts, ...paceField(requests) };
+    const fieldsOut = {
+      units: summary.units,
+      succeeded: tally.succeeded,
+      unchanged: tally.unchanged,
+      notTried: summary.notTried,
+      ...(summary.stoppedBy === undefined ? {} : { stoppedBy: summary.stoppedBy }),
+      rows: tally.rows,
+      rejected: tally.rejected,
+      seconds,
+      ...(summary.stopCause === undefined ? {} : { stopCause: summary.stopCause.message }),
+      warnings: this.warnings,
+      rows_by_metric: tally.rowsByMetric(),
+      failed: summary.failures.length,
+      ...counts,
+      ...paceField(requests),
+    };
     this.progress.finish(line, fieldsOut, runFailure(summary) === undefined);
   }
 

@@ -1,18 +1,15 @@
-import type { VendorDownError } from '../fetch/outage.js';
-import { runPipeline, type UnitOutcome } from '../metrics/pipeline.js';
+import { runPipeline, type UnitOutcome } from './pipeline.js';
+import type { RunStop } from './stop.js';
+import type { RunTally } from './tally.js';
 import type { Unit, UnitData } from '../metrics/unit.js';
 import type { UnitSink } from '../output/sinks.js';
 import type { DayNote } from '../state/day-completion.js';
 
-/**
- * The state's side of a run: the days asked for, then each unit recorded and its day judged, and at the end the days
- * never judged; the rows of the units recorded, per metric.
- */
+/** The state's side of a run: the days asked for, then each unit recorded and its day judged, and at the end the days never judged. */
 export interface ImportDays {
   markAsked(): Promise<void>;
   record(outcome: UnitOutcome): Promise<DayNote[]>;
   endRun(): Promise<void>;
-  readonly rowsByMetric: Readonly<Record<string, number>>;
 }
 
 /** Where a run's news goes, in plan order: each unit's final outcome, then what the judgement of its day says. */
@@ -31,6 +28,8 @@ export interface ImportParts {
   readonly signal?: AbortSignal;
   /** Aborted at the first rejected credential; the fetches' HTTP client listens to it too. */
   readonly halt: AbortController;
+  /** The run's one count, fed here as units are committed. */
+  readonly tally: RunTally;
 }
 
 /**
@@ -41,20 +40,12 @@ export function runFailure(summary: Pick<ImportSummary, 'failures' | 'stopCause'
   return summary.failures[0]?.error ?? summary.stopCause;
 }
 
-export interface ImportSummary {
+export interface ImportSummary extends RunStop {
   readonly units: number;
-  readonly succeeded: number;
-  /** Units written whose bytes equal the file already there, left untouched. */
-  readonly unchanged: number;
   /** Units never fetched or never written because the run stopped first. */
   readonly notTried: number;
-  /** Why it stopped: the output failed (a full or read-only disk), the credentials were rejected, or the vendor is down. */
-  readonly stoppedBy?: 'output' | 'credentials' | 'vendor-down';
-  /** Why the vendor is down: its message is the line that names the cause. */
-  readonly stopCause?: VendorDownError;
-  readonly rows: number;
-  readonly rowsByMetric: Readonly<Record<string, number>>;
-  readonly rejected: number;
+  /** What the committed units wrote. */
+  readonly tally: RunTally;
   readonly seconds: number;
   /** In plan order; the first one decides the exit code. */
   readonly failures: readonly { readonly unit: Unit; readonly error: unknown }[];
@@ -67,7 +58,7 @@ export interface ImportSummary {
  */
 export async function runImport(units: readonly Unit[], parts: ImportParts): Promise<ImportSummary> {
   const started = Date.now();
-  const tally = { rows: 0, rejected: 0, unchanged: 0 };
+  const { tally } = parts;
   const notes = new Map<Unit, DayNote[]>();
   await parts.days.markAsked();
   const result = await runPipeline(units, {
@@ -81,12 +72,7 @@ export async function runImport(units: readonly Unit[], parts: ImportParts): Pro
       return outcome;
     },
     onOutcome: (outcome) => {
-      if (outcome.ok) {
-        const { data } = outcome;
-        tally.rows += data.rowCount;
-        tally.rejected += data.rejected.length;
-        if (outcome.path !== undefined && !outcome.changed) tally.unchanged++;
-      }
+      tally.add(outcome);
       // The unit's own line first, then what its day's judgement says.
       parts.report.unit(outcome);
       parts.report.days(notes.get(outcome.unit) ?? []);
@@ -100,14 +86,10 @@ export async function runImport(units: readonly Unit[], parts: ImportParts): Pro
   const failures = outcomes.flatMap((outcome) => (outcome.ok ? [] : [{ unit: outcome.unit, error: outcome.error }]));
   return {
     units: units.length,
-    succeeded: outcomes.length - failures.length,
-    unchanged: tally.unchanged,
     notTried: units.length - outcomes.length,
     ...(result.stoppedBy === undefined ? {} : { stoppedBy: result.stoppedBy }),
     ...(result.stopCause === undefined ? {} : { stopCause: result.stopCause }),
-    rows: tally.rows,
-    rowsByMetric: { ...parts.days.rowsByMetric },
-    rejected: tally.rejected,
+    tally,
     seconds: (Date.now() - started) / 1000,
     failures,
   };

@@ -1,6 +1,5 @@
-import { describeDays, describeRange, daysOfRanges } from '../window/day-ranges.js';
+import { daysOfRanges } from '../window/day-ranges.js';
 import { addDays, daysBetween, type CalendarDay } from '../window/days.js';
-import { resolveDays, type WindowRequest } from '../window/requested-days.js';
 import { defaultDay, type DayMode } from '../window/day-mode.js';
 import { latestSettled } from './coverage.js';
 import type { ImportState } from './import-state.js';
@@ -103,56 +102,4 @@ export function catchUpFrom<M extends string>(
       ),
     };
   });
-}
-
-/** A cut `--max-days` made, as the warning that says so. */
-export interface Cut {
-  readonly message: string;
-  readonly fields: Readonly<Record<string, unknown>>;
-}
-
-/** What a run is asked to import, as the flags give it. */
-export interface DaysRequest {
-  readonly window: WindowRequest | CatchUpRequest;
-  readonly dayMode: DayMode;
-  readonly storeCodes: readonly string[];
-}
-
-/**
- * The days of each metric: `--catch-up` per metric from its own coverage (each `--max-days` cut a warning naming the
- * days left), otherwise the window the flags name, the same for every metric.
- */
-export function planDays<M extends string>(
-  metricNames: readonly M[],
-  request: DaysRequest,
-  state: ImportState | undefined,
-  now: Date,
-): { plan: { metric: M; days: CalendarDay[] }[]; cuts: Cut[] } {
-  const { window } = request;
-  if (window.kind !== 'catch-up') {
-    const days = resolveDays(window, now, request.dayMode);
-    return { plan: metricNames.map((metric) => ({ metric, days })), cuts: [] };
-  }
-  const cuts: Cut[] = [];
-  const plan = catchUpFrom(state, metricNames, request.storeCodes, window, now, request.dayMode).map((metric) => {
-    if (metric.freshLeft) {
-      const { fresh, freshLeft } = metric;
-      cuts.push({
-        message:
-          `${metric.metric}: --max-days ${window.maxDays} cut the new days: importing ${describeDays(fresh)} now, ` +
-          `${freshLeft.count} more day${freshLeft.count === 1 ? ' is' : 's are'} left (${describeRange([freshLeft.from, freshLeft.to])}) for the next --catch-up`,
-        fields: { metric: metric.metric, max_days: window.maxDays, days_left: freshLeft.count },
-      });
-    }
-    if (metric.pendingLeft) {
-      cuts.push({
-        message:
-          `${metric.metric}: --max-days ${window.maxDays} cut the pending days: retrying the oldest ${metric.pending.length} ` +
-          `(${describeDays(metric.pending)}), ${metric.pendingLeft} more wait for the next --catch-up`,
-        fields: { metric: metric.metric, max_days: window.maxDays, pending_left: metric.pendingLeft },
-      });
-    }
-    return { metric: metric.metric, days: metric.days };
-  });
-  return { plan, cuts };
 }

@@ -85,8 +85,6 @@ interface DayTally {
  * days back. What a judgement has to say is returned as notes, for the report.
  */
 export class DayCompletion {
-  /** Rows of the units recorded so far, per metric: what the run wrote, also when it is interrupted. */
-  readonly rowsByMetric: Record<string, number> = {};
   private readonly tallies = new Map<string, DayTally>();
 
   constructor(
@@ -127,7 +125,6 @@ export class DayCompletion {
       tally.failed = true;
     }
     const notes = --tally.left > 0 ? [] : await this.finishDay(metric.name, day, tally);
-    if (outcome.ok) this.rowsByMetric[metric.name] = (this.rowsByMetric[metric.name] ?? 0) + outcome.data.rowCount;
     return notes;
   }
 

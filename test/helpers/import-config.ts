@@ -1,4 +1,5 @@
-import { resolveImportConfig, type ImportConfig } from '../../src/commands/import-config.js';
+import { resolveImportConfig } from '../../src/commands/import-config.js';
+import type { ImportConfig } from '../../src/import/config.js';
 import { IMPORT_OPTIONS } from '../../src/commands/import-options.js';
 import { parseOptions, type CollectedOptions } from '../../src/commands/options.js';
 

@@ -1,7 +1,8 @@
 import { AuthError, InterruptedError, OutputError } from '../errors.js';
 import { VendorDownError } from '../fetch/outage.js';
 import type { StoredFile, UnitSink } from '../output/sinks.js';
-import type { Unit, UnitData } from './unit.js';
+import type { Unit, UnitData } from '../metrics/unit.js';
+import type { RunStop } from './stop.js';
 
 export type UnitOutcome =
   | {
@@ -38,13 +39,9 @@ export interface PipelineOptions {
   readonly onOutcome?: (outcome: UnitOutcome) => Promise<void> | void;
 }
 
-export interface PipelineResult {
+export interface PipelineResult extends RunStop {
   /** In plan order; units after them were never fetched or never written. */
   readonly outcomes: UnitOutcome[];
-  /** Why units were left: the output failed, the credentials were rejected, or the vendor is down. */
-  readonly stoppedBy?: 'output' | 'credentials' | 'vendor-down';
-  /** What ended the run, when the vendor is down: its message is the line that names the cause. */
-  readonly stopCause?: VendorDownError;
 }
 
 type Settled = { ok: true; data: UnitData } | { ok: false; error: unknown };

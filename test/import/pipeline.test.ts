@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AuthError, InterruptedError, OutputError, UnavailableError } from '../../src/errors.js';
 import { METRICS } from '../../src/metrics/descriptors.js';
-import { runPipeline, type UnitOutcome } from '../../src/metrics/pipeline.js';
+import { runPipeline, type UnitOutcome } from '../../src/import/pipeline.js';
 import type { Unit, UnitData } from '../../src/metrics/unit.js';
 import type { UnitSink } from '../../src/output/sinks.js';
 import { emptySums } from '../../src/state/profile.js';

@@ -1,10 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { importConfigOf } from '../helpers/import-config.js';
-import { RunRecords } from '../../src/commands/run-records.js';
+import { RunRecords } from '../../src/import/records.js';
+import { RunTally } from '../../src/import/tally.js';
 import { ObjectStores } from '../../src/destination/object-stores.js';
 import { openDestination } from '../../src/destination/open.js';
 import type { Logger } from '../../src/log/logger.js';
-import type { UnitOutcome } from '../../src/metrics/pipeline.js';
+import type { UnitOutcome } from '../../src/import/pipeline.js';
 import { planUnits } from '../../src/import/plan.js';
 import type { Unit } from '../../src/metrics/unit.js';
 import { emptySums } from '../../src/state/profile.js';
@@ -30,13 +31,19 @@ afterEach(() => {
 });
 
 /** The records of a hive-layout run of traffic into `s3://<bucket>/<prefix>`, for these days. */
-async function openRecords(prefix: string, days: string[]): Promise<{ records: RunRecords; units: Unit[]; stores: ObjectStores }> {
+async function openRecords(prefix: string, days: string[]): Promise<{ records: RunRecords; units: Unit[]; stores: ObjectStores; commit: (outcome: UnitOutcome) => void }> {
   const raw = { baseUrl: 'https://api.example.test/', clientId: 'id', clientSecret: 'secret-value', output: `s3://${s3.bucket}/${prefix}`, layout: 'hive', openlineageUrl: lineage.url };
   const config = await importConfigOf(raw, {}, 1);
   const units = planUnits([{ metric: 'traffic', days }], []);
   const stores = new ObjectStores(storeConfig(s3, logger));
-  const records = await RunRecords.open({ commandName: 'traffic', command: 'traffic --from ...', config, units, destination: openDestination(config.output, { stores, stdout: process.stdout }), env: {}, logger, redact: (text) => text.replaceAll('secret-value', '***') });
-  return { records, units, stores };
+  const tally = new RunTally();
+  const records = await RunRecords.open({ commandName: 'traffic', command: 'traffic --from ...', config, units, destination: openDestination(config.output, { stores, stdout: process.stdout }), tally, env: {}, logger, redact: (text) => text.replaceAll('secret-value', '***') });
+  // A committed unit reaches the run's tally and its records, as in a run.
+  const commit = (outcome: UnitOutcome): void => {
+    tally.add(outcome);
+    records.unit(outcome);
+  };
+  return { records, units, stores, commit };
 }
 
 /** A written unit of `rows` rows, stored as `bytes` bytes. */
@@ -48,9 +55,9 @@ function written(unit: Unit, rows: number, bytes: number): UnitOutcome {
 
 describe('RunRecords into a bucket', () => {
   it("names the outputs s3://<bucket> and the metric's prefix, and keeps the manifest beside the data", async () => {
-    const { records, units, stores } = await openRecords('lake/nightly', ['2026-11-20', '2026-11-21']);
-    records.unit(written(units[0]!, 12, 400));
-    records.unit({ unit: units[1]!, ok: false, error: new Error('HTTP 503 for client secret-value') });
+    const { records, units, stores, commit } = await openRecords('lake/nightly', ['2026-11-20', '2026-11-21']);
+    commit(written(units[0]!, 12, 400));
+    commit({ unit: units[1]!, ok: false, error: new Error('HTTP 503 for client secret-value') });
     expect(await records.finish({ exitCode: 4, failure: new Error('traffic 2026-11-21: HTTP 503') })).toBe(4);
     stores.close();
     const [start, fail] = lineage.received.map(({ body }) => body);
@@ -71,8 +78,8 @@ describe('RunRecords into a bucket', () => {
   });
 
   it('a manifest that cannot be written makes a clean run exit 7, with one error line and a FAIL event', async () => {
-    const { records, units, stores } = await openRecords('denied', ['2026-11-20']);
-    records.unit(written(units[0]!, 3, 100));
+    const { records, units, stores, commit } = await openRecords('denied', ['2026-11-20']);
+    commit(written(units[0]!, 3, 100));
     s3.faults.denyWrites = true;
     expect(await records.finish({ exitCode: 0 })).toBe(7);
     stores.close();

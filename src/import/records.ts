@@ -5,13 +5,14 @@ import { apiDataset } from '../lineage/datasets.js';
 import { runEvent, type DatasetField, type OutputDataset, type OutputStatistics, type RunEventType } from '../lineage/events.js';
 import type { Logger } from '../log/logger.js';
 import { METRICS, typedColumns, type MetricName } from '../metrics/descriptors.js';
-import type { UnitOutcome } from '../metrics/pipeline.js';
+import type { UnitOutcome } from './pipeline.js';
 import type { Unit } from '../metrics/unit.js';
 import { metricFolder, rejectedPath } from '../output/layout.js';
 import { newRunId, RunManifestBuilder, saveManifest, type ManifestShelf } from '../output/run-manifest.js';
 import type { Redactor } from '../redact.js';
 import { VERSION } from '../version.js';
-import type { ImportConfig } from './import-config.js';
+import type { ImportConfig } from './config.js';
+import type { RunTally } from './tally.js';
 
 /** What the records of a run are made from. */
 export interface RunRecordsInput {
@@ -23,6 +24,8 @@ export interface RunRecordsInput {
   readonly units: readonly Unit[];
   /** Where the run writes: the manifest's shelf and the lineage datasets are its. */
   readonly destination: Destination;
+  /** The run's one count: the lineage outputs' statistics. */
+  readonly tally: RunTally;
   readonly env: NodeJS.ProcessEnv;
   readonly logger: Logger;
   /** Applied to every error message the records carry. */
@@ -43,17 +46,12 @@ export interface RunEnd {
   readonly throttled?: number;
 }
 
-/** Rows, bytes and files per metric, summed as units are committed: the lineage outputs' statistics. */
-type Tally = Record<string, { -readonly [Key in keyof OutputStatistics]: OutputStatistics[Key] }>;
-
 /**
  * What a run leaves for the systems around it, beside its data: the run manifest under `<output>/_runs/` (for
  * loaders) and the OpenLineage events (for catalogs). Both share the run id; the manifest is written when the run
  * ends, the lineage START is posted when it starts, and COMPLETE, FAIL or ABORT when it ends.
  */
 export class RunRecords {
-  private readonly tally: Tally = {};
-
   private constructor(
     private readonly input: RunRecordsInput,
     private readonly runId: string,
@@ -85,12 +83,6 @@ export class RunRecords {
       return;
     }
     const { data, file } = outcome;
-    const stats = (this.tally[unit.metric.name] ??= { rowCount: 0, size: 0, fileCount: 0 });
-    stats.rowCount += data.rowCount;
-    if (file !== undefined) {
-      stats.size += file.bytes;
-      stats.fileCount++;
-    }
     const rejected = data.rejected.length === 0 ? undefined : { records: data.rejected.length, path: rejectedPath(unit, this.input.config.layout) };
     this.manifest?.builder.record(unit, { ok: true, rows: data.rowCount, changed: outcome.changed, ...(file === undefined ? {} : { file }), ...(rejected ? { rejected } : {}) });
   }
@@ -142,7 +134,7 @@ export class RunRecords {
       time: new Date(),
       run: { runId: this.runId, namespace: config.lineage?.namespace ?? '', job: this.input.commandName },
       inputs: metrics.map((metric) => apiDataset(config.baseUrl, METRICS[metric].resource)),
-      outputs: metrics.flatMap((metric) => this.output(metric, type === 'START' ? undefined : (this.tally[metric] ?? { rowCount: 0, size: 0, fileCount: 0 }))),
+      outputs: metrics.flatMap((metric) => this.output(metric, type === 'START' ? undefined : this.input.tally.of(metric))),
       ...(errorMessage === undefined ? {} : { errorMessage }),
     });
   }

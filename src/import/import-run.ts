@@ -1,0 +1,108 @@
+import type { Writable } from 'node:stream';
+import type { Destination } from '../destination/destination.js';
+import type { ObjectStores } from '../destination/object-stores.js';
+import { statePlace } from '../destination/state-place.js';
+import { exitCodeFor, messageOf, ReportedError } from '../errors.js';
+import type { Clock } from '../fetch/clock.js';
+import { Pacer } from '../fetch/pacer.js';
+import type { ImportProgress } from '../log/progress.js';
+import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
+import { unitFirstPageUrl } from '../metrics/unit.js';
+import type { Redactor } from '../redact.js';
+import { DayCompletion } from '../state/day-completion.js';
+import { ImportState } from '../state/import-state.js';
+import type { ImportConfig } from './config.js';
+import { unitFetcher } from './fetcher.js';
+import type { RunDescription } from './invocation.js';
+import { planDays, planUnits } from './plan.js';
+import { RunRecords } from './records.js';
+import { ImportReport } from './report.js';
+import { runFailure, runImport } from './run.js';
+import { leftUnits } from './stop.js';
+import { RunTally } from './tally.js';
+
+/** What an import gets from the command that starts it. */
+export interface ImportWorld {
+  readonly stdout: Writable;
+  readonly env: NodeJS.ProcessEnv;
+  /** Aborted with an InterruptedError on SIGINT/SIGTERM. */
+  readonly signal: AbortSignal;
+  /** What retries and the pace wait on (a virtual one in tests); absent, the system's. */
+  readonly clock?: Clock;
+  /** The run's now, which says which days are over. */
+  readonly now: Date;
+  readonly progress: ImportProgress;
+  /** Masks every secret the run holds, in the manifest and lineage too. */
+  readonly redact: Redactor;
+  /** Told of each failed unit's exit code as soon as it is reported. */
+  readonly failed: (exitCode: number) => void;
+  readonly destination: Destination;
+  readonly stores: ObjectStores;
+}
+
+/**
+ * One import, from its config to its last record: the state from its place, the days and units planned, then the
+ * units fetched, written, judged and reported in plan order, and the run's records (the state's last run, the
+ * manifest, lineage) made from its one tally. Failed units set the exit code (a `ReportedError`); nothing is thrown
+ * for them.
+ */
+export async function importMetrics(metrics: readonly MetricName[], config: ImportConfig, run: RunDescription, world: ImportWorld): Promise<void> {
+  const { progress, now, destination } = world;
+  const place = statePlace(config.output, config.statePath);
+  // Reading the state object is also the first call to the store: missing credentials, a wrong bucket or region fail
+  // here, before any download. A dry run of named days needs no store at all.
+  const stateless = place === undefined || (config.dryRun && config.window.kind !== 'catch-up' && place.inBucket);
+  // A stream has no files to lay out: its state (--state) keeps whatever layout it has.
+  const layout = config.output.streams ? {} : { layout: config.layout };
+  const state = stateless ? undefined : await ImportState.load(await place.storage(world.stores), { now, metricNames: METRIC_NAMES, mode: config.dayMode, ...layout });
+  for (const warning of state?.warnings ?? []) progress.logger.warn(warning);
+  const { plan, cuts } = planDays(metrics, config, state, now);
+  const units = planUnits(plan, config.storeCodes, config.dayMode);
+  if (config.dryRun) {
+    for (const unit of units) world.stdout.write(`GET ${unitFirstPageUrl(unit, config.baseUrl, config.pageSize).href}\n`);
+    return;
+  }
+  // One pace for every request of the run: a 429 slows every unit, and the report gives its numbers.
+  const pacer = new Pacer({ logger: progress.logger, maxWaitMs: config.maxWaitMs, ...(world.clock ? { clock: world.clock } : {}), ...(config.maxRps === undefined ? {} : { maxRps: config.maxRps }) });
+  const report = new ImportReport(progress, run, world.failed, pacer);
+  report.started(plan, cuts);
+  const tally = new RunTally();
+  const recordRun = (exitCode: number): Promise<void> =>
+    state?.recordRun({ time: new Date().toISOString(), command: run.invocation, exitCode, rows: tally.rowsByMetric(), ...pacer.stats() }) ?? Promise.resolve();
+  if (units.length === 0) {
+    await recordRun(0);
+    return report.nothingToImport();
+  }
+  if (!config.credentials) throw new Error('credentials are resolved for every run but --dry-run');
+  // A read-only, unwritable or full folder fails now, in a second, rather than after the downloads.
+  const destinationPlan = { metrics: METRIC_NAMES, units, encoding: { format: config.format, shape: config.shape }, layout: config.layout };
+  const stale = [...(await destination.prepare(destinationPlan)), ...(stateless ? [] : await place.prepare())];
+  for (const file of stale) report.removedTempFile(file.path, file.pid, file.reason);
+
+  const halt = new AbortController();
+  const fetcher = unitFetcher({ ...config, credentials: config.credentials }, progress, world.env, AbortSignal.any([world.signal, halt.signal]), pacer);
+  const rules = { storeCodes: config.storeCodes, settleDays: config.settleDays, giveUpDays: config.giveUpDays, onSuspect: config.onSuspect, now, mode: config.dayMode };
+  // The run manifest and the lineage events: what the run leaves for loaders and catalogs; each unit reaches both.
+  const records = await RunRecords.open({ commandName: run.command, command: run.invocation, config, units, destination, tally, env: world.env, logger: progress.logger, redact: world.redact });
+  const unitReport = { unit: (outcome: Parameters<RunRecords['unit']>[0]) => (records.unit(outcome), report.unit(outcome)), days: report.days.bind(report) };
+  const days = new DayCompletion(units, rules, state);
+  const parts = { fetch: fetcher.fetch, sink: await destination.sink(destinationPlan), days, report: unitReport, concurrency: config.concurrency, signal: world.signal, halt, tally };
+  const summary = await runImport(units, parts)
+    .catch(async (error: unknown) => {
+      // An interrupted run is a run too, with the rows it wrote: status shows how it ended. Best effort: the state may be what failed.
+      report.daysNotOver();
+      await recordRun(exitCodeFor(error)).catch(() => {});
+      await records.finish({ exitCode: exitCodeFor(error), failure: error, notAttempted: `not attempted: ${messageOf(error)}`, ...pacer.stats() });
+      throw error;
+    })
+    .finally(fetcher.close);
+  // The run's exit code is that of the first failed unit in (metric, day, store) order; a manifest not written is exit 7.
+  const first = runFailure(summary);
+  const exitCode = await records.finish({ exitCode: first === undefined ? 0 : exitCodeFor(first), failure: first, notAttempted: leftUnits(summary).manifest, ...pacer.stats() });
+  // A run that already failed (a full disk) is reported by its unit; otherwise the state's failure is the news.
+  await recordRun(exitCode).catch((error: unknown) => {
+    if (first === undefined) throw error;
+  });
+  report.finished(summary);
+  if (exitCode !== 0) throw new ReportedError(exitCode);
+}
