@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AuthError } from '../errors.js';
-import { describeRequest, type HttpClient, type HttpResponse } from '../fetch/http-client.js';
+import type { HttpClient } from '../fetch/http-client.js';
+import { describeRequest, type HttpResponse } from '../fetch/exchange.js';
 import { parseHttpUrl } from '../http-url.js';
 import { parseTokenBody, type TokenResponse } from './client-credentials.js';
 

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { AuthError, ContractError } from '../errors.js';
 import { basicAuthorization, type ClientCredentials } from '../fetch/basic-auth.js';
-import { describeRequest, type HttpResponse, type Transport } from '../fetch/http-client.js';
+import type { Transport } from '../fetch/http-client.js';
+import { describeRequest, type HttpResponse } from '../fetch/exchange.js';
 import { parseHttpUrl } from '../http-url.js';
 import { createRedactor, type Redactor } from '../redact.js';
 import { decodeJwt, numericDateClaim } from './jwt.js';

@@ -3,17 +3,9 @@ import { decodeJwt } from '../auth/jwt.js';
 import { requestClientCredentialsToken } from '../auth/client-credentials.js';
 import { AuthError, ContractError, messageOf } from '../errors.js';
 import { createDispatcher } from '../fetch/dispatcher.js';
-import {
-  BodyTooLargeError,
-  errorDetail,
-  fetchBuffered,
-  networkReason,
-  parseRetryAfter,
-  type BufferedResponse,
-  type HttpRequest,
-  type HttpResponse,
-  type Transport,
-} from '../fetch/http-client.js';
+import { parseRetryAfter, type Transport } from '../fetch/http-client.js';
+import { BodyTooLargeError, fetchBuffered, type BufferedResponse, type HttpRequest, type HttpResponse } from '../fetch/exchange.js';
+import { errorDetail, networkReason } from '../fetch/failure-words.js';
 import { createRedactor, type Redactor } from '../redact.js';
 import type { PlatformCredentials } from './config.js';
 import { MIN_SERVABLE_MS, tokenExpiry } from './expiry.js';

@@ -1,10 +1,12 @@
 import type { Dispatcher } from 'undici';
-import { AuthError, ContractError, errnoCode, InterruptedError, UnavailableError } from '../errors.js';
+import { AuthError, ContractError, InterruptedError, UnavailableError } from '../errors.js';
 import { silentLogger, type Logger } from '../log/logger.js';
 import { systemClock, type Clock } from './clock.js';
 import { UNREACHABLE_HINT, type CallId } from './outage.js';
 import { Pacer, type Ticket } from './pacer.js';
 import { describeSeconds } from './wait-cap.js';
+import { BodyTooLargeError, MalformedBodyError, describeRequest, fetchBuffered, type HttpRequest, type HttpResponse } from './exchange.js';
+import { errorDetail, proxyStatusOf, networkReason } from './failure-words.js';
 
 /** A request without an answer this long gets a progress line saying what it waits for. */
 export const SLOW_ANSWER_MS = 10_000;
@@ -42,115 +44,6 @@ export interface HttpClientOptions {
   readonly random?: () => number;
   /** After this long without an answer a request says what it waits for (default SLOW_ANSWER_MS). */
   readonly slowAnswerMs?: number;
-}
-
-export interface HttpRequest {
-  readonly method: 'GET' | 'POST';
-  readonly url: URL;
-  readonly headers?: Readonly<Record<string, string>>;
-  readonly body?: string;
-  /**
-   * Non-2xx statuses the caller wants to read itself (e.g. OAuth's 400 `invalid_client` body); they reach `parse`
-   * instead of being treated as failures.
-   */
-  readonly acceptStatus?: (status: number) => boolean;
-  /** What the request is for (`traffic 2026-11-20 page 2`), put before it in every warning and error about it. */
-  readonly label?: string;
-  /** Counts this request's attempts and its 429 answers into the caller's tally (e.g. a unit's). */
-  readonly tally?: RequestTally;
-  /**
-   * The most bytes a body may have (a page's bound, from its size): reading stops there, and the request fails at
-   * once with a ContractError (exit 5) whose message gives `what`, the caller's words for the bound.
-   */
-  readonly maxBody?: { readonly bytes: number; readonly what: string };
-}
-
-/** Requests sent (retries included) and the 429s among their answers. */
-export interface RequestTally {
-  requests: number;
-  throttled: number;
-}
-
-export interface HttpResponse {
-  readonly status: number;
-  readonly headers: Headers;
-  /** The body as received. A page body goes to its parser as bytes, undecoded (the parser decodes it strictly). */
-  readonly body: Uint8Array;
-  /** The body decoded as UTF-8, on first use. */
-  readonly text: string;
-}
-
-/** A response whose body has been read whole. */
-export class BufferedResponse implements HttpResponse {
-  private decoded: string | undefined;
-
-  constructor(
-    readonly status: number,
-    readonly headers: Headers,
-    readonly body: Uint8Array,
-  ) {}
-
-  get text(): string {
-    this.decoded ??= new TextDecoder().decode(this.body);
-    return this.decoded;
-  }
-}
-
-/** A body that could not be read as what the caller expects; retried like a network failure. */
-export class MalformedBodyError extends Error {}
-
-/** A body longer than the caller's `maxBodyBytes`: the read stopped there. */
-export class BodyTooLargeError extends Error {}
-
-/** Reads at most `limit` bytes of a body, chunk by chunk as they arrive; a larger body is cancelled. */
-async function readCapped(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
-  if (body === null) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  const reader = body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    length += value.byteLength;
-    if (length > limit) {
-      await reader.cancel().catch(() => undefined);
-      throw new BodyTooLargeError();
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks, length);
-}
-
-/**
- * One request, no retry: redirects are not followed (a redirect is the caller's to judge), and the body is read
- * whole, or up to `maxBodyBytes` (then BodyTooLargeError). Network failures and aborts are thrown as fetch throws them.
- */
-export async function fetchBuffered(
-  request: HttpRequest,
-  options: { readonly signal: AbortSignal; readonly dispatcher?: Dispatcher; readonly maxBodyBytes?: number; readonly onHead?: () => void },
-): Promise<BufferedResponse> {
-  const response = await fetch(request.url, {
-    method: request.method,
-    headers: request.headers,
-    body: request.body,
-    redirect: 'manual',
-    signal: options.signal,
-    // `dispatcher` is undici's extension to fetch's init; Node's fetch honours it.
-    ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
-  } as RequestInit);
-  options.onHead?.();
-  const body =
-    options.maxBodyBytes === undefined ? new Uint8Array(await response.arrayBuffer()) : await readCapped(response.body, options.maxBodyBytes);
-  return new BufferedResponse(response.status, response.headers, body);
-}
-
-/**
- * Only origin and path: query strings can be long, and nothing after the path is needed to identify a call. The
- * caller's label first, so a retry line in a night's log says which unit and page it was.
- */
-export function describeRequest(request: Pick<HttpRequest, 'method' | 'url' | 'label'>): string {
-  const call = `${request.method} ${request.url.origin}${request.url.pathname}`;
-  return request.label === undefined ? call : `${request.label}: ${call}`;
 }
 
 /** An HTTP date starts with the day's name (`Sun, 06 Nov 1994 08:49:37 GMT` and its two obsolete forms). */
@@ -446,50 +339,4 @@ export class HttpClient implements Transport {
     const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), this.clock.now());
     return { ok: false, failure: { kind: 'transient', reason, ...(status === 429 ? { throttled: true } : {}), ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) } };
   }
-}
-
-/** Where an error body says what went wrong: problem+json first, then OAuth's fields. */
-const PROBLEM_DETAIL_KEYS = ['detail', 'error_description', 'error', 'message'] as const;
-
-/** A short, single-line detail from an error body (the first of `keys` it has), if it has one. */
-export function errorDetail(text: string, keys: readonly string[] = PROBLEM_DETAIL_KEYS): string | undefined {
-  try {
-    const body: unknown = JSON.parse(text);
-    if (body && typeof body === 'object') {
-      for (const key of keys) {
-        const value = (body as Record<string, unknown>)[key];
-        if (typeof value === 'string' && value) return value.replace(/\s+/g, ' ').slice(0, 200);
-      }
-    }
-  } catch {
-    // Not JSON: no detail worth repeating.
-  }
-  return undefined;
-}
-
-/**
- * The status a proxy refused the request with, if that is why it failed. undici says so only in its message, deep in
- * the cause chain ("Proxy response (407) !== 200 when HTTP Tunneling", "Proxy Authentication Required (407)").
- */
-function proxyStatusOf(error: unknown): number | undefined {
-  for (let cause = error; cause instanceof Error; cause = cause.cause) {
-    const match = /^Proxy (?:response \((\d{3})\)|Authentication Required \((407)\))/.exec(cause.message);
-    if (match) return Number(match[1] ?? match[2]);
-  }
-  return undefined;
-}
-
-/**
- * Why a request failed on the network, from fetch's error (the cause holds Node's). `codeOnly` keeps just the code
- * (ECONNREFUSED) when there is one: the broker's answers and metrics must not carry an address.
- */
-export function networkReason(error: unknown, options: { readonly codeOnly?: boolean } = {}): string {
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  if (cause instanceof Error) {
-    const code = errnoCode(cause);
-    if (options.codeOnly === true && code !== undefined) return code;
-    // Node's messages usually carry the code already ("connect ECONNREFUSED 127.0.0.1:9").
-    return code !== undefined && !cause.message.includes(code) ? `${code} ${cause.message}`.trim() : cause.message;
-  }
-  return String(cause);
 }

@@ -1,5 +1,6 @@
 import { IncompleteError } from '../errors.js';
-import type { HttpClient, HttpRequest, HttpResponse, RequestTally } from './http-client.js';
+import type { HttpClient } from './http-client.js';
+import type { HttpRequest, HttpResponse, RequestTally } from './exchange.js';
 import { rebaseOntoOrigin } from './urls.js';
 
 /** Paging went wrong in a way a fresh fetch of the unit may fix (loop, too many pages, a page gone). */

@@ -1,7 +1,8 @@
 import type { Dispatcher } from 'undici';
 import { messageOf } from '../errors.js';
 import { createDispatcher } from '../fetch/dispatcher.js';
-import { fetchBuffered, networkReason } from '../fetch/http-client.js';
+import { fetchBuffered } from '../fetch/exchange.js';
+import { networkReason } from '../fetch/failure-words.js';
 import type { Logger } from '../log/logger.js';
 import type { LineageSettings } from './settings.js';
 

@@ -1,4 +1,4 @@
-import { MalformedBodyError } from '../fetch/http-client.js';
+import { MalformedBodyError } from '../fetch/exchange.js';
 import type { MetricDescriptor, MetricResult } from './descriptors.js';
 import { checkResult, type RequestScope, type Violation } from './check.js';
 import type { ResultEncoder } from './encode.js';

@@ -1,5 +1,6 @@
 import { ContractError, IncompleteError } from '../errors.js';
-import type { HttpClient, RequestTally } from '../fetch/http-client.js';
+import type { HttpClient } from '../fetch/http-client.js';
+import type { RequestTally } from '../fetch/exchange.js';
 import { followPages, PagingAnomaly } from '../fetch/pager.js';
 import { firstPageUrl } from '../fetch/urls.js';
 import { silentLogger, type Logger } from '../log/logger.js';

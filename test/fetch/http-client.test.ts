@@ -1,7 +1,8 @@
 import nock from 'nock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuthError, ContractError, UnavailableError } from '../../src/errors.js';
-import { backoffDelay, DEFAULT_RETRY_POLICY, HttpClient, MalformedBodyError, parseRetryAfter } from '../../src/fetch/http-client.js';
+import { backoffDelay, DEFAULT_RETRY_POLICY, HttpClient, parseRetryAfter } from '../../src/fetch/http-client.js';
+import { MalformedBodyError } from '../../src/fetch/exchange.js';
 import { VendorDownError } from '../../src/fetch/outage.js';
 import { Pacer } from '../../src/fetch/pacer.js';
 import { virtualClock } from '../helpers/clock.js';

@@ -1,7 +1,8 @@
 import nock from 'nock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UnavailableError } from '../../src/errors.js';
-import { DEFAULT_RETRY_POLICY, HttpClient, type HttpResponse } from '../../src/fetch/http-client.js';
+import { DEFAULT_RETRY_POLICY, HttpClient } from '../../src/fetch/http-client.js';
+import type { HttpResponse } from '../../src/fetch/exchange.js';
 import { followPages, PagingAnomaly, type PageLinks } from '../../src/fetch/pager.js';
 import { virtualClock } from '../helpers/clock.js';
 import { useNock } from '../helpers/nock.js';

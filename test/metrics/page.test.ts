@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MalformedBodyError } from '../../src/fetch/http-client.js';
+import { MalformedBodyError } from '../../src/fetch/exchange.js';
 import { METRICS, type MetricName } from '../../src/metrics/descriptors.js';
 import { resultEncoder } from '../../src/metrics/encode.js';
 import { decodePage, type PageContext } from '../../src/metrics/page.js';

@@ -2,7 +2,8 @@ import { importJWK, type CryptoKey, type JWK } from 'jose';
 import type { Dispatcher } from 'undici';
 import { messageOf } from '../../errors.js';
 import { createDispatcher } from '../../fetch/dispatcher.js';
-import { BodyTooLargeError, fetchBuffered, networkReason } from '../../fetch/http-client.js';
+import { BodyTooLargeError, fetchBuffered } from '../../fetch/exchange.js';
+import { networkReason } from '../../fetch/failure-words.js';
 
 /** Keys are kept for their Cache-Control max-age, never longer than this. */
 export const MAX_KEYS_AGE_MS = 6 * 60 * 60 * 1000;
