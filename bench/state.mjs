@@ -4,7 +4,7 @@
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ImportState } from '../dist/state/import-state.js';
-import { encodeStoreSet, storeSetId } from '../dist/state/store-sets.js';
+import { encodeStoreSet, storeSetId } from '../dist/state/storage/store-sets.js';
 import { median, tempDir } from './lib.mjs';
 
 const METRICS = ['unique-users', 'avg-screen-time', 'traffic'];

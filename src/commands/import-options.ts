@@ -1,6 +1,6 @@
 import type { OutputFormat, OutputShape } from '../output/format.js';
 import { LAYOUTS } from '../output/layout.js';
-import { SUSPECT_MODES } from '../state/suspect.js';
+import { SUSPECT_MODES } from '../state/judgement/suspect.js';
 import { parseLineageUrl } from '../lineage/settings.js';
 import { DAY_MODES } from '../window/day-mode.js';
 import type { LogFormat } from '../log/logger.js';

@@ -1,7 +1,7 @@
 import { BehindError, UsageError } from '../errors.js';
-import { statusOf } from '../state/status.js';
-import { formatPrometheus, prometheusWithoutState } from '../state/status-prometheus.js';
-import { behindMessage, formatText } from '../state/status-report.js';
+import { statusOf } from '../state/status/status.js';
+import { formatPrometheus, prometheusWithoutState } from '../state/status/status-prometheus.js';
+import { behindMessage, formatText } from '../state/status/status-report.js';
 import { defaultDay } from '../window/day-mode.js';
 import { yesterday } from '../window/days.js';
 import { nowOf } from './clock.js';

@@ -2,8 +2,8 @@ import { dirname } from 'node:path';
 import { checkWritableFolder } from '../output/atomic-file.js';
 import { isObjectUrl, parseObjectUrl } from '../output/object-location.js';
 import { removeStaleTempFiles, type StaleTempFile } from '../output/stale-temp.js';
-import { ObjectStateStorage } from '../state/object-state.js';
-import { FileStateStorage, type StateStorage } from '../state/storage.js';
+import { ObjectStateStorage } from '../state/storage/object-state.js';
+import { FileStateStorage, type StateStorage } from '../state/storage/storage.js';
 import type { ObjectStores } from './object-stores.js';
 import type { DestinationSpec } from './spec.js';
 

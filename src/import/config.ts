@@ -4,7 +4,7 @@ import type { LineageSettings } from '../lineage/settings.js';
 import type { LogFormat, LogLevel } from '../log/logger.js';
 import type { OutputFormat, OutputShape } from '../output/format.js';
 import type { Layout } from '../output/layout.js';
-import type { SuspectMode } from '../state/suspect.js';
+import type { SuspectMode } from '../state/judgement/suspect.js';
 import type { DayMode } from '../window/day-mode.js';
 import type { WindowRequest } from '../window/requested-days.js';
 

@@ -9,7 +9,7 @@ import type { ImportProgress } from '../log/progress.js';
 import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
 import { unitFirstPageUrl } from '../metrics/unit.js';
 import type { Redactor } from '../redact.js';
-import { DayCompletion } from '../state/day-completion.js';
+import { DayCompletion } from './day-completion.js';
 import { ImportState } from '../state/import-state.js';
 import type { ImportConfig } from './config.js';
 import { unitFetcher } from './fetcher.js';

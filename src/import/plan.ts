@@ -1,6 +1,6 @@
 import { METRICS, type MetricName } from '../metrics/descriptors.js';
 import type { Unit } from '../metrics/unit.js';
-import { catchUpFrom, type CatchUpRequest } from '../state/catch-up.js';
+import { catchUpFrom, type CatchUpRequest } from '../state/judgement/catch-up.js';
 import type { ImportState } from '../state/import-state.js';
 import { describeDays, describeRange } from '../window/day-ranges.js';
 import type { DayMode } from '../window/day-mode.js';

@@ -3,7 +3,7 @@ import type { RunStop } from './stop.js';
 import type { RunTally } from './tally.js';
 import type { Unit, UnitData } from '../metrics/unit.js';
 import type { UnitSink } from '../output/sinks.js';
-import type { DayNote } from '../state/day-completion.js';
+import type { DayNote } from './day-completion.js';
 
 /** The state's side of a run: the days asked for, then each unit recorded and its day judged, and at the end the days never judged. */
 export interface ImportDays {

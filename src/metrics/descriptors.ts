@@ -1,5 +1,5 @@
 import type { ParquetColumnType } from '../output/parquet.js';
-import type { MeasureSums, MetricTotal } from '../state/profile.js';
+import type { MeasureSums, MetricTotal } from './measure.js';
 import { avgScreenTimeValue, compareText, resultSchema, SCREEN_TIME, screenTimeSeconds, TRAFFIC_PCT, trafficPctValue, uniqueUsersValue } from './schema.js';
 import type { MetricName } from './names.js';
 

@@ -3,7 +3,7 @@ import type { MetricDescriptor, MetricResult } from './descriptors.js';
 import { checkResult, type RequestScope, type Violation } from './check.js';
 import type { ResultEncoder } from './encode.js';
 import { envelopeSchema, type Envelope } from './schema.js';
-import { emptySums, type MeasureSums } from '../state/profile.js';
+import { emptySums, type MeasureSums } from './measure.js';
 import { localDayOf } from '../window/day-mode.js';
 
 export interface RejectedRecord extends Violation {

@@ -7,7 +7,7 @@ import { silentLogger, type Logger } from '../log/logger.js';
 import type { OutputEncoding } from '../output/format.js';
 import type { ParquetTable } from '../output/parquet.js';
 import type { UnitContent } from '../output/sinks.js';
-import { addSums, emptySums, type MeasureSums } from '../state/profile.js';
+import { addSums, emptySums, type MeasureSums } from './measure.js';
 import { dayWindow, type DayMode } from '../window/day-mode.js';
 import type { CalendarDay } from '../window/days.js';
 import { describeValue, describeViolation, type RequestScope } from './check.js';

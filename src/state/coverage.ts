@@ -1,6 +1,6 @@
 import { daysOfRanges, rangesHold, type DayRange } from '../window/day-ranges.js';
 import { daysBetween, type CalendarDay } from '../window/days.js';
-import type { PendingDay } from './versions/v4.js';
+import type { PendingDay } from './storage/versions/current.js';
 
 /** The days of one key in each list; every day is in at most one of them. */
 export interface DayLists {

@@ -4,14 +4,13 @@ import { addDays, type CalendarDay } from '../window/days.js';
 import type { Layout } from '../output/layout.js';
 import type { DayMode } from '../window/day-mode.js';
 import { isFinal, type KeyCoverage } from './coverage.js';
-import type { DayProfile } from './profile.js';
-import { addSettings, refuseOtherSettings } from './kept-settings.js';
-import { checkWritable, emptyState, parseState, readState, type StateLoadOptions } from './state-file.js';
-import { formatState } from './state-text.js';
-import { FileStateStorage, type StateStorage } from './storage.js';
-import { decodeStoreSet, encodeStoreSet, pruneStoreSets, storeSetId } from './store-sets.js';
-import { lastRunSchema } from './versions/parts.js';
-import type { LastRun, PendingDay, StateEntry, StateFile } from './versions/v4.js';
+import type { DayProfile } from './judgement/day-profile.js';
+import { addSettings, refuseOtherSettings } from './storage/kept-settings.js';
+import { checkWritable, emptyState, parseState, readState, type StateLoadOptions } from './storage/state-file.js';
+import { formatState } from './storage/state-text.js';
+import { FileStateStorage, type StateStorage } from './storage/storage.js';
+import { decodeStoreSet, encodeStoreSet, pruneStoreSets, storeSetId } from './storage/store-sets.js';
+import { lastRunSchema, type LastRun, type PendingDay, type StateEntry, type StateFile } from './storage/versions/current.js';
 
 /**
  * The record `--catch-up`, `status`, `accept` and `reopen` work from: per metric (and store selection) its coverage

@@ -30,6 +30,11 @@ export function dayWindow(day: CalendarDay, mode: DayMode): DayWindow {
   return mode === 'utc' ? { gte: `${day}T00:00:00Z`, lte: `${day}T23:59:59Z` } : { gte: `${addDays(day, -1)}T10:00:00Z`, lte: `${day}T12:00:00Z` };
 }
 
+/** When a day's window ends: the instant after its inclusive upper bound. */
+export function windowEnd(day: CalendarDay, mode: DayMode): number {
+  return Date.parse(dayWindow(day, mode).lte) + 1000;
+}
+
 /**
  * When every local day a window can hold has ended: the latest local midnight it can hold is its upper bound, and
  * that local day has ended LOCAL_DAY_END_MS later. Before this instant the day is not over, whatever its data says.

@@ -4,7 +4,7 @@ import { METRICS } from '../../src/metrics/descriptors.js';
 import { runPipeline, type UnitOutcome } from '../../src/import/pipeline.js';
 import type { Unit, UnitData } from '../../src/metrics/unit.js';
 import type { UnitSink } from '../../src/output/sinks.js';
-import { emptySums } from '../../src/state/profile.js';
+import { emptySums } from '../../src/metrics/measure.js';
 
 const units: Unit[] = ['2026-11-01', '2026-11-02', '2026-11-03', '2026-11-04', '2026-11-05'].map((day) => ({
   metric: METRICS.traffic,

@@ -8,7 +8,7 @@ import type { Logger } from '../../src/log/logger.js';
 import type { UnitOutcome } from '../../src/import/pipeline.js';
 import { planUnits } from '../../src/import/plan.js';
 import type { Unit } from '../../src/metrics/unit.js';
-import { emptySums } from '../../src/state/profile.js';
+import { emptySums } from '../../src/metrics/measure.js';
 import { startLineageServer, type LineageServer } from '../helpers/lineage-server.js';
 import { openLineageErrors } from '../helpers/openlineage.js';
 import { startS3, storeConfig, type S3Harness } from '../helpers/s3.js';

@@ -3,7 +3,7 @@ import type { UnitOutcome } from '../../src/import/pipeline.js';
 import { planUnits } from '../../src/import/plan.js';
 import { RunTally } from '../../src/import/tally.js';
 import type { Unit } from '../../src/metrics/unit.js';
-import { emptySums } from '../../src/state/profile.js';
+import { emptySums } from '../../src/metrics/measure.js';
 
 /** A written unit: `rows` rows and, when stored as a file, `bytes` bytes; `changed` false when the bytes were there. */
 function written(unit: Unit, rows: number, file?: { bytes: number; changed: boolean }, rejected = 0): UnitOutcome {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { columnNames, compareResults, METRICS } from '../../src/metrics/descriptors.js';
 import { zoneOf } from '../../src/metrics/schema.js';
-import { emptySums, totalOf } from '../../src/state/profile.js';
+import { emptySums, totalOf } from '../../src/metrics/measure.js';
 
 describe('metric descriptors', () => {
   it('give the exact column order users load by', () => {

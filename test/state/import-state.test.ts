@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { ImportState } from '../../src/state/import-state.js';
-import { STATE_VERSION } from '../../src/state/state-file.js';
+import { STATE_VERSION } from '../../src/state/storage/versions/current.js';
 import { addDays } from '../../src/window/days.js';
 import { useTempDirs } from '../helpers/tmp.js';
 

@@ -1,4 +1,5 @@
-import { addDays, daysFrom, today, type CalendarDay } from '../window/days.js';
+import { windowEnd } from '../../window/day-mode.js';
+import { daysFrom, today, type CalendarDay } from '../../window/days.js';
 
 const DAY_MS = 86_400_000;
 
@@ -11,9 +12,9 @@ export function isPastSettleDays(day: CalendarDay, settleDays: number, now: Date
 }
 
 /**
- * Whether a day that has no results yet is given up: its window ended `giveUpDays` days ago or more (the window of D
- * ends at the start of D+1).
+ * Whether a day that has no results yet is given up: the UTC day's window ended `giveUpDays` days ago or more
+ * (counted from the UTC day's end in both day modes, so `--give-up-days` means the same whichever a folder keeps).
  */
 export function shouldGiveUp(day: CalendarDay, giveUpDays: number, now: Date): boolean {
-  return now.getTime() - Date.parse(`${addDays(day, 1)}T00:00:00Z`) >= giveUpDays * DAY_MS;
+  return now.getTime() - windowEnd(day, 'utc') >= giveUpDays * DAY_MS;
 }

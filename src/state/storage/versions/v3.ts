@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { LAYOUTS } from '../../output/layout.js';
-import { DAY_MODES } from '../../window/day-mode.js';
+import { LAYOUTS } from '../../../output/layout.js';
+import { DAY_MODES } from '../../../window/day-mode.js';
 import { lastRunSchema, rangeSchema, storeCountSchema } from './parts.js';
 import type { StateEntry, StateFile } from './v4.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { catchUpDays } from '../../src/state/catch-up.js';
+import { catchUpDays } from '../../../src/state/judgement/catch-up.js';
 
 describe('catchUpDays', () => {
   const now = new Date('2026-11-21T02:30:00Z');

@@ -1,5 +1,5 @@
-import { addDays, type CalendarDay } from '../window/days.js';
-import type { DayProfile } from './profile.js';
+import { addDays, type CalendarDay } from '../../window/days.js';
+import type { DayProfile } from './day-profile.js';
 
 /** What a day whose numbers look wrong does: stays pending, is recorded complete with a warning, or is not judged. */
 export const SUSPECT_MODES = ['hold', 'warn', 'off'] as const;

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../../src/errors.js';
-import { ImportState } from '../../src/state/import-state.js';
-import { useTempDirs } from '../helpers/tmp.js';
+import { UsageError } from '../../../src/errors.js';
+import { ImportState } from '../../../src/state/import-state.js';
+import { useTempDirs } from '../../helpers/tmp.js';
 
 const tempDir = useTempDirs('state-layout-');
 const now = new Date('2026-11-26T12:00:00Z');

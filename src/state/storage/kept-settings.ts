@@ -1,7 +1,7 @@
-import { UsageError } from '../errors.js';
-import type { Layout } from '../output/layout.js';
-import type { DayMode } from '../window/day-mode.js';
-import type { StateFile } from './versions/v4.js';
+import { UsageError } from '../../errors.js';
+import type { Layout } from '../../output/layout.js';
+import type { DayMode } from '../../window/day-mode.js';
+import type { StateFile } from './versions/current.js';
 
 /** The settings a state (and its output) keeps from its first run, as a run states them. */
 export interface KeptSettings {

@@ -1,7 +1,7 @@
-import type { DayRange } from '../window/day-ranges.js';
-import { addDays } from '../window/days.js';
+import type { DayRange } from '../../window/day-ranges.js';
+import { addDays } from '../../window/days.js';
 import type { KeyStatus } from './status.js';
-import type { LastRun } from './versions/v4.js';
+import type { LastRun } from '../storage/versions/current.js';
 
 type StatusPending = KeyStatus['pending'][number];
 

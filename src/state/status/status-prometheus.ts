@@ -1,7 +1,7 @@
-import { daysOfRanges } from '../window/day-ranges.js';
-import type { CalendarDay } from '../window/days.js';
+import { daysOfRanges } from '../../window/day-ranges.js';
+import type { CalendarDay } from '../../window/days.js';
 import type { KeyStatus } from './status.js';
-import type { LastRun } from './versions/v4.js';
+import type { LastRun } from '../storage/versions/current.js';
 
 /** Whether status could read a state: 0 keeps a textfile from being silently empty when it could not. */
 function stateReadable(readable: boolean): string[] {

@@ -1,17 +1,14 @@
-import { UsageError } from '../errors.js';
-import { boundedMemo } from '../memo.js';
-import { daysOfRanges, rangesOfDays, type DayRange } from '../window/day-ranges.js';
-import { addDays, isValidDay, today, type CalendarDay } from '../window/days.js';
-import { isKnownKey } from './keys.js';
+import { UsageError } from '../../errors.js';
+import { boundedMemo } from '../../memo.js';
+import { daysOfRanges, rangesOfDays, type DayRange } from '../../window/day-ranges.js';
+import { addDays, isValidDay, today, type CalendarDay } from '../../window/days.js';
+import { isKnownKey } from '../keys.js';
 import type { KeptSettings } from './kept-settings.js';
 import { upgradeV1, v1Schema } from './versions/v1.js';
 import { upgradeV2, v2Schema } from './versions/v2.js';
 import { upgradeV3, v3Schema } from './versions/v3.js';
-import { lastRunSchema } from './versions/parts.js';
-import { stateSchema, type StateFile } from './versions/v4.js';
+import { lastRunSchema, STATE_VERSION, stateSchema, type StateFile } from './versions/current.js';
 
-/** The format this release writes; versions 1 to 3 (earlier releases) are read and upgraded on the next write. */
-export const STATE_VERSION = 4;
 
 export interface StateLoadOptions extends KeptSettings {
   /** The clock that tells which days are in the future. */

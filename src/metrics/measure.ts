@@ -33,6 +33,3 @@ export function totalOf(sums: MeasureSums, total: MetricTotal): number {
   // Six significant digits: enough to compare with a median, and a year of days stays short in the state.
   return Number(value.toPrecision(6));
 }
-
-/** A complete day's profile as the state keeps it, one short line per day: results, stores, rows, total. */
-export type DayProfile = readonly [results: number, stores: number, rows: number, total: number];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { DayProfile } from '../../src/state/profile.js';
-import { describeSuspicion, suspicionOf } from '../../src/state/suspect.js';
-import { addDays } from '../../src/window/days.js';
+import type { DayProfile } from '../../../src/state/judgement/day-profile.js';
+import { describeSuspicion, suspicionOf } from '../../../src/state/judgement/suspect.js';
+import { addDays } from '../../../src/window/days.js';
 
 /** Complete days before 2026-11-29 with these totals, the latest first. */
 function history(totals: readonly number[], gapEvery = 0): Map<string, DayProfile> {

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { errnoCode, UsageError } from '../errors.js';
-import { makeFolder, writeFileAtomic } from '../output/atomic-file.js';
-import { asOutputError } from '../output/write-failure.js';
+import { errnoCode, UsageError } from '../../errors.js';
+import { makeFolder, writeFileAtomic } from '../../output/atomic-file.js';
+import { asOutputError } from '../../output/write-failure.js';
 import { acquireLock } from './file-lock.js';
 
 /**

@@ -1,10 +1,11 @@
 import type { CalendarDay } from '../window/days.js';
 import { isNotOver, overAt, type DayMode } from '../window/day-mode.js';
-import { isPastSettleDays, shouldGiveUp } from './day-rules.js';
-import type { ImportState } from './import-state.js';
-import { stateKey } from './keys.js';
-import { addSums, emptySums, totalOf, type DayProfile, type MeasureSums, type MetricTotal } from './profile.js';
-import { suspicionOf, type Suspicion, type SuspectMode } from './suspect.js';
+import { isPastSettleDays, shouldGiveUp } from '../state/judgement/day-rules.js';
+import type { ImportState } from '../state/import-state.js';
+import { stateKey } from '../state/keys.js';
+import { addSums, emptySums, totalOf, type MeasureSums, type MetricTotal } from '../metrics/measure.js';
+import type { DayProfile } from '../state/judgement/day-profile.js';
+import { suspicionOf, type Suspicion, type SuspectMode } from '../state/judgement/suspect.js';
 
 /** What judging a day needs of a unit: its metric (and how its day is totalled) and day. */
 export interface DayUnit {

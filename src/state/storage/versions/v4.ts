@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { LAYOUTS } from '../../output/layout.js';
-import { DAY_MODES } from '../../window/day-mode.js';
+import { LAYOUTS } from '../../../output/layout.js';
+import { DAY_MODES } from '../../../window/day-mode.js';
 import { lastRunSchema, rangeSchema, storeCountSchema } from './parts.js';
 
 /**
@@ -10,7 +10,6 @@ import { lastRunSchema, rangeSchema, storeCountSchema } from './parts.js';
  * (`area-metrics reopen`).
  */
 export const PENDING_REASONS = ['not-published', 'partly-published', 'not-over', 'suspect', 'failed', 'asked', 'interrupted', 'reopened'] as const;
-export type PendingReason = (typeof PENDING_REASONS)[number];
 
 const pendingSchema = z.strictObject({
   reason: z.enum(PENDING_REASONS),

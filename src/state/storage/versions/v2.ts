@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { UsageError } from '../../errors.js';
-import { isValidDay } from '../../window/days.js';
+import { UsageError } from '../../../errors.js';
+import { isValidDay } from '../../../window/days.js';
 import type { V3Entry, V3File } from './v3.js';
 
 /** Version 2: per key the last complete day, its stores, and the pending days after it. */

@@ -1,9 +1,9 @@
-import { daysOfRanges } from '../window/day-ranges.js';
-import { addDays, daysBetween, type CalendarDay } from '../window/days.js';
-import { defaultDay, type DayMode } from '../window/day-mode.js';
-import { latestSettled } from './coverage.js';
-import type { ImportState } from './import-state.js';
-import { stateKey } from './keys.js';
+import { daysOfRanges } from '../../window/day-ranges.js';
+import { addDays, daysBetween, type CalendarDay } from '../../window/days.js';
+import { defaultDay, type DayMode } from '../../window/day-mode.js';
+import { latestSettled } from '../coverage.js';
+import type { ImportState } from '../import-state.js';
+import { stateKey } from '../keys.js';
 
 /** `--catch-up` as the flags give it. */
 export interface CatchUpRequest {

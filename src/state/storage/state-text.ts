@@ -1,5 +1,5 @@
-import type { DayRange } from '../window/day-ranges.js';
-import type { StateFile } from './versions/v4.js';
+import type { DayRange } from '../../window/day-ranges.js';
+import type { StateFile } from './versions/current.js';
 
 /**
  * The file's text: keys in a fixed order, one range or pending day per line, so a diff of two states reads well and a

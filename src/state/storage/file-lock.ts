@@ -1,7 +1,7 @@
 import { lstat, readlink, rm, symlink } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { errnoCode } from '../errors.js';
-import { isProcessAlive } from '../output/stale-temp.js';
+import { errnoCode } from '../../errors.js';
+import { isProcessAlive } from '../../output/stale-temp.js';
 
 /** How long a lock may be held before another run takes it over: an update takes milliseconds. */
 const STALE_LOCK_MS = 60_000;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isPastSettleDays, shouldGiveUp } from '../../src/state/day-rules.js';
-import { daysFrom, today } from '../../src/window/days.js';
+import { isPastSettleDays, shouldGiveUp } from '../../../src/state/judgement/day-rules.js';
+import { daysFrom, today } from '../../../src/window/days.js';
 
 describe('shouldGiveUp', () => {
   it('a day is given up once its window ended giveUpDays ago', () => {

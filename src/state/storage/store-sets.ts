@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { UsageError } from '../errors.js';
-import type { StateFile } from './versions/v4.js';
+import { UsageError } from '../../errors.js';
+import type { StateFile } from './versions/current.js';
 
 /** The id of a set of store codes: the first 16 hex digits of the SHA-256 of the sorted codes as JSON. */
 export function storeSetId(sortedCodes: readonly string[]): string {

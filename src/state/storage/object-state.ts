@@ -1,4 +1,4 @@
-import type { ObjectStore } from '../output/object-store.js';
+import type { ObjectStore } from '../../output/object-store.js';
 import type { StateStorage } from './storage.js';
 
 /**

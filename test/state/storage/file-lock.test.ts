@@ -1,10 +1,10 @@
 import { lstat, lutimes, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ImportState } from '../../src/state/import-state.js';
-import { deadPid } from '../helpers/pids.js';
-import { useTempDirs } from '../helpers/tmp.js';
-import { METRIC_NAMES } from '../../src/metrics/names.js';
+import { ImportState } from '../../../src/state/import-state.js';
+import { deadPid } from '../../helpers/pids.js';
+import { useTempDirs } from '../../helpers/tmp.js';
+import { METRIC_NAMES } from '../../../src/metrics/names.js';
 
 const tempDir = useTempDirs('state-lock-');
 const OPTIONS = { now: new Date('2026-11-21T02:30:00Z'), metricNames: METRIC_NAMES };

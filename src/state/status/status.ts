@@ -1,10 +1,10 @@
-import { rangesOfDays, type DayRange } from '../window/day-ranges.js';
-import { addDays, daysFrom, type CalendarDay } from '../window/days.js';
-import { defaultDay } from '../window/day-mode.js';
-import { firstKnownDay, gapDays, latestFinal } from './coverage.js';
-import type { ImportState } from './import-state.js';
-import { metricOfKey } from './keys.js';
-import type { PendingDay } from './versions/v4.js';
+import { rangesOfDays, type DayRange } from '../../window/day-ranges.js';
+import { addDays, daysFrom, type CalendarDay } from '../../window/days.js';
+import { defaultDay } from '../../window/day-mode.js';
+import { firstKnownDay, gapDays, latestFinal } from '../coverage.js';
+import type { ImportState } from '../import-state.js';
+import { metricOfKey } from '../keys.js';
+import type { PendingDay } from '../storage/versions/current.js';
 
 /** One state key as `status` reports it. */
 export interface KeyStatus {

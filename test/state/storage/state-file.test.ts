@@ -1,9 +1,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { UsageError } from '../../src/errors.js';
-import { ImportState } from '../../src/state/import-state.js';
-import { useTempDirs } from '../helpers/tmp.js';
+import { UsageError } from '../../../src/errors.js';
+import { ImportState } from '../../../src/state/import-state.js';
+import { useTempDirs } from '../../helpers/tmp.js';
 
 const tempDir = useTempDirs('state-file-');
 const OPTIONS = { now: new Date('2026-11-21T02:30:00Z'), metricNames: ['unique-users', 'avg-screen-time', 'traffic'] };
