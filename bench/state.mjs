@@ -5,6 +5,7 @@ import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ImportState } from '../dist/state/import-state.js';
 import { encodeStoreSet, storeSetId } from '../dist/state/storage/store-sets.js';
+import { FileStateStorage } from '../dist/state/storage/storage.js';
 import { median, tempDir } from './lib.mjs';
 
 const METRICS = ['unique-users', 'avg-screen-time', 'traffic'];
@@ -45,7 +46,7 @@ export async function stateBenchmark({ rounds = 41 } = {}) {
       const path = join(dir, `${variant}.json`);
       // Written once by the code itself, so the size is that of the real text format.
       await writeFile(path, JSON.stringify(state));
-      const loaded = await ImportState.load(path, { now: new Date(now), metricNames: METRICS });
+      const loaded = await ImportState.load(new FileStateStorage(path), { now: new Date(now), metricNames: METRICS });
       await loaded.recordRun({ time: new Date(now).toISOString(), command: 'all --catch-up', exitCode: 0, rows: { traffic: 1 } });
       sizes[variant] = (await stat(path)).size;
     }
@@ -54,7 +55,7 @@ export async function stateBenchmark({ rounds = 41 } = {}) {
         const path = join(dir, `${variant}.json`);
         const original = await readFile(path);
         let started = performance.now();
-        const state = await ImportState.load(path, { now: new Date(now), metricNames: METRICS });
+        const state = await ImportState.load(new FileStateStorage(path), { now: new Date(now), metricNames: METRICS });
         samples[variant].read.push(performance.now() - started);
         const { next } = yearOfState(now, false);
         started = performance.now();

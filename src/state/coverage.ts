@@ -1,4 +1,4 @@
-import { daysOfRanges, rangesHold, type DayRange } from '../window/day-ranges.js';
+import { rangesHold, type DayRange } from '../window/day-ranges.js';
 import { daysBetween, type CalendarDay } from '../window/days.js';
 import type { PendingDay } from './storage/versions/current.js';
 
@@ -56,11 +56,6 @@ export function gapDays(coverage: KeyCoverage): CalendarDay[] {
   const inside = first === undefined || last === undefined ? [] : daysBetween(first, last).filter((day) => !isFinal(coverage, day));
   const suspect = coverage.pending.filter(({ status }) => status.reason === 'suspect').map(({ day }) => day);
   return [...new Set([...inside, ...suspect])].sort();
-}
-
-/** The complete days, oldest first. */
-export function completeDays(coverage: KeyCoverage): CalendarDay[] {
-  return daysOfRanges(coverage.complete);
 }
 
 function latestOf(lists: readonly (readonly DayRange[])[]): CalendarDay | undefined {

@@ -8,7 +8,7 @@ import type { DayProfile } from './judgement/day-profile.js';
 import { addSettings, refuseOtherSettings } from './storage/kept-settings.js';
 import { checkWritable, emptyState, parseState, readState, type StateLoadOptions } from './storage/state-file.js';
 import { formatState } from './storage/state-text.js';
-import { FileStateStorage, type StateStorage } from './storage/storage.js';
+import type { StateStorage } from './storage/storage.js';
 import { decodeStoreSet, encodeStoreSet, pruneStoreSets, storeSetId } from './storage/store-sets.js';
 import { lastRunSchema, type LastRun, type PendingDay, type StateEntry, type StateFile } from './storage/versions/current.js';
 
@@ -36,8 +36,7 @@ export class ImportState {
   }
 
   /** Reads and checks the state; none means an empty state. Anything unusable is a usage error naming the value. */
-  static async load(storage: StateStorage | string, options: StateLoadOptions): Promise<ImportState> {
-    const store = typeof storage === 'string' ? new FileStateStorage(storage) : storage;
+  static async load(store: StateStorage, options: StateLoadOptions): Promise<ImportState> {
     const { file, warnings } = readState(await store.read(), store.location, options);
     if (file !== undefined) refuseOtherSettings(file, options, store.location);
     return new ImportState(store, file ?? emptyState(), options, warnings);
@@ -54,8 +53,7 @@ export class ImportState {
   }
 
   /** Like `load`, but no state is an error too (for `status`, which only reads). */
-  static async loadExisting(storage: StateStorage | string, options: StateLoadOptions): Promise<ImportState> {
-    const store = typeof storage === 'string' ? new FileStateStorage(storage) : storage;
+  static async loadExisting(store: StateStorage, options: StateLoadOptions): Promise<ImportState> {
     const { file, warnings } = readState(await store.read(), store.location, options);
     if (file === undefined) {
       throw new UsageError(`no state file at ${store.location}: nothing has been imported into it yet (or pass --state <file>)`);
@@ -113,11 +111,6 @@ export class ImportState {
       this.storeSetCache.set(id, codes);
     }
     return codes;
-  }
-
-  /** Pending days (not complete, not accepted) with their reason, oldest first. */
-  pending(key: string): KeyCoverage['pending'] {
-    return this.coverage(key).pending;
   }
 
   /**

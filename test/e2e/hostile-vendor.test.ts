@@ -9,13 +9,14 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ImportState } from '../../src/state/import-state.js';
+import { type ImportState } from '../../src/state/import-state.js';
 import { STATE_FILE_NAME } from '../../src/destination/spec.js';
 import { METRIC_NAMES } from '../../src/metrics/descriptors.js';
 import { assertBuilt, BIN, stopAllClis, type CliResult } from '../helpers/cli.js';
 import { answerPage, envelope, resultFor, startCraftedVendor, type CraftedVendor } from '../helpers/crafted-vendor.js';
 import { runInProcess } from '../helpers/run-in-process.js';
 import { useTempDirs } from '../helpers/tmp.js';
+import { loadStateFile } from '../helpers/state-file.js';
 
 const SECRET = 'Hostile-S3cret-41c9';
 const utcDay = (daysAgo: number): string => new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
@@ -44,7 +45,7 @@ async function run(command: readonly string[]): Promise<CliResult & { seconds: n
 
 /** The state as `status` and `--catch-up` read it: readable, and what it left pending. */
 async function readableState(out: string): Promise<ImportState> {
-  const state = await ImportState.load(join(out, STATE_FILE_NAME), { now: new Date(), metricNames: METRIC_NAMES });
+  const state = await loadStateFile(join(out, STATE_FILE_NAME), { now: new Date(), metricNames: METRIC_NAMES });
   expect(state.warnings).toEqual([]);
   const status = await runInProcess(['status', '-o', out]);
   expect(status.stderr).not.toMatch(/fix or delete it/);
@@ -100,7 +101,7 @@ describe('a wait from outside is capped (--max-wait 0.3 here)', () => {
     // One wait of the cap for the whole run, not one per unit: a handful of requests.
     expect(crafted.requests.length).toBeLessThanOrEqual(6);
     const state = await readableState(out);
-    expect(state.pending('traffic').length + state.pending('unique-users').length).toBeGreaterThanOrEqual(5);
+    expect(state.coverage('traffic').pending.length + state.coverage('unique-users').pending.length).toBeGreaterThanOrEqual(5);
   });
 
   it('a policy of 0 requests a window (RateLimit-Policy q=0;w=1) paces at one a second, and records a pace the state reads', async () => {
@@ -203,7 +204,7 @@ describe('a vendor that accepts connections and never answers', () => {
       /imported 0 of 93 units, .*2 requests; .*left pending: the API accepts connections but does not answer: timed out after 1 s \(--timeout\), and the next request too/,
     );
     const state = await readableState(out);
-    expect(state.pending('traffic')).toHaveLength(31);
+    expect(state.coverage('traffic').pending).toHaveLength(31);
   });
 });
 

@@ -4,12 +4,12 @@ import { METRICS } from '../../src/metrics/descriptors.js';
 import type { UnitOutcome } from '../../src/import/pipeline.js';
 import type { Unit } from '../../src/metrics/unit.js';
 import { DayCompletion, type DayRules } from '../../src/import/day-completion.js';
-import { ImportState } from '../../src/state/import-state.js';
 import type { MeasureSums } from '../../src/metrics/measure.js';
 import { STATE_FILE_NAME } from '../../src/destination/spec.js';
 import type { DayMode } from '../../src/window/day-mode.js';
 import { addDays } from '../../src/window/days.js';
 import { useTempDirs } from '../helpers/tmp.js';
+import { loadStateFile } from '../helpers/state-file.js';
 
 const tempDir = useTempDirs('day-completion-');
 
@@ -43,7 +43,7 @@ function outcome(unit: Unit, midnights: readonly string[], measure: MeasureSums 
 const RULES = { storeCodes: [], settleDays: 3, giveUpDays: 14, onSuspect: 'hold' } as const satisfies Partial<DayRules>;
 
 async function judge(mode: DayMode, day: string, now: string, midnights: readonly string[]) {
-  const state = await ImportState.load(join(await tempDir(), STATE_FILE_NAME), { now: new Date(now), metricNames: ['traffic'], mode });
+  const state = await loadStateFile(join(await tempDir(), STATE_FILE_NAME), { now: new Date(now), metricNames: ['traffic'], mode });
   const unit: Unit = { metric: METRICS.traffic, day, ...(mode === 'local' ? { mode } : {}) };
   const days = new DayCompletion([unit], { ...RULES, now: new Date(now), mode }, state);
   const notes = await days.record(outcome(unit, midnights));
@@ -85,7 +85,7 @@ describe('DayCompletion: numbers that look wrong', () => {
   /** Imports the days with these unique-user sums (one unit each), in order, and returns the state and the notes. */
   async function importDays(sums: readonly [string, number][], onSuspect: DayRules['onSuspect'] = 'hold', path?: string) {
     const statePath = path ?? join(await tempDir(), STATE_FILE_NAME);
-    const state = await ImportState.load(statePath, { now: new Date(NOW), metricNames: ['unique-users'] });
+    const state = await loadStateFile(statePath, { now: new Date(NOW), metricNames: ['unique-users'] });
     const units = sums.map(([day]) => unitOf(day));
     const days = new DayCompletion(units, { ...RULES, onSuspect, now: new Date(NOW), mode: 'utc' }, state);
     const notes = [];
@@ -102,7 +102,7 @@ describe('DayCompletion: numbers that look wrong', () => {
 
   it('a drop below a third of the median of the days before is held pending as suspect, naming measure, value and median', async () => {
     const { state, notes } = await importDays([...month(10), ['2026-11-11', 300]]);
-    expect(state.pending('unique-users')).toEqual([
+    expect(state.coverage('unique-users').pending).toEqual([
       { day: '2026-11-11', status: { reason: 'suspect', measure: 'sum of unique_users', value: 300, median: 1045, stores: 2 } },
     ]);
     expect(notes).toEqual([{ metric: 'unique-users', day: '2026-11-11', kind: 'suspect', held: true, suspicion: { measure: 'sum of unique_users', value: 300, median: 1045 } }]);
@@ -111,50 +111,50 @@ describe('DayCompletion: numbers that look wrong', () => {
 
   it('a day above three times the median is suspect too; one within is not', async () => {
     const high = await importDays([...month(10), ['2026-11-11', 3200]]);
-    expect(high.state.pending('unique-users')).toMatchObject([{ day: '2026-11-11', status: { reason: 'suspect', value: 3200 } }]);
+    expect(high.state.coverage('unique-users').pending).toMatchObject([{ day: '2026-11-11', status: { reason: 'suspect', value: 3200 } }]);
     const fine = await importDays([...month(10), ['2026-11-11', 3100], ['2026-11-12', 400]]);
-    expect(fine.state.pending('unique-users')).toEqual([]);
+    expect(fine.state.coverage('unique-users').pending).toEqual([]);
     expect(fine.notes).toEqual([]);
   });
 
   it('too little history is not judged: fewer than 7 complete days among the 28 before', async () => {
     const { state, notes } = await importDays([...month(6), ['2026-11-07', 10]]);
-    expect(state.pending('unique-users')).toEqual([]);
+    expect(state.coverage('unique-users').pending).toEqual([]);
     expect(notes).toEqual([]);
   });
 
   it('every value zero is suspect even without history', async () => {
     const { state, notes } = await importDays([['2026-11-01', 0]]);
-    expect(state.pending('unique-users')).toEqual([{ day: '2026-11-01', status: { reason: 'suspect', measure: 'sum of unique_users', value: 0, allZero: true, stores: 2 } }]);
+    expect(state.coverage('unique-users').pending).toEqual([{ day: '2026-11-01', status: { reason: 'suspect', measure: 'sum of unique_users', value: 0, allZero: true, stores: 2 } }]);
     expect(notes).toEqual([expect.objectContaining({ kind: 'suspect', held: true, suspicion: { measure: 'sum of unique_users', value: 0, allZero: true } })]);
   });
 
   it('--on-suspect warn records the day complete with the warning; off does not judge', async () => {
     const warned = await importDays([...month(10), ['2026-11-11', 300]], 'warn');
-    expect(warned.state.pending('unique-users')).toEqual([]);
+    expect(warned.state.coverage('unique-users').pending).toEqual([]);
     expect(warned.state.completeProfiles('unique-users').get('2026-11-11')).toEqual([2, 2, 4, 300]);
     expect(warned.notes).toEqual([expect.objectContaining({ kind: 'suspect', held: false, suspicion: expect.objectContaining({ value: 300 }) })]);
     const off = await importDays([...month(10), ['2026-11-11', 0]], 'off');
-    expect(off.state.pending('unique-users')).toEqual([]);
+    expect(off.state.coverage('unique-users').pending).toEqual([]);
     expect(off.notes).toEqual([]);
   });
 
   it('marks the run\'s days asked before any request; those it never judged are interrupted when it ends', async () => {
     const statePath = join(await tempDir(), STATE_FILE_NAME);
-    const state = await ImportState.load(statePath, { now: new Date(NOW), metricNames: ['unique-users'] });
+    const state = await loadStateFile(statePath, { now: new Date(NOW), metricNames: ['unique-users'] });
     const days = new DayCompletion([unitOf('2026-11-01'), unitOf('2026-11-02')], { ...RULES, now: new Date(NOW), mode: 'utc' }, state);
     await days.markAsked();
-    expect(state.pending('unique-users').map(({ status }) => status.reason)).toEqual(['asked', 'asked']);
+    expect(state.coverage('unique-users').pending.map(({ status }) => status.reason)).toEqual(['asked', 'asked']);
     await days.record(usersDay('2026-11-01', 1000));
     await days.endRun();
     expect(state.isFinal('unique-users', '2026-11-01')).toBe(true);
-    expect(state.pending('unique-users')).toEqual([{ day: '2026-11-02', status: { reason: 'interrupted' } }]);
+    expect(state.coverage('unique-users').pending).toEqual([{ day: '2026-11-02', status: { reason: 'interrupted' } }]);
   });
 
   it('a held day completes when the vendor\'s numbers are plausible again', async () => {
     const held = await importDays([...month(10), ['2026-11-11', 300]]);
     const again = await importDays([['2026-11-11', 1110]], 'hold', held.statePath);
-    expect(again.state.pending('unique-users')).toEqual([]);
+    expect(again.state.coverage('unique-users').pending).toEqual([]);
     expect(again.state.isFinal('unique-users', '2026-11-11')).toBe(true);
   });
 });

@@ -2,10 +2,10 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { ImportState } from '../../src/state/import-state.js';
 import { STATE_VERSION } from '../../src/state/storage/versions/current.js';
 import { addDays } from '../../src/window/days.js';
 import { useTempDirs } from '../helpers/tmp.js';
+import { loadExistingStateFile, loadStateFile } from '../helpers/state-file.js';
 
 const tempDir = useTempDirs('state-');
 const METRICS = ['unique-users', 'avg-screen-time', 'traffic'];
@@ -24,12 +24,12 @@ async function onDisk(): Promise<{ version: number; metrics: Record<string, Reco
 
 describe('ImportState', () => {
   it('starts empty when there is no file, and persists complete days as ranges with the latest day\'s stores', async () => {
-    const state = await ImportState.load(path, OPTIONS);
+    const state = await loadStateFile(path, OPTIONS);
     expect(state.lastCompleteDay('traffic')).toBeUndefined();
     await state.markComplete('traffic', '2026-11-18', ['S002', 'S001']);
     await state.markComplete('traffic', '2026-11-19', ['S003', 'S001', 'S002']);
     await state.markComplete('traffic', '2026-11-15', ['S001']);
-    const reloaded = await ImportState.load(path, OPTIONS);
+    const reloaded = await loadStateFile(path, OPTIONS);
     expect(reloaded.lastCompleteDay('traffic')).toBe('2026-11-19');
     expect(reloaded.coverage('traffic').complete).toEqual([
       ['2026-11-15', '2026-11-15'],
@@ -45,23 +45,23 @@ describe('ImportState', () => {
   });
 
   it('a final day stays final: a later judgement of it changes nothing', async () => {
-    const state = await ImportState.load(path, OPTIONS);
+    const state = await loadStateFile(path, OPTIONS);
     await state.markComplete('traffic', '2026-11-10', ['S001']);
     expect(await state.markPending('traffic', '2026-11-10', { reason: 'not-published', stores: 0 })).toBe(false);
     await state.accept('traffic', ['2026-11-11']);
     expect(await state.markPending('traffic', '2026-11-11', { reason: 'failed' })).toBe(false);
     expect(state.isFinal('traffic', '2026-11-10')).toBe(true);
     expect(state.isFinal('traffic', '2026-11-11')).toBe(true);
-    expect(state.pending('traffic')).toEqual([]);
+    expect(state.coverage('traffic').pending).toEqual([]);
   });
 
   it('each day has one status: pending, given up, accepted or complete, and reopen makes any of them pending', async () => {
-    const state = await ImportState.load(path, OPTIONS);
+    const state = await loadStateFile(path, OPTIONS);
     await state.markComplete('traffic', '2026-11-17', ['S001']);
     expect(await state.markPending('traffic', '2026-11-18', { reason: 'partly-published', missingStores: 1, stores: 0 })).toBe(true);
     expect(await state.markPending('traffic', '2026-11-19', { reason: 'not-published', stores: 0 })).toBe(true);
     await state.markGivenUp('traffic', '2026-11-19');
-    expect((await ImportState.load(path, OPTIONS)).coverage('traffic')).toEqual({
+    expect((await loadStateFile(path, OPTIONS)).coverage('traffic')).toEqual({
       complete: [['2026-11-17', '2026-11-17']],
       accepted: [],
       givenUp: [['2026-11-19', '2026-11-19']],
@@ -81,11 +81,11 @@ describe('ImportState', () => {
   });
 
   it('days a run is asked for are pending (asked) until judged; a pending day keeps its reason', async () => {
-    const state = await ImportState.load(path, OPTIONS);
+    const state = await loadStateFile(path, OPTIONS);
     await state.markComplete('traffic', '2026-11-17', ['S001']);
     await state.markPending('traffic', '2026-11-18', { reason: 'not-published', stores: 0 });
     await state.markAsked(['2026-11-17', '2026-11-18', '2026-11-19'].map((day) => ({ key: 'traffic', day })));
-    expect(state.pending('traffic')).toEqual([
+    expect(state.coverage('traffic').pending).toEqual([
       { day: '2026-11-18', status: { reason: 'not-published', stores: 0 } },
       { day: '2026-11-19', status: { reason: 'asked' } },
     ]);
@@ -95,7 +95,7 @@ describe('ImportState', () => {
     const days = Array.from({ length: 400 }, (_, index) => addDays('2026-11-01', index));
     const profiles = Object.fromEntries(days.slice(0, -1).map((day, index) => [day, [12, 3, 36, 100 + index]]));
     await writeFile(path, JSON.stringify({ version: 4, metrics: { traffic: { complete: [[days[0], days.at(-2)]], profiles } }, storeSets: {} }));
-    const state = await ImportState.load(path, { ...OPTIONS, now: new Date('2027-12-31T12:00:00Z') });
+    const state = await loadStateFile(path, { ...OPTIONS, now: new Date('2027-12-31T12:00:00Z') });
     expect(state.completeProfiles('traffic').size).toBe(399);
     await state.markComplete('traffic', days.at(-1)!, ['S001'], [12, 3, 36, 499]);
     const kept = state.completeProfiles('traffic');
@@ -108,23 +108,23 @@ describe('ImportState', () => {
   });
 
   it('records the last run', async () => {
-    const state = await ImportState.load(path, OPTIONS);
+    const state = await loadStateFile(path, OPTIONS);
     await state.recordRun({ time: '2026-11-21T02:30:05.000Z', command: 'all --catch-up', exitCode: 0, rows: { traffic: 12 } });
-    expect((await ImportState.load(path, OPTIONS)).lastRun()).toEqual({ time: '2026-11-21T02:30:05.000Z', command: 'all --catch-up', exitCode: 0, rows: { traffic: 12 } });
+    expect((await loadStateFile(path, OPTIONS)).lastRun()).toEqual({ time: '2026-11-21T02:30:05.000Z', command: 'all --catch-up', exitCode: 0, rows: { traffic: 12 } });
   });
 
   it('loadExisting (for status) refuses a missing file', async () => {
-    await expect(ImportState.loadExisting(path, OPTIONS)).rejects.toThrow(/no state file at .*\.area-metrics-state\.json/);
+    await expect(loadExistingStateFile(path, OPTIONS)).rejects.toThrow(/no state file at .*\.area-metrics-state\.json/);
   });
 
   it('keeps the stores of a 20,000-store chain compact, once for metrics that share them', async () => {
     const codes = Array.from({ length: 20_000 }, (_, index) => `S${String(index + 1).padStart(5, '0')}`);
-    const state = await ImportState.load(path, OPTIONS);
+    const state = await loadStateFile(path, OPTIONS);
     for (const metric of METRICS) await state.markComplete(metric, '2026-11-20', codes);
     const size = (await stat(path)).size;
     // A plain JSON list of these codes alone is 180 kB; three of them 540 kB.
     expect(size).toBeLessThan(80_000);
-    const reloaded = await ImportState.load(path, OPTIONS);
+    const reloaded = await loadStateFile(path, OPTIONS);
     expect(reloaded.storeCodes('avg-screen-time')).toEqual(codes);
     expect(Object.keys((await onDisk()).storeSets)).toHaveLength(1);
   });
@@ -137,18 +137,18 @@ describe('the day mode', () => {
 
   it('a local-mode state says so; a UTC state, like every earlier one, has no field; the other mode is refused', async () => {
     const localPath = join(await tempDir(), 'local.json');
-    await (await ImportState.load(localPath, { now, metricNames, mode: 'local' })).markComplete('traffic', '2026-11-22', ['S1']);
+    await (await loadStateFile(localPath, { now, metricNames, mode: 'local' })).markComplete('traffic', '2026-11-22', ['S1']);
     expect(JSON.parse(await readFile(localPath, 'utf8'))).toMatchObject({ days: 'local' });
-    expect((await ImportState.load(localPath, { now, metricNames })).dayMode).toBe('local');
+    expect((await loadStateFile(localPath, { now, metricNames })).dayMode).toBe('local');
 
     const utcPath = join(await tempDir(), 'utc.json');
-    await (await ImportState.load(utcPath, { now, metricNames, mode: 'utc' })).markComplete('traffic', '2026-11-22', ['S1']);
+    await (await loadStateFile(utcPath, { now, metricNames, mode: 'utc' })).markComplete('traffic', '2026-11-22', ['S1']);
     expect(JSON.parse(await readFile(utcPath, 'utf8'))).not.toHaveProperty('days');
-    expect((await ImportState.load(utcPath, { now, metricNames })).dayMode).toBe('utc');
+    expect((await loadStateFile(utcPath, { now, metricNames })).dayMode).toBe('utc');
 
     const before = await readFile(utcPath, 'utf8');
-    await expect(ImportState.load(utcPath, { now, metricNames, mode: 'local' })).rejects.toThrow(UsageError);
-    await expect(ImportState.load(localPath, { now, metricNames, mode: 'utc' })).rejects.toThrow(
+    await expect(loadStateFile(utcPath, { now, metricNames, mode: 'local' })).rejects.toThrow(UsageError);
+    await expect(loadStateFile(localPath, { now, metricNames, mode: 'utc' })).rejects.toThrow(
       /--days utc does not match the state .*local\.json, which holds store-local days \(--days local\)/,
     );
     expect(await readFile(utcPath, 'utf8')).toBe(before);

@@ -1,10 +1,10 @@
 import { lstat, lutimes, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ImportState } from '../../../src/state/import-state.js';
 import { deadPid } from '../../helpers/pids.js';
 import { useTempDirs } from '../../helpers/tmp.js';
 import { METRIC_NAMES } from '../../../src/metrics/names.js';
+import { loadStateFile } from '../../helpers/state-file.js';
 
 const tempDir = useTempDirs('state-lock-');
 const OPTIONS = { now: new Date('2026-11-21T02:30:00Z'), metricNames: METRIC_NAMES };
@@ -15,8 +15,8 @@ beforeEach(async () => {
 
 describe('the state file under its lock', () => {
   it('two writers on one file keep each other\'s keys (read-merge-write under the lock)', async () => {
-    const a = await ImportState.load(path, OPTIONS);
-    const b = await ImportState.load(path, OPTIONS);
+    const a = await loadStateFile(path, OPTIONS);
+    const b = await loadStateFile(path, OPTIONS);
     const days = ['2026-11-10', '2026-11-11', '2026-11-12', '2026-11-13', '2026-11-14'];
     await Promise.all([
       (async () => {
@@ -26,7 +26,7 @@ describe('the state file under its lock', () => {
         for (const day of days) await b.markComplete('unique-users', day, ['S002']);
       })(),
     ]);
-    const reloaded = await ImportState.load(path, OPTIONS);
+    const reloaded = await loadStateFile(path, OPTIONS);
     expect(reloaded.lastCompleteDay('traffic')).toBe('2026-11-14');
     expect(reloaded.lastCompleteDay('unique-users')).toBe('2026-11-14');
     await expect(lstat(`${path}.lock`)).rejects.toThrow(/ENOENT/);
@@ -34,7 +34,7 @@ describe('the state file under its lock', () => {
 
   it('takes over a lock left by a process that is gone', async () => {
     await symlink(String(await deadPid()), `${path}.lock`);
-    const state = await ImportState.load(path, OPTIONS);
+    const state = await loadStateFile(path, OPTIONS);
     await state.markComplete('traffic', '2026-11-20', ['S001']);
     expect(state.lastCompleteDay('traffic')).toBe('2026-11-20');
     await expect(lstat(`${path}.lock`)).rejects.toThrow(/ENOENT/);
@@ -43,7 +43,7 @@ describe('the state file under its lock', () => {
   it('waits for a live holder and takes over a lock older than a minute', async () => {
     const lock = `${path}.lock`;
     await symlink(String(process.pid), lock);
-    const state = await ImportState.load(path, OPTIONS);
+    const state = await loadStateFile(path, OPTIONS);
     let done = false;
     const marking = state.markComplete('traffic', '2026-11-20', ['S001']).then(() => {
       done = true;

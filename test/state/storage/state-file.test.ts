@@ -2,8 +2,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../../src/errors.js';
-import { ImportState } from '../../../src/state/import-state.js';
 import { useTempDirs } from '../../helpers/tmp.js';
+import { loadStateFile } from '../../helpers/state-file.js';
 
 const tempDir = useTempDirs('state-file-');
 const OPTIONS = { now: new Date('2026-11-21T02:30:00Z'), metricNames: ['unique-users', 'avg-screen-time', 'traffic'] };
@@ -19,7 +19,7 @@ async function onDisk(): Promise<{ version: number; metrics: Record<string, Reco
 describe('the state file of each release', () => {
   it('reads version 1 and 2 files of earlier releases and upgrades them on the next write', async () => {
     await writeFile(path, JSON.stringify({ version: 1, lastCompleteDay: { traffic: '2026-11-18', 'unique-users[store=S001]': '2026-11-17' } }));
-    const state = await ImportState.load(path, OPTIONS);
+    const state = await loadStateFile(path, OPTIONS);
     expect(state.lastCompleteDay('traffic')).toBe('2026-11-18');
     expect(state.lastCompleteDay('unique-users[store=S001]')).toBe('2026-11-17');
     expect(state.storeCodes('traffic')).toBeUndefined();
@@ -30,7 +30,7 @@ describe('the state file of each release', () => {
     expect(file.metrics.traffic).toMatchObject({ complete: [['2026-11-18', '2026-11-19']], stores: 1 });
 
     await writeFile(path, JSON.stringify({ version: 2, metrics: { traffic: { lastCompleteDay: '2026-11-17', pending: { '2026-11-18': { reason: 'partial', missingStores: 2, stores: 2 } } } }, storeSets: {} }));
-    const v2 = await ImportState.load(path, OPTIONS);
+    const v2 = await loadStateFile(path, OPTIONS);
     expect(v2.coverage('traffic')).toMatchObject({
       complete: [['2026-11-17', '2026-11-17']],
       pending: [{ day: '2026-11-18', status: { reason: 'partly-published', missingStores: 2, stores: 2 } }],
@@ -47,8 +47,8 @@ describe('the state file of each release', () => {
         lastRun: { time: '2026-11-20T04:30:00.000Z', command: 'traffic --catch-up', exitCode: 130, rows: {} },
       }),
     );
-    const state = await ImportState.load(path, OPTIONS);
-    expect(state.pending('traffic')).toEqual([
+    const state = await loadStateFile(path, OPTIONS);
+    expect(state.coverage('traffic').pending).toEqual([
       { day: '2026-11-18', status: { reason: 'asked' } },
       { day: '2026-11-19', status: { reason: 'not-over', stores: 2 } },
     ]);
@@ -76,7 +76,7 @@ describe('the state file of each release', () => {
     [{ version: 1, lastCompleteDay: { traffic: 'yesterday' } }, /"yesterday" is not a valid day/],
   ])('refuses %j with a usage error naming the file and the value', async (content, message) => {
     await writeFile(path, JSON.stringify(content));
-    const error = await ImportState.load(path, OPTIONS).catch((caught: unknown) => caught);
+    const error = await loadStateFile(path, OPTIONS).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(UsageError);
     expect((error as Error).message).toMatch(message);
     expect((error as Error).message).toContain(path);
@@ -85,9 +85,9 @@ describe('the state file of each release', () => {
 
   it('refuses a file that is not JSON or not a state file', async () => {
     await writeFile(path, 'not json');
-    await expect(ImportState.load(path, OPTIONS)).rejects.toThrow(/not valid JSON; fix or delete it/);
+    await expect(loadStateFile(path, OPTIONS)).rejects.toThrow(/not valid JSON; fix or delete it/);
     await writeFile(path, '{"hello": 1}');
-    await expect(ImportState.load(path, OPTIONS)).rejects.toThrow(/is not an area-metrics state file/);
+    await expect(loadStateFile(path, OPTIONS)).rejects.toThrow(/is not an area-metrics state file/);
   });
 });
 
@@ -103,7 +103,7 @@ describe('a last run record no number can make the coverage unreadable with', ()
     ['broken', /lastRun: /],
   ])('reads a state whose last run is %j: the coverage kept, one warning, and the next write leaves the record out', async (lastRun, warning) => {
     await writeFile(path, JSON.stringify({ version: 4, metrics: coverage, storeSets: {}, lastRun }));
-    const state = await ImportState.load(path, OPTIONS);
+    const state = await loadStateFile(path, OPTIONS);
     expect(state.coverage('traffic').complete).toEqual([['2026-11-16', '2026-11-17']]);
     expect(state.lastRun()).toBeUndefined();
     expect(state.warnings).toHaveLength(1);
@@ -112,13 +112,13 @@ describe('a last run record no number can make the coverage unreadable with', ()
     await state.markComplete('traffic', '2026-11-18', ['S001']);
     const file = (await onDisk()) as unknown as Record<string, unknown>;
     expect(file.lastRun).toBeUndefined();
-    expect((await ImportState.load(path, OPTIONS)).warnings).toEqual([]);
+    expect((await loadStateFile(path, OPTIONS)).warnings).toEqual([]);
   });
 
   it('never writes a count the reader would refuse: a pace of 0 is left out, the rest of the run recorded', async () => {
-    const state = await ImportState.load(path, OPTIONS);
+    const state = await loadStateFile(path, OPTIONS);
     await state.recordRun({ ...run, requests: 4, throttled: 1, paceRps: 0 });
-    const reread = await ImportState.load(path, OPTIONS);
+    const reread = await loadStateFile(path, OPTIONS);
     expect(reread.warnings).toEqual([]);
     expect(reread.lastRun()).toEqual({ ...run, requests: 4, throttled: 1 });
   });

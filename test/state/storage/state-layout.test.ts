@@ -2,8 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../../src/errors.js';
-import { ImportState } from '../../../src/state/import-state.js';
 import { useTempDirs } from '../../helpers/tmp.js';
+import { loadStateFile } from '../../helpers/state-file.js';
 
 const tempDir = useTempDirs('state-layout-');
 const now = new Date('2026-11-26T12:00:00Z');
@@ -12,36 +12,36 @@ const metricNames = ['traffic'];
 describe('the state keeps its output layout', () => {
   it('a hive state says so; a flat one, like every earlier one, has no field; the other layout is refused (exit 2)', async () => {
     const hivePath = join(await tempDir(), 'hive.json');
-    await (await ImportState.load(hivePath, { now, metricNames, layout: 'hive' })).markComplete('traffic', '2026-11-22', ['S1']);
+    await (await loadStateFile(hivePath, { now, metricNames, layout: 'hive' })).markComplete('traffic', '2026-11-22', ['S1']);
     expect(JSON.parse(await readFile(hivePath, 'utf8'))).toMatchObject({ layout: 'hive' });
-    expect((await ImportState.load(hivePath, { now, metricNames })).layout).toBe('hive');
+    expect((await loadStateFile(hivePath, { now, metricNames })).layout).toBe('hive');
 
     const flatPath = join(await tempDir(), 'flat.json');
-    await (await ImportState.load(flatPath, { now, metricNames, layout: 'flat' })).markComplete('traffic', '2026-11-22', ['S1']);
+    await (await loadStateFile(flatPath, { now, metricNames, layout: 'flat' })).markComplete('traffic', '2026-11-22', ['S1']);
     expect(JSON.parse(await readFile(flatPath, 'utf8'))).not.toHaveProperty('layout');
-    expect((await ImportState.load(flatPath, { now, metricNames })).layout).toBe('flat');
+    expect((await loadStateFile(flatPath, { now, metricNames })).layout).toBe('flat');
 
     const before = await readFile(flatPath, 'utf8');
-    const refusal = ImportState.load(flatPath, { now, metricNames, layout: 'hive' });
+    const refusal = loadStateFile(flatPath, { now, metricNames, layout: 'hive' });
     await expect(refusal).rejects.toThrow(UsageError);
     await expect(refusal).rejects.toThrow(/--layout hive does not match the state .*flat\.json, whose files are laid out flat \(--layout flat\).*use --layout flat/);
-    await expect(ImportState.load(hivePath, { now, metricNames, layout: 'flat' })).rejects.toThrow(/laid out in hive partitions \(--layout hive\)/);
+    await expect(loadStateFile(hivePath, { now, metricNames, layout: 'flat' })).rejects.toThrow(/laid out in hive partitions \(--layout hive\)/);
     expect(await readFile(flatPath, 'utf8')).toBe(before);
   });
 
   it('a run of the other layout that created the state since this one loaded it is refused at the first change', async () => {
     const path = join(await tempDir(), 'state.json');
-    const flatRun = await ImportState.load(path, { now, metricNames, layout: 'flat' });
-    await (await ImportState.load(path, { now, metricNames, layout: 'hive' })).markAsked([{ key: 'traffic', day: '2026-11-22' }]);
+    const flatRun = await loadStateFile(path, { now, metricNames, layout: 'flat' });
+    await (await loadStateFile(path, { now, metricNames, layout: 'hive' })).markAsked([{ key: 'traffic', day: '2026-11-22' }]);
     await expect(flatRun.markComplete('traffic', '2026-11-22', ['S1'])).rejects.toThrow(/--layout flat does not match/);
     expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({ layout: 'hive', metrics: { traffic: { pending: { '2026-11-22': { reason: 'asked' } } } } });
   });
 
   it('keeps the day mode and the layout side by side', async () => {
     const path = join(await tempDir(), 'state.json');
-    await (await ImportState.load(path, { now, metricNames, mode: 'local', layout: 'hive' })).markComplete('traffic', '2026-11-22', ['S1']);
-    const state = await ImportState.load(path, { now, metricNames, mode: 'local', layout: 'hive' });
+    await (await loadStateFile(path, { now, metricNames, mode: 'local', layout: 'hive' })).markComplete('traffic', '2026-11-22', ['S1']);
+    const state = await loadStateFile(path, { now, metricNames, mode: 'local', layout: 'hive' });
     expect([state.dayMode, state.layout]).toEqual(['local', 'hive']);
-    await expect(ImportState.load(path, { now, metricNames, mode: 'utc', layout: 'hive' })).rejects.toThrow(/--days utc/);
+    await expect(loadStateFile(path, { now, metricNames, mode: 'utc', layout: 'hive' })).rejects.toThrow(/--days utc/);
   });
 });
