@@ -2,6 +2,7 @@ import type { ParquetColumnType } from '../output/parquet.js';
 import type { MeasureSums, MetricTotal } from './measure.js';
 import { avgScreenTimeValue, compareText, resultSchema, SCREEN_TIME, screenTimeSeconds, TRAFFIC_PCT, trafficPctValue, uniqueUsersValue } from './schema.js';
 import type { MetricName } from './names.js';
+import { SYNTHETIC_SCREEN_TIME, SYNTHETIC_TRAFFIC, SYNTHETIC_USERS, type SyntheticValues } from './synthetic.js';
 
 export { METRIC_NAMES, type MetricName } from './names.js';
 
@@ -45,6 +46,8 @@ export interface MetricDescriptor {
   readonly warningOf?: (result: MetricResult) => string | undefined;
   /** How a day of the metric is totalled, to judge whether its numbers look wrong: adds a valid result to the sums. */
   readonly total: MetricTotal & { readonly add: (sums: MeasureSums, result: MetricResult) => void };
+  /** Its values made up, as the sandbox serves them. */
+  readonly synthetic: SyntheticValues;
 }
 
 export const COMMON_COLUMNS = ['store_code', 'date', 'day', 'granularity', 'zone'] as const;
@@ -82,6 +85,7 @@ export const METRICS: Readonly<Record<MetricName, MetricDescriptor>> = {
     isValue: (raw) => Number.isSafeInteger(raw) && (raw as number) >= 0,
     columns: [{ name: 'unique_users', csv: integerText, json: integerText, parquet: 'int64' }],
     total: { measure: 'sum of unique_users', kind: 'sum', add: eachValue('unique_users', Number) },
+    synthetic: SYNTHETIC_USERS,
   },
   'avg-screen-time': {
     name: 'avg-screen-time',
@@ -94,6 +98,7 @@ export const METRICS: Readonly<Record<MetricName, MetricDescriptor>> = {
       { name: 'avg_screen_time_seconds', csv: screenSeconds, json: screenSeconds, parquet: 'int32' },
     ],
     total: { measure: 'mean avg_screen_time in seconds', kind: 'mean', add: eachValue('avg_screen_time', (raw) => screenTimeSeconds(raw as string)) },
+    synthetic: SYNTHETIC_SCREEN_TIME,
   },
   traffic: {
     name: 'traffic',
@@ -105,6 +110,7 @@ export const METRICS: Readonly<Record<MetricName, MetricDescriptor>> = {
     columns: [{ name: 'traffic_pct', csv: (raw) => raw as string, json: (raw) => String(Number(raw)), parquet: 'decimal(6,5)' }],
     warningOf: trafficSumWarning,
     total: { measure: 'share of results whose traffic_pct sum to 1', kind: 'mean', add: addTrafficShare },
+    synthetic: SYNTHETIC_TRAFFIC,
   },
 };
 

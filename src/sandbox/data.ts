@@ -1,5 +1,7 @@
 import { DateTime } from 'luxon';
 import { hash5, hashInts, hashString, seededRandom } from './hash.js';
+import { METRICS } from '../metrics/descriptors.js';
+import { pad2 } from '../metrics/synthetic.js';
 import type { MetricName } from './types.js';
 
 /**
@@ -74,23 +76,17 @@ export interface StoreProfile {
   readonly size: number;
 }
 
-export interface UniqueUsersEntry {
-  zone: string;
-  unique_users: number;
+/** A zone's entry of a result: its name and the metric's value under the metric's key (`unique_users`, ...). */
+export interface ZoneEntry {
+  readonly zone: string;
+  readonly [valueKey: string]: unknown;
 }
-export interface AvgScreenTimeEntry {
-  zone: string;
-  avg_screen_time: string;
-}
-export interface TrafficEntry {
-  zone: string;
-  traffic_pct: string;
-}
+
 export interface MetricResult {
   store_code: string;
   date: string;
   granularity: 'daily';
-  values: UniqueUsersEntry[] | AvgScreenTimeEntry[] | TrafficEntry[];
+  values: ZoneEntry[];
 }
 
 /** The results of one query, as (store, local day) references in their served (shuffled) order. */
@@ -110,9 +106,7 @@ export interface InstantRange {
   readonly toMs: number;
 }
 
-const METRIC_SALT: Record<MetricName, number> = { 'unique-users': 11, 'avg-screen-time': 13, traffic: 17 };
 const QUERY_CACHE_ENTRIES = 64;
-const TRAFFIC_UNITS = 100_000; // 5 decimals
 
 /** Parses a `datetime_gte`/`datetime_lte` value: ISO 8601 date-time with `Z` or an explicit offset. */
 export function parseInstant(text: string): number | undefined {
@@ -126,51 +120,6 @@ export function formatOffset(offsetMinutes: number): string {
   const sign = offsetMinutes < 0 ? '-' : '+';
   const absolute = Math.abs(offsetMinutes);
   return `${sign}${pad2(Math.floor(absolute / 60))}:${pad2(absolute % 60)}`;
-}
-
-function pad2(value: number): string {
-  return value < 10 ? `0${value}` : String(value);
-}
-
-export function formatDuration(totalSeconds: number): string {
-  const hours = Math.floor(totalSeconds / 3600);
-  const minutes = Math.floor((totalSeconds % 3600) / 60);
-  return `${pad2(hours)}:${pad2(minutes)}:${pad2(totalSeconds % 60)}`;
-}
-
-/** Splits 100000 units (1.00000) over the weights with the largest-remainder method, so the sum is exact. */
-export function distributeTraffic(weights: readonly number[]): string[] {
-  const zoneCount = weights.length;
-  let total = 0;
-  for (const weight of weights) total += weight;
-  const units = new Array<number>(zoneCount);
-  // Remainders are integers (weight * UNITS mod total), so comparisons are exact.
-  const remainders = new Array<number>(zoneCount);
-  let assigned = 0;
-  for (let index = 0; index < zoneCount; index += 1) {
-    const scaled = total === 0 ? 0 : weights[index]! * TRAFFIC_UNITS;
-    const share = total === 0 ? 0 : Math.floor(scaled / total);
-    units[index] = share;
-    remainders[index] = total === 0 ? 0 : scaled - share * total;
-    assigned += share;
-  }
-  if (total === 0) {
-    units[0] = TRAFFIC_UNITS;
-    assigned = TRAFFIC_UNITS;
-  }
-  // Fewer leftover units than zones: hand one each to the largest remainders (ties: first zone).
-  for (let leftover = TRAFFIC_UNITS - assigned; leftover > 0; leftover -= 1) {
-    let best = 0;
-    for (let index = 1; index < zoneCount; index += 1) if (remainders[index]! > remainders[best]!) best = index;
-    units[best] = units[best]! + 1;
-    remainders[best] = -1;
-  }
-  const shares = new Array<string>(zoneCount);
-  for (let index = 0; index < zoneCount; index += 1) {
-    const unit = units[index]!;
-    shares[index] = unit === TRAFFIC_UNITS ? '1.00000' : `0.${String(unit).padStart(5, '0')}`;
-  }
-  return shares;
 }
 
 export class Dataset {
@@ -336,31 +285,14 @@ export class Dataset {
    */
   result(metric: MetricName, storeIndex: number, localDay: number, seed = this.config.seed): MetricResult {
     const store = this.store(storeIndex);
-    const salt = METRIC_SALT[metric];
+    const { synthetic, valueKey } = METRICS[metric];
     const date = `${new Date(localDay * DAY_MS).toISOString().slice(0, 10)}T00:00:00${store.offsetText}`;
     const zoneNames = store.zoneNames;
-    let values: MetricResult['values'];
-    if (metric === 'unique-users') {
-      values = zoneNames.map((zone, zoneIndex) => {
-        const hash = hash5(seed, salt, storeIndex, localDay, zoneIndex);
-        // About one zone in 97 had nobody that day.
-        const users = hash % 97 === 0 ? 0 : Math.floor((store.size * (20 + ((hash >>> 8) % 130))) / 100);
-        return { zone, unique_users: users };
-      });
-    } else if (metric === 'avg-screen-time') {
-      values = zoneNames.map((zone, zoneIndex) => {
-        const hash = hash5(seed, salt, storeIndex, localDay, zoneIndex);
-        const seconds = hash % 89 === 0 ? 0 : (hash >>> 7) % 10_800;
-        return { zone, avg_screen_time: formatDuration(seconds) };
-      });
-    } else {
-      const weights = zoneNames.map((_zone, zoneIndex) => {
-        const hash = hash5(seed, salt, storeIndex, localDay, zoneIndex);
-        return hash % 53 === 0 ? 0 : 1 + ((hash >>> 6) % 1000);
-      });
-      const shares = distributeTraffic(weights);
-      values = zoneNames.map((zone, zoneIndex) => ({ zone, traffic_pct: shares[zoneIndex]! }));
-    }
+    const raw = synthetic.values(
+      zoneNames.map((_zone, zoneIndex) => hash5(seed, synthetic.salt, storeIndex, localDay, zoneIndex)),
+      store.size,
+    );
+    const values = zoneNames.map((zone, zoneIndex) => ({ zone, [valueKey]: raw[zoneIndex] }));
     return { store_code: store.code, date, granularity: 'daily', values };
   }
 

@@ -77,6 +77,6 @@ export function servedResults(dataset: Dataset, metric: MetricName, served: Serv
   if (distortionOf === undefined) return results;
   return results.map((result, offset) => {
     const factor = distortionOf(metric, refs.storeIndexes[start + offset]!, refs.localDays[start + offset]!);
-    return factor === undefined ? result : distortResult(result, factor);
+    return factor === undefined ? result : distortResult(metric, result, factor);
   });
 }
