@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
 import { startBroker } from '../../src/broker/server.js';
 import { secretSpellings } from '../../src/redact.js';
+import { waitUntil } from '../helpers/cli.js';
 import { startFakeAuthServer, type FakeAuthBehaviour, type FakeAuthServer } from '../helpers/fake-auth-server.js';
 import { startRedis, warnIfRedisMissing, type TestRedis } from '../helpers/redis.js';
 import { LogCapture, TestClock, injectedBroker, sleep, untilRedisKnown, type TestBroker } from './broker-harness.js';
@@ -222,11 +223,7 @@ async function steadyTraffic(brokers: readonly TestBroker[], clock: TestClock, s
 
 /** Until a line of the logs matches (an event of the broker, rather than a fixed wait). */
 async function untilLogged(logs: readonly LogCapture[], pattern: RegExp, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!logs.some((capture) => pattern.test(capture.text()))) {
-    if (Date.now() > deadline) throw new Error(`no log line matched ${String(pattern)} within ${timeoutMs} ms`);
-    await sleep(10);
-  }
+  await waitUntil(() => logs.some((capture) => pattern.test(capture.text())), `a log line matching ${String(pattern)}`, timeoutMs);
 }
 
 describe('5. a valid token is served at once while the auth server hangs', () => {
@@ -301,7 +298,7 @@ describe('6. the auth server\'s answer is bounded', () => {
     expect(answer.status).toBe(502);
     expect(json(answer).type).toBe('urn:area-metrics:broker:problem:auth-server-invalid-response');
     expect(hits.every((hit) => hit.status === 200)).toBe(true);
-    await sleep(100);
+    await waitUntil(() => auth.bodies[0]?.cutOff === true, 'the auth server seeing its answer cut off', 5000);
     expect(auth.bodies).toHaveLength(1);
     expect(auth.bodies[0]!.written).toBeLessThan(auth.bodies[0]!.total);
     expect(auth.bodies[0]!.cutOff).toBe(true);
@@ -371,7 +368,7 @@ describe('8. the smaller cases', () => {
   it('keeps every log line one line: U+2028 and U+2029 in an application_package are escaped', async () => {
     const { broker, logs } = await setup();
     expect((await get(broker, 'com.acme\u2028{"level":"fatal"}\u2029x')).status).toBe(400);
-    await sleep(50);
+    await waitUntil(() => logs.lines.some((candidate) => candidate.includes('unknown-application')), 'the request\'s log line', 5000);
     const line = logs.lines.find((candidate) => candidate.includes('unknown-application'));
     expect(line).toBeDefined();
     expect(line).not.toMatch(/[\u2028\u2029]/);
@@ -392,7 +389,8 @@ describe('8. the smaller cases', () => {
     await untilRedisKnown(logs);
     expect(logs.text()).toMatch(/Redis connected/);
     await broker.close();
-    await sleep(200);
+    await waitUntil(() => logs.text().includes('broker stopped'), 'the broker\'s stop line', 5000);
+    await sleep(200); // a negative check: no Redis outage is logged in the time a reconnect attempt would take
     const messages = logs.entries().map((entry) => String(entry.msg));
     expect(messages.at(-1)).toBe('broker stopped');
     expect(messages.join('\n')).not.toMatch(/Redis unavailable/);
