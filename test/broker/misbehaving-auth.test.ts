@@ -229,9 +229,10 @@ async function untilLogged(logs: readonly LogCapture[], pattern: RegExp, timeout
 describe('5. a valid token is served at once while the auth server hangs', () => {
   // A 6 s token with a 2 s margin: refreshed ahead from 2 s, past its refresh point at 4 s, discarded at 5 s. The
   // auth server hangs from the first token on; the auth timeout is 1 s (an answer that waited for it would take longer
-  // than the 750 ms allowed), so the refresh ahead started at 2.05 s fails at 3.05 s, before the refresh point: the
-  // test clock runs the token's life, the timeout runs in real time, and the traffic waits for that failure between
-  // the two phases.
+  // than the 900 ms allowed, which leaves a busy machine room over the few ms an answer from memory takes), so the
+  // refresh ahead started at 2.05 s fails at 3.05 s, before the refresh point: the test clock runs the token's life,
+  // the timeout runs in real time, and the traffic waits for that failure between the two phases. (A longer auth
+  // timeout is no way to more margin: it moves the failure against the token's life and the lock's.)
   const BACKOFF_LINE = /auth server failed; no calls for this platform during the back-off/;
 
   it('one instance: no answer waits for the hanging refresh, before or after the refresh point', async () => {
@@ -248,7 +249,7 @@ describe('5. a valid token is served at once while the auth server hangs', () =>
       expect(answer.status).toBe(200);
       expect(json(answer).access_token).toBe(first.access_token);
     }
-    expect(Math.max(...answers.map((answer) => answer.ms))).toBeLessThan(750);
+    expect(Math.max(...answers.map((answer) => answer.ms))).toBeLessThan(900);
     expect(auth.tokenRequests()).toBeLessThanOrEqual(3); // the first, the refresh ahead, at most one probe after the back-off
   });
 
@@ -281,7 +282,7 @@ describe('5. a valid token is served at once while the auth server hangs', () =>
         expect(answer.status).toBe(200);
         expect(json(answer).access_token).toBe(first.access_token);
       }
-      expect(Math.max(...answers.map((answer) => answer.ms))).toBeLessThan(750);
+      expect(Math.max(...answers.map((answer) => answer.ms))).toBeLessThan(900);
       expect(auth.tokenRequests()).toBeLessThanOrEqual(3);
     });
   });

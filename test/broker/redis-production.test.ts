@@ -70,7 +70,8 @@ describe('start-up does not wait for Redis', () => {
     await warm.broker.close();
     const startedAt = Date.now();
     const { broker } = await startListening(auth.url, { redis: { url: `redis://127.0.0.1:${port}` } });
-    expect(Date.now() - startedAt).toBeLessThan(1000);
+    // A warm start takes tens of ms: 1.5 s leaves a busy machine room and stays below Redis's 2 s connect timeout.
+    expect(Date.now() - startedAt).toBeLessThan(1500);
     expect((await fetch(tokenUrl(broker))).status).toBe(200);
     expect(await readyz(broker)).toMatchObject({ status: 'degraded', redis: 'down' });
   });

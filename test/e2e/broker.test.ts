@@ -157,7 +157,9 @@ describe('e2e: a deploy and a reload, with signals to a real broker process', ()
     stop.now = true;
     await Promise.all(connections);
     expect(await exitCode(cli)).toBe(0);
-    expect(Date.now() - signalledAt).toBeLessThan(4000); // delay 0.5 s + timeout 0.5 s, not the stalled client's pleasure
+    // Delay 0.5 s + timeout 0.5 s, not the stalled client's pleasure (held until the 10 s request timeout): 8 s rules
+    // that out with room for a busy machine.
+    expect(Date.now() - signalledAt).toBeLessThan(8000);
     stalled.destroy();
     expect(tally.lost).toBe(0);
     expect(tally.ok).toBeGreaterThan(0);
@@ -176,7 +178,7 @@ describe('e2e: a deploy and a reload, with signals to a real broker process', ()
     const secondAt = Date.now();
     cli.kill('SIGTERM');
     expect(await exitCode(cli)).toBe(143);
-    expect(Date.now() - secondAt).toBeLessThan(2000);
+    expect(Date.now() - secondAt).toBeLessThan(10_000); // at once: not the 30 s shutdown delay the first signal began
     expect(cli.stderr().trim().split('\n').at(-1)).toMatch(/broker draining/);
   });
 
