@@ -1,8 +1,9 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
+import { waitUntil } from '../helpers/cli.js';
 import { startFakeAuthServer } from '../helpers/fake-auth-server.js';
 import { ANDROID_APP_ID, IOS_APP_ID, PROJECT_NUMBER, appCheckClaims, issuerKey, signToken, startIssuer, type IssuerKey } from './attestation-issuer.js';
-import { TestClock, injectedBroker, sleep, type TestBroker } from './broker-harness.js';
+import { TestClock, injectedBroker, type TestBroker } from './broker-harness.js';
 
 // The claims a genuine token must carry beyond its signature: a `sub` naming the application, a lifetime of at most
 // 7 days, the right issuer as well as the right audience; and a remembered token answers for its own application
@@ -45,7 +46,7 @@ async function started(): Promise<{ broker: TestBroker; clock: TestClock }> {
   const clock = new TestClock();
   const broker = injectedBroker(configOf(auth.url, issuer.jwksUrl), { now: clock.now });
   stops.push(() => broker.close());
-  while (!broker.logs.text().includes('attestation keys fetched')) await sleep(10);
+  await waitUntil(() => broker.logs.text().includes('attestation keys fetched'), 'the first attestation keys fetched', 5000);
   return { broker, clock };
 }
 

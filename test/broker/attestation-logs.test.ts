@@ -2,10 +2,11 @@ import { createServer } from 'node:http';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
 import { startBroker } from '../../src/broker/server.js';
+import { waitUntil } from '../helpers/cli.js';
 import { startFakeAuthServer } from '../helpers/fake-auth-server.js';
 import { listenOnLoopback } from '../helpers/loopback.js';
 import { ANDROID_APP_ID, IOS_APP_ID, PROJECT_NUMBER, appCheckClaims, issuerKey, signToken, startIssuer, withKid, type IssuerKey } from './attestation-issuer.js';
-import { LogCapture, TestClock, injectedBroker, sleep, type TestBroker } from './broker-harness.js';
+import { LogCapture, TestClock, injectedBroker, type TestBroker } from './broker-harness.js';
 
 // What an operator reads at the default level during an App Check rollout: each refusal cause with its reason the
 // first time in an interval, a count per cause after that; the attestation mode at start; why the keys failed.
@@ -38,11 +39,7 @@ function configOf(authUrl: string, jwksUrl: string): BrokerConfig {
 }
 
 async function untilLogged(logs: LogCapture, text: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!logs.text().includes(text)) {
-    if (Date.now() > deadline) throw new Error(`not logged within 5 s: ${text}`);
-    await sleep(10);
-  }
+  await waitUntil(() => logs.text().includes(text), `the log line: ${text}`, 5000);
 }
 
 describe('attestation refusals in the log', () => {

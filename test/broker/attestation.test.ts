@@ -1,5 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
+import { waitUntil } from '../helpers/cli.js';
 import { startFakeAuthServer, type FakeAuthServer } from '../helpers/fake-auth-server.js';
 import { startRedis, warnIfRedisMissing } from '../helpers/redis.js';
 import {
@@ -222,7 +223,7 @@ describe('attestation enforced (firebase-app-check)', () => {
     keys.setDown(true);
     clock.advance(10 * 60_000); // ten times the keys' max-age
     expect((await ask(target, await mint(key, appCheckClaims(ANDROID_APP_ID, clock.now())))).status).toBe(200);
-    for (let waited = 0; waited < 2000 && !/could not be fetched again/.test(target.logs.text()); waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitUntil(() => /could not be fetched again/.test(target.logs.text()), 'the failed key refresh in the logs', 5000);
     const ready = await readyz(target);
     expect(ready.status).toBe(200);
     expect(ready.body.attestation).toMatchObject({ keys: { state: 'stale', keys: 1, lastError: expect.any(String) } });

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
 import { startBroker } from '../../src/broker/server.js';
 import { secretSpellings } from '../../src/redact.js';
+import { waitUntil } from '../helpers/cli.js';
 import { startFakeAuthServer, type FakeAuthBehaviour, type FakeAuthServer } from '../helpers/fake-auth-server.js';
 import { startRedis, warnIfRedisMissing, type TestRedis } from '../helpers/redis.js';
 import { LogCapture, TestClock, injectedBroker, sleep, untilRedisKnown, type TestBroker } from './broker-harness.js';
@@ -222,19 +223,16 @@ async function steadyTraffic(brokers: readonly TestBroker[], clock: TestClock, s
 
 /** Until a line of the logs matches (an event of the broker, rather than a fixed wait). */
 async function untilLogged(logs: readonly LogCapture[], pattern: RegExp, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!logs.some((capture) => pattern.test(capture.text()))) {
-    if (Date.now() > deadline) throw new Error(`no log line matched ${String(pattern)} within ${timeoutMs} ms`);
-    await sleep(10);
-  }
+  await waitUntil(() => logs.some((capture) => pattern.test(capture.text())), `a log line matching ${String(pattern)}`, timeoutMs);
 }
 
 describe('5. a valid token is served at once while the auth server hangs', () => {
   // A 6 s token with a 2 s margin: refreshed ahead from 2 s, past its refresh point at 4 s, discarded at 5 s. The
   // auth server hangs from the first token on; the auth timeout is 1 s (an answer that waited for it would take longer
-  // than the 750 ms allowed), so the refresh ahead started at 2.05 s fails at 3.05 s, before the refresh point: the
-  // test clock runs the token's life, the timeout runs in real time, and the traffic waits for that failure between
-  // the two phases.
+  // than the 900 ms allowed, which leaves a busy machine room over the few ms an answer from memory takes), so the
+  // refresh ahead started at 2.05 s fails at 3.05 s, before the refresh point: the test clock runs the token's life,
+  // the timeout runs in real time, and the traffic waits for that failure between the two phases. (A longer auth
+  // timeout is no way to more margin: it moves the failure against the token's life and the lock's.)
   const BACKOFF_LINE = /auth server failed; no calls for this platform during the back-off/;
 
   it('one instance: no answer waits for the hanging refresh, before or after the refresh point', async () => {
@@ -251,7 +249,7 @@ describe('5. a valid token is served at once while the auth server hangs', () =>
       expect(answer.status).toBe(200);
       expect(json(answer).access_token).toBe(first.access_token);
     }
-    expect(Math.max(...answers.map((answer) => answer.ms))).toBeLessThan(750);
+    expect(Math.max(...answers.map((answer) => answer.ms))).toBeLessThan(900);
     expect(auth.tokenRequests()).toBeLessThanOrEqual(3); // the first, the refresh ahead, at most one probe after the back-off
   });
 
@@ -284,7 +282,7 @@ describe('5. a valid token is served at once while the auth server hangs', () =>
         expect(answer.status).toBe(200);
         expect(json(answer).access_token).toBe(first.access_token);
       }
-      expect(Math.max(...answers.map((answer) => answer.ms))).toBeLessThan(750);
+      expect(Math.max(...answers.map((answer) => answer.ms))).toBeLessThan(900);
       expect(auth.tokenRequests()).toBeLessThanOrEqual(3);
     });
   });
@@ -301,7 +299,7 @@ describe('6. the auth server\'s answer is bounded', () => {
     expect(answer.status).toBe(502);
     expect(json(answer).type).toBe('urn:area-metrics:broker:problem:auth-server-invalid-response');
     expect(hits.every((hit) => hit.status === 200)).toBe(true);
-    await sleep(100);
+    await waitUntil(() => auth.bodies[0]?.cutOff === true, 'the auth server seeing its answer cut off', 5000);
     expect(auth.bodies).toHaveLength(1);
     expect(auth.bodies[0]!.written).toBeLessThan(auth.bodies[0]!.total);
     expect(auth.bodies[0]!.cutOff).toBe(true);
@@ -371,7 +369,7 @@ describe('8. the smaller cases', () => {
   it('keeps every log line one line: U+2028 and U+2029 in an application_package are escaped', async () => {
     const { broker, logs } = await setup();
     expect((await get(broker, 'com.acme\u2028{"level":"fatal"}\u2029x')).status).toBe(400);
-    await sleep(50);
+    await waitUntil(() => logs.lines.some((candidate) => candidate.includes('unknown-application')), 'the request\'s log line', 5000);
     const line = logs.lines.find((candidate) => candidate.includes('unknown-application'));
     expect(line).toBeDefined();
     expect(line).not.toMatch(/[\u2028\u2029]/);
@@ -392,7 +390,8 @@ describe('8. the smaller cases', () => {
     await untilRedisKnown(logs);
     expect(logs.text()).toMatch(/Redis connected/);
     await broker.close();
-    await sleep(200);
+    await waitUntil(() => logs.text().includes('broker stopped'), 'the broker\'s stop line', 5000);
+    await sleep(200); // a negative check: no Redis outage is logged in the time a reconnect attempt would take
     const messages = logs.entries().map((entry) => String(entry.msg));
     expect(messages.at(-1)).toBe('broker stopped');
     expect(messages.join('\n')).not.toMatch(/Redis unavailable/);

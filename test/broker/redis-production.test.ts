@@ -3,9 +3,10 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolveBrokerConfig } from '../../src/broker/config.js';
 import { startBroker, type RunningBroker } from '../../src/broker/server.js';
+import { waitUntil } from '../helpers/cli.js';
 import { startFakeAuthServer, type FakeAuthServer } from '../helpers/fake-auth-server.js';
 import { startRedis, warnIfRedisMissing } from '../helpers/redis.js';
-import { LogCapture, brokerFetch, injectedBroker, sleep, untilRedisKnown, type TestBroker } from './broker-harness.js';
+import { LogCapture, brokerFetch, injectedBroker, untilRedisKnown, type TestBroker } from './broker-harness.js';
 
 const CLIENT_ID = 'redis-production-client';
 const SECRET = 'redis-production-secret-77ab';
@@ -52,13 +53,6 @@ async function readyz(broker: { readonly url: string }): Promise<Record<string, 
   return (await (await fetch(`${broker.url}/readyz`)).json()) as Record<string, unknown>;
 }
 
-async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 describe('start-up does not wait for Redis', () => {
   it('listens and serves at once when Redis accepts connections but never answers', async () => {
@@ -76,7 +70,8 @@ describe('start-up does not wait for Redis', () => {
     await warm.broker.close();
     const startedAt = Date.now();
     const { broker } = await startListening(auth.url, { redis: { url: `redis://127.0.0.1:${port}` } });
-    expect(Date.now() - startedAt).toBeLessThan(1000);
+    // A warm start takes tens of ms: 1.5 s leaves a busy machine room and stays below Redis's 2 s connect timeout.
+    expect(Date.now() - startedAt).toBeLessThan(1500);
     expect((await fetch(tokenUrl(broker))).status).toBe(200);
     expect(await readyz(broker)).toMatchObject({ status: 'degraded', redis: 'down' });
   });
@@ -97,7 +92,7 @@ describe.skipIf(redisMissing)('Redis as it runs in production', () => {
     stops.push(async () => void admin.disconnect());
     // A replica of nothing: connected, answers PING, refuses every write with READONLY (as an old master after a failover).
     await admin.replicaof('127.0.0.1', '1');
-    await until(async () => (await readyz(broker)).redis === 'down', '/readyz to say redis down');
+    await waitUntil(async () => (await readyz(broker)).redis === 'down', '/readyz to say redis down', 20_000);
     const metrics = await (await fetch(`${broker.url}/metrics`)).text();
     expect(metrics).toContain('area_metrics_broker_redis_up 0');
     expect((await fetch(tokenUrl(broker))).status).toBe(200); // served from memory and the auth server meanwhile
@@ -105,7 +100,7 @@ describe.skipIf(redisMissing)('Redis as it runs in production', () => {
     expect(downLines).toEqual([expect.objectContaining({ reason: 'READONLY', level: 'warn' })]);
 
     await admin.replicaof('NO', 'ONE');
-    await until(async () => (await readyz(broker)).redis === 'up', '/readyz to say redis up again');
+    await waitUntil(async () => (await readyz(broker)).redis === 'up', '/readyz to say redis up again', 20_000);
     expect(logs.entries().filter((entry) => entry.redis === 'down')).toHaveLength(1);
   });
 
@@ -154,8 +149,8 @@ describe.skipIf(redisMissing)('Redis as it runs in production', () => {
       }
     })();
     await master.kill();
-    await until(async () => logs.entries().some((entry) => entry.redis === 'down'), 'the outage to be seen');
-    await until(async () => (await readyz(broker)).redis === 'up', 'Redis up again on the promoted replica', 30_000);
+    await waitUntil(async () => logs.entries().some((entry) => entry.redis === 'down'), 'the outage to be seen', 20_000);
+    await waitUntil(async () => (await readyz(broker)).redis === 'up', 'Redis up again on the promoted replica', 30_000);
     loading = false;
     await load;
     expect(statuses.length).toBeGreaterThan(10);

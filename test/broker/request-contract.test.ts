@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolveBrokerConfig, type BrokerConfig, type PlatformCredentials } from '../../src/broker/config.js';
 import type { FetchedToken, TokenSource } from '../../src/broker/token-source.js';
+import { waitUntil } from '../helpers/cli.js';
 import { startRedis, warnIfRedisMissing } from '../helpers/redis.js';
 import { ANDROID_APP_ID, IOS_APP_ID, PROJECT_NUMBER, appCheckClaims, issuerKey, signToken, startIssuer } from './attestation-issuer.js';
 import { injectedBroker, untilRedisKnown, type TestBroker } from './broker-harness.js';
@@ -23,13 +24,18 @@ afterEach(async () => {
 });
 
 /** Tokens valid for an hour at the frozen clock; the `slow` platform's wait until the test releases them. */
-function tokenSource(): TokenSource & { release(): void } {
+function tokenSource(): TokenSource & { release(): void; holding(): boolean } {
   let release: () => void = () => undefined;
+  let holding = false;
   const released = new Promise<void>((resolve) => (release = resolve));
   return {
     release,
+    holding: () => holding,
     fetch: async (platform: PlatformCredentials): Promise<FetchedToken> => {
-      if (platform.name === 'slow') await released;
+      if (platform.name === 'slow') {
+        holding = true;
+        await released;
+      }
       return { accessToken: TOKEN, expiresAt: NOW + 3_600_000 };
     },
     close: async () => undefined,
@@ -114,7 +120,7 @@ async function run(broker: TestBroker, source: ReturnType<typeof tokenSource>): 
   const answers: Seen[] = [];
   for (const row of ROWS) for (const sent of row.requests) answers.push(seen(await send(sent)));
   const holding = send({ path: `?application_package=${SLOW_APP}`, headers: { 'x-forwarded-for': '192.0.2.2' } });
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  await waitUntil(() => source.holding(), 'the slow request to hold the one place in flight', 5000);
   answers.push(seen(await send({ path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '198.51.100.8', 'x-request-id': 'full' } })));
   source.release();
   expect((await holding).statusCode).toBe(200);

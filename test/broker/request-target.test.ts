@@ -4,7 +4,8 @@ import { readRequestTarget } from '../../src/broker/request-target.js';
 import { startBroker, type RunningBroker } from '../../src/broker/server.js';
 import type { FetchedToken, TokenSource } from '../../src/broker/token-source.js';
 import { ANDROID_APP_ID, PROJECT_NUMBER, appCheckClaims, issuerKey, signToken, startIssuer } from './attestation-issuer.js';
-import { LogCapture, injectedBroker, sleep } from './broker-harness.js';
+import { waitUntil } from '../helpers/cli.js';
+import { LogCapture, injectedBroker } from './broker-harness.js';
 import { rawRequest } from './raw-http.js';
 
 // The request target is read once, the way fastify's router reads it, before the fast path, the router, the limits
@@ -90,7 +91,7 @@ function tokenSource(): TokenSource & { fetches(): number } {
     fetches: () => fetches,
     fetch: async (): Promise<FetchedToken> => {
       fetches += 1;
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await new Promise((resolve) => setTimeout(resolve, 5)); // the fake's latency, not a wait for something
       return { accessToken: TOKEN, expiresAt: NOW + 3_600_000 };
     },
     close: async () => undefined,
@@ -132,7 +133,7 @@ describe('odd spellings of the request target, over a socket', () => {
     const issuer = await startIssuer([key]);
     closers.push(() => issuer.close());
     const { port, logs } = await listening(undefined, issuer.jwksUrl);
-    while (!logs.text().includes('attestation keys fetched')) await sleep(10);
+    await waitUntil(() => logs.text().includes('attestation keys fetched'), 'the first attestation keys fetched', 5000);
     const genuine = await signToken(key, appCheckClaims(ANDROID_APP_ID, NOW));
     for (const round of ['cold', 'warm']) {
       for (const { target, status } of SPELLINGS) {

@@ -2,6 +2,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningBroker } from '../../src/broker/server.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { waitUntil } from '../helpers/cli.js';
 import { startFakeAuthServer, type FakeAuthServer } from '../helpers/fake-auth-server.js';
 import {
   ANDROID_APP,
@@ -203,8 +204,10 @@ describe('GET /api/gatekeeper-token against the sandbox auth server', () => {
       ['debug', 'hit'],
     ]);
     expect(completed[1]).toMatchObject({ reqId: 'hit-1', application: ANDROID_APP, status: 200, path: '/api/gatekeeper-token' });
-    await sleep(120);
     // The hits may fall into two 50 ms windows: together they count each hit once.
+    const hitsSummarized = (): number =>
+      logs.entries().reduce((sum, entry) => sum + (entry.msg === 'cache hits' ? (entry.cacheHits as number) : 0), 0);
+    await waitUntil(() => hitsSummarized() >= 3, 'cache-hit summaries counting the 3 hits', 5000);
     const summaries = logs.entries().filter((entry) => entry.msg === 'cache hits');
     expect(summaries.length).toBeGreaterThanOrEqual(1);
     for (const summary of summaries) {
@@ -218,7 +221,7 @@ describe('GET /api/gatekeeper-token against the sandbox auth server', () => {
     }
     expect(summaries.reduce((sum, summary) => sum + (summary.cacheHits as number), 0)).toBe(3);
     expect(perApplication).toEqual({ [ANDROID_APP]: 2, [WEB_APP]: 1 });
-    await sleep(120);
+    await sleep(120); // a negative check: two more 50 ms windows pass with no hits, and they print no line
     expect(logs.entries().filter((entry) => entry.msg === 'cache hits')).toHaveLength(summaries.length); // no hits, no line
   });
 
@@ -294,10 +297,15 @@ describe('GET /api/gatekeeper-token against the sandbox auth server', () => {
     clock.advance(2100); // past the refresh-ahead point, whatever the JWT's whole-second exp rounding
     expect((await getToken(tokenUrl(running, ANDROID_APP))).status).toBe(200); // the cached token or already the new one
     let refreshed = await getToken(tokenUrl(running, ANDROID_APP));
-    for (let waited = 0; waited < 2000 && refreshed.body.access_token === first.body.access_token; waited += 50) {
-      await sleep(50);
-      refreshed = await getToken(tokenUrl(running, ANDROID_APP));
-    }
+    await waitUntil(
+      async () => {
+        if (refreshed.body.access_token !== first.body.access_token) return true;
+        refreshed = await getToken(tokenUrl(running, ANDROID_APP));
+        return false;
+      },
+      'a new token after the refresh point',
+      5000,
+    );
     expect(refreshed.status).toBe(200);
     expect(refreshed.body.access_token).not.toBe(first.body.access_token);
     expect(auth.tokenRequests()).toBe(2);
@@ -432,7 +440,7 @@ describe('service endpoints and logs', () => {
     auth.setFaults({ tokenLatencyMs: 400 });
     const { broker: running } = await listeningBroker(auth.url);
     const inFlight = getToken(tokenUrl(running, ANDROID_APP));
-    await sleep(100);
+    await waitUntil(() => auth.tokenRequests() === 1, 'the in-flight request reaching the auth server', 5000);
     const closing = running.close();
     const result = await inFlight;
     expect(result.status).toBe(200);

@@ -2,10 +2,11 @@ import { Redis } from 'ioredis';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SharedReplayGuard } from '../../src/broker/attestation/replay.js';
 import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
+import { waitUntil } from '../helpers/cli.js';
 import { startFakeAuthServer } from '../helpers/fake-auth-server.js';
 import { startRedis, warnIfRedisMissing } from '../helpers/redis.js';
 import { ANDROID_APP_ID, PROJECT_NUMBER, appCheckClaims, issuerKey, signToken, startIssuer, type IssuerKey } from './attestation-issuer.js';
-import { TestClock, injectedBroker, sleep, untilRedisKnown, type LogCapture, type TestBroker } from './broker-harness.js';
+import { TestClock, injectedBroker, untilRedisKnown, type LogCapture, type TestBroker } from './broker-harness.js';
 
 // Single use (`singleUse: true`): an instance refuses a replay it has seen itself whatever Redis does, and the ids
 // it saw while Redis was down are written to Redis when it is back, so the other instances refuse them too.
@@ -49,7 +50,7 @@ describe('SharedReplayGuard', () => {
     expect([sets(), guard.unwrittenCount]).toEqual([0, 1]);
     up = true;
     backAgain();
-    await sleep(0);
+    await waitUntil(() => sets() === 1 && guard.unwrittenCount === 0, 'the unwritten use written to Redis', 5000);
     expect([sets(), guard.unwrittenCount]).toEqual([1, 0]);
   });
 });
@@ -78,11 +79,11 @@ async function ask(target: TestBroker, token: string): Promise<number> {
 
 /** Waits until the broker has logged Redis's state `state` `times` times in all. */
 async function untilRedis(logs: LogCapture, state: 'up' | 'down', times: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (logs.lines.filter((line) => line.includes(`"redis":"${state}"`)).length < times) {
-    if (Date.now() > deadline) throw new Error(`the broker did not log Redis ${state} ${times} times within 10 s`);
-    await sleep(20);
-  }
+  await waitUntil(
+    () => logs.lines.filter((line) => line.includes(`"redis":"${state}"`)).length >= times,
+    `the broker to log Redis ${state} ${times} times`,
+    10_000,
+  );
 }
 
 const redisMissing = warnIfRedisMissing('the single-use tests across a Redis outage (test/broker/single-use.test.ts)');
@@ -119,8 +120,7 @@ describe.skipIf(redisMissing)('single use across a Redis outage (real redis-serv
     const inspect = new Redis(current.url, { lazyConnect: true });
     stops.push(async () => void inspect.disconnect());
     await inspect.connect();
-    const deadline = Date.now() + 5000;
-    while ((await inspect.keys('*jti:*')).length < 1 && Date.now() < deadline) await sleep(20);
+    await waitUntil(async () => (await inspect.keys('*jti:*')).length >= 1, 'the first instance to write its outage\'s ids to Redis', 5000);
     expect(await ask(second, usedDuring)).toBe(403); // written to Redis by the first instance when it came back
     expect(await ask(first, usedDuring)).toBe(403);
     expect(await ask(first, usedBefore)).toBe(403); // Redis lost it; the first instance's memory did not

@@ -144,20 +144,23 @@ describe('e2e: a deploy and a reload, with signals to a real broker process', ()
     const connections = Array.from({ length: 20 }, () => loadBalancerConnection(base, stop, tally));
     // A client that sends half a header and nothing more must not keep the process alive.
     const { port } = new URL(base);
-    const stalled = connect(Number(port), '127.0.0.1', () => stalled.write('GET /healthz HTTP/1.1\r\nHost: x\r\n'));
+    let stalledSent = false;
+    const stalled = connect(Number(port), '127.0.0.1', () => stalled.write('GET /healthz HTTP/1.1\r\nHost: x\r\n', () => (stalledSent = true)));
     stalled.on('error', () => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitUntil(() => stalledSent && tally.ok >= connections.length, 'the stalled client\'s half header sent and tokens flowing');
     const signalledAt = Date.now();
     cli.kill('SIGTERM');
     // The load balancer's readiness check: it stops sending once /readyz fails, within the drain delay.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await waitUntil(() => cli.stderr().includes('broker draining'), 'the draining line');
     const readyz = await fetch(`${base}/readyz`);
     expect(readyz.status).toBe(503);
     expect(readyz.headers.get('connection')).toBe('close');
     stop.now = true;
     await Promise.all(connections);
     expect(await exitCode(cli)).toBe(0);
-    expect(Date.now() - signalledAt).toBeLessThan(4000); // delay 0.5 s + timeout 0.5 s, not the stalled client's pleasure
+    // Delay 0.5 s + timeout 0.5 s, not the stalled client's pleasure (held until the 10 s request timeout): 8 s rules
+    // that out with room for a busy machine.
+    expect(Date.now() - signalledAt).toBeLessThan(8000);
     stalled.destroy();
     expect(tally.lost).toBe(0);
     expect(tally.ok).toBeGreaterThan(0);
@@ -176,7 +179,7 @@ describe('e2e: a deploy and a reload, with signals to a real broker process', ()
     const secondAt = Date.now();
     cli.kill('SIGTERM');
     expect(await exitCode(cli)).toBe(143);
-    expect(Date.now() - secondAt).toBeLessThan(2000);
+    expect(Date.now() - secondAt).toBeLessThan(10_000); // at once: not the 30 s shutdown delay the first signal began
     expect(cli.stderr().trim().split('\n').at(-1)).toMatch(/broker draining/);
   });
 

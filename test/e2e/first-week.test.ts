@@ -90,7 +90,7 @@ describe.runIf(process.platform === 'linux')('an output path the kernel will not
     const out = `/proc/area-metrics-${process.pid}/data`;
     const started = Date.now();
     const result = await runCli(args(out), { env, timeoutMs: 10_000 });
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(Date.now() - started).toBeLessThan(8_000); // within seconds: not a loop stopped by the 10 s timeout
     expect(result.code).toBe(7);
     expect(result.stderr.split('\n').filter((line) => line.startsWith('error: '))).toEqual([
       `error: cannot create folder /proc/area-metrics-${process.pid}: the file system there takes no new folders (ENOENT); choose another path`,
@@ -106,7 +106,7 @@ describe.runIf(process.platform === 'linux')('an output path the kernel will not
     const sent = Date.now();
     cli.kill('SIGTERM');
     const result = await cli.done;
-    expect(Date.now() - sent).toBeLessThan(3_000);
+    expect(Date.now() - sent).toBeLessThan(8_000); // at once: not a run the 10 s timeout had to stop
     // Exit 7 (it failed first), 143 (the signal stopped it) or, caught while the process was already ending, the
     // signal itself: never the old loop that a first SIGTERM does not stop.
     expect(result.code === 7 || result.code === 143 || result.signal === 'SIGTERM', `code ${result.code}, signal ${result.signal}`).toBe(true);

@@ -1,22 +1,26 @@
 /**
  * Fetching: retries, Retry-After, final statuses, timeouts, refused connections and foreign `next` links, over real
  * HTTP against a sandbox (or a scripted loopback server) started in the test. The command runs in this process on a
- * virtual clock, so backoffs and Retry-Afters are checked to the millisecond without being waited out; one run of
- * the BUILT binary shows that a real Retry-After is really waited.
+ * virtual clock, so backoffs and Retry-Afters are checked to the millisecond without being waited out; one run on
+ * the real clock (in this process too) shows that a real Retry-After is really waited.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RecordedRequest, type Sandbox } from '../../src/sandbox/index.js';
-import { assertBuilt, runCli, stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
+import { stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
 import { virtualClock, type VirtualClock } from '../helpers/clock.js';
 import { listenOnLoopback } from '../helpers/loopback.js';
 import { closedPort } from '../helpers/ports.js';
-import { runInProcess } from '../helpers/run-in-process.js';
+import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Retry-S3cret-7f3a9c';
+// The day clock of the runs and the sandbox (AREA_METRICS_NOW; the fetch clock is another, virtual in most runs):
+// days count from it, not from the wall clock at load time.
+const CLOCK = noonToday();
+const { runCli: runInProcess } = clockedCli(CLOCK);
 // The day before yesterday: every store's local day in its UTC window has ended, so the sandbox serves all of it.
-const DAY = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
+const DAY = new Date(CLOCK.getTime() - 2 * 86_400_000).toISOString().slice(0, 10);
 
 interface Timed extends RecordedRequest {
   readonly at: number;
@@ -88,7 +92,6 @@ function expectNoSecret(result: CliResult): void {
 }
 
 beforeAll(async () => {
-  assertBuilt();
   sandbox = await startSandbox({
     port: 0,
     stores: 3,
@@ -96,6 +99,7 @@ beforeAll(async () => {
     days: 5,
     clientId: 'retry-client',
     clientSecret: SECRET,
+    now: () => CLOCK,
     onRequest: (request) => answered.push({ ...request, at: Date.now() }),
   });
   const out = await tempDir();
@@ -171,7 +175,7 @@ describe('transient failures are retried and leave no trace', () => {
   it('a run on the real clock really waits a Retry-After out', async () => {
     const out = await tempDir();
     sandbox.setFaults({ rateLimitNth: { n: 1, retryAfterSeconds: 1 } });
-    const result = await runCli(importArgs(out, '--retries', '2'));
+    const result = await runInProcess(importArgs(out, '--retries', '2'));
     expect(result.code, result.stderr).toBe(0);
     const requests = metricRequests();
     expect(requests.map((request) => request.status)).toEqual([429, 200, 200]);

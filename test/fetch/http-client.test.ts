@@ -5,6 +5,7 @@ import { backoffDelay, DEFAULT_RETRY_POLICY, HttpClient, parseRetryAfter } from 
 import { MalformedBodyError } from '../../src/fetch/exchange.js';
 import { VendorDownError } from '../../src/fetch/outage.js';
 import { Pacer } from '../../src/fetch/pacer.js';
+import { waitUntil } from '../helpers/cli.js';
 import { virtualClock } from '../helpers/clock.js';
 import { useNock } from '../helpers/nock.js';
 
@@ -167,7 +168,7 @@ describe('HttpClient with the run pacer', () => {
     await clients[0]!.send({ method: 'GET', url }, json);
     const started = clock.now();
     const refused = clients[0]!.send({ method: 'GET', url }, json);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitUntil(() => pacer.stats().throttled === 1, 'the 429 to reach the pacer', 5000);
     // Sent by another unit after the 429: it waits the Retry-After too.
     const other = await clients[1]!.send({ method: 'GET', url }, json);
     expect(clock.now() - started).toBeGreaterThanOrEqual(3000);

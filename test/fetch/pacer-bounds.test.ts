@@ -142,7 +142,7 @@ describe('systemClock', () => {
         () => (ended = true),
         () => undefined,
       );
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setTimeout(resolve, 20)); // a negative check: a year's sleep has not ended at once
       expect(ended).toBe(false);
       controller.abort(new Error('done'));
       await sleep;

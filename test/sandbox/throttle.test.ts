@@ -97,7 +97,7 @@ describe('the sandbox rate limit', () => {
     expect((await get()).status).toBe(429);
     sandbox.setFaults({ rateLimit: { perSecond: 1 } });
     expect((await get()).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 1010));
+    await new Promise((resolve) => setTimeout(resolve, 1010)); // waits out the real 1 s window: the point, not a race
     expect((await get()).status).toBe(200);
   });
 

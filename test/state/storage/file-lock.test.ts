@@ -48,7 +48,7 @@ describe('the state file under its lock', () => {
     const marking = state.markComplete('traffic', '2026-11-20', ['S001']).then(() => {
       done = true;
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await new Promise((resolve) => setTimeout(resolve, 300)); // a negative check: it does not take a live holder's lock
     expect(done).toBe(false);
     const old = new Date(Date.now() - 120_000);
     await lutimes(lock, old, old);
