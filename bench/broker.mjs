@@ -121,9 +121,13 @@ async function cannon(url, { connections, durationSeconds, inProcess = false, se
   if (inProcess) return autocannon({ url, connections, duration: durationSeconds, headers });
   const serverBefore = serverPid === undefined ? undefined : cpuMs(serverPid);
   const headerArgs = Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}=${value}`]);
-  const child = spawn(process.execPath, [AUTOCANNON_CLI, '--json', '-c', String(connections), '-d', String(durationSeconds), ...headerArgs, url], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+  const child = spawn(
+    process.execPath,
+    [AUTOCANNON_CLI, '--json', '-c', String(connections), '-d', String(durationSeconds), ...headerArgs, url],
+    {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  );
   /** @type {number | undefined} */
   let generatorMs;
   // Read while it runs: an exited process has no /proc entry. The last 100 ms of its life are not counted (~1%).
@@ -137,7 +141,8 @@ async function cannon(url, { connections, durationSeconds, inProcess = false, se
   /** @type {CannonResult} */
   const result = JSON.parse(out);
   const serverAfter = serverPid === undefined ? undefined : cpuMs(serverPid);
-  const perAnswer = (/** @type {number | undefined} */ ms) => (ms === undefined || result.requests.total === 0 ? undefined : (ms * 1000) / result.requests.total);
+  const perAnswer = (/** @type {number | undefined} */ ms) =>
+    ms === undefined || result.requests.total === 0 ? undefined : (ms * 1000) / result.requests.total;
   result.serverCpuUsPerAnswer = serverBefore === undefined || serverAfter === undefined ? undefined : perAnswer(serverAfter - serverBefore);
   result.generatorCpuUsPerAnswer = perAnswer(generatorMs);
   return result;
@@ -251,9 +256,15 @@ export async function brokerBenchmark({
     const referenceBytes = bareBytes ?? brokerBodyBytes;
     const bare = await startListening('bare', join(ROOT, 'bench', 'bare-server.mjs'), ['--bytes', String(referenceBytes)]);
     servers.push(bare);
-    const minimalFastify = await startListening('bare', join(ROOT, 'bench', 'bare-server.mjs'), ['--bytes', String(referenceBytes), '--fastify']);
+    const minimalFastify = await startListening('bare', join(ROOT, 'bench', 'bare-server.mjs'), [
+      '--bytes',
+      String(referenceBytes),
+      '--fastify',
+    ]);
     servers.push(minimalFastify);
-    log(`broker's token answer: ${brokerBodyBytes} bytes; the references answer ${referenceBytes}; load generator ${loadInProcess ? 'in this process' : 'in its own process'}`);
+    log(
+      `broker's token answer: ${brokerBodyBytes} bytes; the references answer ${referenceBytes}; load generator ${loadInProcess ? 'in this process' : 'in its own process'}`,
+    );
 
     // The same broker with App Check enforced, asked with one genuine token over and over (an app's requests).
     const attested = await startListening('broker', BIN, ['broker', '--config', attestedConfigPath, '--port', '0'], {
@@ -283,7 +294,13 @@ export async function brokerBenchmark({
     const samples = Object.fromEntries(targets.map((target) => [target.key, []]));
     /** @param {(typeof targets)[number]} target @param {number} seconds */
     const generate = (target, seconds) =>
-      cannon(target.url, { connections, durationSeconds: seconds, inProcess: loadInProcess, serverPid: target.pid, headers: target.headers });
+      cannon(target.url, {
+        connections,
+        durationSeconds: seconds,
+        inProcess: loadInProcess,
+        serverPid: target.pid,
+        headers: target.headers,
+      });
     for (const target of targets) await generate(target, warmupSeconds); // JIT and connection warm-up
     for (let round = 1; round <= rounds; round++) {
       for (const target of targets) {
@@ -340,7 +357,9 @@ async function startIssuer() {
   const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
   const jwk = { ...(await exportJWK(publicKey)), kid: 'bench-key', alg: 'RS256', use: 'sig' };
   const server = createServer((_request, response) => {
-    response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=21600' }).end(JSON.stringify({ keys: [jwk] }));
+    response
+      .writeHead(200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=21600' })
+      .end(JSON.stringify({ keys: [jwk] }));
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
   const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
@@ -350,7 +369,13 @@ async function startIssuer() {
     mint: () => {
       const iat = Math.floor(Date.now() / 1000);
       serial += 1;
-      return new SignJWT({ sub: APP_ID, aud: [`projects/${PROJECT_NUMBER}`, 'projects/bench'], iat, exp: iat + 3600, jti: `bench-${serial}` })
+      return new SignJWT({
+        sub: APP_ID,
+        aud: [`projects/${PROJECT_NUMBER}`, 'projects/bench'],
+        iat,
+        exp: iat + 3600,
+        jti: `bench-${serial}`,
+      })
         .setIssuer(`https://firebaseappcheck.googleapis.com/${PROJECT_NUMBER}`)
         .setProtectedHeader({ alg: 'RS256', kid: 'bench-key', typ: 'JWT' })
         .sign(privateKey);
@@ -395,7 +420,8 @@ async function verifyEveryRequest({ log, issuer, url, pid, count = 2000, concurr
   const wallMs = performance.now() - started;
   const cpuAfter = cpuMs(pid);
   latencies.sort((a, b) => a - b);
-  const at = (/** @type {number} */ share) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * share))] ?? NaN) * 10) / 10;
+  const at = (/** @type {number} */ share) =>
+    Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * share))] ?? NaN) * 10) / 10;
   const result = {
     requests: count,
     failed,

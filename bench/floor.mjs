@@ -44,7 +44,9 @@ const dispatcher = createDispatcher({ connections: concurrency + 2, timeoutMs: 6
 const init = /** @type {RequestInit} */ (/** @type {unknown} */ ({ headers, dispatcher }));
 
 // Same plan order as the importer: metric, then day.
-const units = METRICS.flatMap((metric) => daysBetween(required(values.from, 'from'), required(values.to, 'to')).map((day) => ({ metric, day })));
+const units = METRICS.flatMap((metric) =>
+  daysBetween(required(values.from, 'from'), required(values.to, 'to')).map((day) => ({ metric, day })),
+);
 
 let requests = 0;
 let bytes = 0;

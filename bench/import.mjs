@@ -190,7 +190,9 @@ export async function importComparison({ rounds, tools, log, only }) {
           }
           if (round === 1 && variant.key === 'hive') {
             manifestHash = await hashCost(out);
-            log(`run manifest's SHA-256 of ${manifestHash.files} files, ${(manifestHash.bytes / 2 ** 20).toFixed(1)} MB: ${manifestHash.ms.toFixed(0)} ms`);
+            log(
+              `run manifest's SHA-256 of ${manifestHash.files} files, ${(manifestHash.bytes / 2 ** 20).toFixed(1)} MB: ${manifestHash.ms.toFixed(0)} ms`,
+            );
           }
         } finally {
           if (round === 1 && variant.key === 'csv') firstOutputs.csv = out;

@@ -95,7 +95,13 @@ async function importUnit({ metric, day }) {
     count ??= page.count;
     received += page.results.length;
     for (const r of page.results) {
-      if (!isText(r.store_code) || typeof r.date !== 'string' || !DATE.test(r.date) || r.granularity !== 'daily' || !Array.isArray(r.values)) {
+      if (
+        !isText(r.store_code) ||
+        typeof r.date !== 'string' ||
+        !DATE.test(r.date) ||
+        r.granularity !== 'daily' ||
+        !Array.isArray(r.values)
+      ) {
         throw new Error(`${metric} ${day}: invalid record`);
       }
       const key = `${r.store_code}\u0000${r.date}\u0000`;
@@ -117,7 +123,9 @@ async function importUnit({ metric, day }) {
   await writeFile(join(out, metric, `${day}.csv`), text);
 }
 
-const units = Object.keys(METRICS).flatMap((metric) => daysBetween(required(values.from, 'from'), required(values.to, 'to')).map((day) => ({ metric, day })));
+const units = Object.keys(METRICS).flatMap((metric) =>
+  daysBetween(required(values.from, 'from'), required(values.to, 'to')).map((day) => ({ metric, day })),
+);
 let nextUnit = 0;
 async function worker() {
   for (let unit = units[nextUnit++]; unit !== undefined; unit = units[nextUnit++]) await importUnit(unit);

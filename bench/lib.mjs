@@ -109,7 +109,10 @@ export async function measure(command, args, { env = process.env, cwd = ROOT, us
  * @returns {number | undefined}
  */
 export function median(values) {
-  const sorted = values.filter((value) => value !== undefined && !Number.isNaN(value)).map(Number).sort((a, b) => a - b);
+  const sorted = values
+    .filter((value) => value !== undefined && !Number.isNaN(value))
+    .map(Number)
+    .sort((a, b) => a - b);
   if (sorted.length === 0) return undefined;
   const middle = Math.floor(sorted.length / 2);
   const at = (/** @type {number} */ index) => /** @type {number} */ (sorted[index]);

@@ -25,7 +25,8 @@ async function importInto(window, output, extraEnv) {
   const env = { ...process.env, AREA_METRICS_CLIENT_ID: 'demo-client', AREA_METRICS_CLIENT_SECRET: 'demo-secret', ...extraEnv };
   const run = await measure(process.execPath, args, { env });
   const summary = SUMMARY.exec(run.stderr);
-  if (run.code !== 0 || !summary || summary[1] !== summary[2]) throw new Error(`import into ${output} failed with exit ${run.code}:\n${run.stderr.slice(-2000)}`);
+  if (run.code !== 0 || !summary || summary[1] !== summary[2])
+    throw new Error(`import into ${output} failed with exit ${run.code}:\n${run.stderr.slice(-2000)}`);
   return { ...run, units: Number(summary[2]), rows: Number(summary[3]), unchanged: Number(summary[4] ?? 0) };
 }
 
@@ -62,10 +63,12 @@ export async function objectStoreBenchmark({ rounds, log }) {
       samples.bucket.push(await importInto(window, prefix, s3Env));
       const rerun = await importInto(window, prefix, s3Env);
       // Every object of the re-run already holds its bytes: nothing may be written again.
-      if (rerun.unchanged !== rerun.units) throw new Error(`the re-run into ${prefix} rewrote ${rerun.units - rerun.unchanged} of ${rerun.units} units`);
+      if (rerun.unchanged !== rerun.units)
+        throw new Error(`the re-run into ${prefix} rewrote ${rerun.units - rerun.unchanged} of ${rerun.units} units`);
       samples.rerun.push(rerun);
       const wall = (/** @type {ImportRun[]} */ runs) => ((runs.at(-1)?.wallMs ?? Number.NaN) / 1000).toFixed(2);
-      log(`round ${round}/${rounds}: folder ${wall(samples.folder)} s, bucket ${wall(samples.bucket)} s, bucket re-run ${wall(samples.rerun)} s`,
+      log(
+        `round ${round}/${rounds}: folder ${wall(samples.folder)} s, bucket ${wall(samples.bucket)} s, bucket re-run ${wall(samples.rerun)} s`,
       );
     }
   } finally {

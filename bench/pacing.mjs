@@ -27,10 +27,26 @@ async function setFaults(baseUrl, faults) {
 async function importRun({ baseUrl, from, to, concurrency, pageSize }) {
   const out = await tempDir(`pacing-c${concurrency}`);
   try {
-    const args = [BIN, 'all', '--base-url', baseUrl, '--from', from, '--to', to, '--page-size', String(pageSize), '--concurrency', String(concurrency), '-o', out];
+    const args = [
+      BIN,
+      'all',
+      '--base-url',
+      baseUrl,
+      '--from',
+      from,
+      '--to',
+      to,
+      '--page-size',
+      String(pageSize),
+      '--concurrency',
+      String(concurrency),
+      '-o',
+      out,
+    ];
     const run = await measure(process.execPath, args, { env: { ...process.env, ...CREDENTIALS }, useTime: false });
     const summary = SUMMARY.exec(run.stderr);
-    if (run.code !== 0 || !summary || summary[1] !== summary[2]) throw new Error(`importer failed with exit ${run.code}:\n${run.stderr.slice(-2000)}`);
+    if (run.code !== 0 || !summary || summary[1] !== summary[2])
+      throw new Error(`importer failed with exit ${run.code}:\n${run.stderr.slice(-2000)}`);
     return { wallMs: run.wallMs, requests: Number(summary[4]), throttled: Number(summary[5] ?? 0) };
   } finally {
     await rm(out, { recursive: true, force: true });
@@ -39,7 +55,19 @@ async function importRun({ baseUrl, from, to, concurrency, pageSize }) {
 
 /** @param {PacedRun} run @returns {Promise<{ wallMs: number, requests: number }>} */
 async function floorRun({ baseUrl, from, to, concurrency, pageSize }) {
-  const args = [join(ROOT, 'bench', 'floor.mjs'), '--base-url', baseUrl, '--from', from, '--to', to, '--page-size', String(pageSize), '--concurrency', String(concurrency)];
+  const args = [
+    join(ROOT, 'bench', 'floor.mjs'),
+    '--base-url',
+    baseUrl,
+    '--from',
+    from,
+    '--to',
+    to,
+    '--page-size',
+    String(pageSize),
+    '--concurrency',
+    String(concurrency),
+  ];
   const run = await measure(process.execPath, args, { env: { ...process.env, ...CREDENTIALS }, useTime: false });
   if (run.code !== 0) throw new Error(`floor client failed with exit ${run.code}:\n${run.stderr.slice(-2000)}`);
   return { wallMs: run.wallMs, requests: JSON.parse(run.stdout).requests };
@@ -62,7 +90,14 @@ export async function pacingBenchmark({ rounds, log }) {
         await setFaults(sandbox.url, { latencyMs: LATENCY_MS, rateLimit: { perSecond: LIMIT, headers } });
         const run = await importRun({ ...window, concurrency });
         const pages = run.requests - run.throttled;
-        const result = { headers, concurrency, ...run, pages, vsLimit: run.wallMs / ((pages / LIMIT) * 1000), share429: run.throttled / run.requests };
+        const result = {
+          headers,
+          concurrency,
+          ...run,
+          pages,
+          vsLimit: run.wallMs / ((pages / LIMIT) * 1000),
+          share429: run.throttled / run.requests,
+        };
         throttled.push(result);
         log(
           `throttled at ${LIMIT}/s (headers ${headers}), --concurrency ${concurrency}: ${(run.wallMs / 1000).toFixed(2)} s for ${pages} pages ` +
@@ -85,11 +120,19 @@ export async function pacingBenchmark({ rounds, log }) {
         samples.floor.push(floor.wallMs);
         samples.importer.push(importer.wallMs);
         ratios.push(importer.wallMs / floor.wallMs);
-        log(`unthrottled, --concurrency ${concurrency}, round ${round}/${rounds}: importer ${(importer.wallMs / 1000).toFixed(2)} s, plain download ${(floor.wallMs / 1000).toFixed(2)} s (${importer.requests} and ${floor.requests} requests)`);
+        log(
+          `unthrottled, --concurrency ${concurrency}, round ${round}/${rounds}: importer ${(importer.wallMs / 1000).toFixed(2)} s, plain download ${(floor.wallMs / 1000).toFixed(2)} s (${importer.requests} and ${floor.requests} requests)`,
+        );
       }
       // Rounds >= 1: each median is a number.
       const of = (/** @type {number[]} */ values) => median(values) ?? Number.NaN;
-      unthrottled.push({ concurrency, importerMs: of(samples.importer), floorMs: of(samples.floor), vsFloor: of(ratios), vsFloorByRound: ratios.map((ratio) => Number(ratio.toFixed(3))) });
+      unthrottled.push({
+        concurrency,
+        importerMs: of(samples.importer),
+        floorMs: of(samples.floor),
+        vsFloor: of(ratios),
+        vsFloorByRound: ratios.map((ratio) => Number(ratio.toFixed(3))),
+      });
     }
   } finally {
     await sandbox.stop();

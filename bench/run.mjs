@@ -38,7 +38,8 @@ const rounds = Number(flags.rounds);
 if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds must be a positive integer');
 
 const started = performance.now();
-const log = (/** @type {string} */ message) => process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(3)} s] ${message}\n`);
+const log = (/** @type {string} */ message) =>
+  process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(3)} s] ${message}\n`);
 
 const machine = {
   /** @type {string | undefined} */
@@ -150,11 +151,15 @@ if (!flags['skip-import']) {
         met,
       ]);
     }
-    log(`7 days: ${comparison.rows} rows per run (3 metrics), ${comparison.requests} requests, window ${comparison.window.from}..${comparison.window.to}`);
+    log(
+      `7 days: ${comparison.rows} rows per run (3 metrics), ${comparison.requests} requests, window ${comparison.window.from}..${comparison.window.to}`,
+    );
     const hashed = comparison.manifestHash;
     const csvMs = byKey.csv?.wallMs;
     if (hashed && csvMs) {
-      log(`run manifest: SHA-256 of the run's ${(hashed.bytes / 2 ** 20).toFixed(1)} MB in ${hashed.ms.toFixed(0)} ms, ${((100 * hashed.ms) / csvMs).toFixed(1)}% of the flat run's ${(csvMs / 1000).toFixed(2)} s (an upper bound: the importer hashes the bytes it already holds)`);
+      log(
+        `run manifest: SHA-256 of the run's ${(hashed.bytes / 2 ** 20).toFixed(1)} MB in ${hashed.ms.toFixed(0)} ms, ${((100 * hashed.ms) / csvMs).toFixed(1)}% of the flat run's ${(csvMs / 1000).toFixed(2)} s (an upper bound: the importer hashes the bytes it already holds)`,
+      );
     }
     for (const variant of comparison.variants) {
       if (variant.key !== 'lean') log(`7 days: ${variant.name} vs lean, round by round: ${variant.vsLeanByRound.map(fmtRatio).join(', ')}`);
@@ -167,11 +172,29 @@ if (!flags['skip-object-store']) {
     const objects = await objectStoreBenchmark({ rounds, log });
     results.objectStore = objects;
     /** @param {string} name @param {(typeof objects)['folder']} sample @param {string} note */
-    const row = (name, sample, note) => [name, seconds(sample.wallMs), Math.round((sample.rows ?? Number.NaN) / ((sample.wallMs ?? Number.NaN) / 1000)).toLocaleString('en-US'), mb(sample.maxRssKb), '', '', '', note, ''];
+    const row = (name, sample, note) => [
+      name,
+      seconds(sample.wallMs),
+      Math.round((sample.rows ?? Number.NaN) / ((sample.wallMs ?? Number.NaN) / 1000)).toLocaleString('en-US'),
+      mb(sample.maxRssKb),
+      '',
+      '',
+      '',
+      note,
+      '',
+    ];
     table.push(
       row('7 days: all --format csv into a folder', objects.folder, ''),
-      row('7 days: the same into s3rver (one PUT per object)', objects.bucket, `${fmtRatio(ratio(objects.bucket.wallMs, objects.folder.wallMs))} the folder's time`),
-      row('7 days: the re-run into s3rver (all unchanged)', objects.rerun, `${fmtRatio(ratio(objects.rerun.wallMs, objects.bucket.wallMs))} the first run's time`),
+      row(
+        '7 days: the same into s3rver (one PUT per object)',
+        objects.bucket,
+        `${fmtRatio(ratio(objects.bucket.wallMs, objects.folder.wallMs))} the folder's time`,
+      ),
+      row(
+        '7 days: the re-run into s3rver (all unchanged)',
+        objects.rerun,
+        `${fmtRatio(ratio(objects.rerun.wallMs, objects.bucket.wallMs))} the first run's time`,
+      ),
     );
   });
 }
@@ -254,12 +277,24 @@ if (!flags['skip-startup']) {
     const startup = startupBenchmark();
     results.startup = startup;
     /** @param {string} name @param {number} ms */
-    const row = (name, ms) => [name, ms.toFixed(0), `+${(ms - startup.bare).toFixed(0)}`, 'within 100 ms of bare node', pass(ms - startup.bare <= 100)];
+    const row = (name, ms) => [
+      name,
+      ms.toFixed(0),
+      `+${(ms - startup.bare).toFixed(0)}`,
+      'within 100 ms of bare node',
+      pass(ms - startup.bare <= 100),
+    ];
     startupTable.push(
       ['node -e 0 (bare node)', startup.bare.toFixed(0), '', '', ''],
       row('area-metrics --version', startup.version),
       row('area-metrics --help', startup.help),
-      ['area-metrics traffic --help (declares the import commands)', startup.importHelp.toFixed(0), `+${(startup.importHelp - startup.bare).toFixed(0)}`, '', ''],
+      [
+        'area-metrics traffic --help (declares the import commands)',
+        startup.importHelp.toFixed(0),
+        `+${(startup.importHelp - startup.bare).toFixed(0)}`,
+        '',
+        '',
+      ],
     );
   });
 }
@@ -273,7 +308,14 @@ if (!flags['skip-state']) {
     const kb = (/** @type {number | undefined} */ bytes) => ((bytes ?? NaN) / 1024).toFixed(1);
     const ms = (/** @type {number | undefined} */ value) => (value ?? NaN).toFixed(1);
     stateTable.push(
-      [`a year of coverage, no profiles (${state.metrics} metrics)`, kb(state.coverage.bytes), ms(state.coverage.readMs), ms(state.coverage.recordMs), '', ''],
+      [
+        `a year of coverage, no profiles (${state.metrics} metrics)`,
+        kb(state.coverage.bytes),
+        ms(state.coverage.readMs),
+        ms(state.coverage.recordMs),
+        '',
+        '',
+      ],
       [
         `the same with a profile per complete day (${state.days} x ${state.metrics})`,
         kb(state.profiles.bytes),
@@ -300,7 +342,8 @@ if (!flags['skip-broker']) {
     const bare = broker.load.bare;
     const cached = broker.load.broker;
     const minimal = broker.load.fastify;
-    const cpu = (/** @type {{ serverCpuUsPerAnswer?: number }} */ load) => (load.serverCpuUsPerAnswer === undefined ? 'n/a' : load.serverCpuUsPerAnswer.toFixed(1));
+    const cpu = (/** @type {{ serverCpuUsPerAnswer?: number }} */ load) =>
+      load.serverCpuUsPerAnswer === undefined ? 'n/a' : load.serverCpuUsPerAnswer.toFixed(1);
     /** A broker row held to a share of the bare server's rate, a p99 under 20 ms and no failure. */
     /** @param {string} name @param {typeof bare} load @param {number} minShare */
     const measuredAgainstBare = (name, load, minShare) => {
@@ -318,7 +361,16 @@ if (!flags['skip-broker']) {
       ];
     };
     brokerTable.push(
-      [`bare node:http, ${broker.referenceBytes}-byte JSON`, Math.round(bare.requestsPerSecond), bare.p50Ms, bare.p99Ms, cpu(bare), `${bare.non2xx + bare.errors}`, '', ''],
+      [
+        `bare node:http, ${broker.referenceBytes}-byte JSON`,
+        Math.round(bare.requestsPerSecond),
+        bare.p50Ms,
+        bare.p99Ms,
+        cpu(bare),
+        `${bare.non2xx + bare.errors}`,
+        '',
+        '',
+      ],
       [
         `minimal fastify route, same ${broker.referenceBytes}-byte JSON`,
         Math.round(minimal.requestsPerSecond),
@@ -387,7 +439,9 @@ if (table.length) {
 }
 if (pacingTable.length) {
   out.push('');
-  out.push(`Pacing (sandbox in its own process, ${results.pacing?.latencyMs} ms latency; unthrottled: median of ${rounds} interleaved rounds)`);
+  out.push(
+    `Pacing (sandbox in its own process, ${results.pacing?.latencyMs} ms latency; unthrottled: median of ${rounds} interleaved rounds)`,
+  );
   out.push(formatTable(['run', 'wall s', 'vs limit / vs plain download', '429s', 'target', 'met'], pacingTable));
 }
 if (startupTable.length) {
@@ -397,7 +451,9 @@ if (startupTable.length) {
 }
 if (stateTable.length) {
   out.push('');
-  out.push(`State file (median of ${results.state?.rounds} interleaved rounds, in-process: read = load and check, record = one day completed under the lock, fsync included)`);
+  out.push(
+    `State file (median of ${results.state?.rounds} interleaved rounds, in-process: read = load and check, record = one day completed under the lock, fsync included)`,
+  );
   out.push(formatTable(['state', 'kB', 'read ms', 'record ms', 'target', 'met'], stateTable));
 }
 if (brokerTable.length) {

@@ -13,7 +13,8 @@ function wallMs(args) {
   return performance.now() - started;
 }
 
-const median = (/** @type {readonly number[]} */ values) => /** @type {number} */ ([...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]);
+const median = (/** @type {readonly number[]} */ values) =>
+  /** @type {number} */ ([...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]);
 
 /**
  * Median wall time of each command line, the runs interleaved so that load on the machine falls on all alike.

@@ -26,7 +26,8 @@ function yearOfState(now, withProfiles) {
   for (const metric of METRICS) {
     /** @type {Record<string, number[]>} */
     const profiles = {};
-    for (let day = 0; day < DAYS; day++) profiles[dayOf(first + day * DAY_MS)] = [12, 12, 48, Number((1000 + ((day * 7919) % 500) + 0.123456).toPrecision(6))];
+    for (let day = 0; day < DAYS; day++)
+      profiles[dayOf(first + day * DAY_MS)] = [12, 12, 48, Number((1000 + ((day * 7919) % 500) + 0.123456).toPrecision(6))];
     metrics[metric] = { complete: [[dayOf(first), dayOf(last)]], stores: 12, storeSet: id, ...(withProfiles ? { profiles } : {}) };
   }
   return { state: { version: 4, metrics, storeSets: { [id]: encodeStoreSet(codes) } }, next: dayOf(last + DAY_MS) };
@@ -41,7 +42,10 @@ export async function stateBenchmark({ rounds = 41 } = {}) {
   /** @type {Partial<Record<Variant, number>>} */
   const sizes = {};
   try {
-    for (const [variant, withProfiles] of /** @type {[Variant, boolean][]} */ ([['profiles', true], ['coverage', false]])) {
+    for (const [variant, withProfiles] of /** @type {[Variant, boolean][]} */ ([
+      ['profiles', true],
+      ['coverage', false],
+    ])) {
       const { state } = yearOfState(now, withProfiles);
       const path = join(dir, `${variant}.json`);
       // Written once by the code itself, so the size is that of the real text format.
@@ -59,7 +63,12 @@ export async function stateBenchmark({ rounds = 41 } = {}) {
         samples[variant].read.push(performance.now() - started);
         const { next } = yearOfState(now, false);
         started = performance.now();
-        await state.markComplete('traffic', next, state.storeCodes('traffic') ?? [], variant === 'profiles' ? [12, 12, 48, 1200] : undefined);
+        await state.markComplete(
+          'traffic',
+          next,
+          state.storeCodes('traffic') ?? [],
+          variant === 'profiles' ? [12, 12, 48, 1200] : undefined,
+        );
         samples[variant].record.push(performance.now() - started);
         await writeFile(path, original);
       }
@@ -67,6 +76,10 @@ export async function stateBenchmark({ rounds = 41 } = {}) {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-  const summary = (/** @type {Variant} */ variant) => ({ bytes: sizes[variant], readMs: median(samples[variant].read), recordMs: median(samples[variant].record) });
+  const summary = (/** @type {Variant} */ variant) => ({
+    bytes: sizes[variant],
+    readMs: median(samples[variant].read),
+    recordMs: median(samples[variant].record),
+  });
   return { days: DAYS, metrics: METRICS.length, rounds, profiles: summary('profiles'), coverage: summary('coverage') };
 }

@@ -13,12 +13,16 @@ if (only !== undefined && only !== 'typecheck' && only !== 'lint') throw new Err
 const started = performance.now();
 const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
 
-const config = ts.getParsedCommandLineOfConfigFile(`${root}tsconfig.json`, { noEmit: true }, {
-  ...ts.sys,
-  onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
-    throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+const config = ts.getParsedCommandLineOfConfigFile(
+  `${root}tsconfig.json`,
+  { noEmit: true },
+  {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
+      throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+    },
   },
-});
+);
 if (config === undefined) throw new Error('cannot read tsconfig.json');
 // dist/ unseen: bench's imports of ../dist/*.js are checked against src/ (tsconfig's rootDirs), whether or not a build
 // is there or half-written by the build `npm test` runs beside this. (tsc alone would read dist/'s untyped JavaScript.)
@@ -27,7 +31,12 @@ const host = ts.createCompilerHost(config.options);
 const { fileExists, directoryExists } = host;
 host.fileExists = (/** @type {string} */ path) => !path.startsWith(dist) && fileExists.call(host, path);
 host.directoryExists = (/** @type {string} */ path) => !`${path}/`.startsWith(dist) && (directoryExists?.call(host, path) ?? true);
-const program = ts.createProgram({ rootNames: config.fileNames, options: config.options, projectReferences: config.projectReferences, host });
+const program = ts.createProgram({
+  rootNames: config.fileNames,
+  options: config.options,
+  projectReferences: config.projectReferences,
+  host,
+});
 const diagnostics = only === 'lint' ? [] : [...config.errors, ...ts.getPreEmitDiagnostics(program)];
 /** @type {ts.FormatDiagnosticsHost} */
 const formatHost = { getCanonicalFileName: (name) => name, getCurrentDirectory: () => root, getNewLine: () => '\n' };

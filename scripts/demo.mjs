@@ -26,7 +26,12 @@ const baseUrl = await new Promise((resolveUrl, reject) => {
   sandbox.on('exit', (code) => reject(new Error(`sandbox exited early (${code})`)));
 });
 
-const env = { ...process.env, AREA_METRICS_BASE_URL: baseUrl, AREA_METRICS_CLIENT_ID: 'demo-client', AREA_METRICS_CLIENT_SECRET: 'demo-secret' };
+const env = {
+  ...process.env,
+  AREA_METRICS_BASE_URL: baseUrl,
+  AREA_METRICS_CLIENT_ID: 'demo-client',
+  AREA_METRICS_CLIENT_SECRET: 'demo-secret',
+};
 
 /** @param {string[]} args */
 function cli(...args) {
@@ -61,7 +66,12 @@ try {
   step('the files written');
   tree(out);
   step(`the first rows of traffic/${lastFinal}.csv`);
-  console.log(readFileSync(join(out, 'traffic', `${lastFinal}.csv`), 'utf8').split('\n').slice(0, 6).join('\n'));
+  console.log(
+    readFileSync(join(out, 'traffic', `${lastFinal}.csv`), 'utf8')
+      .split('\n')
+      .slice(0, 6)
+      .join('\n'),
+  );
   step('streaming NDJSON to another tool (here: the first 2 lines)');
   console.log(`$ area-metrics unique-users -o - | head -2`);
   const piped = spawnSync(process.execPath, [bin, 'unique-users', '-o', '-', '-q'], { env, encoding: 'utf8' });

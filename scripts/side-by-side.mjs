@@ -61,7 +61,9 @@ function run(name, args, stream) {
   });
 }
 
-const results = await Promise.all(names.map((name, index) => run(name, index === names.length - 1 ? extra : [], index === names.length - 1)));
+const results = await Promise.all(
+  names.map((name, index) => run(name, index === names.length - 1 ? extra : [], index === names.length - 1)),
+);
 console.log('');
 for (const { name, code, seconds } of results) console.log(`${code === 0 ? 'ok  ' : 'FAIL'} ${name} (${seconds.toFixed(1)} s)`);
 process.exitCode = results.some((result) => result.code !== 0) ? 1 : 0;

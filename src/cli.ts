@@ -46,7 +46,8 @@ export function buildProgram(context: CommandContext, reporter: Reporter, args: 
     command.action(async (...params: unknown[]) => {
       const self = params.at(-1) as Command;
       // A bad option value is reported in the format the command line asked for (every stderr line JSON).
-      if (requestedLogFormat(args) === 'json') reporter.use({ logger: createLogger({ stream: context.stderr, format: 'json', level: 'error' }) });
+      if (requestedLogFormat(args) === 'json')
+        reporter.use({ logger: createLogger({ stream: context.stderr, format: 'json', level: 'error' }) });
       await entry.run({ context, reporter, collected: self.opts(), args: self.processedArgs as string[] });
     });
   }
@@ -100,7 +101,8 @@ export function createCli(context: CommandContext): Cli {
         if (!(error instanceof CommanderError)) return reporter.report(error);
         if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;
         const usage = new UsageError(`${usageLine(error)} (see --help)`);
-        if (requestedLogFormat(args) === 'json') reporter.use({ logger: createLogger({ stream: context.stderr, format: 'json', level: 'error' }) });
+        if (requestedLogFormat(args) === 'json')
+          reporter.use({ logger: createLogger({ stream: context.stderr, format: 'json', level: 'error' }) });
         return reporter.report(usage);
       }
     },

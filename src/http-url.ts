@@ -21,9 +21,11 @@ export function parseHttpUrl(value: string, source: string, rules: HttpUrlRules)
   } catch {
     throw new UsageError(`${source} is not a URL; use e.g. ${rules.example}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${source} must be http or https, not ${url.protocol.replace(':', '')}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`${source} must be http or https, not ${url.protocol.replace(':', '')}`);
   // fetch refuses URLs with userinfo, and credentials in a URL would end up in logs.
-  if (url.username !== '' || url.password !== '') throw new UsageError(`${source} must not contain credentials; ${rules.credentialsBelong}`);
+  if (url.username !== '' || url.password !== '')
+    throw new UsageError(`${source} must not contain credentials; ${rules.credentialsBelong}`);
   if (rules.root && (url.search !== '' || url.hash !== '')) throw new UsageError(`${source} must not have a query or fragment`);
   url.hash = '';
   return url;

@@ -53,7 +53,12 @@ function importedFile(file: string, specifier: string): string {
 
 /** The import circles between files: each as its files in order, the first repeated at the end. */
 function importCircles(files: readonly string[]): string[][] {
-  const edges = new Map(files.map((file) => [file, [...new Set([...readFileSync(file, 'utf8').matchAll(ANY_IMPORT)].map((match) => importedFile(file, match[1]!)))]]));
+  const edges = new Map(
+    files.map((file) => [
+      file,
+      [...new Set([...readFileSync(file, 'utf8').matchAll(ANY_IMPORT)].map((match) => importedFile(file, match[1]!)))],
+    ]),
+  );
   const circles: string[][] = [];
   const state = new Map<string, 'open' | 'done'>();
   const path: string[] = [];
@@ -85,7 +90,8 @@ describe('the rooms of src/', () => {
       const from = roomOf(file);
       for (const match of readFileSync(file, 'utf8').matchAll(IMPORT)) {
         const to = roomOf(resolve(dirname(file), match[1]!));
-        if (to !== from && (LAYERS[to] ?? -1) <= (LAYERS[from] ?? -1)) upward.push(`${relative(SRC, file)} imports ${match[1]} (${from} -> ${to})`);
+        if (to !== from && (LAYERS[to] ?? -1) <= (LAYERS[from] ?? -1))
+          upward.push(`${relative(SRC, file)} imports ${match[1]} (${from} -> ${to})`);
       }
     }
     expect(upward).toEqual([]);

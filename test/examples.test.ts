@@ -34,7 +34,9 @@ function collectingContext(): { context: CommandContext; stdout: Collector; cont
   return { context, stdout, controller };
 }
 
-const markdownFiles = ['README.md', ...readdirSync(join(ROOT, 'docs')).map((name) => `docs/${name}`)].filter((path) => path.endsWith('.md'));
+const markdownFiles = ['README.md', ...readdirSync(join(ROOT, 'docs')).map((name) => `docs/${name}`)].filter((path) =>
+  path.endsWith('.md'),
+);
 
 describe('no example passes a secret as a flag', () => {
   it.each(markdownFiles)('%s: no code block', (path) => {
@@ -43,7 +45,9 @@ describe('no example passes a secret as a flag', () => {
   });
 
   it("no command's --help examples", async () => {
-    const names = (buildProgram(collectingContext().context, new Reporter(new Collector()), [])).commands.map((command) => command.name()).filter((name) => name !== 'help');
+    const names = buildProgram(collectingContext().context, new Reporter(new Collector()), [])
+      .commands.map((command) => command.name())
+      .filter((name) => name !== 'help');
     expect(names).toEqual(expect.arrayContaining(['all', 'check', 'token', 'broker', 'sandbox']));
     for (const name of names) {
       const { context, stdout } = collectingContext();

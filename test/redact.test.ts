@@ -6,7 +6,12 @@ describe('createRedactor', () => {
   const redact = createRedactor([{ clientId: 'acme', secret }]);
 
   it('replaces the raw, JSON-escaped, URL-encoded and form-encoded secret', () => {
-    for (const spelling of [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret), new URLSearchParams({ s: secret }).toString().slice(2)]) {
+    for (const spelling of [
+      secret,
+      JSON.stringify(secret).slice(1, -1),
+      encodeURIComponent(secret),
+      new URLSearchParams({ s: secret }).toString().slice(2),
+    ]) {
       expect(redact(`before ${spelling} after`)).toBe('before *** after');
     }
   });

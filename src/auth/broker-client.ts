@@ -38,7 +38,10 @@ export class BrokerRejectedError extends AuthError {
 
 /** `{client_server_url}/api/gatekeeper-token?application_package=X`; not doubled when the URL already ends in it. */
 export function brokerTokenUrl(brokerUrl: string, applicationPackage: string): URL {
-  const url = parseHttpUrl(brokerUrl, 'the broker URL', { example: 'https://backend.example.com', credentialsBelong: 'the broker holds the credentials' });
+  const url = parseHttpUrl(brokerUrl, 'the broker URL', {
+    example: 'https://backend.example.com',
+    credentialsBelong: 'the broker holds the credentials',
+  });
   const path = url.pathname.replace(/\/+$/, '');
   url.pathname = path.endsWith(BROKER_PATH) ? path : `${path}${BROKER_PATH}`;
   url.search = new URLSearchParams({ application_package: applicationPackage }).toString();
@@ -73,7 +76,10 @@ export async function requestBrokerToken(http: HttpClient, request: BrokerTokenR
     {
       method: 'GET',
       url,
-      headers: { Accept: 'application/json', ...(request.attestation !== undefined ? { [request.attestation.header]: request.attestation.token } : {}) },
+      headers: {
+        Accept: 'application/json',
+        ...(request.attestation !== undefined ? { [request.attestation.header]: request.attestation.token } : {}),
+      },
       acceptStatus: (status) => REJECTION_STATUSES.has(status),
     },
     (response: HttpResponse) => {

@@ -57,7 +57,10 @@ const REJECTION_STATUSES = new Set([400, 401, 403]);
 
 /** `{auth_url}/oauth2/token`, with or without a trailing slash, and not doubled when auth_url already ends in it. */
 export function tokenEndpointUrl(authUrl: string): URL {
-  const url = parseHttpUrl(authUrl, 'the auth URL', { example: 'https://auth.example.com', credentialsBelong: 'use --client-id and --client-secret' });
+  const url = parseHttpUrl(authUrl, 'the auth URL', {
+    example: 'https://auth.example.com',
+    credentialsBelong: 'use --client-id and --client-secret',
+  });
   const path = url.pathname.replace(/\/+$/, '');
   url.pathname = path.endsWith(TOKEN_PATH) ? path : `${path}${TOKEN_PATH}`;
   return url;
@@ -78,9 +81,7 @@ function parseJsonBody(response: HttpResponse): unknown {
 
 /** Names the failing fields (never their values: the body may hold a token). */
 export function describeZodIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(body)'}: ${issue.message}`)
-    .join('; ');
+  return error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(body)'}: ${issue.message}`).join('; ');
 }
 
 /**
@@ -107,10 +108,7 @@ type Outcome = { kind: 'token'; token: TokenResponse } | { kind: 'rejected'; err
  * HttpClient's policy, which the caller chooses. Throws TokenRequestRejectedError (an AuthError) for 400/401/403,
  * UnavailableError for network failures, timeouts, 5xx and other statuses, ContractError for an unusable 2xx.
  */
-export async function requestClientCredentialsToken(
-  http: Transport,
-  request: ClientCredentialsRequest,
-): Promise<TokenResponse> {
+export async function requestClientCredentialsToken(http: Transport, request: ClientCredentialsRequest): Promise<TokenResponse> {
   const url = tokenEndpointUrl(request.authUrl);
   const form = new URLSearchParams({ grant_type: 'client_credentials' });
   if (request.scope !== undefined && request.scope !== '') form.set('scope', request.scope);
@@ -143,15 +141,9 @@ export async function requestClientCredentialsToken(
 function rejection(response: HttpResponse, where: string, redact: Redactor): TokenRequestRejectedError {
   const parsed = oauthErrorSchema.safeParse(parseJsonBody(response));
   const code = parsed.success && parsed.data.error ? sanitize(parsed.data.error, redact) : undefined;
-  const description =
-    parsed.success && parsed.data.error_description ? sanitize(parsed.data.error_description, redact) : undefined;
-  const reason = code
-    ? `${code}${description ? ` (${description})` : ''}`
-    : `HTTP ${response.status} without an OAuth error body`;
-  const hint =
-    response.status === 400 && code === 'invalid_scope'
-      ? 'check --scope'
-      : 'check the auth URL, client id and client secret';
+  const description = parsed.success && parsed.data.error_description ? sanitize(parsed.data.error_description, redact) : undefined;
+  const reason = code ? `${code}${description ? ` (${description})` : ''}` : `HTTP ${response.status} without an OAuth error body`;
+  const hint = response.status === 400 && code === 'invalid_scope' ? 'check --scope' : 'check the auth URL, client id and client secret';
   return new TokenRequestRejectedError(
     `auth server rejected the client: ${reason} [HTTP ${response.status} from ${where}]; ${hint}`,
     response.status,
@@ -170,8 +162,7 @@ export interface TokenLifetime {
  * Counting from when the request was sent, not received, errs on the safe side of network latency.
  */
 export function tokenLifetime(token: TokenResponse, requestSentAt: Date): TokenLifetime {
-  const fromExpiresIn =
-    token.expires_in !== undefined ? new Date(requestSentAt.getTime() + token.expires_in * 1000) : undefined;
+  const fromExpiresIn = token.expires_in !== undefined ? new Date(requestSentAt.getTime() + token.expires_in * 1000) : undefined;
   const decoded = decodeJwt(token.access_token);
   const fromExp = decoded ? numericDateClaim(decoded.claims, 'exp') : undefined;
   if (fromExpiresIn && fromExp) {

@@ -96,9 +96,7 @@ function instant(date: Date, zone: string | undefined): string {
 
 /** JSON for values, so control characters in an untrusted token cannot reach the terminal raw. */
 function show(value: unknown): string {
-  return typeof value === 'string' && /^[\x20-\x7e\u00a0-\uffff]*$/.test(value) && value !== ''
-    ? value
-    : JSON.stringify(value);
+  return typeof value === 'string' && /^[\x20-\x7e\u00a0-\uffff]*$/.test(value) && value !== '' ? value : JSON.stringify(value);
 }
 
 function fields(record: Record<string, unknown>, order: readonly string[], zone: string | undefined): string[] {

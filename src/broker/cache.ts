@@ -81,8 +81,7 @@ export interface RedisTokenCacheOptions {
 
 // Deletes the lock only if we still own it, so a lock that expired and was taken by another instance survives.
 const UNLOCK_SCRIPT = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
-const EXTEND_LOCK_SCRIPT =
-  "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
+const EXTEND_LOCK_SCRIPT = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
 
 /** ioredis options for the configured Redis: one URL or Sentinel, a password, TLS files. */
 export function redisClientOptions(
@@ -126,7 +125,10 @@ export function redisClientOptions(
  * The broker sends AUTH itself rather than through ioredis, which reports an unneeded password with console.warn:
  * a plain-text line amid the JSON log.
  */
-function withoutCredentials(url: string | undefined, password: string | undefined): { url?: string; auth?: { username?: string; password: string } } {
+function withoutCredentials(
+  url: string | undefined,
+  password: string | undefined,
+): { url?: string; auth?: { username?: string; password: string } } {
   if (url === undefined) return password === undefined ? {} : { auth: { password } };
   const parsed = new URL(url);
   const username = decodeURIComponent(parsed.username);

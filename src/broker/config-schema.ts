@@ -21,7 +21,10 @@ const nonEmpty = z.string().trim().min(1, 'must not be empty');
 const httpUrl = nonEmpty.refine(
   (value) => {
     try {
-      parseHttpUrl(value, 'url', { example: 'https://auth.example.com', credentialsBelong: 'name the secrets in the config, not in the URL' });
+      parseHttpUrl(value, 'url', {
+        example: 'https://auth.example.com',
+        credentialsBelong: 'name the secrets in the config, not in the URL',
+      });
       return true;
     } catch {
       return false;
@@ -89,7 +92,11 @@ const serverSchema = z
   })
   .superRefine((server, ctx) => {
     if (server.headersTimeoutSeconds !== undefined && server.headersTimeoutSeconds > server.requestTimeoutSeconds) {
-      ctx.addIssue({ code: 'custom', path: ['headersTimeoutSeconds'], message: 'must not be above requestTimeoutSeconds (the headers are part of the request)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['headersTimeoutSeconds'],
+        message: 'must not be above requestTimeoutSeconds (the headers are part of the request)',
+      });
     }
   });
 
@@ -109,7 +116,10 @@ const redisSchema = z
       })
       .optional(),
     /** Redis Sentinel: where the sentinels are, and the name of the master they watch (`name`). */
-    sentinels: z.array(z.strictObject({ host: nonEmpty, port: z.number().int().min(1).max(65535) })).min(1).optional(),
+    sentinels: z
+      .array(z.strictObject({ host: nonEmpty, port: z.number().int().min(1).max(65535) }))
+      .min(1)
+      .optional(),
     name: nonEmpty.optional(),
     passwordEnv: nonEmpty.optional(),
     passwordFile: nonEmpty.optional(),
@@ -173,7 +183,9 @@ function attestationIssues(
   if (attestation === undefined || attestation.mode === 'off') return [];
   const issues: { path: (string | number)[]; message: string }[] = [];
   const provider = attestation.provider;
-  const known = (ATTESTATION_PROVIDERS as readonly string[]).includes(provider ?? '') ? (provider as (typeof ATTESTATION_PROVIDERS)[number]) : undefined;
+  const known = (ATTESTATION_PROVIDERS as readonly string[]).includes(provider ?? '')
+    ? (provider as (typeof ATTESTATION_PROVIDERS)[number])
+    : undefined;
   if (known === undefined) {
     const message =
       provider === undefined
@@ -187,7 +199,8 @@ function attestationIssues(
     for (const [other, fields] of Object.entries(FIELDS_OF)) {
       if (other === known) continue;
       for (const field of fields) {
-        if (attestation[field] !== undefined) issues.push({ path: ['attestation', field], message: `is for provider ${other}, not ${known}` });
+        if (attestation[field] !== undefined)
+          issues.push({ path: ['attestation', field], message: `is for provider ${other}, not ${known}` });
       }
     }
   }
@@ -231,9 +244,7 @@ export const brokerConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['cache', 'redisUrl'], message: 'give Redis in one place: the redis block or cache.redisUrl' });
     }
     for (const [name, platform] of Object.entries(config.platforms)) {
-      const sources = (['clientSecretEnv', 'clientSecretFile', 'clientSecret'] as const).filter(
-        (key) => platform[key] !== undefined,
-      );
+      const sources = (['clientSecretEnv', 'clientSecretFile', 'clientSecret'] as const).filter((key) => platform[key] !== undefined);
       if (sources.length > 1) {
         ctx.addIssue({
           code: 'custom',
@@ -245,7 +256,7 @@ export const brokerConfigSchema = z
         ctx.addIssue({
           code: 'custom',
           path: ['platforms', name, 'authUrl'],
-          message: 'no auth URL: set the top-level authUrl or this platform\'s authUrl',
+          message: "no auth URL: set the top-level authUrl or this platform's authUrl",
         });
       }
     }
@@ -285,4 +296,3 @@ export function describeConfigIssues(error: z.ZodError): string {
     })
     .join('; ');
 }
-

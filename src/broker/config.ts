@@ -73,7 +73,9 @@ const PATH_LIKE = /^(?:\/|\.{1,2}\/)[A-Za-z0-9._@+/-]*$/;
  * pastes the secret itself where its variable's name belongs must not find it in the logs.
  */
 function envVarLabel(value: string, field: string): string {
-  return ENV_VAR_NAME.test(value) ? `environment variable ${value}` : `the environment variable named in ${field} (not a valid name, so not shown)`;
+  return ENV_VAR_NAME.test(value)
+    ? `environment variable ${value}`
+    : `the environment variable named in ${field} (not a valid name, so not shown)`;
 }
 
 /** The same for a secret file's path. */
@@ -100,10 +102,18 @@ function readSecretFile(path: string, label: string, readFile: (path: string) =>
  * The config with one platform's secret file read again (it was rotated). Returns the same config when the secret is
  * unchanged or the platform has no secret file.
  */
-export function withSecretReread(config: BrokerConfig, platformName: string, readFile: (path: string) => string = (path) => readFileSync(path, 'utf8')): BrokerConfig {
+export function withSecretReread(
+  config: BrokerConfig,
+  platformName: string,
+  readFile: (path: string) => string = (path) => readFileSync(path, 'utf8'),
+): BrokerConfig {
   const platform = config.platforms.get(platformName);
   if (platform?.clientSecretFile === undefined || platform.clientId === undefined) return config;
-  const read = readSecretFile(platform.clientSecretFile, pathLabel(platform.clientSecretFile, `platforms.${platformName}.clientSecretFile`), readFile);
+  const read = readSecretFile(
+    platform.clientSecretFile,
+    pathLabel(platform.clientSecretFile, `platforms.${platformName}.clientSecretFile`),
+    readFile,
+  );
   if (read.secret === platform.clientSecret && read.problem === platform.unusableReason) return config;
   const { clientSecret: _old, unusableReason: _reason, ...rest } = platform;
   const updated: PlatformCredentials = {
@@ -117,10 +127,15 @@ export function withSecretReread(config: BrokerConfig, platformName: string, rea
 }
 
 /** A Redis password from an env var or a file; a missing one is a start failure (a Redis that wants it would refuse). */
-function redisPassword(redis: NonNullable<BrokerConfigFile['redis']>, options: ResolveOptions, readFile: (path: string) => string): string | undefined {
+function redisPassword(
+  redis: NonNullable<BrokerConfigFile['redis']>,
+  options: ResolveOptions,
+  readFile: (path: string) => string,
+): string | undefined {
   if (redis.passwordEnv !== undefined) {
     const value = options.env[redis.passwordEnv];
-    if (value === undefined || value === '') throw new UsageError(`redis.passwordEnv: ${envVarLabel(redis.passwordEnv, 'redis.passwordEnv')} is not set`);
+    if (value === undefined || value === '')
+      throw new UsageError(`redis.passwordEnv: ${envVarLabel(redis.passwordEnv, 'redis.passwordEnv')} is not set`);
     return value;
   }
   if (redis.passwordFile !== undefined) {
@@ -182,7 +197,11 @@ export function resolveBrokerConfig(raw: unknown, options: ResolveOptions, sourc
       if (value === undefined || value === '') unusableReason = `${variable} is not set`;
       else clientSecret = value;
     } else if (platform.clientSecretFile !== undefined) {
-      const read = readSecretFile(platform.clientSecretFile, pathLabel(platform.clientSecretFile, `platforms.${name}.clientSecretFile`), readFile);
+      const read = readSecretFile(
+        platform.clientSecretFile,
+        pathLabel(platform.clientSecretFile, `platforms.${name}.clientSecretFile`),
+        readFile,
+      );
       clientSecret = read.secret;
       unusableReason = read.problem;
     } else if (platform.clientSecret !== undefined) {
@@ -216,7 +235,9 @@ export function resolveBrokerConfig(raw: unknown, options: ResolveOptions, sourc
     platforms,
     applications: new Map(Object.entries(file.applications).map(([application, entry]) => [application, platformOfEntry(entry)])),
     appIds: new Map(
-      Object.entries(file.applications).flatMap(([application, entry]) => (typeof entry === 'object' && entry.appId !== undefined ? [[application, entry.appId]] : [])),
+      Object.entries(file.applications).flatMap(([application, entry]) =>
+        typeof entry === 'object' && entry.appId !== undefined ? [[application, entry.appId]] : [],
+      ),
     ),
     ...(attestation !== undefined ? { attestation } : {}),
     marginSeconds: file.cache.marginSeconds,

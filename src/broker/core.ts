@@ -55,13 +55,26 @@ export function brokerCore(config: BrokerConfig, deps: CoreDeps, live: LiveConfi
     logger.info({ platforms: [...next.platforms.keys()], applications: next.applications.size }, `config applied: ${why}`);
   });
   const redisUp = (): boolean => shared?.status() === 'up';
-  metrics.watch({ backoffStates: () => broker.backoffStates(), platformStates: () => broker.platformStates(), ...(shared ? { redisUp } : {}) });
+  metrics.watch({
+    backoffStates: () => broker.backoffStates(),
+    platformStates: () => broker.platformStates(),
+    ...(shared ? { redisUp } : {}),
+  });
   const attestation = openAttestation(config.attestation, {
     now,
     logger,
     env: deps.env ?? {},
     appIdOf: (application) => live.current.appIds.get(application),
-    ...(shared ? { redis: { client: shared.client, keyPrefix: config.redisKeyPrefix, up: redisUp, whenUp: (listener: () => void) => shared.onUp(listener) } } : {}),
+    ...(shared
+      ? {
+          redis: {
+            client: shared.client,
+            keyPrefix: config.redisKeyPrefix,
+            up: redisUp,
+            whenUp: (listener: () => void) => shared.onUp(listener),
+          },
+        }
+      : {}),
   });
   if (attestation !== undefined) metrics.countAttestation();
   return {

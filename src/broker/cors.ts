@@ -28,7 +28,8 @@ export function corsHeaders(origin: string, preflight: boolean, attestationHeade
   const headers: Record<string, string> = { 'access-control-allow-origin': origin };
   if (preflight) {
     headers['access-control-allow-methods'] = 'GET';
-    headers['access-control-allow-headers'] = attestationHeader === undefined ? ALLOWED_REQUEST_HEADERS : `${ALLOWED_REQUEST_HEADERS}, ${attestationHeader}`;
+    headers['access-control-allow-headers'] =
+      attestationHeader === undefined ? ALLOWED_REQUEST_HEADERS : `${ALLOWED_REQUEST_HEADERS}, ${attestationHeader}`;
     headers['access-control-max-age'] = String(PREFLIGHT_MAX_AGE_SECONDS);
   } else {
     headers['access-control-expose-headers'] = EXPOSED_RESPONSE_HEADERS;

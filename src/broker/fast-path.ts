@@ -63,29 +63,33 @@ export class FastPath {
     if (attestation === REPEATED || (gate !== undefined && !gate.isRemembered(application, attestation))) return false;
     const attested = gate === undefined ? undefined : 'valid';
     const head = contract.head(givenId, origin, request.socket.remoteAddress, forwardedFor, attestation);
-    contract.admit(head.client).then((problem) => {
-      const answer = problem === undefined ? contract.token(hit, head, application, attested) : contract.problem(problem, head, application);
-      if (problem === undefined) contract.leave();
-      response.writeHead(answer.status, answer.headers).end(answer.body);
-      contract.completed({
-        reqId: head.requestId,
-        method: 'GET',
-        path: TOKEN_PATH,
-        status: answer.status,
-        responseTimeMs: elapsedMs(startedAt),
-        application,
-        cache: problem === undefined ? hit.cache : undefined,
-        authLatencyMs: undefined,
-        problem: problem?.kind,
-        reason: undefined,
-        attestation: problem === undefined ? attested : undefined,
-        client: problem === undefined ? undefined : head.client,
-        probe: false,
+    contract
+      .admit(head.client)
+      .then((problem) => {
+        const answer =
+          problem === undefined ? contract.token(hit, head, application, attested) : contract.problem(problem, head, application);
+        if (problem === undefined) contract.leave();
+        response.writeHead(answer.status, answer.headers).end(answer.body);
+        contract.completed({
+          reqId: head.requestId,
+          method: 'GET',
+          path: TOKEN_PATH,
+          status: answer.status,
+          responseTimeMs: elapsedMs(startedAt),
+          application,
+          cache: problem === undefined ? hit.cache : undefined,
+          authLatencyMs: undefined,
+          problem: problem?.kind,
+          reason: undefined,
+          attestation: problem === undefined ? attested : undefined,
+          client: problem === undefined ? undefined : head.client,
+          probe: false,
+        });
+      })
+      .catch((error: unknown) => {
+        const answer = contract.unexpected(error, head);
+        if (!response.headersSent) response.writeHead(answer.status, answer.headers).end(answer.body);
       });
-    }).catch((error: unknown) => {
-      const answer = contract.unexpected(error, head);
-      if (!response.headersSent) response.writeHead(answer.status, answer.headers).end(answer.body);
-    });
     return true;
   }
 

@@ -61,9 +61,13 @@ async function closeServer(server: Server): Promise<void> {
 async function drainAndStop(built: BrokerApp, config: BrokerConfig, metricsServer: Server | undefined): Promise<void> {
   const settings = config.server;
   built.startDraining();
-  built.log('info', 'broker draining: /readyz answers 503, tokens are still served', { shutdownDelaySeconds: settings.shutdownDelayMs / 1000 });
+  built.log('info', 'broker draining: /readyz answers 503, tokens are still served', {
+    shutdownDelaySeconds: settings.shutdownDelayMs / 1000,
+  });
   if (settings.shutdownDelayMs > 0) await delay(settings.shutdownDelayMs);
-  built.log('info', 'broker stopping: listener closed, finishing in-flight requests', { shutdownTimeoutSeconds: settings.shutdownTimeoutMs / 1000 });
+  built.log('info', 'broker stopping: listener closed, finishing in-flight requests', {
+    shutdownTimeoutSeconds: settings.shutdownTimeoutMs / 1000,
+  });
   // Node stops enforcing its header and request timeouts once the listener closes: a slow client would hold the
   // process open. Whatever has not finished by the shutdown timeout is destroyed.
   const server = built.app.server;

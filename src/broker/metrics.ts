@@ -25,7 +25,14 @@ export class BrokerMetrics {
   /** Plain numbers on the hot path (a prom-client increment hashes its labels); copied into the counter when scraped. */
   private readonly served: Record<CacheOutcome, number> = { hit: 0, shared: 0, miss: 0, coalesced: 0, stale: 0 };
   private readonly failed = new Map<number, number>();
-  private readonly attested: Record<AttestationResult, number> = { valid: 0, missing: 0, invalid: 0, 'other-app': 0, replayed: 0, 'no-keys': 0 };
+  private readonly attested: Record<AttestationResult, number> = {
+    valid: 0,
+    missing: 0,
+    invalid: 0,
+    'other-app': 0,
+    replayed: 0,
+    'no-keys': 0,
+  };
   private readonly authCalls: Counter<'status'>;
   private readonly authLatency: Histogram;
 
@@ -80,7 +87,7 @@ export class BrokerMetrics {
   watch(sources: MetricsSources): void {
     new Gauge({
       name: 'area_metrics_broker_auth_backoff',
-      help: '1 while calls to the platform\'s auth server are held back after failures, else 0',
+      help: "1 while calls to the platform's auth server are held back after failures, else 0",
       labelNames: ['platform'],
       registers: [this.registry],
       collect() {

@@ -41,7 +41,7 @@ const PROBLEMS: Record<ProblemKind, { status: number; title: string }> = {
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
   'too-many-requests': { status: 429, title: 'Too many requests' },
-  'overloaded': { status: 503, title: 'The broker is overloaded' },
+  overloaded: { status: 503, title: 'The broker is overloaded' },
   'attestation-missing': { status: 401, title: 'The app attestation is missing' },
   'attestation-invalid': { status: 401, title: 'The app attestation is not genuine' },
   'attestation-other-app': { status: 403, title: 'The app attestation is for another application' },
@@ -76,6 +76,11 @@ export class BrokerProblem extends Error {
   }
 
   toJSON(): ProblemDetails {
-    return { type: `urn:area-metrics:broker:problem:${this.kind}`, title: PROBLEMS[this.kind].title, status: this.status, detail: this.detail };
+    return {
+      type: `urn:area-metrics:broker:problem:${this.kind}`,
+      title: PROBLEMS[this.kind].title,
+      status: this.status,
+      detail: this.detail,
+    };
   }
 }

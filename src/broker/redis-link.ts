@@ -4,7 +4,8 @@ import { RedisTokenCache } from './cache.js';
 
 /** Where Redis is, for the logs: no password. */
 export function redisLocation(redis: RedisSettings): string {
-  if (redis.sentinels !== undefined) return `sentinel ${redis.name ?? ''} via ${redis.sentinels.map((s) => `${s.host}:${s.port}`).join(',')}`;
+  if (redis.sentinels !== undefined)
+    return `sentinel ${redis.name ?? ''} via ${redis.sentinels.map((s) => `${s.host}:${s.port}`).join(',')}`;
   try {
     const parsed = new URL(redis.url ?? '');
     return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
@@ -39,8 +40,13 @@ export function openSharedCache(
     ...(probeIntervalMs !== undefined ? { probeIntervalMs } : {}),
     onWarning: (message) => logger.warn({ redisAt: where }, message),
     onStatusChange: (status, reason) => {
-      if (status === 'up') logger.info({ redis: 'up', redisAt: where }, 'Redis connected and taking commands; tokens are shared with other instances');
-      else logger.warn({ redis: 'down', redisAt: where, reason }, "Redis unavailable; serving tokens from this instance's memory and the auth server");
+      if (status === 'up')
+        logger.info({ redis: 'up', redisAt: where }, 'Redis connected and taking commands; tokens are shared with other instances');
+      else
+        logger.warn(
+          { redis: 'down', redisAt: where, reason },
+          "Redis unavailable; serving tokens from this instance's memory and the auth server",
+        );
     },
   });
   shared.connect();

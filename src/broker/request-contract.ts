@@ -138,7 +138,12 @@ export class TokenRequests {
   token(token: BrokerToken, head: TokenRequestHead, application: unknown, attestation?: AttestationResult): Answer {
     this.parts.metrics.tokenServed(token.cache);
     if (attestation !== undefined) this.parts.metrics.attestation(attestation);
-    return this.parts.answers.token(token, { requestId: head.requestId, origin: head.origin, application, draining: this.parts.drain.draining });
+    return this.parts.answers.token(token, {
+      requestId: head.requestId,
+      origin: head.origin,
+      application,
+      draining: this.parts.drain.draining,
+    });
   }
 
   /** A token request's problem answer, counted in the metrics. */
@@ -151,7 +156,9 @@ export class TokenRequests {
   /** A problem answer with the same headers, not counted as a token request (an unknown path, a broken URL). */
   answer(problem: BrokerProblem | ProblemDetails, head: TokenRequestHead, application: unknown): Answer {
     const context = { requestId: head.requestId, origin: head.origin, application, draining: this.parts.drain.draining };
-    return problem instanceof BrokerProblem ? this.parts.answers.problem(problem, context) : this.parts.answers.problemDetails(problem, context);
+    return problem instanceof BrokerProblem
+      ? this.parts.answers.problem(problem, context)
+      : this.parts.answers.problemDetails(problem, context);
   }
 
   /** The 500 answer of a bug, logged boundedly (the fastify route's error handler does the same). */

@@ -52,7 +52,8 @@ export class SecretWatcher {
 
   private watchFoldersOf(config: BrokerConfig): void {
     const folders = new Set<string>();
-    for (const platform of config.platforms.values()) if (platform.clientSecretFile !== undefined) folders.add(dirname(platform.clientSecretFile));
+    for (const platform of config.platforms.values())
+      if (platform.clientSecretFile !== undefined) folders.add(dirname(platform.clientSecretFile));
     for (const [folder, watcher] of this.watchers) {
       if (!folders.has(folder)) {
         watcher.close();
@@ -72,7 +73,9 @@ export class SecretWatcher {
       watcher.on('error', () => watcher.close());
       this.watchers.set(folder, watcher);
     } catch (error) {
-      this.warn("cannot watch a secret file's folder; the secret is read again when the auth server refuses it", { reason: messageOf(error) });
+      this.warn("cannot watch a secret file's folder; the secret is read again when the auth server refuses it", {
+        reason: messageOf(error),
+      });
     }
   }
 }

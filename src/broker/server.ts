@@ -131,26 +131,34 @@ export function buildBrokerApp(config: BrokerConfig, deps: BrokerDeps = {}): Bro
   const fastPath = deps.fastPath === false ? undefined : new FastPath(contract, broker, live);
   // Every part reads the target as the router does: read once here, before any of them. A throw here would be the
   // server's own uncaught exception: it is a 500 instead.
-  const dispatch = (routing: Listener): Listener => (request, response) => {
-    try {
-      const target = readRequestTarget(request.url ?? '/');
-      if (typeof target !== 'string') {
-        answerRefusedTarget(contract, request, response, target);
-        return;
+  const dispatch =
+    (routing: Listener): Listener =>
+    (request, response) => {
+      try {
+        const target = readRequestTarget(request.url ?? '/');
+        if (typeof target !== 'string') {
+          answerRefusedTarget(contract, request, response, target);
+          return;
+        }
+        request.url = target;
+        if (fastPath?.answer(request, response) !== true) routing(request, response);
+      } catch (error) {
+        const answer = contract.unexpected(error, contract.head(undefined, undefined, request.socket.remoteAddress, undefined));
+        if (!response.headersSent) response.writeHead(answer.status, answer.headers).end(answer.body);
       }
-      request.url = target;
-      if (fastPath?.answer(request, response) !== true) routing(request, response);
-    } catch (error) {
-      const answer = contract.unexpected(error, contract.head(undefined, undefined, request.socket.remoteAddress, undefined));
-      if (!response.headersSent) response.writeHead(answer.status, answer.headers).end(answer.body);
-    }
-  };
+    };
 
   const app = fastify(fastifyOptions(config.server, logger, contract, dispatch));
   // No child logger per request (creating one serialises its bindings for every request): lines carry `reqId`.
   app.setChildLoggerFactory((parent) => parent);
   app.register(requestLog, { contract, drain }).register(problems, { contract }).register(tokenRoute, { contract, broker, live });
-  app.register(probes, { broker, shared, drain, attestation, metricsText: config.server.metricsPort === undefined ? () => metrics.text() : undefined });
+  app.register(probes, {
+    broker,
+    shared,
+    drain,
+    attestation,
+    metricsText: config.server.metricsPort === undefined ? () => metrics.text() : undefined,
+  });
   const summaries = setInterval(() => contract.logSummaries(), deps.hitSummaryIntervalMs ?? DEFAULT_HIT_SUMMARY_INTERVAL_MS).unref();
   app.addHook('onClose', async () => {
     clearInterval(summaries);

@@ -75,7 +75,9 @@ export function parseApplicationPackage(value: unknown): string {
 }
 
 function served(entry: CachedToken, cache: CacheOutcome): BrokerToken {
-  return entry.expiresAt === undefined ? { accessToken: entry.accessToken, cache } : { accessToken: entry.accessToken, expiresAt: entry.expiresAt, cache };
+  return entry.expiresAt === undefined
+    ? { accessToken: entry.accessToken, cache }
+    : { accessToken: entry.accessToken, expiresAt: entry.expiresAt, cache };
 }
 
 /**
@@ -125,7 +127,11 @@ export class TokenBroker {
   setConfig(config: BrokerConfig): void {
     for (const [name, platform] of config.platforms) {
       const before = this.config.platforms.get(name);
-      if (before?.clientSecret !== platform.clientSecret || before?.clientId !== platform.clientId || before?.authUrl !== platform.authUrl) {
+      if (
+        before?.clientSecret !== platform.clientSecret ||
+        before?.clientId !== platform.clientId ||
+        before?.authUrl !== platform.authUrl
+      ) {
         this.rejected.delete(name);
         this.backoff.forget(name);
       }
@@ -300,7 +306,10 @@ export class TokenBroker {
         }
       }
       if (this.now() >= deadline) {
-        throw new AuthServerFailure('unavailable', 'another instance holds the refresh lock and stored no new token within the auth timeout');
+        throw new AuthServerFailure(
+          'unavailable',
+          'another instance holds the refresh lock and stored no new token within the auth timeout',
+        );
       }
       await delay(this.lockPollMs);
     }
@@ -345,7 +354,9 @@ export class TokenBroker {
         const platformNow = renewed?.platforms.get(platform.name);
         if (renewed !== undefined && platformNow?.clientSecret !== undefined) {
           this.setConfig(renewed);
-          this.options.events?.info('auth server refused the secret; the secret file changed, asking again with the new one', { platform: platform.name });
+          this.options.events?.info('auth server refused the secret; the secret file changed, asking again with the new one', {
+            platform: platform.name,
+          });
           return this.fetchAndStore(application, platformNow, target, true);
         }
       }
@@ -371,11 +382,20 @@ export class TokenBroker {
   }
 
   /** One line per token fetched, never per request. */
-  private warnAboutLifetime(application: string, platform: PlatformCredentials, fetched: FetchedToken, entry: CachedToken, sentAt: number): void {
+  private warnAboutLifetime(
+    application: string,
+    platform: PlatformCredentials,
+    fetched: FetchedToken,
+    entry: CachedToken,
+    sentAt: number,
+  ): void {
     const fields = { application, platform: platform.name };
     const events = this.options.events;
     if (fetched.cappedFromSeconds !== undefined) {
-      events?.warn('token claims a validity of more than a day; treated as valid for a day', { ...fields, claimedSeconds: fetched.cappedFromSeconds });
+      events?.warn('token claims a validity of more than a day; treated as valid for a day', {
+        ...fields,
+        claimedSeconds: fetched.cappedFromSeconds,
+      });
     }
     if (fetched.expiresAt === undefined) {
       events?.warn('token has neither expires_in nor exp; cached as if valid for cache.noExpirySeconds and served without expires_in', {

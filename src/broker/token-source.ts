@@ -76,7 +76,10 @@ class OneAuthCall implements Transport {
     } catch (error) {
       if (error instanceof BodyTooLargeError) {
         this.outcome = 'too-large';
-        throw new AuthServerFailure('invalid-response', `auth server answered more than ${MAX_AUTH_BODY_BYTES / 1024} KB; not a token response`);
+        throw new AuthServerFailure(
+          'invalid-response',
+          `auth server answered more than ${MAX_AUTH_BODY_BYTES / 1024} KB; not a token response`,
+        );
       }
       if (signal.aborted) {
         this.outcome = 'timeout';
@@ -134,7 +137,9 @@ export class AuthServerTokenSource implements TokenSource {
   private redactorFor(platform: PlatformCredentials & { clientSecret: string }): Redactor {
     let redact = this.redactors.get(platform.name);
     if (redact === undefined) {
-      redact = createRedactor([{ ...(platform.clientId !== undefined ? { clientId: platform.clientId } : {}), secret: platform.clientSecret }]);
+      redact = createRedactor([
+        { ...(platform.clientId !== undefined ? { clientId: platform.clientId } : {}), secret: platform.clientSecret },
+      ]);
       this.redactors.set(platform.name, redact);
     }
     return redact;
@@ -157,7 +162,8 @@ export class AuthServerTokenSource implements TokenSource {
       const claims = decodeJwt(token.access_token)?.claims;
       const exp = claims?.exp;
       const expiry = tokenExpiry(token.expires_in, typeof exp === 'number' ? exp : undefined, sentAt);
-      if (expiry.kind === 'invalid') throw new AuthServerFailure('invalid-response', `auth server sent an unusable token: ${expiry.reason}`);
+      if (expiry.kind === 'invalid')
+        throw new AuthServerFailure('invalid-response', `auth server sent an unusable token: ${expiry.reason}`);
       if (expiry.kind === 'none') return { accessToken: token.access_token };
       if (expiry.expiresAt - this.now() < MIN_SERVABLE_MS) {
         throw new AuthServerFailure('invalid-response', 'auth server sent a token that has already expired (check the clocks)');

@@ -23,7 +23,8 @@ function daysOf(options: DayOptions, action: DayAction, now: Date): CalendarDay[
   if (window === undefined) throw new UsageError(`${action} needs --date D or --from D1 --to D2`);
   const days = resolveDays(window, now);
   // Today's window is not over: it cannot be final, and there is nothing to reopen yet.
-  if (days.includes(today(now))) throw new UsageError(`${today(now)} is today (UTC), which is not over yet; ${action} days up to yesterday`);
+  if (days.includes(today(now)))
+    throw new UsageError(`${today(now)} is today (UTC), which is not over yet; ${action} days up to yesterday`);
   return days;
 }
 

@@ -4,8 +4,19 @@ import { integer, oneOf, text, valueOption, type OptionValues } from './options.
 const LOG_LEVELS: readonly BrokerLogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
 
 export const BROKER_OPTIONS = {
-  config: valueOption({ flags: '--config <file>', env: 'AREA_METRICS_BROKER_CONFIG', parse: text, description: 'broker config JSON (required)' }),
-  host: valueOption({ flags: '--host <host>', env: 'AREA_METRICS_BROKER_HOST', parse: text, default: '127.0.0.1', description: 'address to listen on' }),
+  config: valueOption({
+    flags: '--config <file>',
+    env: 'AREA_METRICS_BROKER_CONFIG',
+    parse: text,
+    description: 'broker config JSON (required)',
+  }),
+  host: valueOption({
+    flags: '--host <host>',
+    env: 'AREA_METRICS_BROKER_HOST',
+    parse: text,
+    default: '127.0.0.1',
+    description: 'address to listen on',
+  }),
   port: valueOption({
     flags: '--port <port>',
     env: 'AREA_METRICS_BROKER_PORT',

@@ -20,7 +20,14 @@ function importCommand(name: ImportCommandName, summary: string): CommandEntry {
 }
 
 function dayCommand(name: DayAction, summary: string): CommandEntry {
-  return defineCommand({ name, arguments: '<metric>', summary, options: DAY_OPTIONS, help: DAY_HELP, action: async () => (await import('./accept-reopen.js')).dayAction(name) });
+  return defineCommand({
+    name,
+    arguments: '<metric>',
+    summary,
+    options: DAY_OPTIONS,
+    help: DAY_HELP,
+    action: async () => (await import('./accept-reopen.js')).dayAction(name),
+  });
 }
 
 /**

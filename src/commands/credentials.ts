@@ -44,7 +44,8 @@ export async function resolveCredentials(options: CredentialOptions, given: Cred
 async function resolveSecret(options: CredentialOptions, given: CredentialSource): Promise<{ secret: string; source: string }> {
   const flag = given('clientSecret') === 'flag' ? options.clientSecret : undefined;
   const fileFlag = given('clientSecretFile') === 'flag' ? options.clientSecretFile : undefined;
-  if (flag !== undefined && fileFlag !== undefined) throw new UsageError('--client-secret and --client-secret-file cannot be combined; use one');
+  if (flag !== undefined && fileFlag !== undefined)
+    throw new UsageError('--client-secret and --client-secret-file cannot be combined; use one');
   if (flag !== undefined) return checked(flag, '--client-secret');
   if (fileFlag !== undefined) return checked(await readSecretFile(fileFlag, '--client-secret-file'), `the file ${fileFlag}`);
   const secret = given('clientSecret') === 'env' ? options.clientSecret : undefined;
@@ -53,7 +54,8 @@ async function resolveSecret(options: CredentialOptions, given: CredentialSource
     throw new UsageError('AREA_METRICS_CLIENT_SECRET and AREA_METRICS_CLIENT_SECRET_FILE are both set; unset one');
   }
   if (secret !== undefined) return checked(secret, 'AREA_METRICS_CLIENT_SECRET');
-  if (file !== undefined) return checked(await readSecretFile(file, 'AREA_METRICS_CLIENT_SECRET_FILE'), `the file ${file} (AREA_METRICS_CLIENT_SECRET_FILE)`);
+  if (file !== undefined)
+    return checked(await readSecretFile(file, 'AREA_METRICS_CLIENT_SECRET_FILE'), `the file ${file} (AREA_METRICS_CLIENT_SECRET_FILE)`);
   throw new UsageError(
     'missing client secret: pass --client-secret or --client-secret-file, or set AREA_METRICS_CLIENT_SECRET or AREA_METRICS_CLIENT_SECRET_FILE',
   );

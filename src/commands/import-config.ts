@@ -8,14 +8,20 @@ import { envValue, type ParsedOptions } from './options.js';
 import { windowFromFlags } from './window-flags.js';
 
 /** Everything a run needs, checked before any request: a bad flag is exit 2 with one line naming the fix. */
-export async function resolveImportConfig({ values: options, given }: ParsedOptions<typeof IMPORT_OPTIONS>, env: NodeJS.ProcessEnv, metricCount: number): Promise<ImportConfig> {
+export async function resolveImportConfig(
+  { values: options, given }: ParsedOptions<typeof IMPORT_OPTIONS>,
+  env: NodeJS.ProcessEnv,
+  metricCount: number,
+): Promise<ImportConfig> {
   const named = windowFromFlags(options);
   const { catchUp } = options;
   if (catchUp && named !== undefined) throw new UsageError('--catch-up cannot be combined with --date or --from/--to');
   if (!catchUp && given('lookback') !== undefined) {
     throw new UsageError('--lookback needs --catch-up (a backfill names its days with --from/--to)');
   }
-  const window: ImportConfig['window'] = catchUp ? { kind: 'catch-up', maxDays: options.maxDays, lookback: options.lookback } : (named ?? { kind: 'default' });
+  const window: ImportConfig['window'] = catchUp
+    ? { kind: 'catch-up', maxDays: options.maxDays, lookback: options.lookback }
+    : (named ?? { kind: 'default' });
 
   if (options.baseUrl === undefined) throw new UsageError('missing --base-url (or AREA_METRICS_BASE_URL)');
   const baseUrl = parseBaseUrl(options.baseUrl);
@@ -23,8 +29,10 @@ export async function resolveImportConfig({ values: options, given }: ParsedOpti
   const { output } = options;
   const { shape } = options;
   const format = options.format ?? (output.streams || shape === 'results' ? 'ndjson' : 'csv');
-  if (shape === 'results' && format !== 'ndjson') throw new UsageError(`--shape results is NDJSON only, not ${format}; use --format ndjson`);
-  if (output.streams && format === 'parquet') throw new UsageError('Parquet is written to files only (a reader needs the whole file); use -o <dir>');
+  if (shape === 'results' && format !== 'ndjson')
+    throw new UsageError(`--shape results is NDJSON only, not ${format}; use --format ndjson`);
+  if (output.streams && format === 'parquet')
+    throw new UsageError('Parquet is written to files only (a reader needs the whole file); use -o <dir>');
   if (output.streams && format === 'csv' && metricCount > 1) {
     throw new UsageError('CSV on stdout needs a single metric (their columns differ); use --format ndjson or -o <dir>');
   }
@@ -72,4 +80,3 @@ export async function resolveImportConfig({ values: options, given }: ParsedOpti
     logFormat: options.logFormat,
   };
 }
-

@@ -30,20 +30,50 @@ export const IMPORT_OPTIONS = {
     description: "utc: a file per UTC day (the vendor's windows); local: a file per store-local calendar day. An output folder keeps one",
   }),
   ...WINDOW_OPTIONS,
-  catchUp: switchOption({ flags: '--catch-up', description: "for each metric, its pending days and every day after its own last complete day in the state, through yesterday (with --days local, the latest local day over everywhere)" }),
-  maxDays: valueOption({ flags: '--max-days <n>', parse: integer(1, 3660), default: 31, description: 'at most this many new days per metric for --catch-up, and at most this many pending days retried beside them; a cut says so' }),
-  lookback: valueOption({ flags: '--lookback <n>', parse: integer(0, 366), default: 0, description: 'with --catch-up: also re-import the n complete days before, for late corrections' }),
-  settleDays: valueOption({ flags: '--settle-days <n>', parse: integer(1, 3660), default: 3, description: 'a day this many days old is final even if some stores never reported' }),
-  giveUpDays: valueOption({ flags: '--give-up-days <n>', parse: integer(1, 3660), default: 14, description: 'a day still unpublished this many days after its window ended is given up (one warning; status lists it)' }),
+  catchUp: switchOption({
+    flags: '--catch-up',
+    description:
+      'for each metric, its pending days and every day after its own last complete day in the state, through yesterday (with --days local, the latest local day over everywhere)',
+  }),
+  maxDays: valueOption({
+    flags: '--max-days <n>',
+    parse: integer(1, 3660),
+    default: 31,
+    description:
+      'at most this many new days per metric for --catch-up, and at most this many pending days retried beside them; a cut says so',
+  }),
+  lookback: valueOption({
+    flags: '--lookback <n>',
+    parse: integer(0, 366),
+    default: 0,
+    description: 'with --catch-up: also re-import the n complete days before, for late corrections',
+  }),
+  settleDays: valueOption({
+    flags: '--settle-days <n>',
+    parse: integer(1, 3660),
+    default: 3,
+    description: 'a day this many days old is final even if some stores never reported',
+  }),
+  giveUpDays: valueOption({
+    flags: '--give-up-days <n>',
+    parse: integer(1, 3660),
+    default: 14,
+    description: 'a day still unpublished this many days after its window ended is given up (one warning; status lists it)',
+  }),
   onSuspect: valueOption({
     flags: '--on-suspect <mode>',
     env: 'AREA_METRICS_ON_SUSPECT',
     parse: oneOf(SUSPECT_MODES),
     choices: SUSPECT_MODES,
     default: 'hold',
-    description: 'a complete day whose numbers look wrong (all zero, or a total far from the median of the 4 weeks before): hold it pending, warn and record it, or off',
+    description:
+      'a complete day whose numbers look wrong (all zero, or a total far from the median of the 4 weeks before): hold it pending, warn and record it, or off',
   }),
-  store: listOption({ flags: '--store <code>', parse: path('a non-empty store code'), description: 'only this store_code; repeatable (one unit per store)' }),
+  store: listOption({
+    flags: '--store <code>',
+    parse: path('a non-empty store code'),
+    description: 'only this store_code; repeatable (one unit per store)',
+  }),
   ...OUTPUT_OPTIONS,
   layout: valueOption({
     flags: '--layout <layout>',
@@ -51,18 +81,37 @@ export const IMPORT_OPTIONS = {
     parse: oneOf(LAYOUTS),
     choices: LAYOUTS,
     default: 'flat',
-    description: 'flat: <metric>/<day>.<ext>; hive: metric=<metric>/dt=<day>/<metric>_<day>.<ext>, partitions a lake reads as columns. An output keeps one',
+    description:
+      'flat: <metric>/<day>.<ext>; hive: metric=<metric>/dt=<day>/<metric>_<day>.<ext>, partitions a lake reads as columns. An output keeps one',
   }),
   openlineageUrl: valueOption({
     flags: '--openlineage-url <url>',
     env: 'OPENLINEAGE_URL',
     parse: parseLineageUrl,
-    description: 'post OpenLineage run events to <url>/api/v1/lineage (OPENLINEAGE_API_KEY, OPENLINEAGE_NAMESPACE as the OpenLineage clients read them)',
+    description:
+      'post OpenLineage run events to <url>/api/v1/lineage (OPENLINEAGE_API_KEY, OPENLINEAGE_NAMESPACE as the OpenLineage clients read them)',
   }),
-  format: valueOption({ flags: '-f, --format <format>', parse: oneOf(OUTPUT_FORMATS), choices: OUTPUT_FORMATS, defaultText: 'csv for files, ndjson for stdout', description: 'file format' }),
-  shape: valueOption({ flags: '--shape <shape>', parse: oneOf(OUTPUT_SHAPES), choices: OUTPUT_SHAPES, default: 'rows', description: 'rows: one record per store, day and zone; results: one NDJSON line per API result' }),
+  format: valueOption({
+    flags: '-f, --format <format>',
+    parse: oneOf(OUTPUT_FORMATS),
+    choices: OUTPUT_FORMATS,
+    defaultText: 'csv for files, ndjson for stdout',
+    description: 'file format',
+  }),
+  shape: valueOption({
+    flags: '--shape <shape>',
+    parse: oneOf(OUTPUT_SHAPES),
+    choices: OUTPUT_SHAPES,
+    default: 'rows',
+    description: 'rows: one record per store, day and zone; results: one NDJSON line per API result',
+  }),
   pageSize: valueOption({ flags: '--page-size <n>', parse: integer(1, 10_000), default: 1000, description: 'results per page, 1..10000' }),
-  concurrency: valueOption({ flags: '--concurrency <n>', parse: integer(1, 64), default: 4, description: 'units (metric x day x store) fetched at once: a cap, not a target' }),
+  concurrency: valueOption({
+    flags: '--concurrency <n>',
+    parse: integer(1, 64),
+    default: 4,
+    description: 'units (metric x day x store) fetched at once: a cap, not a target',
+  }),
   maxResults: valueOption({
     flags: '--max-results <n>',
     env: 'AREA_METRICS_MAX_RESULTS',
@@ -71,11 +120,23 @@ export const IMPORT_OPTIONS = {
     description: "the most results a unit (a metric's day) may have; its pages and a page's bytes are bounded by it and --page-size",
   }),
   ...requestBudgetOptions(IMPORT_REQUEST_BUDGET),
-  onInvalid: valueOption({ flags: '--on-invalid <mode>', parse: oneOf(ON_INVALID), choices: ON_INVALID, default: 'fail', description: 'a record that breaks the data contract fails the unit, or is set aside in _rejected/' }),
+  onInvalid: valueOption({
+    flags: '--on-invalid <mode>',
+    parse: oneOf(ON_INVALID),
+    choices: ON_INVALID,
+    default: 'fail',
+    description: 'a record that breaks the data contract fails the unit, or is set aside in _rejected/',
+  }),
   dryRun: switchOption({ flags: '--dry-run', description: 'print the requests it would make (no credentials needed) and exit' }),
   quiet: switchOption({ flags: '-q, --quiet', description: 'print errors only' }),
   verbose: switchOption({ flags: '-v, --verbose', description: 'also log every page fetched and every retry' }),
-  logFormat: valueOption({ flags: '--log-format <format>', parse: oneOf(LOG_FORMATS), choices: LOG_FORMATS, default: 'text', description: 'stderr as text lines or one JSON object per line' }),
+  logFormat: valueOption({
+    flags: '--log-format <format>',
+    parse: oneOf(LOG_FORMATS),
+    choices: LOG_FORMATS,
+    default: 'text',
+    description: 'stderr as text lines or one JSON object per line',
+  }),
 };
 export type ImportOptions = OptionValues<typeof IMPORT_OPTIONS>;
 
@@ -106,4 +167,3 @@ failing after retries, 5 data contract violation, 6 incomplete data after re-fet
 written, 130/143 interrupted (SIGINT/SIGTERM); with failed units, the code of the first in (metric, day, store) order.
 `;
 }
-

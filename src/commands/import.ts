@@ -22,12 +22,31 @@ export function importAction(command: ImportCommandName): CommandAction<typeof I
     const progress = await createImportProgress(context.stderr, { format: config.logFormat, level: config.logLevel, credentials, color });
     const redact = createRedactor(credentials);
     reporter.use({ logger: progress.logger, redact });
-    const stores = new ObjectStores({ env: context.env, forcePathStyle: config.s3ForcePathStyle, retries: config.retries, timeoutMs: config.timeoutMs, logger: progress.logger });
+    const stores = new ObjectStores({
+      env: context.env,
+      forcePathStyle: config.s3ForcePathStyle,
+      retries: config.retries,
+      timeoutMs: config.timeoutMs,
+      logger: progress.logger,
+    });
     try {
       const destination = openDestination(config.output, { stores, stdout: context.stdout });
       const run = describeImport(command, config, config.secretOnCommandLine ? SECRET_FLAG_WARNING : undefined);
-      const world = { stdout: context.stdout, env: context.env, signal: context.signal, ...(context.clock ? { clock: context.clock } : {}), now: nowOf(context.env) };
-      await importMetrics(command === 'all' ? METRIC_NAMES : [command], config, run, { ...world, progress, redact, failed: (code) => reporter.failed(code), destination, stores });
+      const world = {
+        stdout: context.stdout,
+        env: context.env,
+        signal: context.signal,
+        ...(context.clock ? { clock: context.clock } : {}),
+        now: nowOf(context.env),
+      };
+      await importMetrics(command === 'all' ? METRIC_NAMES : [command], config, run, {
+        ...world,
+        progress,
+        redact,
+        failed: (code) => reporter.failed(code),
+        destination,
+        stores,
+      });
     } finally {
       // The SDK keeps connections open; the process must be free to end.
       stores.close();

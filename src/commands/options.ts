@@ -162,7 +162,11 @@ export function envValue(env: NodeJS.ProcessEnv, name: string): string | undefin
 export type CollectedOptions = Readonly<Record<string, unknown>>;
 
 /** Resolves every option of a table: flag, else env var, else default; each through the option's parser. */
-export function readOptions<Table extends OptionTable>(table: Table, collected: CollectedOptions, env: NodeJS.ProcessEnv): OptionValues<Table> {
+export function readOptions<Table extends OptionTable>(
+  table: Table,
+  collected: CollectedOptions,
+  env: NodeJS.ProcessEnv,
+): OptionValues<Table> {
   const values: Record<string, unknown> = {};
   for (const [key, spec] of Object.entries(table)) {
     const raw = collected[new Option(spec.flags).attributeName()];
@@ -199,7 +203,11 @@ export interface ParsedOptions<Table extends OptionTable> {
   readonly given: (key: keyof Table & string) => OptionSource;
 }
 
-export function parseOptions<Table extends OptionTable>(table: Table, collected: CollectedOptions, env: NodeJS.ProcessEnv): ParsedOptions<Table> {
+export function parseOptions<Table extends OptionTable>(
+  table: Table,
+  collected: CollectedOptions,
+  env: NodeJS.ProcessEnv,
+): ParsedOptions<Table> {
   const values = readOptions(table, collected, env);
   return { values, given: (key) => givenBy(table[key] as OptionSpec, collected, env) };
 }

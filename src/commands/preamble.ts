@@ -19,8 +19,14 @@ export function keepSecrets({ reporter, credentials }: Preamble): Redactor {
 }
 
 /** The command's logger on stderr and its redactor, both masking its secrets (the reporter masks them too). */
-export function commandLogs(preamble: Preamble, { level, format = 'text' }: { readonly level: LogLevel; readonly format?: LogFormat }): { logger: Logger; redact: Redactor } {
+export function commandLogs(
+  preamble: Preamble,
+  { level, format = 'text' }: { readonly level: LogLevel; readonly format?: LogFormat },
+): { logger: Logger; redact: Redactor } {
   const redact = keepSecrets(preamble);
   const { context, credentials } = preamble;
-  return { logger: createLogger({ stream: context.stderr, format, level, credentials, color: useColor(context.stderr, context.env) }), redact };
+  return {
+    logger: createLogger({ stream: context.stderr, format, level, credentials, color: useColor(context.stderr, context.env) }),
+    redact,
+  };
 }

@@ -50,7 +50,8 @@ export class Reporter {
     const exitCode = exitCodeFor(error);
     if (error instanceof ReportedError) return exitCode;
     this.line(messageOf(error));
-    if (exitCode === 1 && error instanceof Error && error.stack) this.line(`internal error, please report it with this trace:\n${error.stack}`);
+    if (exitCode === 1 && error instanceof Error && error.stack)
+      this.line(`internal error, please report it with this trace:\n${error.stack}`);
     return exitCode;
   }
 }

@@ -82,33 +82,131 @@ const distortRule: Parser<DistortedRule> = (value, source) => {
 /** Every option of the command: one row each drives commander, the help and the parsing. No env vars are read. */
 export const SANDBOX_OPTIONS = {
   host: valueOption({ flags: '--host <host>', parse: text, default: DEFAULT_SANDBOX.host, description: 'interface to listen on' }),
-  port: valueOption({ flags: '--port <port>', parse: within(SANDBOX_LIMITS.port), default: SANDBOX_CLI_DEFAULT_PORT, description: 'port to listen on (0 = any free port, printed on start)' }),
-  stores: valueOption({ flags: '--stores <n>', parse: within(SANDBOX_LIMITS.stores), default: DEFAULT_SANDBOX.stores, description: 'number of stores (S001, S002, ...; 14 or more span every offset from -11:00 to +13:00)' }),
-  zones: valueOption({ flags: '--zones <n>', parse: within(SANDBOX_LIMITS.zones), default: DEFAULT_SANDBOX.zones, description: 'most zones per store (each store has between half of it and it)' }),
-  days: valueOption({ flags: '--days <n>', parse: within(SANDBOX_LIMITS.days), default: DEFAULT_SANDBOX.days, description: 'UTC days with data, ending yesterday (UTC)' }),
-  seed: valueOption({ flags: '--seed <n>', parse: within(SANDBOX_LIMITS.seed), default: DEFAULT_SANDBOX.seed, description: 'seed of the synthetic data (same seed, same data)' }),
-  clientId: valueOption({ flags: '--client-id <id>', parse: text, default: DEFAULT_SANDBOX.clientId, description: 'accepted client id (Basic auth user and OAuth client)' }),
-  clientSecret: valueOption({ flags: '--client-secret <secret>', parse: text, default: DEFAULT_SANDBOX.clientSecret, description: 'accepted client secret' }),
-  tokenTtl: valueOption({ flags: '--token-ttl <seconds>', parse: within(SANDBOX_LIMITS.tokenTtlSeconds), default: DEFAULT_SANDBOX.tokenTtlSeconds, description: 'expires_in and JWT lifetime of issued tokens' }),
-  serveInProgress: switchOption({ flags: '--serve-in-progress', description: "serve a store's local day before it has ended, with values that change every hour until it does (default: only days that have ended)" }),
-  latencyMs: valueOption({ flags: '--latency-ms <ms>', parse: within(SANDBOX_LIMITS.latencyMs), description: 'fault: delay every metric request' }),
-  failNth: valueOption({ flags: '--fail-nth <N:STATUS[:TIMES]>', parse: failRule, description: 'fault: the Nth metric request (and TIMES-1 more) answers STATUS' }),
-  rateLimitNth: valueOption({ flags: '--rate-limit-nth <N:SECONDS[:TIMES]>', parse: rateLimitRule, description: 'fault: the Nth metric request answers 429 with Retry-After' }),
-  truncateNth: valueOption({ flags: '--truncate-nth <N[:TIMES]>', parse: truncateRule, description: 'fault: the Nth metric request answers 200 with a truncated JSON body' }),
-  foreignNextOrigin: valueOption({ flags: '--foreign-next-origin <origin>', parse: text, description: 'fault: next/previous links point at this origin (a misconfigured proxy)' }),
-  repeatResult: switchOption({ flags: '--repeat-result', description: 'fault: each page after the first repeats a result of the previous page and omits one' }),
-  tokenLatencyMs: valueOption({ flags: '--token-latency-ms <ms>', parse: within(SANDBOX_LIMITS.latencyMs), description: 'fault: delay every token request' }),
-  tokenFailNth: valueOption({ flags: '--token-fail-nth <N:STATUS[:TIMES]>', parse: failRule, description: 'fault: the Nth token request answers STATUS' }),
-  rateLimit: valueOption({ flags: '--rate-limit <N/s>', parse: perSecondRule, description: "a real rate limit: at most N metric requests in any second (a sliding window, as Django REST Framework's throttles count), 429 with Retry-After in whole seconds beyond it" }),
-  rateLimitHeaders: valueOption({ flags: '--rate-limit-headers <kind>', parse: oneOf(RATE_LIMIT_HEADERS), choices: RATE_LIMIT_HEADERS, description: 'how --rate-limit is announced on each answer: none (default), draft (RateLimit-Policy and RateLimit) or x (X-RateLimit-Limit, -Remaining, -Reset)' }),
-  hideDay: listOption({ flags: '--hide-day <DAY[:STORES]>', parse: hideRule, description: "late vendor: the UTC day's window (or these comma-separated stores of it) is not published yet; repeatable" }),
-  correctDay: listOption({ flags: '--correct-day <DAY[:REVISION]>', parse: correctRule, description: "late vendor: the UTC day's values as corrected after publishing (revision 1 unless given); repeatable" }),
+  port: valueOption({
+    flags: '--port <port>',
+    parse: within(SANDBOX_LIMITS.port),
+    default: SANDBOX_CLI_DEFAULT_PORT,
+    description: 'port to listen on (0 = any free port, printed on start)',
+  }),
+  stores: valueOption({
+    flags: '--stores <n>',
+    parse: within(SANDBOX_LIMITS.stores),
+    default: DEFAULT_SANDBOX.stores,
+    description: 'number of stores (S001, S002, ...; 14 or more span every offset from -11:00 to +13:00)',
+  }),
+  zones: valueOption({
+    flags: '--zones <n>',
+    parse: within(SANDBOX_LIMITS.zones),
+    default: DEFAULT_SANDBOX.zones,
+    description: 'most zones per store (each store has between half of it and it)',
+  }),
+  days: valueOption({
+    flags: '--days <n>',
+    parse: within(SANDBOX_LIMITS.days),
+    default: DEFAULT_SANDBOX.days,
+    description: 'UTC days with data, ending yesterday (UTC)',
+  }),
+  seed: valueOption({
+    flags: '--seed <n>',
+    parse: within(SANDBOX_LIMITS.seed),
+    default: DEFAULT_SANDBOX.seed,
+    description: 'seed of the synthetic data (same seed, same data)',
+  }),
+  clientId: valueOption({
+    flags: '--client-id <id>',
+    parse: text,
+    default: DEFAULT_SANDBOX.clientId,
+    description: 'accepted client id (Basic auth user and OAuth client)',
+  }),
+  clientSecret: valueOption({
+    flags: '--client-secret <secret>',
+    parse: text,
+    default: DEFAULT_SANDBOX.clientSecret,
+    description: 'accepted client secret',
+  }),
+  tokenTtl: valueOption({
+    flags: '--token-ttl <seconds>',
+    parse: within(SANDBOX_LIMITS.tokenTtlSeconds),
+    default: DEFAULT_SANDBOX.tokenTtlSeconds,
+    description: 'expires_in and JWT lifetime of issued tokens',
+  }),
+  serveInProgress: switchOption({
+    flags: '--serve-in-progress',
+    description:
+      "serve a store's local day before it has ended, with values that change every hour until it does (default: only days that have ended)",
+  }),
+  latencyMs: valueOption({
+    flags: '--latency-ms <ms>',
+    parse: within(SANDBOX_LIMITS.latencyMs),
+    description: 'fault: delay every metric request',
+  }),
+  failNth: valueOption({
+    flags: '--fail-nth <N:STATUS[:TIMES]>',
+    parse: failRule,
+    description: 'fault: the Nth metric request (and TIMES-1 more) answers STATUS',
+  }),
+  rateLimitNth: valueOption({
+    flags: '--rate-limit-nth <N:SECONDS[:TIMES]>',
+    parse: rateLimitRule,
+    description: 'fault: the Nth metric request answers 429 with Retry-After',
+  }),
+  truncateNth: valueOption({
+    flags: '--truncate-nth <N[:TIMES]>',
+    parse: truncateRule,
+    description: 'fault: the Nth metric request answers 200 with a truncated JSON body',
+  }),
+  foreignNextOrigin: valueOption({
+    flags: '--foreign-next-origin <origin>',
+    parse: text,
+    description: 'fault: next/previous links point at this origin (a misconfigured proxy)',
+  }),
+  repeatResult: switchOption({
+    flags: '--repeat-result',
+    description: 'fault: each page after the first repeats a result of the previous page and omits one',
+  }),
+  tokenLatencyMs: valueOption({
+    flags: '--token-latency-ms <ms>',
+    parse: within(SANDBOX_LIMITS.latencyMs),
+    description: 'fault: delay every token request',
+  }),
+  tokenFailNth: valueOption({
+    flags: '--token-fail-nth <N:STATUS[:TIMES]>',
+    parse: failRule,
+    description: 'fault: the Nth token request answers STATUS',
+  }),
+  rateLimit: valueOption({
+    flags: '--rate-limit <N/s>',
+    parse: perSecondRule,
+    description:
+      "a real rate limit: at most N metric requests in any second (a sliding window, as Django REST Framework's throttles count), 429 with Retry-After in whole seconds beyond it",
+  }),
+  rateLimitHeaders: valueOption({
+    flags: '--rate-limit-headers <kind>',
+    parse: oneOf(RATE_LIMIT_HEADERS),
+    choices: RATE_LIMIT_HEADERS,
+    description:
+      'how --rate-limit is announced on each answer: none (default), draft (RateLimit-Policy and RateLimit) or x (X-RateLimit-Limit, -Remaining, -Reset)',
+  }),
+  hideDay: listOption({
+    flags: '--hide-day <DAY[:STORES]>',
+    parse: hideRule,
+    description: "late vendor: the UTC day's window (or these comma-separated stores of it) is not published yet; repeatable",
+  }),
+  correctDay: listOption({
+    flags: '--correct-day <DAY[:REVISION]>',
+    parse: correctRule,
+    description: "late vendor: the UTC day's values as corrected after publishing (revision 1 unless given); repeatable",
+  }),
   distortDay: listOption({
     flags: '--distort-day <[METRIC@]DAY:FACTOR[:STORES]>',
     parse: distortRule,
     description: "wrong numbers: the UTC day's values (of one metric, of these stores) scaled by FACTOR, 0 for all zero; repeatable",
   }),
-  publishAfter: valueOption({ flags: '--publish-after <seconds>', parse: within(SANDBOX_LIMITS.publishAfterSeconds), description: 'late vendor: publish the --hide-day windows this many seconds after start' }),
+  publishAfter: valueOption({
+    flags: '--publish-after <seconds>',
+    parse: within(SANDBOX_LIMITS.publishAfterSeconds),
+    description: 'late vendor: publish the --hide-day windows this many seconds after start',
+  }),
   verbose: switchOption({ flags: '-v, --verbose', description: 'log every request on stderr' }),
 };
 

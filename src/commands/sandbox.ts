@@ -23,8 +23,10 @@ function faultsFrom(options: SandboxOptions): SandboxFaults {
   if (options.repeatResult) faults.repeatResult = true;
   if (options.tokenLatencyMs !== undefined) faults.tokenLatencyMs = options.tokenLatencyMs;
   if (options.tokenFailNth) faults.tokenFailNth = options.tokenFailNth;
-  if (options.rateLimitHeaders !== undefined && options.rateLimit === undefined) throw new UsageError('--rate-limit-headers needs --rate-limit N/s');
-  if (options.rateLimit !== undefined) faults.rateLimit = { perSecond: options.rateLimit, ...(options.rateLimitHeaders ? { headers: options.rateLimitHeaders } : {}) };
+  if (options.rateLimitHeaders !== undefined && options.rateLimit === undefined)
+    throw new UsageError('--rate-limit-headers needs --rate-limit N/s');
+  if (options.rateLimit !== undefined)
+    faults.rateLimit = { perSecond: options.rateLimit, ...(options.rateLimitHeaders ? { headers: options.rateLimitHeaders } : {}) };
   return faults;
 }
 
@@ -38,7 +40,9 @@ export function startBanner(sandbox: Sandbox, options: SandboxOptions, now: Date
   // A secret the operator chose is never echoed; only the well-known demo secret is.
   const secretShown = usesDemoSecret ? sandbox.clientSecret : '(the one given with --client-secret)';
   // The suggested command takes the secret from the environment: a flag would show it to every user in `ps`.
-  const secretSetting = usesDemoSecret ? `AREA_METRICS_CLIENT_SECRET=${sandbox.clientSecret}` : 'AREA_METRICS_CLIENT_SECRET_FILE=<secret-file>';
+  const secretSetting = usesDemoSecret
+    ? `AREA_METRICS_CLIENT_SECRET=${sandbox.clientSecret}`
+    : 'AREA_METRICS_CLIENT_SECRET_FILE=<secret-file>';
   const todayStart = Math.floor(now.getTime() / 86_400_000) * 86_400_000;
   const firstDay = utcDay(todayStart - options.days * 86_400_000);
   const lastDay = utcDay(todayStart - 86_400_000);

@@ -18,9 +18,24 @@ export function path(what: string): Parser<string> {
 
 /** The client id and secret (Basic auth for the API, the client-credentials exchange for `token`). */
 export const CREDENTIAL_OPTIONS = {
-  clientId: valueOption({ flags: '--client-id <id>', env: 'AREA_METRICS_CLIENT_ID', parse: text, description: 'client id: the Basic-auth user, or the OAuth client' }),
-  clientSecret: valueOption({ flags: '--client-secret <secret>', env: 'AREA_METRICS_CLIENT_SECRET', parse: text, description: 'client secret (prefer the env var or --client-secret-file: a flag shows in ps)' }),
-  clientSecretFile: valueOption({ flags: '--client-secret-file <path>', env: 'AREA_METRICS_CLIENT_SECRET_FILE', parse: path('a file path'), description: 'read the client secret from a file (trailing newline trimmed)' }),
+  clientId: valueOption({
+    flags: '--client-id <id>',
+    env: 'AREA_METRICS_CLIENT_ID',
+    parse: text,
+    description: 'client id: the Basic-auth user, or the OAuth client',
+  }),
+  clientSecret: valueOption({
+    flags: '--client-secret <secret>',
+    env: 'AREA_METRICS_CLIENT_SECRET',
+    parse: text,
+    description: 'client secret (prefer the env var or --client-secret-file: a flag shows in ps)',
+  }),
+  clientSecretFile: valueOption({
+    flags: '--client-secret-file <path>',
+    env: 'AREA_METRICS_CLIENT_SECRET_FILE',
+    parse: path('a file path'),
+    description: 'read the client secret from a file (trailing newline trimmed)',
+  }),
 };
 
 /** Requests a second: a decimal (`10`, `0.5`) from the pace floor (0.1) to 10,000. */
@@ -34,9 +49,19 @@ const requestsPerSecond: Parser<number> = (value, source) => {
 
 /** The metrics API: where it is, as whom, how fast it may be asked, and how long it may make a run wait. */
 export const API_OPTIONS = {
-  baseUrl: valueOption({ flags: '--base-url <url>', env: 'AREA_METRICS_BASE_URL', parse: text, description: 'API root; requests go to {base}/api/bi/area-metrics/<metric>/ (required)' }),
+  baseUrl: valueOption({
+    flags: '--base-url <url>',
+    env: 'AREA_METRICS_BASE_URL',
+    parse: text,
+    description: 'API root; requests go to {base}/api/bi/area-metrics/<metric>/ (required)',
+  }),
   ...CREDENTIAL_OPTIONS,
-  maxRps: valueOption({ flags: '--max-rps <n>', env: 'AREA_METRICS_MAX_RPS', parse: requestsPerSecond, description: "at most n requests a second, for a vendor's documented limit (the run also adapts to the vendor's answers)" }),
+  maxRps: valueOption({
+    flags: '--max-rps <n>',
+    env: 'AREA_METRICS_MAX_RPS',
+    parse: requestsPerSecond,
+    description: "at most n requests a second, for a vendor's documented limit (the run also adapts to the vendor's answers)",
+  }),
   maxWait: valueOption({
     flags: '--max-wait <seconds>',
     env: 'AREA_METRICS_MAX_WAIT',
@@ -60,8 +85,19 @@ export const IMPORT_REQUEST_BUDGET: RequestBudget = { timeoutSeconds: 60, retrie
 /** Per-request timeout and retries, with a command's own budget. */
 export function requestBudgetOptions(budget: RequestBudget) {
   return {
-    timeout: valueOption({ flags: '--timeout <seconds>', parse: seconds(3600), default: budget.timeoutSeconds * 1000, defaultText: String(budget.timeoutSeconds), description: 'per-request timeout' }),
-    retries: valueOption({ flags: '--retries <n>', parse: integer(0, budget.maxRetries), default: budget.retries, description: 'retries per request on network errors, timeouts, 429 and 5xx' }),
+    timeout: valueOption({
+      flags: '--timeout <seconds>',
+      parse: seconds(3600),
+      default: budget.timeoutSeconds * 1000,
+      defaultText: String(budget.timeoutSeconds),
+      description: 'per-request timeout',
+    }),
+    retries: valueOption({
+      flags: '--retries <n>',
+      parse: integer(0, budget.maxRetries),
+      default: budget.retries,
+      description: 'retries per request on network errors, timeouts, 429 and 5xx',
+    }),
   };
 }
 
@@ -89,7 +125,12 @@ export const OUTPUT_OPTIONS = {
     description: 'output folder, an S3-compatible bucket and prefix, or - for stdout',
   }),
   s3ForcePathStyle: S3_FORCE_PATH_STYLE,
-  state: valueOption({ flags: '--state <file|s3://bucket/key>', parse: checkStateUrl, defaultText: '<output>/.area-metrics-state.json', description: 'state file (or object) for --catch-up and status' }),
+  state: valueOption({
+    flags: '--state <file|s3://bucket/key>',
+    parse: checkStateUrl,
+    defaultText: '<output>/.area-metrics-state.json',
+    description: 'state file (or object) for --catch-up and status',
+  }),
 };
 
 /** Where `status`, `accept` and `reopen` find the state: an output folder's or bucket prefix's, or one named outright. */

@@ -5,9 +5,19 @@ const STATUS_FORMATS = ['text', 'json', 'prometheus'] as const;
 
 export const STATUS_OPTIONS = {
   ...STATE_LOCATION_OPTIONS,
-  maxBehind: valueOption({ flags: '--max-behind <n>', parse: integer(0, 99_999, 'a whole number of days'), description: 'exit 8 when a metric is more than n days behind yesterday (UTC), or has a gap' }),
+  maxBehind: valueOption({
+    flags: '--max-behind <n>',
+    parse: integer(0, 99_999, 'a whole number of days'),
+    description: 'exit 8 when a metric is more than n days behind yesterday (UTC), or has a gap',
+  }),
   json: switchOption({ flags: '--json', description: 'one JSON object on stdout (same as --format json)' }),
-  format: valueOption({ flags: '--format <format>', parse: oneOf(STATUS_FORMATS), choices: STATUS_FORMATS, defaultText: 'text', description: 'text, json, or prometheus (node_exporter textfile collector)' }),
+  format: valueOption({
+    flags: '--format <format>',
+    parse: oneOf(STATUS_FORMATS),
+    choices: STATUS_FORMATS,
+    defaultText: 'text',
+    description: 'text, json, or prometheus (node_exporter textfile collector)',
+  }),
 };
 
 export type StatusOptions = OptionValues<typeof STATUS_OPTIONS>;

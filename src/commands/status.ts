@@ -16,7 +16,9 @@ export const statusAction: CommandAction<typeof STATUS_OPTIONS> = async ({ conte
   const format = options.json ? 'json' : (options.format ?? 'text');
   const { maxBehind } = options;
   const now = nowOf(context.env);
-  const { state, path } = await withExistingState('status', options, { context, reporter, now }, (state, path) => Promise.resolve({ state, path })).catch((error: unknown) => {
+  const { state, path } = await withExistingState('status', options, { context, reporter, now }, (state, path) =>
+    Promise.resolve({ state, path }),
+  ).catch((error: unknown) => {
     // `> file.prom` has already emptied the file: a sample saying so keeps the metrics from silently vanishing.
     if (format === 'prometheus') context.stdout.write(prometheusWithoutState());
     throw error;
@@ -24,11 +26,15 @@ export const statusAction: CommandAction<typeof STATUS_OPTIONS> = async ({ conte
   const statuses = statusOf(state, now, maxBehind);
   const lastRun = state.lastRun();
   if (format === 'json') {
-    context.stdout.write(`${JSON.stringify({ state: path, days: state.dayMode, yesterday: yesterday(now), latestDayOver: defaultDay(state.dayMode, now), maxBehind: maxBehind ?? null, metrics: statuses, lastRun: lastRun ?? null })}\n`);
+    context.stdout.write(
+      `${JSON.stringify({ state: path, days: state.dayMode, yesterday: yesterday(now), latestDayOver: defaultDay(state.dayMode, now), maxBehind: maxBehind ?? null, metrics: statuses, lastRun: lastRun ?? null })}\n`,
+    );
   } else if (format === 'prometheus') {
     context.stdout.write(formatPrometheus(statuses, lastRun));
   } else {
-    context.stdout.write(`${formatText(statuses, lastRun)}days: ${state.dayMode === 'utc' ? 'UTC (--days utc)' : 'store-local (--days local)'}\n`);
+    context.stdout.write(
+      `${formatText(statuses, lastRun)}days: ${state.dayMode === 'utc' ? 'UTC (--days utc)' : 'store-local (--days local)'}\n`,
+    );
   }
   const behind = statuses.filter((status) => status.behind);
   if (behind.length > 0) throw new BehindError(behindMessage(behind, maxBehind));

@@ -2,16 +2,25 @@ import { switchOption, text, valueOption, type OptionValues } from './options.js
 import { CREDENTIAL_OPTIONS, requestBudgetOptions } from './shared-options.js';
 
 export const TOKEN_OPTIONS = {
-  authUrl: valueOption({ flags: '--auth-url <url>', env: 'AREA_METRICS_AUTH_URL', parse: text, description: 'auth server root; POSTs to {url}/oauth2/token' }),
+  authUrl: valueOption({
+    flags: '--auth-url <url>',
+    env: 'AREA_METRICS_AUTH_URL',
+    parse: text,
+    description: 'auth server root; POSTs to {url}/oauth2/token',
+  }),
   ...CREDENTIAL_OPTIONS,
   scope: valueOption({ flags: '--scope <scope>', parse: text, description: 'scope to request (sent only when given)' }),
-  broker: valueOption({ flags: '--broker <client_server_url>', parse: text, description: "ask this token broker's /api/gatekeeper-token instead (needs --app)" }),
+  broker: valueOption({
+    flags: '--broker <client_server_url>',
+    parse: text,
+    description: "ask this token broker's /api/gatekeeper-token instead (needs --app)",
+  }),
   app: valueOption({ flags: '--app <application_package>', parse: text, description: 'the application package to ask the broker for' }),
   attestationToken: valueOption({
     flags: '--attestation-token <token>',
     env: 'AREA_METRICS_ATTESTATION_TOKEN',
     parse: text,
-    description: "an App Check (or other attestation) token to send the broker, for debugging; prefer the env var",
+    description: 'an App Check (or other attestation) token to send the broker, for debugging; prefer the env var',
   }),
   attestationHeader: valueOption({
     flags: '--attestation-header <name>',

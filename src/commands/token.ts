@@ -15,7 +15,6 @@ type Target =
   | { kind: 'auth-server'; authUrl: string; clientId: string; clientSecret: string; scope?: string }
   | { kind: 'broker'; brokerUrl: string; applicationPackage: string; attestation?: { header: string; token: string } };
 
-
 async function resolveTarget(
   options: TokenOptions,
   given: CommandRun<typeof TOKEN_OPTIONS>['given'],
@@ -37,14 +36,18 @@ async function resolveTarget(
     if (options.app === undefined || options.app.trim() === '') {
       throw new UsageError('--broker needs --app <application_package>');
     }
-    const attestation = options.attestationToken === undefined ? {} : { attestation: { header: options.attestationHeader, token: options.attestationToken } };
+    const attestation =
+      options.attestationToken === undefined ? {} : { attestation: { header: options.attestationHeader, token: options.attestationToken } };
     return { target: { kind: 'broker', brokerUrl: options.broker, applicationPackage: options.app, ...attestation } };
   }
 
   const { authUrl } = options;
   if (authUrl === undefined) {
     // A shell set up for the import has the metrics API's URL, which is not where tokens come from.
-    const apiOnly = envValue(env, 'AREA_METRICS_BASE_URL') !== undefined ? ' (AREA_METRICS_BASE_URL is the metrics API; tokens come from the auth server)' : '';
+    const apiOnly =
+      envValue(env, 'AREA_METRICS_BASE_URL') !== undefined
+        ? ' (AREA_METRICS_BASE_URL is the metrics API; tokens come from the auth server)'
+        : '';
     throw new UsageError(`missing auth URL: pass --auth-url or set AREA_METRICS_AUTH_URL${apiOnly}`);
   }
   const { clientId, clientSecret, secretSource } = await resolveCredentials(options, given);
@@ -57,7 +60,11 @@ async function resolveTarget(
 export const tokenAction: CommandAction<typeof TOKEN_OPTIONS> = async ({ context, reporter, options, given }) => {
   const { target, secretSource } = await resolveTarget(options, given, context.env);
   const credentials =
-    target.kind === 'auth-server' ? [{ clientId: target.clientId, secret: target.clientSecret }] : target.attestation !== undefined ? [{ secret: target.attestation.token }] : [];
+    target.kind === 'auth-server'
+      ? [{ clientId: target.clientId, secret: target.clientSecret }]
+      : target.attestation !== undefined
+        ? [{ secret: target.attestation.token }]
+        : [];
   // Every line from here on, the final error line included, is redacted: a server may echo what it was sent.
   const { logger } = commandLogs({ context, reporter, credentials }, { level: options.verbose ? 'debug' : 'info' });
   if (secretSource !== undefined) logger.debug(`client secret from ${secretSource}`);
@@ -104,7 +111,9 @@ export const tokenAction: CommandAction<typeof TOKEN_OPTIONS> = async ({ context
     if (error instanceof UnavailableError) {
       // One hint, this command's: the client's generic one would say the same thing again.
       const server = target.kind === 'broker' ? 'the broker URL and that the broker' : 'the auth URL and that the auth server';
-      const message = error.message.endsWith(`; ${UNREACHABLE_HINT}`) ? error.message.slice(0, -UNREACHABLE_HINT.length - 2) : error.message;
+      const message = error.message.endsWith(`; ${UNREACHABLE_HINT}`)
+        ? error.message.slice(0, -UNREACHABLE_HINT.length - 2)
+        : error.message;
       throw new UnavailableError(`${message}; check ${server} is up and reachable`, { cause: error });
     }
     throw error;

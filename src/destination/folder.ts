@@ -19,7 +19,11 @@ export class FolderDestination implements Destination {
   async prepare(plan: DestinationPlan): Promise<readonly StaleTempFile[]> {
     await checkWritableFolder(this.dir);
     // Where a killed run's temp files can be: the folder itself (the state), the data's, the manifests'.
-    const folders = [this.dir, ...tempFileFolders(plan.metrics, plan.units, plan.layout).map((folder) => join(this.dir, folder)), join(this.dir, RUNS_FOLDER)];
+    const folders = [
+      this.dir,
+      ...tempFileFolders(plan.metrics, plan.units, plan.layout).map((folder) => join(this.dir, folder)),
+      join(this.dir, RUNS_FOLDER),
+    ];
     return removeStaleTempFiles(folders);
   }
 

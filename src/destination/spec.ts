@@ -38,7 +38,14 @@ export function destinationSpec(text: string, source: string, { stdout }: { read
   if (text === STDOUT && stdout) return { kind: 'stream', name: 'stdout', output: undefined, streams: true, stateUrl: undefined };
   if (isObjectUrl(text)) {
     const location = parseObjectUrl(text, source);
-    return { kind: 'bucket', location, name: text, output: text, streams: false, stateUrl: objectUrl(location.bucket, objectKey(location, STATE_FILE_NAME)) };
+    return {
+      kind: 'bucket',
+      location,
+      name: text,
+      output: text,
+      streams: false,
+      stateUrl: objectUrl(location.bucket, objectKey(location, STATE_FILE_NAME)),
+    };
   }
   return { kind: 'folder', dir: text, name: text, output: text, streams: false, stateUrl: join(text, STATE_FILE_NAME) };
 }

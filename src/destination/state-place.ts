@@ -35,5 +35,10 @@ export function statePlace(destination: DestinationSpec, state: string | undefin
     };
   }
   const { bucket, prefix } = parseObjectUrl(url, '--state');
-  return { url, inBucket: true, storage: async (stores) => new ObjectStateStorage(await stores.get(bucket), prefix), prepare: () => Promise.resolve([]) };
+  return {
+    url,
+    inBucket: true,
+    storage: async (stores) => new ObjectStateStorage(await stores.get(bucket), prefix),
+    prepare: () => Promise.resolve([]),
+  };
 }

@@ -55,10 +55,13 @@ export const systemClock: Clock = {
       let forget = (): void => {};
       // Longer than Node's timers hold, a timeout fires at once (with a TimeoutOverflowWarning): wake early instead;
       // every wait here is bounded by --max-wait, and the pacer loops on its own deadline anyway.
-      const timer = setTimeout(() => {
-        forget();
-        resolve();
-      }, Math.min(Math.max(0, ms), MAX_TIMER_MS));
+      const timer = setTimeout(
+        () => {
+          forget();
+          resolve();
+        },
+        Math.min(Math.max(0, ms), MAX_TIMER_MS),
+      );
       if (signal) {
         forget = onAbort(signal, (reason) => {
           clearTimeout(timer);

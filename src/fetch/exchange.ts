@@ -97,7 +97,9 @@ export async function fetchBuffered(
   } as RequestInit);
   options.onHead?.();
   const body =
-    options.maxBodyBytes === undefined ? new Uint8Array(await response.arrayBuffer()) : await readCapped(response.body, options.maxBodyBytes);
+    options.maxBodyBytes === undefined
+      ? new Uint8Array(await response.arrayBuffer())
+      : await readCapped(response.body, options.maxBodyBytes);
   return new BufferedResponse(response.status, response.headers, body);
 }
 

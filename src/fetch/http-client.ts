@@ -98,7 +98,10 @@ function heldByPacer(failure: Retryable): boolean {
 type Outcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failure: Failure };
 
 /** An outcome, with the wait before the next attempt when it can be retried. */
-type Judged<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failure: Extract<Failure, { kind: 'final' }> } | { readonly ok: false; readonly failure: Retryable; readonly waitMs: number };
+type Judged<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly failure: Extract<Failure, { kind: 'final' }> }
+  | { readonly ok: false; readonly failure: Retryable; readonly waitMs: number };
 
 interface Exchanged<T> {
   readonly outcome: Outcome<T>;
@@ -144,7 +147,9 @@ export class HttpClient implements Transport {
     try {
       for (let attempt = 0; attempt < attempts; attempt++) {
         if (last) {
-          this.logger.warn(`${what}: ${last.failure.reason}; retry ${attempt}/${this.retry.retries} in ${(last.waitMs / 1000).toFixed(1)} s`);
+          this.logger.warn(
+            `${what}: ${last.failure.reason}; retry ${attempt}/${this.retry.retries} in ${(last.waitMs / 1000).toFixed(1)} s`,
+          );
           // A Retry-After (a 429's, or a 5xx's) is the pacer's hold, for every request of the run.
           if (!heldByPacer(last.failure)) await this.unlessInterrupted(this.clock.sleep(last.waitMs, this.options.signal));
         }
@@ -283,7 +288,16 @@ export class HttpClient implements Transport {
         return { outcome: { ok: false, failure: { kind: 'final', error: new ContractError(message) } } };
       }
       if (timeout.aborted) {
-        return { outcome: { ok: false, failure: { kind: 'transient', reason: `timed out after ${describeSeconds(this.options.timeoutMs)} (--timeout)`, timedOut: true } } };
+        return {
+          outcome: {
+            ok: false,
+            failure: {
+              kind: 'transient',
+              reason: `timed out after ${describeSeconds(this.options.timeoutMs)} (--timeout)`,
+              timedOut: true,
+            },
+          },
+        };
       }
       const proxyStatus = proxyStatusOf(error);
       if (proxyStatus === 407) {
@@ -309,14 +323,19 @@ export class HttpClient implements Transport {
     const slowMs = this.options.slowAnswerMs ?? SLOW_ANSWER_MS;
     if (timeoutMs <= slowMs) return { stop: () => {} };
     const timer = setTimeout(() => {
-      if (!answered()) this.logger.info(`${what}: no answer yet after ${describeSeconds(slowMs)}; waiting up to --timeout ${describeSeconds(timeoutMs)}`);
+      if (!answered())
+        this.logger.info(`${what}: no answer yet after ${describeSeconds(slowMs)}; waiting up to --timeout ${describeSeconds(timeoutMs)}`);
     }, slowMs);
     timer.unref();
     return { stop: () => clearTimeout(timer) };
   }
 
   /** A response, as the retry loop decides on it. */
-  private async judge<T>(request: HttpRequest, response: HttpResponse, parse: (response: HttpResponse) => T | Promise<T>): Promise<Outcome<T>> {
+  private async judge<T>(
+    request: HttpRequest,
+    response: HttpResponse,
+    parse: (response: HttpResponse) => T | Promise<T>,
+  ): Promise<Outcome<T>> {
     const what = describeRequest(request);
     const { status } = response;
     if ((status >= 200 && status < 300) || request.acceptStatus?.(status)) {
@@ -337,6 +356,14 @@ export class HttpClient implements Transport {
     const reason = `HTTP ${status}${detail ? ` (${detail})` : ''}`;
     if (!RETRYABLE_STATUSES.has(status)) return { ok: false, failure: { kind: 'refused', reason } };
     const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), this.clock.now());
-    return { ok: false, failure: { kind: 'transient', reason, ...(status === 429 ? { throttled: true } : {}), ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) } };
+    return {
+      ok: false,
+      failure: {
+        kind: 'transient',
+        reason,
+        ...(status === 429 ? { throttled: true } : {}),
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      },
+    };
   }
 }

@@ -84,7 +84,9 @@ export class OutageGate {
     }
     if (state.kind === 'answering') this.set({ kind: 'failing', probe: call });
     if (state.kind !== 'failing' || state.gaveUp === undefined || state.probe !== call) return undefined;
-    const error = new VendorDownError(`the API is unreachable or failing: ${state.gaveUp}, and the next request failed the same way (${reason}); ${UNREACHABLE_HINT}`);
+    const error = new VendorDownError(
+      `the API is unreachable or failing: ${state.gaveUp}, and the next request failed the same way (${reason}); ${UNREACHABLE_HINT}`,
+    );
     this.set({ kind: 'down', error });
     return error;
   }
@@ -92,7 +94,8 @@ export class OutageGate {
   /** `call` used all its retries (`what`: which request, how many attempts): the next call probes, and decides. */
   gaveUp(call: CallId, what: string): void {
     const state = this.state;
-    if (state.kind === 'failing' && (state.probe === call || state.probe === undefined)) this.set({ kind: 'failing', probe: undefined, gaveUp: what });
+    if (state.kind === 'failing' && (state.probe === call || state.probe === undefined))
+      this.set({ kind: 'failing', probe: undefined, gaveUp: what });
   }
 
   /** `call` is over (answered, failed or aborted): if it was probing, the next call takes its turn. */

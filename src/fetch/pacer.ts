@@ -129,7 +129,11 @@ export class Pacer {
     this.waitCap = new WaitCap(options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS, this.logger);
     this.cap = options.maxRps === undefined ? undefined : capOf(options.maxRps, this.waitCap.maxWaitMs);
     if (this.cap) this.slowStart.end();
-    if (this.cap) this.logger.debug(`pace: at most ${describe(this.cap)} (--max-rps)`, { pace_rps: Number(perSecond(this.cap).toFixed(2)), source: 'max-rps' });
+    if (this.cap)
+      this.logger.debug(`pace: at most ${describe(this.cap)} (--max-rps)`, {
+        pace_rps: Number(perSecond(this.cap).toFixed(2)),
+        source: 'max-rps',
+      });
   }
 
   /**
@@ -224,13 +228,21 @@ export class Pacer {
     // Nothing accepted around it: the 429 says "not now", not how many; the hold is all it teaches.
     if (accepted === 0 || this.policy) return;
     const windowSeconds = lesson.windowMs / 1000;
-    this.learn({ quota: accepted, windowMs: lesson.windowMs }, this.clock.now(), `HTTP 429 when ${accepted} had been accepted within ${windowSeconds} s; ${lesson.held}`);
+    this.learn(
+      { quota: accepted, windowMs: lesson.windowMs },
+      this.clock.now(),
+      `HTTP 429 when ${accepted} had been accepted within ${windowSeconds} s; ${lesson.held}`,
+    );
   }
 
   stats(): PacerStats {
     const paces = [this.cap, this.policy].filter((pace): pace is Pace => pace !== undefined);
     const paceRps = paces.length === 0 ? undefined : Math.min(...paces.map(perSecond));
-    return { requests: this.sent, throttled: this.throttledAnswers, ...(paceRps === undefined ? {} : { paceRps: Number(paceRps.toFixed(2)) }) };
+    return {
+      requests: this.sent,
+      throttled: this.throttledAnswers,
+      ...(paceRps === undefined ? {} : { paceRps: Number(paceRps.toFixed(2)) }),
+    };
   }
 
   private earliest(now: number): number {

@@ -50,7 +50,9 @@ export async function* followPages<P extends PageLinks>(firstUrl: URL, options: 
     if (followed.has(url.href)) throw new PagingAnomaly(`page ${number} repeats a link already followed`);
     if (number > maxPages) throw new PagingAnomaly(`more pages than ${maxPages} for the first page's count`);
     if (options.maxPages !== undefined && number > options.maxPages.pages) {
-      throw new IncompleteError(`${options.label?.(number) ?? `page ${number}`}: paging did not end within ${options.maxPages.pages} pages, ${options.maxPages.why}`);
+      throw new IncompleteError(
+        `${options.label?.(number) ?? `page ${number}`}: paging did not end within ${options.maxPages.pages} pages, ${options.maxPages.why}`,
+      );
     }
     followed.add(url.href);
     const content = await options.client.send(

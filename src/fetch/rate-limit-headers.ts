@@ -54,7 +54,8 @@ function draftLimit(headers: Headers): AnnouncedLimit | undefined {
     const resetSeconds = count(params.get('t'));
     return remaining === undefined ? [] : [{ name, remaining, resetSeconds }];
   });
-  const budget = budgets.find((item) => policy !== undefined && item.name === policy.name) ?? budgets.sort((a, b) => a.remaining - b.remaining)[0];
+  const budget =
+    budgets.find((item) => policy !== undefined && item.name === policy.name) ?? budgets.sort((a, b) => a.remaining - b.remaining)[0];
   if (policy === undefined && budget === undefined) return undefined;
   return {
     ...(policy ? { quota: policy.quota, windowSeconds: policy.windowSeconds } : {}),

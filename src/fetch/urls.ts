@@ -31,7 +31,11 @@ export function firstPageUrl(baseUrl: URL, resource: string, query: PageQuery): 
 
 /** Validates `--base-url`: http(s), no credentials in it, and a bare root (the tool adds the path and the query). */
 export function parseBaseUrl(value: string): URL {
-  return parseHttpUrl(value, '--base-url', { example: 'https://api.example.com', credentialsBelong: 'use --client-id and --client-secret', root: true });
+  return parseHttpUrl(value, '--base-url', {
+    example: 'https://api.example.com',
+    credentialsBelong: 'use --client-id and --client-secret',
+    root: true,
+  });
 }
 
 /**

@@ -95,7 +95,15 @@ export class DayCompletion {
   ) {
     for (const unit of units) {
       const key = `${unit.metric.name} ${unit.day}`;
-      const tally = this.tallies.get(key) ?? { total: unit.metric.total, left: 0, failed: false, results: 0, rows: 0, measure: emptySums(), stores: new Set<string>() };
+      const tally = this.tallies.get(key) ?? {
+        total: unit.metric.total,
+        left: 0,
+        failed: false,
+        results: 0,
+        rows: 0,
+        measure: emptySums(),
+        stores: new Set<string>(),
+      };
       tally.left++;
       this.tallies.set(key, tally);
     }

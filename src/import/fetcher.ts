@@ -19,7 +19,15 @@ export function unitFetcher(
 ): { fetch: (unit: Unit) => Promise<UnitData>; close: () => Promise<void> } {
   const dispatcher = createDispatcher({ connections: config.concurrency + 2, timeoutMs: config.timeoutMs, env });
   const retry = { ...DEFAULT_RETRY_POLICY, retries: config.retries, maxRetryAfterMs: config.maxWaitMs };
-  const client = new HttpClient({ dispatcher, timeoutMs: config.timeoutMs, retry, logger: progress.logger, signal, clock: pacer.clock, pacer });
+  const client = new HttpClient({
+    dispatcher,
+    timeoutMs: config.timeoutMs,
+    retry,
+    logger: progress.logger,
+    signal,
+    clock: pacer.clock,
+    pacer,
+  });
   const options: UnitFetchOptions = {
     client,
     baseUrl: config.baseUrl,

@@ -46,7 +46,12 @@ export interface ImportWorld {
  * manifest, lineage) made from its one tally. Failed units set the exit code (a `ReportedError`); nothing is thrown
  * for them.
  */
-export async function importMetrics(metrics: readonly MetricName[], config: ImportConfig, run: RunDescription, world: ImportWorld): Promise<void> {
+export async function importMetrics(
+  metrics: readonly MetricName[],
+  config: ImportConfig,
+  run: RunDescription,
+  world: ImportWorld,
+): Promise<void> {
   const { progress, now, destination } = world;
   const place = statePlace(config.output, config.statePath);
   // Reading the state object is also the first call to the store: missing credentials, a wrong bucket or region fail
@@ -54,7 +59,9 @@ export async function importMetrics(metrics: readonly MetricName[], config: Impo
   const stateless = place === undefined || (config.dryRun && config.window.kind !== 'catch-up' && place.inBucket);
   // A stream has no files to lay out: its state (--state) keeps whatever layout it has.
   const layout = config.output.streams ? {} : { layout: config.layout };
-  const state = stateless ? undefined : await ImportState.load(await place.storage(world.stores), { now, metricNames: METRIC_NAMES, mode: config.dayMode, ...layout });
+  const state = stateless
+    ? undefined
+    : await ImportState.load(await place.storage(world.stores), { now, metricNames: METRIC_NAMES, mode: config.dayMode, ...layout });
   for (const warning of state?.warnings ?? []) progress.logger.warn(warning);
   const { plan, cuts } = planDays(metrics, config, state, now);
   const units = planUnits(plan, config.storeCodes, config.dayMode);
@@ -63,12 +70,18 @@ export async function importMetrics(metrics: readonly MetricName[], config: Impo
     return;
   }
   // One pace for every request of the run: a 429 slows every unit, and the report gives its numbers.
-  const pacer = new Pacer({ logger: progress.logger, maxWaitMs: config.maxWaitMs, ...(world.clock ? { clock: world.clock } : {}), ...(config.maxRps === undefined ? {} : { maxRps: config.maxRps }) });
+  const pacer = new Pacer({
+    logger: progress.logger,
+    maxWaitMs: config.maxWaitMs,
+    ...(world.clock ? { clock: world.clock } : {}),
+    ...(config.maxRps === undefined ? {} : { maxRps: config.maxRps }),
+  });
   const report = new ImportReport(progress, run, world.failed, pacer);
   report.started(plan, cuts);
   const tally = new RunTally();
   const recordRun = (exitCode: number): Promise<void> =>
-    state?.recordRun({ time: new Date().toISOString(), command: run.invocation, exitCode, rows: tally.rowsByMetric(), ...pacer.stats() }) ?? Promise.resolve();
+    state?.recordRun({ time: new Date().toISOString(), command: run.invocation, exitCode, rows: tally.rowsByMetric(), ...pacer.stats() }) ??
+    Promise.resolve();
   if (units.length === 0) {
     await recordRun(0);
     return report.nothingToImport();
@@ -80,25 +93,70 @@ export async function importMetrics(metrics: readonly MetricName[], config: Impo
   for (const file of stale) report.removedTempFile(file.path, file.pid, file.reason);
 
   const halt = new AbortController();
-  const fetcher = unitFetcher({ ...config, credentials: config.credentials }, progress, world.env, AbortSignal.any([world.signal, halt.signal]), pacer);
-  const rules = { storeCodes: config.storeCodes, settleDays: config.settleDays, giveUpDays: config.giveUpDays, onSuspect: config.onSuspect, now, mode: config.dayMode };
+  const fetcher = unitFetcher(
+    { ...config, credentials: config.credentials },
+    progress,
+    world.env,
+    AbortSignal.any([world.signal, halt.signal]),
+    pacer,
+  );
+  const rules = {
+    storeCodes: config.storeCodes,
+    settleDays: config.settleDays,
+    giveUpDays: config.giveUpDays,
+    onSuspect: config.onSuspect,
+    now,
+    mode: config.dayMode,
+  };
   // The run manifest and the lineage events: what the run leaves for loaders and catalogs; each unit reaches both.
-  const records = await RunRecords.open({ commandName: run.command, command: run.invocation, config, units, destination, tally, env: world.env, logger: progress.logger, redact: world.redact });
-  const unitReport = { unit: (outcome: Parameters<RunRecords['unit']>[0]) => (records.unit(outcome), report.unit(outcome)), days: report.days.bind(report) };
+  const records = await RunRecords.open({
+    commandName: run.command,
+    command: run.invocation,
+    config,
+    units,
+    destination,
+    tally,
+    env: world.env,
+    logger: progress.logger,
+    redact: world.redact,
+  });
+  const unitReport = {
+    unit: (outcome: Parameters<RunRecords['unit']>[0]) => (records.unit(outcome), report.unit(outcome)),
+    days: report.days.bind(report),
+  };
   const days = new DayCompletion(units, rules, state);
-  const parts = { fetch: fetcher.fetch, sink: await destination.sink(destinationPlan), days, report: unitReport, concurrency: config.concurrency, signal: world.signal, halt, tally };
+  const parts = {
+    fetch: fetcher.fetch,
+    sink: await destination.sink(destinationPlan),
+    days,
+    report: unitReport,
+    concurrency: config.concurrency,
+    signal: world.signal,
+    halt,
+    tally,
+  };
   const summary = await runImport(units, parts)
     .catch(async (error: unknown) => {
       // An interrupted run is a run too, with the rows it wrote: status shows how it ended. Best effort: the state may be what failed.
       report.daysNotOver();
       await recordRun(exitCodeFor(error)).catch(() => {});
-      await records.finish({ exitCode: exitCodeFor(error), failure: error, notAttempted: `not attempted: ${messageOf(error)}`, ...pacer.stats() });
+      await records.finish({
+        exitCode: exitCodeFor(error),
+        failure: error,
+        notAttempted: `not attempted: ${messageOf(error)}`,
+        ...pacer.stats(),
+      });
       throw error;
     })
     .finally(fetcher.close);
   // The run's exit code is that of the first failed unit in (metric, day, store) order; a manifest not written is exit 7.
   const first = runFailure(summary);
-  const exitCode = await records.finish({ exitCode: first === undefined ? 0 : exitCodeFor(first), failure: first, notAttempted: leftUnits(summary).manifest, ...pacer.stats() });
+  const exitCode = await records.finish({
+    exitCode: first === undefined ? 0 : exitCodeFor(first),
+    failure: first,
+    notAttempted: leftUnits(summary).manifest,
+    ...pacer.stats(),
+  });
   // A run that already failed (a full disk) is reported by its unit; otherwise the state's failure is the news.
   await recordRun(exitCode).catch((error: unknown) => {
     if (first === undefined) throw error;

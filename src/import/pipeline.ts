@@ -107,7 +107,8 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
       // Not started, aborted by the halt, or rejected like the first one in flight at the same time: the first
       // rejection in plan order is the one reported, the others are units not attempted. A vendor down is reported
       // by the unit that used its retries first; the units stopped after it were not attempted.
-      const stopped = (error: unknown): boolean => error instanceof Halted || error instanceof VendorDownError || (error instanceof AuthError && authReported);
+      const stopped = (error: unknown): boolean =>
+        error instanceof Halted || error instanceof VendorDownError || (error instanceof AuthError && authReported);
       const skipped = result === undefined || (!result.ok && stopped(result.error));
       if (skipped) continue;
       if (!result.ok && result.error instanceof AuthError) authReported = true;

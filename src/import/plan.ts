@@ -24,7 +24,12 @@ export function planUnits(plan: readonly MetricDays[], storeCodes: readonly stri
   const stores: (string | undefined)[] = storeCodes.length > 0 ? [...storeCodes] : [undefined];
   return plan.flatMap(({ metric, days }) =>
     days.flatMap((day) =>
-      stores.map((storeCode) => ({ metric: METRICS[metric], day, ...(mode === 'utc' ? {} : { mode }), ...(storeCode === undefined ? {} : { storeCode }) })),
+      stores.map((storeCode) => ({
+        metric: METRICS[metric],
+        day,
+        ...(mode === 'utc' ? {} : { mode }),
+        ...(storeCode === undefined ? {} : { storeCode }),
+      })),
     ),
   );
 }

@@ -64,7 +64,14 @@ export class RunRecords {
     const { config } = input;
     const start = new Date();
     const shelf = await input.destination.manifests();
-    const lineage = config.lineage && new LineageClient({ settings: config.lineage, env: input.env, logger: input.logger, ...(input.lineageBudgetMs === undefined ? {} : { budgetMs: input.lineageBudgetMs }) });
+    const lineage =
+      config.lineage &&
+      new LineageClient({
+        settings: config.lineage,
+        env: input.env,
+        logger: input.logger,
+        ...(input.lineageBudgetMs === undefined ? {} : { budgetMs: input.lineageBudgetMs }),
+      });
     const runId = newRunId(start.getTime());
     const builder = new RunManifestBuilder(
       { runId, version: VERSION, command: input.command, start, layout: config.layout, format: config.format, days: config.dayMode },
@@ -79,12 +86,23 @@ export class RunRecords {
   unit(outcome: UnitOutcome): void {
     const { unit } = outcome;
     if (!outcome.ok) {
-      this.manifest?.builder.record(unit, { ok: false, exitCode: exitCodeFor(outcome.error), message: this.input.redact(messageOf(outcome.error)) });
+      this.manifest?.builder.record(unit, {
+        ok: false,
+        exitCode: exitCodeFor(outcome.error),
+        message: this.input.redact(messageOf(outcome.error)),
+      });
       return;
     }
     const { data, file } = outcome;
-    const rejected = data.rejected.length === 0 ? undefined : { records: data.rejected.length, path: rejectedPath(unit, this.input.config.layout) };
-    this.manifest?.builder.record(unit, { ok: true, rows: data.rowCount, changed: outcome.changed, ...(file === undefined ? {} : { file }), ...(rejected ? { rejected } : {}) });
+    const rejected =
+      data.rejected.length === 0 ? undefined : { records: data.rejected.length, path: rejectedPath(unit, this.input.config.layout) };
+    this.manifest?.builder.record(unit, {
+      ok: true,
+      rows: data.rowCount,
+      changed: outcome.changed,
+      ...(file === undefined ? {} : { file }),
+      ...(rejected ? { rejected } : {}),
+    });
   }
 
   /**
@@ -107,7 +125,9 @@ export class RunRecords {
         const saved = await saveManifest(shelf, manifest);
         this.input.logger.debug(`run manifest ${saved.location}`, { manifest: saved.location });
         if (saved.pruneError !== undefined) {
-          this.input.logger.warn(`cannot remove the run manifests older than the newest ones: ${this.input.redact(messageOf(saved.pruneError))}`);
+          this.input.logger.warn(
+            `cannot remove the run manifests older than the newest ones: ${this.input.redact(messageOf(saved.pruneError))}`,
+          );
         }
       } catch (error) {
         // A run that already failed is reported by its own failure; otherwise the manifest's is the news.
@@ -146,7 +166,9 @@ export class RunRecords {
     if (name === undefined) return [];
     // `--shape results` keeps the API's nested objects: no fixed columns to tell.
     const fields: DatasetField[] | undefined =
-      config.shape === 'results' ? undefined : [...(config.format === 'ndjson' ? [{ name: 'metric', type: 'string' as const }] : []), ...typedColumns(METRICS[metric])];
+      config.shape === 'results'
+        ? undefined
+        : [...(config.format === 'ndjson' ? [{ name: 'metric', type: 'string' as const }] : []), ...typedColumns(METRICS[metric])];
     return [{ ...name, ...(fields === undefined ? {} : { fields }), ...(statistics === undefined ? {} : { statistics }) }];
   }
 }

@@ -47,7 +47,9 @@ export class ImportReport implements UnitReport {
 
   /** The first line of every run: which run this is, so a log appended to night after night can be read by night. */
   started(plan: readonly MetricDays[], cuts: readonly PlanWarning[]): void {
-    const described = plan.map(({ metric, days }) => `${metric} ${days.length === 0 ? 'none' : `${describeDays(days)} (${plural(days.length, 'day')})`}`);
+    const described = plan.map(
+      ({ metric, days }) => `${metric} ${days.length === 0 ? 'none' : `${describeDays(days)} (${plural(days.length, 'day')})`}`,
+    );
     this.progress.logger.info(`area-metrics ${VERSION} ${this.run.invocation}: ${described.join(', ')}; output ${this.run.output}`, {
       version: VERSION,
       command: this.run.command,
@@ -59,11 +61,17 @@ export class ImportReport implements UnitReport {
   }
 
   removedTempFile(path: string, pid: number, reason: 'gone' | 'old'): void {
-    this.progress.logger.info(`removed ${path}, a temp file left by process ${pid}, ${reason === 'gone' ? 'which is gone' : 'more than an hour old'}`);
+    this.progress.logger.info(
+      `removed ${path}, a temp file left by process ${pid}, ${reason === 'gone' ? 'which is gone' : 'more than an hour old'}`,
+    );
   }
 
   nothingToImport(): void {
-    this.progress.finish('nothing to import: no day is pending, and every day through yesterday is complete, accepted or given up', { units: 0 }, true);
+    this.progress.finish(
+      'nothing to import: no day is pending, and every day through yesterday is complete, accepted or given up',
+      { units: 0 },
+      true,
+    );
   }
 
   unit(outcome: UnitOutcome): void {
@@ -125,12 +133,15 @@ export class ImportReport implements UnitReport {
         first.results > 0
           ? 'written with the figures so far, which may still change, and left pending'
           : 'nothing published yet, nothing written, left pending';
-      this.warn(`${metrics.join(', ')} ${first.day}: not over until ${first.until}, when the last store's local day in it ends; ${what}: the next --catch-up imports it again`, {
-        metrics,
-        day: first.day,
-        until: first.until,
-        note: 'not-over',
-      });
+      this.warn(
+        `${metrics.join(', ')} ${first.day}: not over until ${first.until}, when the last store's local day in it ends; ${what}: the next --catch-up imports it again`,
+        {
+          metrics,
+          day: first.day,
+          until: first.until,
+          note: 'not-over',
+        },
+      );
     }
   }
 

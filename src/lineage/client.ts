@@ -87,7 +87,10 @@ export class LineageClient {
       if (response.status < 200 || response.status > 299) this.warn(event, `it answered HTTP ${response.status}`);
     } catch (error) {
       const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-      this.warn(event, timedOut ? `no answer within ${this.seconds(timeoutMs)}` : networkReason(error, { codeOnly: true }) || messageOf(error));
+      this.warn(
+        event,
+        timedOut ? `no answer within ${this.seconds(timeoutMs)}` : networkReason(error, { codeOnly: true }) || messageOf(error),
+      );
     }
   }
 

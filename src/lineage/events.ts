@@ -5,7 +5,8 @@ import { VERSION } from '../version.js';
 export const RUN_EVENT_SCHEMA_URL = 'https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent';
 const FACET_SCHEMA_URLS = {
   schema: 'https://openlineage.io/spec/facets/1-2-0/SchemaDatasetFacet.json#/$defs/SchemaDatasetFacet',
-  outputStatistics: 'https://openlineage.io/spec/facets/1-0-2/OutputStatisticsOutputDatasetFacet.json#/$defs/OutputStatisticsOutputDatasetFacet',
+  outputStatistics:
+    'https://openlineage.io/spec/facets/1-0-2/OutputStatisticsOutputDatasetFacet.json#/$defs/OutputStatisticsOutputDatasetFacet',
   errorMessage: 'https://openlineage.io/spec/facets/1-0-1/ErrorMessageRunFacet.json#/$defs/ErrorMessageRunFacet',
 } as const;
 
@@ -64,7 +65,13 @@ function facet(kind: keyof typeof FACET_SCHEMA_URLS): { _producer: string; _sche
 }
 
 /** The catalogs' (Hive, Athena, Spark SQL) names of our column types; the files' own types are in docs/import.md. */
-const CATALOG_TYPES: Readonly<Record<string, string>> = { string: 'string', timestamp: 'timestamp', date: 'date', int32: 'int', int64: 'bigint' };
+const CATALOG_TYPES: Readonly<Record<string, string>> = {
+  string: 'string',
+  timestamp: 'timestamp',
+  date: 'date',
+  int32: 'int',
+  int64: 'bigint',
+};
 
 function catalogType(type: ParquetColumnType): string {
   return CATALOG_TYPES[type] ?? type;
@@ -73,7 +80,9 @@ function catalogType(type: ParquetColumnType): string {
 /** An OpenLineage 2-0-2 RunEvent, as JSON-ready data. */
 export function runEvent(input: RunEventInput): Record<string, unknown> {
   const runFacets =
-    input.errorMessage === undefined ? {} : { errorMessage: { ...facet('errorMessage'), message: input.errorMessage, programmingLanguage: 'JavaScript' } };
+    input.errorMessage === undefined
+      ? {}
+      : { errorMessage: { ...facet('errorMessage'), message: input.errorMessage, programmingLanguage: 'JavaScript' } };
   return {
     eventType: input.type,
     eventTime: input.time.toISOString(),
@@ -89,7 +98,9 @@ export function runEvent(input: RunEventInput): Record<string, unknown> {
         output.fields === undefined
           ? {}
           : { schema: { ...facet('schema'), fields: output.fields.map((field) => ({ name: field.name, type: catalogType(field.type) })) } },
-      ...(output.statistics === undefined ? {} : { outputFacets: { outputStatistics: { ...facet('outputStatistics'), ...output.statistics } } }),
+      ...(output.statistics === undefined
+        ? {}
+        : { outputFacets: { outputStatistics: { ...facet('outputStatistics'), ...output.statistics } } }),
     })),
   };
 }

@@ -16,7 +16,11 @@ const DEFAULT_ENDPOINT = 'api/v1/lineage';
 
 /** `--openlineage-url` (or `OPENLINEAGE_URL`) checked: http(s), with no credentials in it, a bare root. */
 export function parseLineageUrl(value: string, source: string): URL {
-  return parseHttpUrl(value, source, { example: 'http://marquez.example.com:5000', credentialsBelong: 'put the API key in OPENLINEAGE_API_KEY', root: true });
+  return parseHttpUrl(value, source, {
+    example: 'http://marquez.example.com:5000',
+    credentialsBelong: 'put the API key in OPENLINEAGE_API_KEY',
+    root: true,
+  });
 }
 
 /** The OpenLineage clients' environment variables, as read (empty ones unset). */
@@ -32,7 +36,12 @@ export interface LineageEnvironment {
 }
 
 /** The variables `resolveLineageSettings` reads, as the OpenLineage clients name them. */
-export const LINEAGE_ENV = { endpoint: 'OPENLINEAGE_ENDPOINT', apiKey: 'OPENLINEAGE_API_KEY', namespace: 'OPENLINEAGE_NAMESPACE', disabled: 'OPENLINEAGE_DISABLED' } as const;
+export const LINEAGE_ENV = {
+  endpoint: 'OPENLINEAGE_ENDPOINT',
+  apiKey: 'OPENLINEAGE_API_KEY',
+  namespace: 'OPENLINEAGE_NAMESPACE',
+  disabled: 'OPENLINEAGE_DISABLED',
+} as const;
 
 /**
  * The lineage settings as the OpenLineage clients read their environment: the URL (here also a flag), the endpoint
@@ -43,6 +52,7 @@ export function resolveLineageSettings(url: URL | undefined, env: LineageEnviron
   if (url === undefined || env.disabled?.trim().toLowerCase() === 'true') return undefined;
   const path = (env.endpoint ?? DEFAULT_ENDPOINT).replace(/^\/+/, '');
   const endpoint = new URL(path, url.href.endsWith('/') ? url.href : `${url.href}/`);
-  if (endpoint.origin !== url.origin) throw new UsageError(`${LINEAGE_ENV.endpoint} must be a path under the OpenLineage URL, not another host`);
+  if (endpoint.origin !== url.origin)
+    throw new UsageError(`${LINEAGE_ENV.endpoint} must be a path under the OpenLineage URL, not another host`);
   return { endpoint, namespace: env.namespace ?? DEFAULT_LINEAGE_NAMESPACE, ...(env.apiKey === undefined ? {} : { apiKey: env.apiKey }) };
 }

@@ -19,8 +19,7 @@ export async function createImportProgress(
   options: Omit<LoggerOptions, 'stream'>,
 ): Promise<ImportProgress> {
   // A terminal that reports no width (a bare pty) would make ora clear an endless number of lines.
-  const interactive =
-    Boolean(stream.isTTY) && (stream.columns ?? 0) > 0 && options.format === 'text' && options.level !== 'error';
+  const interactive = Boolean(stream.isTTY) && (stream.columns ?? 0) > 0 && options.format === 'text' && options.level !== 'error';
   if (!interactive) {
     // Off a terminal (cron appending to a file) every line carries its time.
     const logger = createLogger({ timestamps: !stream.isTTY, ...options, stream });

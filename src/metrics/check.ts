@@ -38,7 +38,10 @@ export function checkResult(metric: MetricDescriptor, record: unknown, scope: Re
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const path = issue?.path ?? [];
-      return { ok: false, violation: { field: formatPath(path) || '(record)', value: valueAt(record, path), reason: issue?.message ?? 'is invalid' } };
+      return {
+        ok: false,
+        violation: { field: formatPath(path) || '(record)', value: valueAt(record, path), reason: issue?.message ?? 'is invalid' },
+      };
     }
     result = record as MetricResult;
   }
@@ -51,11 +54,18 @@ export function checkResult(metric: MetricDescriptor, record: unknown, scope: Re
   if (scope.localDay !== undefined && !isDayOrNeighbour(scope.localDay, localDayOf(result.date))) {
     return {
       ok: false,
-      violation: { field: 'date', value: result.date, reason: `is a local day neither ${scope.localDay} nor a day next to it, which its window cannot hold` },
+      violation: {
+        field: 'date',
+        value: result.date,
+        reason: `is a local day neither ${scope.localDay} nor a day next to it, which its window cannot hold`,
+      },
     };
   }
   if (scope.storeCode !== undefined && result.store_code !== scope.storeCode) {
-    return { ok: false, violation: { field: 'store_code', value: result.store_code, reason: `is not the requested store ${JSON.stringify(scope.storeCode)}` } };
+    return {
+      ok: false,
+      violation: { field: 'store_code', value: result.store_code, reason: `is not the requested store ${JSON.stringify(scope.storeCode)}` },
+    };
   }
   return { ok: true, result, instant };
 }

@@ -34,7 +34,8 @@ export function parseOffsetDateTime(text: string): DateTimeParse {
   const minute = Number(mi);
   const second = Number(s);
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return { ok: false, reason: 'is not a real calendar date' };
-  if (hour > 23 || minute > 59 || second > 59) return { ok: false, reason: 'is not a real time of day (hours < 24, minutes and seconds < 60)' };
+  if (hour > 23 || minute > 59 || second > 59)
+    return { ok: false, reason: 'is not a real time of day (hours < 24, minutes and seconds < 60)' };
   let offsetMinutes = 0;
   if (sign !== undefined) {
     const offsetHours = Number(oh);

@@ -1,6 +1,15 @@
 import type { ParquetColumnType } from '../output/parquet.js';
 import type { MeasureSums, MetricTotal } from './measure.js';
-import { avgScreenTimeValue, compareText, resultSchema, SCREEN_TIME, screenTimeSeconds, TRAFFIC_PCT, trafficPctValue, uniqueUsersValue } from './schema.js';
+import {
+  avgScreenTimeValue,
+  compareText,
+  resultSchema,
+  SCREEN_TIME,
+  screenTimeSeconds,
+  TRAFFIC_PCT,
+  trafficPctValue,
+  uniqueUsersValue,
+} from './schema.js';
 import type { MetricName } from './names.js';
 import { SYNTHETIC_SCREEN_TIME, SYNTHETIC_TRAFFIC, SYNTHETIC_USERS, type SyntheticValues } from './synthetic.js';
 
@@ -97,7 +106,11 @@ export const METRICS: Readonly<Record<MetricName, MetricDescriptor>> = {
       { name: 'avg_screen_time', csv: (raw) => raw as string, json: (raw) => `"${raw as string}"`, parquet: 'string' },
       { name: 'avg_screen_time_seconds', csv: screenSeconds, json: screenSeconds, parquet: 'int32' },
     ],
-    total: { measure: 'mean avg_screen_time in seconds', kind: 'mean', add: eachValue('avg_screen_time', (raw) => screenTimeSeconds(raw as string)) },
+    total: {
+      measure: 'mean avg_screen_time in seconds',
+      kind: 'mean',
+      add: eachValue('avg_screen_time', (raw) => screenTimeSeconds(raw as string)),
+    },
     synthetic: SYNTHETIC_SCREEN_TIME,
   },
   traffic: {
@@ -149,10 +162,16 @@ export function columnNames(metric: MetricDescriptor): string[] {
 
 /** The metric's columns (`rows` shape) with their types: a Parquet file's schema, a lineage event's. */
 export function typedColumns(metric: MetricDescriptor): { name: string; type: ParquetColumnType }[] {
-  return [...COMMON_COLUMNS.map((name) => ({ name, type: COMMON_PARQUET_TYPES[name] })), ...metric.columns.map((column) => ({ name: column.name, type: column.parquet }))];
+  return [
+    ...COMMON_COLUMNS.map((name) => ({ name, type: COMMON_PARQUET_TYPES[name] })),
+    ...metric.columns.map((column) => ({ name: column.name, type: column.parquet })),
+  ];
 }
 
 /** Output order of a unit's results: store_code, then date as sent. */
-export function compareResults(a: { readonly storeCode: string; readonly date: string }, b: { readonly storeCode: string; readonly date: string }): number {
+export function compareResults(
+  a: { readonly storeCode: string; readonly date: string },
+  b: { readonly storeCode: string; readonly date: string },
+): number {
   return compareText(a.storeCode, b.storeCode) || compareText(a.date, b.date);
 }

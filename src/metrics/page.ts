@@ -150,5 +150,16 @@ export function decodePage(body: Uint8Array, context: PageContext): DecodedPage 
       bytes: output.subarray(ends[index - 1] ?? 0, ends[index]),
     }),
   );
-  return { count: envelope.count, next: envelope.next, size: envelope.results.length, keys, results, dropped, rowCount, rejected, warnings, measure };
+  return {
+    count: envelope.count,
+    next: envelope.next,
+    size: envelope.results.length,
+    keys,
+    results,
+    dropped,
+    rowCount,
+    rejected,
+    warnings,
+    measure,
+  };
 }

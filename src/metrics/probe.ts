@@ -73,10 +73,15 @@ export async function probeMetrics(metrics: readonly MetricName[], settings: Pro
         const page = await client.send(
           { method: 'GET', url: unitFirstPageUrl(unit, settings.baseUrl, 1), headers, label: `${unitLabel(unit)} page 1` },
           (response) =>
-            decodePage(response.body, { metric: unit.metric, scope: requestScope(unit), encode: resultEncoder(unit.metric, { format: 'ndjson', shape: 'rows' }) }),
+            decodePage(response.body, {
+              metric: unit.metric,
+              scope: requestScope(unit),
+              encode: resultEncoder(unit.metric, { format: 'ndjson', shape: 'rows' }),
+            }),
         );
         const rejected = page.rejected[0];
-        if (rejected) throw new ContractError(`${unitLabel(unit)} page 1: a result breaks the data contract: ${describeViolation(rejected)}`);
+        if (rejected)
+          throw new ContractError(`${unitLabel(unit)} page 1: a result breaks the data contract: ${describeViolation(rejected)}`);
         results.push({ metric, status: 'ok', day, count: page.count });
       } catch (error) {
         results.push({ metric, status: 'failed', error });

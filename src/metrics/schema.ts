@@ -58,7 +58,9 @@ export const avgScreenTimeValue = z
 
 /** A decimal string from 0 to 1 inclusive ("0.25000", "1.00000"). */
 export const TRAFFIC_PCT = /^0*(?:0(?:\.\d+)?|1(?:\.0+)?)$/;
-export const trafficPctValue = z.string({ error: 'must be a decimal string' }).regex(TRAFFIC_PCT, { error: 'must be a decimal string in [0, 1]' });
+export const trafficPctValue = z
+  .string({ error: 'must be a decimal string' })
+  .regex(TRAFFIC_PCT, { error: 'must be a decimal string in [0, 1]' });
 
 export function screenTimeSeconds(hhmmss: string): number {
   // Called once per row, on a value SCREEN_TIME admitted (digits and two colons): read digit by digit, no substrings.

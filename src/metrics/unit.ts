@@ -128,7 +128,10 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number,
       parse: (response) => decodePage(response.body, context),
       label: (page) => `${unitLabel(unit)} page ${page}`,
       tally,
-      maxPages: { pages: bounds.maxPages, why: `the most ${bounds.maxResults} results take at --page-size ${options.pageSize} (--max-results)` },
+      maxPages: {
+        pages: bounds.maxPages,
+        why: `the most ${bounds.maxResults} results take at --page-size ${options.pageSize} (--max-results)`,
+      },
       maxBody: { bytes: bounds.maxPageBytes, what: `the most a page of ${options.pageSize} results takes (--page-size)` },
       onRebase: (from, to) => {
         if (rebaseWarned) return;

@@ -141,7 +141,9 @@ export async function makeFolder(folder: string): Promise<void> {
       // Made meanwhile by another run writing into the same folder.
       if (errnoCode(error) === 'EEXIST' && (await isFolder(path))) continue;
       if (errnoCode(error) === 'ENOENT' && (await isFolder(dirname(path)))) {
-        throw new OutputError(`cannot create folder ${path}: the file system there takes no new folders (ENOENT); choose another path`, { cause: error });
+        throw new OutputError(`cannot create folder ${path}: the file system there takes no new folders (ENOENT); choose another path`, {
+          cause: error,
+        });
       }
       throw error;
     }

@@ -80,6 +80,7 @@ export class UnitPaths {
  * imports them again is the one that looks there.
  */
 export function tempFileFolders(metrics: readonly string[], units: readonly UnitPlace[], layout: Layout): string[] {
-  const folders = layout === 'flat' ? metrics.map((metric) => metricFolder(metric, layout)) : [...new Set(units.map((unit) => unitFolder(unit, layout)))];
+  const folders =
+    layout === 'flat' ? metrics.map((metric) => metricFolder(metric, layout)) : [...new Set(units.map((unit) => unitFolder(unit, layout)))];
   return folders.flatMap((folder) => [folder, `${REJECTED_FOLDER}/${folder}`]);
 }

@@ -38,7 +38,8 @@ export function parseObjectUrl(value: string, flag: string): ObjectLocation {
   if (prefix !== '' && prefix.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) {
     throw new UsageError(`${flag} ${JSON.stringify(value)}: the prefix has an empty, "." or ".." part; write it as a/b/c`);
   }
-  if ([...prefix].some((char) => char < ' ' || char === '\u007f')) throw new UsageError(`${flag} ${JSON.stringify(value)}: the prefix has a control character`);
+  if ([...prefix].some((char) => char < ' ' || char === '\u007f'))
+    throw new UsageError(`${flag} ${JSON.stringify(value)}: the prefix has a control character`);
   return { bucket, prefix };
 }
 

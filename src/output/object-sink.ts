@@ -40,7 +40,11 @@ export class ObjectSink implements UnitSink {
     // A re-run that finds the data clean removes what an earlier run set aside, so the bucket tells the truth.
     if (data.rejected.length === 0) await this.store.removeIfPresent(rejectedKey, signal);
     else await this.store.writeIfChanged(rejectedKey, bytesOf(rejectedLines(data)), signal);
-    return { changed: outcome === 'written', path: this.store.url(key), file: { path: this.paths.dataOf(data.unit), bytes: body.length, sha256 } };
+    return {
+      changed: outcome === 'written',
+      path: this.store.url(key),
+      file: { path: this.paths.dataOf(data.unit), bytes: body.length, sha256 },
+    };
   }
 
   describe(data: UnitContent): string {

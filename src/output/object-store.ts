@@ -68,7 +68,8 @@ export function endpointFrom(env: NodeJS.ProcessEnv): string | undefined {
       throw new UsageError(`${name} ${JSON.stringify(value)} is not a URL; write it as https://host[:port]`);
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${name} must be an http:// or https:// URL`);
-    if (url.username !== '' || url.password !== '') throw new UsageError(`${name} must not carry credentials; use the AWS credential variables`);
+    if (url.username !== '' || url.password !== '')
+      throw new UsageError(`${name} must not carry credentials; use the AWS credential variables`);
     return value;
   }
   return undefined;
@@ -130,7 +131,12 @@ interface FailureFacts {
 
 function factsOf(error: unknown): FailureFacts | undefined {
   if (!(error instanceof Error)) return undefined;
-  const raw = error as Error & { code?: unknown; Code?: unknown; $metadata?: { httpStatusCode?: number; attempts?: number }; $fault?: unknown };
+  const raw = error as Error & {
+    code?: unknown;
+    Code?: unknown;
+    $metadata?: { httpStatusCode?: number; attempts?: number };
+    $fault?: unknown;
+  };
   const status = raw.$metadata?.httpStatusCode;
   const networkCode = typeof raw.code === 'string' ? raw.code : undefined;
   const isSdkError = raw.$fault !== undefined || status !== undefined || raw.$metadata !== undefined;
@@ -151,7 +157,18 @@ function factsOf(error: unknown): FailureFacts | undefined {
 /** SDK errors thrown before any answer: no credentials anywhere in the chain, a request timed out. */
 const SDK_ERROR_NAMES = new Set(['CredentialsProviderError', 'TimeoutError', 'RequestTimeout']);
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND', 'TimeoutError', 'RequestTimeout']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'TimeoutError',
+  'RequestTimeout',
+]);
 
 /** The store rejects who we are (not what we may do): wrong, expired or revoked keys and tokens. */
 const CREDENTIAL_CODES = new Set([
@@ -165,7 +182,12 @@ const CREDENTIAL_CODES = new Set([
 ]);
 
 /** The bucket lives elsewhere: another region, or an endpoint that is not the bucket's. */
-const REGION_CODES = new Set(['PermanentRedirect', 'AuthorizationHeaderMalformed', 'IllegalLocationConstraintException', 'MovedPermanently']);
+const REGION_CODES = new Set([
+  'PermanentRedirect',
+  'AuthorizationHeaderMalformed',
+  'IllegalLocationConstraintException',
+  'MovedPermanently',
+]);
 
 /** What a failed operation was doing, for the message and for the exit code of a refusal. */
 export type ObjectAction = 'read' | 'write' | 'remove';
@@ -194,7 +216,9 @@ export function objectStoreError(error: unknown, action: ObjectAction, bucket: s
     );
   }
   if (CREDENTIAL_CODES.has(code)) {
-    return new AuthError(`${what}: the store rejected the credentials: ${code}${said}; check or renew the AWS credentials`, { cause: error });
+    return new AuthError(`${what}: the store rejected the credentials: ${code}${said}; check or renew the AWS credentials`, {
+      cause: error,
+    });
   }
   if (REGION_CODES.has(code) || status === 301) {
     return new UsageError(
@@ -204,8 +228,13 @@ export function objectStoreError(error: unknown, action: ObjectAction, bucket: s
   }
   if (NETWORK_CODES.has(code) || (status !== undefined && (status >= 500 || status === 429)) || code === 'SlowDown') {
     const tries = facts.attempts === undefined ? '' : ` after ${facts.attempts} attempt${facts.attempts === 1 ? '' : 's'}`;
-    const hint = code === 'ENOTFOUND' ? '; check the endpoint and bucket name (a store other than AWS may need --s3-force-path-style)' : '; run again later';
-    return new UnavailableError(`${what}: the object store at ${where} is unreachable or failing (${code}${said})${tries}${hint}`, { cause: error });
+    const hint =
+      code === 'ENOTFOUND'
+        ? '; check the endpoint and bucket name (a store other than AWS may need --s3-force-path-style)'
+        : '; run again later';
+    return new UnavailableError(`${what}: the object store at ${where} is unreachable or failing (${code}${said})${tries}${hint}`, {
+      cause: error,
+    });
   }
   const remedy =
     code === 'NoSuchBucket'
@@ -264,7 +293,10 @@ export class ObjectStore {
    */
   async writeIfChanged(key: string, body: Uint8Array, signal?: AbortSignal, hash = sha256Hex(body)): Promise<WriteOutcome> {
     if ((await this.storedHash(key, signal)) === hash) return 'unchanged';
-    await this.put({ Key: key, Body: Buffer.from(body.buffer, body.byteOffset, body.byteLength), Metadata: { [CONTENT_HASH_METADATA]: hash } }, signal);
+    await this.put(
+      { Key: key, Body: Buffer.from(body.buffer, body.byteOffset, body.byteLength), Metadata: { [CONTENT_HASH_METADATA]: hash } },
+      signal,
+    );
     return 'written';
   }
 
@@ -333,7 +365,12 @@ export class ObjectStore {
   }
 
   /** Writes `body` if the object is still the version `etag` names (absent when undefined); false if it is not. */
-  private async writeConditionally(key: string, body: Uint8Array, etag: string | undefined, signal: AbortSignal | undefined): Promise<boolean> {
+  private async writeConditionally(
+    key: string,
+    body: Uint8Array,
+    etag: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<boolean> {
     const input = { Key: key, Body: Buffer.from(body.buffer, body.byteOffset, body.byteLength), ContentType: 'application/json' };
     if (this.conditions === 'unknown') {
       // The first conditional write of a run asks with a version that cannot match: a store that enforces
@@ -371,7 +408,10 @@ export class ObjectStore {
    * A conditional PUT: `refused` when the condition does not hold (412; 409 for a conflicting write in flight; 404
    * for `If-Match` on a key that is gone), `unsupported` when the store says it does not implement conditions.
    */
-  private async putUnless(input: Omit<PutObjectCommandInput, 'Bucket'>, signal: AbortSignal | undefined): Promise<'written' | 'refused' | 'unsupported'> {
+  private async putUnless(
+    input: Omit<PutObjectCommandInput, 'Bucket'>,
+    signal: AbortSignal | undefined,
+  ): Promise<'written' | 'refused' | 'unsupported'> {
     try {
       await this.client.send(new PutObjectCommand({ Bucket: this.bucket, ...input }), { abortSignal: signal });
       return 'written';

@@ -48,7 +48,12 @@ function schemaElement(column: ParquetColumn): SchemaElement {
     case 'string':
       return { ...base, type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' } };
     case 'timestamp':
-      return { ...base, type: 'INT64', converted_type: 'TIMESTAMP_MICROS', logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MICROS' } };
+      return {
+        ...base,
+        type: 'INT64',
+        converted_type: 'TIMESTAMP_MICROS',
+        logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MICROS' },
+      };
     case 'date':
       return { ...base, type: 'INT32', converted_type: 'DATE', logical_type: { type: 'DATE' } };
     case 'int32':
@@ -216,7 +221,8 @@ export function* parquetFileChunks(table: ParquetTable, lines: Iterable<Uint8Arr
     const shared = converters.slice(0, sharedColumns).map((convert, index) => convert(fields[index] as string));
     for (const row of own) {
       for (let index = 0; index < sharedColumns; index++) buffers[index]![rows] = shared[index]!;
-      for (let index = sharedColumns; index < columns.length; index++) buffers[index]![rows] = converters[index]!(row[index - sharedColumns]!);
+      for (let index = sharedColumns; index < columns.length; index++)
+        buffers[index]![rows] = converters[index]!(row[index - sharedColumns]!);
       if (++rows === ROW_GROUP_ROWS) yield writeGroup();
     }
   }

@@ -73,7 +73,13 @@ export interface RunManifest {
 
 /** What a committed unit gave, as far as a manifest cares. */
 export type UnitRecord =
-  | { readonly ok: true; readonly rows: number; readonly file?: StoredFile; readonly changed: boolean; readonly rejected?: { readonly records: number; readonly path: string } }
+  | {
+      readonly ok: true;
+      readonly rows: number;
+      readonly file?: StoredFile;
+      readonly changed: boolean;
+      readonly rejected?: { readonly records: number; readonly path: string };
+    }
   | { readonly ok: false; readonly exitCode: number; readonly message: string };
 
 export interface ManifestRun {
@@ -140,7 +146,9 @@ function manifestUnit(unit: UnitPlace, record: UnitRecord | undefined, notAttemp
   const { file } = record;
   return {
     ...place,
-    ...(file === undefined ? { path: null, rows: record.rows, bytes: null, sha256: null, changed: false } : { path: file.path, rows: record.rows, bytes: file.bytes, sha256: file.sha256, changed: record.changed }),
+    ...(file === undefined
+      ? { path: null, rows: record.rows, bytes: null, sha256: null, changed: false }
+      : { path: file.path, rows: record.rows, bytes: file.bytes, sha256: file.sha256, changed: record.changed }),
     ...(record.rejected === undefined ? {} : { rejected: record.rejected }),
   };
 }

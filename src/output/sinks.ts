@@ -76,7 +76,14 @@ export { unitFileName } from './layout.js';
 /** The NDJSON lines of a unit's set-aside records, each with its metric, day, field, value and reason. */
 export function rejectedLines(data: UnitContent): string[] {
   return data.rejected.map((rejected) => {
-    const line = { metric: data.unit.metric.name, day: data.unit.day, field: rejected.field, value: rejected.value ?? null, reason: rejected.reason, record: rejected.record };
+    const line = {
+      metric: data.unit.metric.name,
+      day: data.unit.day,
+      field: rejected.field,
+      value: rejected.value ?? null,
+      reason: rejected.reason,
+      record: rejected.record,
+    };
     // A record nested deeper than JSON.stringify can go is kept as a note rather than failing the unit.
     return `${jsonOrUndefined(line) ?? JSON.stringify({ ...line, value: null, record: '(nested too deeply to keep)' })}\n`;
   });

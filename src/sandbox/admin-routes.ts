@@ -10,7 +10,11 @@ function ok(body: unknown): Reply {
  * A POST that replaces one kind of rules: the body is read as JSON and handed to `apply`, whose usage error (a rule
  * the schema refuses) becomes a 400 with its message; the answer shows the rules now active.
  */
-function replaceRules(what: string, apply: (input: unknown, context: SandboxContext) => void, show: (context: SandboxContext) => unknown): Handler {
+function replaceRules(
+  what: string,
+  apply: (input: unknown, context: SandboxContext) => void,
+  show: (context: SandboxContext) => unknown,
+): Handler {
   return async ({ request }: Call, context: SandboxContext): Promise<Reply> => {
     const input = await readJsonBody(request, what);
     try {

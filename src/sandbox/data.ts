@@ -155,9 +155,7 @@ export class Dataset {
     const firstLabel = (index * 7) % ZONE_LABELS.length;
     const zoneNames: string[] = [];
     for (let zone = 0; zone < zoneCount; zone += 1) {
-      zoneNames.push(
-        zone < ZONE_LABELS.length ? ZONE_LABELS[(firstLabel + zone) % ZONE_LABELS.length]! : `[${zone + 1}] AREA ${zone + 1}`,
-      );
+      zoneNames.push(zone < ZONE_LABELS.length ? ZONE_LABELS[(firstLabel + zone) % ZONE_LABELS.length]! : `[${zone + 1}] AREA ${zone + 1}`);
     }
     const profile: StoreProfile = {
       index,
@@ -264,7 +262,13 @@ export class Dataset {
       localDays.push(localDay);
       latestMs = Math.max(latestMs, Dataset.instantOf(localDay, this.store(storeIndex).offsetMinutes));
     }
-    const kept = { key, count: storeIndexes.length, storeIndexes: Int32Array.from(storeIndexes), localDays: Int32Array.from(localDays), latestMs };
+    const kept = {
+      key,
+      count: storeIndexes.length,
+      storeIndexes: Int32Array.from(storeIndexes),
+      localDays: Int32Array.from(localDays),
+      latestMs,
+    };
     this.remember(kept);
     return kept;
   }

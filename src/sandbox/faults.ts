@@ -26,7 +26,9 @@ export const sandboxFaultsSchema = z.strictObject({
     .optional(),
   repeatResult: z.boolean().optional(),
   tokenLatencyMs: integerIn(SANDBOX_LIMITS.latencyMs).optional(),
-  rateLimit: z.strictObject({ perSecond: integerIn(SANDBOX_LIMITS.ratePerSecond), headers: z.enum(RATE_LIMIT_HEADERS).optional() }).optional(),
+  rateLimit: z
+    .strictObject({ perSecond: integerIn(SANDBOX_LIMITS.ratePerSecond), headers: z.enum(RATE_LIMIT_HEADERS).optional() })
+    .optional(),
   tokenFailNth: z.strictObject({ n: count, status, times: count.optional() }).optional(),
 });
 

@@ -40,4 +40,3 @@ export function checkInteger(value: number, limit: Limit): number {
   }
   return value;
 }
-

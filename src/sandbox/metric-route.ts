@@ -81,10 +81,7 @@ export async function metricRoute({ request, url, match, record }: Call, context
   // An unknown store has no results (count 0), it is not an error.
   const storeIndex = storeCode === '' ? undefined : (dataset.storeIndexOf(storeCode) ?? -1);
   const now = context.now();
-  const served =
-    storeIndex === -1
-      ? undefined
-      : serveQuery(dataset, dataset.query(metric, window, storeIndex, now), state, now.getTime());
+  const served = storeIndex === -1 ? undefined : serveQuery(dataset, dataset.query(metric, window, storeIndex, now), state, now.getTime());
   const count = served?.refs.count ?? 0;
   const lastPage = Math.max(1, Math.ceil(count / pageSize));
   if (page > lastPage) throw new HttpAnswer(404, { detail: 'Invalid page.' });

@@ -9,7 +9,10 @@ const DAY_MS = 86_400_000;
 const day = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'a day as YYYY-MM-DD')
-  .refine((text) => !Number.isNaN(Date.parse(`${text}T00:00:00Z`)) && new Date(`${text}T00:00:00Z`).toISOString().startsWith(text), 'a day that exists');
+  .refine(
+    (text) => !Number.isNaN(Date.parse(`${text}T00:00:00Z`)) && new Date(`${text}T00:00:00Z`).toISOString().startsWith(text),
+    'a day that exists',
+  );
 const stores = z.array(z.string().min(1)).min(1).optional();
 
 /** Every way publishing rules reach the sandbox (options, setPublishing, CLI flags, the admin endpoint) goes through this. */
@@ -44,14 +47,23 @@ export function parsePublishing(input: unknown, where: string): SandboxPublishin
 export class PublishingRules {
   private readonly hidden: { readonly dayStart: number; readonly stores?: ReadonlySet<string> }[];
   private readonly corrected: { readonly dayStart: number; readonly stores?: ReadonlySet<string>; readonly revision: number }[];
-  private readonly distorted: { readonly dayStart: number; readonly stores?: ReadonlySet<string>; readonly metrics?: readonly MetricName[]; readonly factor: number }[];
+  private readonly distorted: {
+    readonly dayStart: number;
+    readonly stores?: ReadonlySet<string>;
+    readonly metrics?: readonly MetricName[];
+    readonly factor: number;
+  }[];
 
   constructor(readonly rules: SandboxPublishing) {
     const dayStart = (text: string): number => Date.parse(`${text}T00:00:00Z`);
     const storeSet = (codes: readonly string[] | undefined): { stores?: ReadonlySet<string> } =>
       codes === undefined ? {} : { stores: new Set(codes) };
     this.hidden = (rules.hidden ?? []).map((rule) => ({ dayStart: dayStart(rule.day), ...storeSet(rule.stores) }));
-    this.corrected = (rules.corrected ?? []).map((rule) => ({ dayStart: dayStart(rule.day), revision: rule.revision, ...storeSet(rule.stores) }));
+    this.corrected = (rules.corrected ?? []).map((rule) => ({
+      dayStart: dayStart(rule.day),
+      revision: rule.revision,
+      ...storeSet(rule.stores),
+    }));
     this.distorted = (rules.distorted ?? []).map((rule) => ({
       dayStart: dayStart(rule.day),
       factor: rule.factor,
@@ -89,7 +101,11 @@ export class PublishingRules {
 }
 
 /** The last rule of the list that names the UTC day holding the instant and (when it names stores) the store. */
-function latestMatch<R extends { readonly dayStart: number; readonly stores?: ReadonlySet<string> }>(rules: readonly R[], storeCode: string, instantMs: number): R | undefined {
+function latestMatch<R extends { readonly dayStart: number; readonly stores?: ReadonlySet<string> }>(
+  rules: readonly R[],
+  storeCode: string,
+  instantMs: number,
+): R | undefined {
   const start = Math.floor(instantMs / DAY_MS) * DAY_MS;
   return rules.findLast((rule) => rule.dayStart === start && (rule.stores === undefined || rule.stores.has(storeCode)));
 }

@@ -53,7 +53,12 @@ const LOOPBACK_ONLY_PREFIX = '/_sandbox/';
  * The route for a request: 403 for an admin path from afar (a loopback client passes the admin paths' access check,
  * noted in its record), 404 for an unknown path, 405 for another method.
  */
-export function findRoute(routes: readonly Route[], request: IncomingMessage, path: string, record: RecordedRequest): { route: Route; match: RegExpExecArray } {
+export function findRoute(
+  routes: readonly Route[],
+  request: IncomingMessage,
+  path: string,
+  record: RecordedRequest,
+): { route: Route; match: RegExpExecArray } {
   if (path.startsWith(LOOPBACK_ONLY_PREFIX)) {
     if (!isLoopback(request.socket.remoteAddress)) {
       throw new HttpAnswer(403, { detail: 'The sandbox admin endpoints answer loopback clients only.' });

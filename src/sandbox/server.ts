@@ -31,8 +31,18 @@ const detailWrongMethod = (method: string): unknown => ({ detail: `Method "${met
 
 /** Every endpoint: method, path, handler. Paths outside the table are 404; another method on a path in it, 405. */
 const ROUTES: readonly Route[] = [
-  { method: 'GET', path: /^\/api\/bi\/area-metrics\/(unique-users|avg-screen-time|traffic)\/?$/, handle: metricRoute, wrongMethod: detailWrongMethod },
-  { method: 'POST', path: /^\/oauth2\/token\/?$/, handle: tokenRoute, wrongMethod: () => ({ error: 'invalid_request', error_description: 'use POST' }) },
+  {
+    method: 'GET',
+    path: /^\/api\/bi\/area-metrics\/(unique-users|avg-screen-time|traffic)\/?$/,
+    handle: metricRoute,
+    wrongMethod: detailWrongMethod,
+  },
+  {
+    method: 'POST',
+    path: /^\/oauth2\/token\/?$/,
+    handle: tokenRoute,
+    wrongMethod: () => ({ error: 'invalid_request', error_description: 'use POST' }),
+  },
   { method: 'POST', path: /^\/_sandbox\/faults$/, handle: adminRoutes.setFaults, wrongMethod: detailWrongMethod },
   { method: 'GET', path: /^\/_sandbox\/faults$/, handle: adminRoutes.showFaults, wrongMethod: detailWrongMethod },
   { method: 'POST', path: /^\/_sandbox\/publishing$/, handle: adminRoutes.setPublishing, wrongMethod: detailWrongMethod },
@@ -149,8 +159,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       if (fromMs === undefined || toMs === undefined) {
         throw new UsageError(`invalid window ${resultWindow.gte} .. ${resultWindow.lte}: ISO date-times with Z or offset`);
       }
-      const storeIndex =
-        resultWindow.storeCode === undefined ? undefined : dataset.storeIndexOf(resultWindow.storeCode);
+      const storeIndex = resultWindow.storeCode === undefined ? undefined : dataset.storeIndexOf(resultWindow.storeCode);
       if (resultWindow.storeCode !== undefined && storeIndex === undefined) return [];
       const now = context.now();
       const served = serveQuery(dataset, dataset.query(metric, { fromMs, toMs }, storeIndex, now), state, now.getTime());

@@ -40,8 +40,7 @@ export function serveQuery(dataset: Dataset, query: QueryRefs, rules: ServingRul
   const { publishing } = rules;
   const minute = Math.floor(nowMs / MINUTE_MS);
   const atMs = minute * MINUTE_MS;
-  const instantOf = (storeIndex: number, localDay: number): number =>
-    Dataset.instantOf(localDay, dataset.store(storeIndex).offsetMinutes);
+  const instantOf = (storeIndex: number, localDay: number): number => Dataset.instantOf(localDay, dataset.store(storeIndex).offsetMinutes);
   const ended = (storeIndex: number, localDay: number): boolean => instantOf(storeIndex, localDay) + DAY_MS <= atMs;
 
   let refs = query;
@@ -59,8 +58,7 @@ export function serveQuery(dataset: Dataset, query: QueryRefs, rules: ServingRul
     dataset.revisionSeed(publishing.revision(dataset.storeCode(storeIndex), instantOf(storeIndex, localDay)));
   const seedOf =
     running && rules.serveInProgress
-      ? (storeIndex: number, localDay: number): number =>
-          ended(storeIndex, localDay) ? finalSeed(storeIndex, localDay) : provisionalSeed
+      ? (storeIndex: number, localDay: number): number => (ended(storeIndex, localDay) ? finalSeed(storeIndex, localDay) : provisionalSeed)
       : finalSeed;
   const key = `${refs.key}|p${rules.publishingGeneration}${running && rules.serveInProgress ? `|m${minute}` : ''}`;
   const distortionOf = publishing.distortsAny

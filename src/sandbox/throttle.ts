@@ -47,7 +47,9 @@ export class SlidingWindowThrottle {
 }
 
 /** How each `--rate-limit-headers` choice announces the limit: the IETF httpapi draft's fields, or the X- ones. */
-const ANNOUNCE: Readonly<Record<RateLimitHeaders, (limit: number, remaining: number, throttle: SlidingWindowThrottle, now: number) => Record<string, string>>> = {
+const ANNOUNCE: Readonly<
+  Record<RateLimitHeaders, (limit: number, remaining: number, throttle: SlidingWindowThrottle, now: number) => Record<string, string>>
+> = {
   none: () => ({}),
   draft: (limit, remaining, throttle, now) => ({
     'RateLimit-Policy': `"default";q=${limit};w=${WINDOW_MS / 1000}`,

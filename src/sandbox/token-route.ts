@@ -44,8 +44,7 @@ export async function tokenRoute({ request, record }: Call, context: SandboxCont
   if (candidates.length === 0) {
     throw new HttpAnswer(401, { error: 'invalid_client', error_description: 'Client authentication is required.' }, CHALLENGE);
   }
-  const matches = ([id, secret]: [string, string]): boolean =>
-    safeEqual(id, settings.clientId) && safeEqual(secret, settings.clientSecret);
+  const matches = ([id, secret]: [string, string]): boolean => safeEqual(id, settings.clientId) && safeEqual(secret, settings.clientSecret);
   if (!candidates.some(matches)) {
     throw new HttpAnswer(401, { error: 'invalid_client', error_description: 'Client authentication failed.' }, CHALLENGE);
   }
@@ -55,11 +54,7 @@ export async function tokenRoute({ request, record }: Call, context: SandboxCont
     throw new HttpAnswer(400, { error: 'invalid_request', error_description: 'grant_type is required.' }, NO_STORE);
   }
   if (grantType !== 'client_credentials') {
-    throw new HttpAnswer(
-      400,
-      { error: 'unsupported_grant_type', error_description: 'Only client_credentials is supported.' },
-      NO_STORE,
-    );
+    throw new HttpAnswer(400, { error: 'unsupported_grant_type', error_description: 'Only client_credentials is supported.' }, NO_STORE);
   }
   const scope = form.get('scope') ?? '';
   // Tokens use the real clock: the clients that check them do.

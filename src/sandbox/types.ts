@@ -18,7 +18,6 @@ export const DEFAULT_SANDBOX = {
 export const DEFAULT_PAGE_SIZE = 1000;
 export const MAX_PAGE_SIZE = 10_000;
 
-
 /** How the sandbox announces its rate limit: not at all, with the IETF httpapi draft's fields, or the X- ones. */
 export type RateLimitHeaders = 'none' | 'draft' | 'x';
 

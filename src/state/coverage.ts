@@ -43,7 +43,10 @@ export function latestSettled(coverage: KeyCoverage): CalendarDay | undefined {
 
 /** The earliest day the state knows of (final, given up or pending): where the key's coverage starts. */
 export function firstKnownDay(coverage: KeyCoverage): CalendarDay | undefined {
-  return [...coverage.complete, ...coverage.accepted, ...coverage.givenUp].map(([first]) => first).concat(coverage.pending.map(({ day }) => day)).sort()[0];
+  return [...coverage.complete, ...coverage.accepted, ...coverage.givenUp]
+    .map(([first]) => first)
+    .concat(coverage.pending.map(({ day }) => day))
+    .sort()[0];
 }
 
 /**

@@ -120,7 +120,8 @@ export class ImportState {
   completeProfiles(key: string): ReadonlyMap<CalendarDay, DayProfile> {
     const entry = this.file.metrics[key];
     const profiles = new Map<CalendarDay, DayProfile>();
-    for (const [day, profile] of Object.entries(entry?.profiles ?? {})) if (rangesHold(entry?.complete ?? [], day)) profiles.set(day, profile);
+    for (const [day, profile] of Object.entries(entry?.profiles ?? {}))
+      if (rangesHold(entry?.complete ?? [], day)) profiles.set(day, profile);
     return profiles;
   }
 

@@ -27,7 +27,9 @@ export interface DayWindow {
  * offset's midnight of D: from D's midnight at +14:00, (D-1)T10:00Z, to D's midnight at -12:00, DT12:00Z.
  */
 export function dayWindow(day: CalendarDay, mode: DayMode): DayWindow {
-  return mode === 'utc' ? { gte: `${day}T00:00:00Z`, lte: `${day}T23:59:59Z` } : { gte: `${addDays(day, -1)}T10:00:00Z`, lte: `${day}T12:00:00Z` };
+  return mode === 'utc'
+    ? { gte: `${day}T00:00:00Z`, lte: `${day}T23:59:59Z` }
+    : { gte: `${addDays(day, -1)}T10:00:00Z`, lte: `${day}T12:00:00Z` };
 }
 
 /** When a day's window ends: the instant after its inclusive upper bound. */

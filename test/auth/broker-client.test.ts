@@ -35,13 +35,16 @@ describe('requestBrokerToken', () => {
   });
 
   it.each([400, 401, 403])('turns a %i problem into BrokerRejectedError with status and detail', async (status) => {
-    nock(BROKER)
-      .get('/api/gatekeeper-token')
-      .query(true)
-      .reply(status, { type: 'about:blank', title: 'Bad Request', status, detail: 'unknown application_package' }, {
+    nock(BROKER).get('/api/gatekeeper-token').query(true).reply(
+      status,
+      { type: 'about:blank', title: 'Bad Request', status, detail: 'unknown application_package' },
+      {
         'content-type': 'application/problem+json',
-      });
-    const error = (await requestBrokerToken(http, { brokerUrl: BROKER, applicationPackage: 'x' }).catch((e: unknown) => e)) as BrokerRejectedError;
+      },
+    );
+    const error = (await requestBrokerToken(http, { brokerUrl: BROKER, applicationPackage: 'x' }).catch(
+      (e: unknown) => e,
+    )) as BrokerRejectedError;
     expect(error).toBeInstanceOf(BrokerRejectedError);
     expect(error.exitCode).toBe(3);
     expect(error.status).toBe(status);

@@ -108,9 +108,7 @@ describe('requestClientCredentialsToken', () => {
   });
 
   it.each([400, 401, 403])('turns %i into an AuthError carrying error and error_description', async (status) => {
-    nock(AUTH)
-      .post('/oauth2/token')
-      .reply(status, { error: 'invalid_client', error_description: 'Bad credentials' });
+    nock(AUTH).post('/oauth2/token').reply(status, { error: 'invalid_client', error_description: 'Bad credentials' });
     const failure = await requestClientCredentialsToken(client(3), { authUrl: AUTH, credentials }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(AuthError);
     expect(failure).toBeInstanceOf(TokenRequestRejectedError);
@@ -144,9 +142,7 @@ describe('requestClientCredentialsToken', () => {
 
   it('turns a 404 into UnavailableError', async () => {
     nock(AUTH).post('/oauth2/token').reply(404, 'not here');
-    await expect(requestClientCredentialsToken(client(), { authUrl: AUTH, credentials })).rejects.toBeInstanceOf(
-      UnavailableError,
-    );
+    await expect(requestClientCredentialsToken(client(), { authUrl: AUTH, credentials })).rejects.toBeInstanceOf(UnavailableError);
   });
 
   it('turns a network failure into UnavailableError naming the URL without credentials', async () => {
@@ -164,9 +160,7 @@ describe('requestClientCredentialsToken', () => {
     ['an empty access_token', { access_token: '' }],
   ])('turns a 200 with %s into ContractError', async (_name, body) => {
     nock(AUTH).post('/oauth2/token').reply(200, body);
-    await expect(requestClientCredentialsToken(client(), { authUrl: AUTH, credentials })).rejects.toBeInstanceOf(
-      ContractError,
-    );
+    await expect(requestClientCredentialsToken(client(), { authUrl: AUTH, credentials })).rejects.toBeInstanceOf(ContractError);
   });
 
   it('does not put a token from a malformed 200 in the error message', async () => {

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { decodeJwt, numericDateClaim } from '../../src/auth/jwt.js';
 import { makeJwt } from './make-jwt.js';
 
-
 describe('decodeJwt', () => {
   it('decodes header and claims without verifying the signature', () => {
     const token = makeJwt({ sub: 'client-1', exp: 1_900_000_000, name: 'Zoë' });

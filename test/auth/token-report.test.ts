@@ -13,27 +13,35 @@ describe('describeToken', () => {
   });
 
   it('warns about an expired token, a missing expiry, and a missing token_type from an auth server only', () => {
-    const expired = describeToken({ access_token: makeJwt({ exp: seconds(sentAt, -5) }), token_type: 'Bearer' }, {
-      origin: 'auth-server',
-      requestSentAt: sentAt,
-      now,
-    });
+    const expired = describeToken(
+      { access_token: makeJwt({ exp: seconds(sentAt, -5) }), token_type: 'Bearer' },
+      {
+        origin: 'auth-server',
+        requestSentAt: sentAt,
+        now,
+      },
+    );
     expect(expired.warnings.join('\n')).toContain('already expired');
     const unknown = describeToken({ access_token: makeJwt({ sub: 'x' }) }, { origin: 'auth-server', requestSentAt: sentAt, now });
     expect(unknown.warnings.join('\n')).toContain('neither expires_in nor an exp claim');
     expect(unknown.warnings.join('\n')).toContain('no token_type');
-    const fromBroker = describeToken({ access_token: makeJwt({ exp: seconds(sentAt, 600) }), expires_in: 600 }, {
-      origin: 'broker',
-      requestSentAt: sentAt,
-      now,
-    });
+    const fromBroker = describeToken(
+      { access_token: makeJwt({ exp: seconds(sentAt, 600) }), expires_in: 600 },
+      {
+        origin: 'broker',
+        requestSentAt: sentAt,
+        now,
+      },
+    );
     expect(fromBroker.warnings).toEqual([]);
   });
 
   it('warns at 60 s left but not at 61 s', () => {
     const at = (left: number): string[] =>
-      describeToken({ access_token: 'opaque', expires_in: left + 1, token_type: 'Bearer' }, { origin: 'broker', requestSentAt: sentAt, now })
-        .warnings.filter((warning) => warning.includes('expires within'));
+      describeToken(
+        { access_token: 'opaque', expires_in: left + 1, token_type: 'Bearer' },
+        { origin: 'broker', requestSentAt: sentAt, now },
+      ).warnings.filter((warning) => warning.includes('expires within'));
     expect(at(60)).toHaveLength(1);
     expect(at(61)).toHaveLength(0);
   });
@@ -41,7 +49,10 @@ describe('describeToken', () => {
 
 describe('formats', () => {
   const jwt = makeJwt({ iss: 'https://auth', sub: 'c', iat: seconds(sentAt, 0), exp: seconds(sentAt, 3600), custom: 'line\nbreak' });
-  const report = describeToken({ access_token: jwt, expires_in: 3600, token_type: 'Bearer' }, { origin: 'auth-server', requestSentAt: sentAt, now });
+  const report = describeToken(
+    { access_token: jwt, expires_in: 3600, token_type: 'Bearer' },
+    { origin: 'auth-server', requestSentAt: sentAt, now },
+  );
 
   it('human: UTC and local instants, dates for time claims, escaped control characters, token last', () => {
     const text = formatHuman(report, { zone: 'Europe/Paris' });

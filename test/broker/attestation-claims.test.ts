@@ -2,7 +2,16 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
 import { waitUntil } from '../helpers/cli.js';
 import { startFakeAuthServer } from '../helpers/fake-auth-server.js';
-import { ANDROID_APP_ID, IOS_APP_ID, PROJECT_NUMBER, appCheckClaims, issuerKey, signToken, startIssuer, type IssuerKey } from './attestation-issuer.js';
+import {
+  ANDROID_APP_ID,
+  IOS_APP_ID,
+  PROJECT_NUMBER,
+  appCheckClaims,
+  issuerKey,
+  signToken,
+  startIssuer,
+  type IssuerKey,
+} from './attestation-issuer.js';
 import { TestClock, injectedBroker, type TestBroker } from './broker-harness.js';
 
 // The claims a genuine token must carry beyond its signature: a `sub` naming the application, a lifetime of at most
@@ -58,13 +67,16 @@ async function ask(broker: TestBroker, token: string, application = APP): Promis
 
 /** The `refusal` of the broker's last `request completed` line. */
 function lastRefusal(broker: TestBroker): unknown {
-  return broker.logs.entries().filter((entry) => entry.msg === 'request completed').at(-1)?.refusal;
+  return broker.logs
+    .entries()
+    .filter((entry) => entry.msg === 'request completed')
+    .at(-1)?.refusal;
 }
 
 const INVALID = 'urn:area-metrics:broker:problem:attestation-invalid';
 
 describe('attestation claims', () => {
-  it('refuses a token without sub as not genuine (401), not as another application\'s', async () => {
+  it("refuses a token without sub as not genuine (401), not as another application's", async () => {
     const { broker, clock } = await started();
     const claims = appCheckClaims(ANDROID_APP_ID, clock.now());
     delete claims.sub;
@@ -76,7 +88,10 @@ describe('attestation claims', () => {
     const { broker, clock } = await started();
     const claims = appCheckClaims(ANDROID_APP_ID, clock.now());
     const iat = claims.iat as number;
-    expect(await ask(broker, await signToken(key, { ...claims, exp: iat + 10 * 365 * DAY_SECONDS }))).toEqual({ status: 401, type: INVALID });
+    expect(await ask(broker, await signToken(key, { ...claims, exp: iat + 10 * 365 * DAY_SECONDS }))).toEqual({
+      status: 401,
+      type: INVALID,
+    });
     expect(lastRefusal(broker)).toBe('lifetime');
     expect(await ask(broker, await signToken(key, { ...claims, exp: iat + 7 * DAY_SECONDS + 1 }))).toEqual({ status: 401, type: INVALID });
     expect((await ask(broker, await signToken(key, { ...claims, exp: iat + 7 * DAY_SECONDS }))).status).toBe(200);

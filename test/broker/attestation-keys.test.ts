@@ -2,7 +2,17 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
 import { waitUntil } from '../helpers/cli.js';
 import { startFakeAuthServer } from '../helpers/fake-auth-server.js';
-import { ANDROID_APP_ID, PROJECT_NUMBER, appCheckClaims, issuerKey, signToken, startIssuer, withKid, type IssuerKey, type TestIssuer } from './attestation-issuer.js';
+import {
+  ANDROID_APP_ID,
+  PROJECT_NUMBER,
+  appCheckClaims,
+  issuerKey,
+  signToken,
+  startIssuer,
+  withKid,
+  type IssuerKey,
+  type TestIssuer,
+} from './attestation-issuer.js';
 import { TestClock, injectedBroker, sleep, type TestBroker } from './broker-harness.js';
 
 // A key-set fetch never holds up a token whose key is already held: with the issuer hanging, a token naming a kid
@@ -60,8 +70,10 @@ describe('attestation keys while the issuer hangs', () => {
     clock.advance(31_000); // past the 30 s between fetches: an unknown kid may start one
     issuer.setHanging(true);
     const fetchesBefore = issuer.fetches();
-    const unknownKid = signToken(withKid(stranger, 'rotated-in'), appCheckClaims(ANDROID_APP_ID, clock.now())).then((token) => timedAsk(broker, token));
-    await waitUntil(() => issuer.fetches() > fetchesBefore, 'the unknown kid\'s fetch to reach the issuer', 5000); // and hang there
+    const unknownKid = signToken(withKid(stranger, 'rotated-in'), appCheckClaims(ANDROID_APP_ID, clock.now())).then((token) =>
+      timedAsk(broker, token),
+    );
+    await waitUntil(() => issuer.fetches() > fetchesBefore, "the unknown kid's fetch to reach the issuer", 5000); // and hang there
     const genuine = await timedAsk(broker, await signToken(pair, appCheckClaims(ANDROID_APP_ID, clock.now())));
     expect(genuine.status).toBe(200);
     // It waited 4.7 s for the hanging fetch before: 3 s rules that out with room for a busy machine.

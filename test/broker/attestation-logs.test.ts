@@ -5,7 +5,17 @@ import { startBroker } from '../../src/broker/server.js';
 import { waitUntil } from '../helpers/cli.js';
 import { startFakeAuthServer } from '../helpers/fake-auth-server.js';
 import { listenOnLoopback } from '../helpers/loopback.js';
-import { ANDROID_APP_ID, IOS_APP_ID, PROJECT_NUMBER, appCheckClaims, issuerKey, signToken, startIssuer, withKid, type IssuerKey } from './attestation-issuer.js';
+import {
+  ANDROID_APP_ID,
+  IOS_APP_ID,
+  PROJECT_NUMBER,
+  appCheckClaims,
+  issuerKey,
+  signToken,
+  startIssuer,
+  withKid,
+  type IssuerKey,
+} from './attestation-issuer.js';
 import { LogCapture, TestClock, injectedBroker, type TestBroker } from './broker-harness.js';
 
 // What an operator reads at the default level during an App Check rollout: each refusal cause with its reason the
@@ -56,7 +66,8 @@ describe('attestation refusals in the log', () => {
     const replayed = await signToken(key, claims());
     const expected: Record<string, () => Promise<string | undefined>> = {
       missing: async () => undefined,
-      expired: async () => signToken(key, { ...claims(), iat: Math.floor(clock.now() / 1000) - 7200, exp: Math.floor(clock.now() / 1000) - 120 }),
+      expired: async () =>
+        signToken(key, { ...claims(), iat: Math.floor(clock.now() / 1000) - 7200, exp: Math.floor(clock.now() / 1000) - 120 }),
       audience: async () => signToken(key, { ...claims(), aud: ['projects/987654321'] }),
       issuer: async () => signToken(key, { ...claims(), iss: 'https://firebaseappcheck.googleapis.com/987654321' }),
       signature: async () => signToken(withKid(stranger, key.kid), claims()),
@@ -69,13 +80,19 @@ describe('attestation refusals in the log', () => {
     for (const round of [1, 2, 3]) {
       for (const token of Object.values(expected)) {
         const value = await token();
-        const response = await broker.fetch(`/api/gatekeeper-token?application_package=${APP}`, value === undefined ? {} : { headers: { [HEADER]: value } });
+        const response = await broker.fetch(
+          `/api/gatekeeper-token?application_package=${APP}`,
+          value === undefined ? {} : { headers: { [HEADER]: value } },
+        );
         expect([round, response.status >= 400]).toEqual([round, true]);
       }
     }
-    const refusals = broker.logs.entries().filter((entry) => entry.msg === 'request completed' && entry.level === 'info' && Number(entry.status) >= 400);
+    const refusals = broker.logs
+      .entries()
+      .filter((entry) => entry.msg === 'request completed' && entry.level === 'info' && Number(entry.status) >= 400);
     expect(refusals.map((entry) => entry.refusal).sort()).toEqual(Object.keys(expected).sort());
-    for (const entry of refusals) if (entry.refusal !== 'missing' && entry.refusal !== 'replayed') expect(String(entry.reason)).toMatch(/^attestation: /);
+    for (const entry of refusals)
+      if (entry.refusal !== 'missing' && entry.refusal !== 'replayed') expect(String(entry.reason)).toMatch(/^attestation: /);
     expect(refusals.find((entry) => entry.refusal === 'audience')?.reason).toBe('attestation: aud claim (check_failed)');
     await broker.close();
     stops.splice(stops.length - 1, 1);
@@ -100,12 +117,16 @@ describe('attestation refusals in the log', () => {
     const logs = new LogCapture();
     const broker = await startBroker(configOf('http://127.0.0.1:9', issuer.jwksUrl), { port: 0, logStream: logs });
     stops.push(() => broker.close());
-    expect(logs.entries().find((entry) => entry.msg === 'broker listening')).toMatchObject({ attestation: 'enforce (firebase-app-check, single use)' });
+    expect(logs.entries().find((entry) => entry.msg === 'broker listening')).toMatchObject({
+      attestation: 'enforce (firebase-app-check, single use)',
+    });
   });
 
   it('names why the key set could not be fetched: a 10 MB answer', async () => {
     const huge = Buffer.alloc(10 * 1024 * 1024, 0x20);
-    const listening = await listenOnLoopback(createServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(huge)));
+    const listening = await listenOnLoopback(
+      createServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(huge)),
+    );
     stops.push(() => listening.close());
     const broker = injectedBroker(configOf('http://127.0.0.1:9', `${listening.url}/v1/jwks`));
     stops.push(() => broker.close());

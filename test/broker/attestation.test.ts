@@ -98,7 +98,10 @@ interface Answer {
 }
 
 async function ask(target: TestBroker, token?: string, application = APP): Promise<Answer> {
-  const response = await target.fetch(`/api/gatekeeper-token?application_package=${application}`, token === undefined ? {} : { headers: { [HEADER]: token } });
+  const response = await target.fetch(
+    `/api/gatekeeper-token?application_package=${application}`,
+    token === undefined ? {} : { headers: { [HEADER]: token } },
+  );
   const text = await response.text();
   written.push(() => text);
   return { status: response.status, headers: response.headers, body: JSON.parse(text) as Record<string, unknown> };
@@ -124,7 +127,7 @@ async function readyz(target: TestBroker): Promise<{ status: number; body: Recor
 }
 
 describe('attestation enforced (firebase-app-check)', () => {
-  it('serves a genuine token\'s own application and refuses every other kind, none of them reaching the auth server', async () => {
+  it("serves a genuine token's own application and refuses every other kind, none of them reaching the auth server", async () => {
     const clock = new TestClock();
     const [rsa, ec, stranger] = [rsaKey('rsa-1'), ecKey('ec-1'), rsaKey('rsa-1', 1)];
     const keys = await issuer([rsa, ec]);
@@ -145,7 +148,7 @@ describe('attestation enforced (firebase-app-check)', () => {
       ['garbage', 'not a token at all', 401, 'attestation-invalid'],
       ['three dots of garbage', 'e30.e30.e30', 401, 'attestation-invalid'],
       ['oversized', `${'x'.repeat(9000)}.${'y'.repeat(10)}.z`, 401, 'attestation-invalid'],
-      ['another application\'s genuine token', await mint(rsa, appCheckClaims(IOS_APP_ID, now)), 403, 'attestation-other-app'],
+      ["another application's genuine token", await mint(rsa, appCheckClaims(IOS_APP_ID, now)), 403, 'attestation-other-app'],
     ];
     for (const [name, token, status, kind] of refusals) {
       if (token !== undefined) minted.add(token);
@@ -242,7 +245,10 @@ describe('attestation enforced (firebase-app-check)', () => {
     expectRefused(refused, 503, 'attestation-unavailable');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(30);
-    expect(await readyz(target)).toMatchObject({ status: 503, body: { status: 'no-attestation-keys', attestation: { keys: { state: 'none', keys: 0 } } } });
+    expect(await readyz(target)).toMatchObject({
+      status: 503,
+      body: { status: 'no-attestation-keys', attestation: { keys: { state: 'none', keys: 0 } } },
+    });
     expect(await attested(target, 'no-keys')).toBe(1);
     expect(tokens.tokenRequests()).toBe(0);
     expect(target.logs.text()).toMatch(/attestation keys could not be fetched; none held/);
@@ -252,19 +258,25 @@ describe('attestation enforced (firebase-app-check)', () => {
     expect((await readyz(target)).status).toBe(200);
   });
 
-  it('lets a web application\'s preflight send the attestation header', async () => {
+  it("lets a web application's preflight send the attestation header", async () => {
     const clock = new TestClock();
     const keys = await issuer([rsaKey('rsa-1')]);
     const tokens = await auth();
     const target = broker(configOf(tokens.url, { mode: 'enforce', jwksUrl: keys.jwksUrl }), clock);
     const preflight = await target.fetch(`/api/gatekeeper-token?application_package=${WEB_APP}`, {
       method: 'OPTIONS',
-      headers: { origin: `https://${WEB_APP}`, 'access-control-request-method': 'GET', 'access-control-request-headers': HEADER.toLowerCase() },
+      headers: {
+        origin: `https://${WEB_APP}`,
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': HEADER.toLowerCase(),
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-headers')).toBe(`X-Request-Id, ${HEADER}`);
     // A refusal is readable by the page too.
-    const refused = await target.fetch(`/api/gatekeeper-token?application_package=${WEB_APP}`, { headers: { origin: `https://${WEB_APP}` } });
+    const refused = await target.fetch(`/api/gatekeeper-token?application_package=${WEB_APP}`, {
+      headers: { origin: `https://${WEB_APP}` },
+    });
     expect(refused.status).toBe(401);
     expect(refused.headers.get('access-control-allow-origin')).toBe(`https://${WEB_APP}`);
   });
@@ -286,14 +298,17 @@ describe('attestation in report mode', () => {
     expect(await attested(target, 'invalid')).toBe(1);
     expect(await attested(target, 'other-app')).toBe(1);
     expect(await attested(target, 'valid')).toBe(1);
-    const outcomes = target.logs.entries().filter((entry) => entry.msg === 'request completed' && entry.level === 'info').map((entry) => entry.attestation);
+    const outcomes = target.logs
+      .entries()
+      .filter((entry) => entry.msg === 'request completed' && entry.level === 'info')
+      .map((entry) => entry.attestation);
     expect(outcomes).toEqual(expect.arrayContaining(['missing', 'invalid', 'other-app']));
     expect((await readyz(target)).body.attestation).toMatchObject({ mode: 'report', provider: 'firebase-app-check' });
   });
 });
 
 describe('single-use tokens', () => {
-  it('accepts a token\'s jti once (in memory without Redis)', async () => {
+  it("accepts a token's jti once (in memory without Redis)", async () => {
     const clock = new TestClock();
     const key = rsaKey('rsa-1');
     const keys = await issuer([key]);
@@ -363,7 +378,9 @@ describe('attestation by any JWT issuer (provider jwt)', () => {
     expect((await send(await mint(key, claims))).status).toBe(200);
     expect((await send(await mint(key, { ...claims, aud: 'another-service' }))).status).toBe(401);
     expect((await send(await mint(key, { ...claims, app_id: 'shop-ios' }))).status).toBe(403);
-    expect((await target.fetch(`/api/gatekeeper-token?application_package=${APP}`, { headers: { [HEADER]: await mint(key, claims) } })).status).toBe(401);
+    expect(
+      (await target.fetch(`/api/gatekeeper-token?application_package=${APP}`, { headers: { [HEADER]: await mint(key, claims) } })).status,
+    ).toBe(401);
   });
 });
 

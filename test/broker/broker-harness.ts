@@ -1,7 +1,14 @@
 import { createHmac } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
-import { buildBrokerApp, startBroker, type BrokerApp, type BrokerDeps, type RunningBroker, type StartBrokerOptions } from '../../src/broker/server.js';
+import {
+  buildBrokerApp,
+  startBroker,
+  type BrokerApp,
+  type BrokerDeps,
+  type RunningBroker,
+  type StartBrokerOptions,
+} from '../../src/broker/server.js';
 import { waitUntil } from '../helpers/cli.js';
 
 /** Collects a broker's JSON log lines; `all()` also lets a test check that no secret ever reached them. */
@@ -68,7 +75,7 @@ export async function startTestBroker(
  * before its first request waits for its log line.
  */
 export async function untilRedisKnown(logs: LogCapture, timeoutMs = 5000): Promise<void> {
-  await waitUntil(() => /"redis":"(up|down)"/.test(logs.text()), 'the broker\'s first Redis state in its logs', timeoutMs);
+  await waitUntil(() => /"redis":"(up|down)"/.test(logs.text()), "the broker's first Redis state in its logs", timeoutMs);
 }
 
 /**

@@ -39,7 +39,8 @@ describe('parseConfigJson', () => {
   });
 
   it('refuses a key given twice in one object, naming each by its path', () => {
-    const text = '{"platforms": {"android": {"clientId": "a", "clientId": "b"}}, "cache": {}, "cache": {"marginSeconds": 30}, "x": [{"k": 1, "k": 2}]}';
+    const text =
+      '{"platforms": {"android": {"clientId": "a", "clientId": "b"}}, "cache": {}, "cache": {"marginSeconds": 30}, "x": [{"k": 1, "k": 2}]}';
     expect(messageOf(text)).toBe(`${SOURCE} gives a key twice in one object (only one may stay): platforms.android.clientId, cache, x[].k`);
     expect(parseConfigJson('{"a": {"k": 1}, "b": {"k": 1}}', SOURCE)).toEqual({ a: { k: 1 }, b: { k: 1 } });
   });

@@ -99,7 +99,9 @@ describe('resolveBrokerConfig', () => {
   it('rejects an application mapped to a platform that is not defined', () => {
     const raw = validRaw();
     (raw.applications as Record<string, string>)['com.acme.tv'] = 'tvos';
-    expect(usageMessage(() => resolveBrokerConfig(raw, { env: {} }))).toMatch(/applications\.com\.acme\.tv: platform "tvos" is not defined/);
+    expect(usageMessage(() => resolveBrokerConfig(raw, { env: {} }))).toMatch(
+      /applications\.com\.acme\.tv: platform "tvos" is not defined/,
+    );
   });
 
   it('rejects a config without an auth URL for a platform', () => {
@@ -170,7 +172,11 @@ describe('applicationPackageProblem', () => {
 });
 
 describe('server, limits and redis blocks', () => {
-  const resolve = (extra: Record<string, unknown>, env: NodeJS.ProcessEnv = { ANDROID_SECRET: SECRET }, readFile?: (path: string) => string) =>
+  const resolve = (
+    extra: Record<string, unknown>,
+    env: NodeJS.ProcessEnv = { ANDROID_SECRET: SECRET },
+    readFile?: (path: string) => string,
+  ) =>
     resolveBrokerConfig({ ...validRaw(), ...extra }, { env, readFile: readFile ?? ((path) => (path === '/run/secrets/web' ? 'web' : '')) });
 
   it('defaults to the timeouts a load balancer expects and to limits, and takes fractional seconds', () => {
@@ -184,27 +190,60 @@ describe('server, limits and redis blocks', () => {
       trustProxy: false,
     });
     expect(config.limits).toEqual({ perClientPerMinute: 6000, maxInFlight: 1000 });
-    expect(resolve({ server: { keepAliveTimeoutSeconds: 0.5, shutdownDelaySeconds: 1.25 } }).server).toMatchObject({ keepAliveTimeoutMs: 500, shutdownDelayMs: 1250 });
+    expect(resolve({ server: { keepAliveTimeoutSeconds: 0.5, shutdownDelaySeconds: 1.25 } }).server).toMatchObject({
+      keepAliveTimeoutMs: 500,
+      shutdownDelayMs: 1250,
+    });
   });
 
   it('names the field of a wrong server, limits or redis setting', () => {
-    expect(usageMessage(() => resolve({ server: { headersTimeoutSeconds: 20 } }))).toMatch(/server\.headersTimeoutSeconds: must not be above requestTimeoutSeconds/);
+    expect(usageMessage(() => resolve({ server: { headersTimeoutSeconds: 20 } }))).toMatch(
+      /server\.headersTimeoutSeconds: must not be above requestTimeoutSeconds/,
+    );
     expect(usageMessage(() => resolve({ limits: { maxInFlight: 0 } }))).toMatch(/limits\.maxInFlight/);
-    expect(usageMessage(() => resolve({ redis: { sentinels: [{ host: 'a', port: 26379 }] } }))).toMatch(/redis\.name: is required with sentinels/);
-    expect(usageMessage(() => resolve({ redis: { url: 'redis://a', sentinels: [{ host: 'a', port: 26379 }], name: 'm' } }))).toMatch(/redis\.url: give exactly one/);
-    expect(usageMessage(() => resolve({ redis: { url: 'redis://a' }, cache: { redisUrl: 'redis://b' } }))).toMatch(/cache\.redisUrl: give Redis in one place/);
-    expect(usageMessage(() => resolve({ redis: { url: 'redis://a', passwordEnv: 'REDIS_PASSWORD' } }))).toMatch(/redis\.passwordEnv: environment variable REDIS_PASSWORD is not set/);
+    expect(usageMessage(() => resolve({ redis: { sentinels: [{ host: 'a', port: 26379 }] } }))).toMatch(
+      /redis\.name: is required with sentinels/,
+    );
+    expect(usageMessage(() => resolve({ redis: { url: 'redis://a', sentinels: [{ host: 'a', port: 26379 }], name: 'm' } }))).toMatch(
+      /redis\.url: give exactly one/,
+    );
+    expect(usageMessage(() => resolve({ redis: { url: 'redis://a' }, cache: { redisUrl: 'redis://b' } }))).toMatch(
+      /cache\.redisUrl: give Redis in one place/,
+    );
+    expect(usageMessage(() => resolve({ redis: { url: 'redis://a', passwordEnv: 'REDIS_PASSWORD' } }))).toMatch(
+      /redis\.passwordEnv: environment variable REDIS_PASSWORD is not set/,
+    );
   });
 
   it('reads the Redis password from an env var or a file and the TLS files, never echoing them', () => {
-    const files: Record<string, string> = { '/run/secrets/web': 'web', '/run/redis/password': 'redis-pass-9\n', '/tls/ca.pem': 'CA', '/tls/c.pem': 'CERT', '/tls/k.pem': 'KEY' };
+    const files: Record<string, string> = {
+      '/run/secrets/web': 'web',
+      '/run/redis/password': 'redis-pass-9\n',
+      '/tls/ca.pem': 'CA',
+      '/tls/c.pem': 'CERT',
+      '/tls/k.pem': 'KEY',
+    };
     const config = resolve(
-      { redis: { sentinels: [{ host: 's1', port: 26379 }], name: 'main', passwordFile: '/run/redis/password', tls: { caFile: '/tls/ca.pem', certFile: '/tls/c.pem', keyFile: '/tls/k.pem' } } },
+      {
+        redis: {
+          sentinels: [{ host: 's1', port: 26379 }],
+          name: 'main',
+          passwordFile: '/run/redis/password',
+          tls: { caFile: '/tls/ca.pem', certFile: '/tls/c.pem', keyFile: '/tls/k.pem' },
+        },
+      },
       { ANDROID_SECRET: SECRET },
       (path) => files[path] ?? '',
     );
-    expect(config.redis).toEqual({ sentinels: [{ host: 's1', port: 26379 }], name: 'main', password: 'redis-pass-9', tls: { ca: 'CA', cert: 'CERT', key: 'KEY' } });
-    expect(resolve({ redis: { url: 'rediss://r:6380', passwordEnv: 'REDIS_PASSWORD' } }, { ANDROID_SECRET: SECRET, REDIS_PASSWORD: 'pw' }).redis).toEqual({ url: 'rediss://r:6380', password: 'pw' });
+    expect(config.redis).toEqual({
+      sentinels: [{ host: 's1', port: 26379 }],
+      name: 'main',
+      password: 'redis-pass-9',
+      tls: { ca: 'CA', cert: 'CERT', key: 'KEY' },
+    });
+    expect(
+      resolve({ redis: { url: 'rediss://r:6380', passwordEnv: 'REDIS_PASSWORD' } }, { ANDROID_SECRET: SECRET, REDIS_PASSWORD: 'pw' }).redis,
+    ).toEqual({ url: 'rediss://r:6380', password: 'pw' });
   });
 });
 
@@ -234,7 +273,9 @@ describe('attestation block', () => {
     });
     expect(config.applications.get('com.acme.shop')).toBe('android');
     expect(config.appIds.get('com.acme.shop')).toBe('1:123456789:android:abc');
-    expect(resolve({ ...firebase, projectNumber: 123456789, mode: 'report' }).attestation?.issuer).toBe('https://firebaseappcheck.googleapis.com/123456789');
+    expect(resolve({ ...firebase, projectNumber: 123456789, mode: 'report' }).attestation?.issuer).toBe(
+      'https://firebaseappcheck.googleapis.com/123456789',
+    );
   });
 
   it('is off by default and when off takes both forms of an application, asking nothing more', () => {
@@ -246,21 +287,54 @@ describe('attestation block', () => {
 
   it('refuses a config that cannot be enforced, naming the application or the field', () => {
     const cases: [unknown, unknown, RegExp][] = [
-      [firebase, { ...withApps, 'com.acme.shop': 'android' }, /applications\.com\.acme\.shop: no appId: attestation \(mode enforce\) needs/],
-      [{ ...firebase, mode: 'report' }, { ...withApps, 'com.acme.ShopApp': { platform: 'ios' } }, /applications\.com\.acme\.ShopApp: no appId/],
-      [{ ...firebase, provider: 'device-check' }, withApps, /attestation\.provider: unknown provider "device-check" \(known: firebase-app-check, jwt\)/],
+      [
+        firebase,
+        { ...withApps, 'com.acme.shop': 'android' },
+        /applications\.com\.acme\.shop: no appId: attestation \(mode enforce\) needs/,
+      ],
+      [
+        { ...firebase, mode: 'report' },
+        { ...withApps, 'com.acme.ShopApp': { platform: 'ios' } },
+        /applications\.com\.acme\.ShopApp: no appId/,
+      ],
+      [
+        { ...firebase, provider: 'device-check' },
+        withApps,
+        /attestation\.provider: unknown provider "device-check" \(known: firebase-app-check, jwt\)/,
+      ],
       [{ mode: 'enforce' }, withApps, /attestation\.provider: is required when mode is enforce/],
-      [{ mode: 'enforce', provider: 'firebase-app-check' }, withApps, /attestation\.projectNumber: is required with provider firebase-app-check/],
+      [
+        { mode: 'enforce', provider: 'firebase-app-check' },
+        withApps,
+        /attestation\.projectNumber: is required with provider firebase-app-check/,
+      ],
       [{ ...firebase, projectNumber: 'my-project' }, withApps, /attestation\.projectNumber/],
       [{ ...firebase, issuer: 'https://elsewhere.example' }, withApps, /attestation\.issuer: is for provider jwt, not firebase-app-check/],
-      [{ mode: 'enforce', provider: 'jwt', header: 'X-Attest', jwksUrl: 'https://attest.example/jwks' }, withApps, /attestation\.issuer: is required with provider jwt; attestation\.audience: is required/],
-      [{ mode: 'enforce', provider: 'jwt', issuer: 'i', audience: 'a', jwksUrl: 'https://attest.example/jwks' }, withApps, /attestation\.header: is required with provider jwt/],
+      [
+        { mode: 'enforce', provider: 'jwt', header: 'X-Attest', jwksUrl: 'https://attest.example/jwks' },
+        withApps,
+        /attestation\.issuer: is required with provider jwt; attestation\.audience: is required/,
+      ],
+      [
+        { mode: 'enforce', provider: 'jwt', issuer: 'i', audience: 'a', jwksUrl: 'https://attest.example/jwks' },
+        withApps,
+        /attestation\.header: is required with provider jwt/,
+      ],
       [{ ...firebase, jwksUrl: 'ftp://keys.example' }, withApps, /attestation\.jwksUrl: must be an http/],
-      [{ mode: 'enforce', provider: 'jwt', issuer: 'i', audience: 'a', jwksUrl: 'https://x.example', header: 'X Bad' }, withApps, /attestation\.header: must be an HTTP header name/],
+      [
+        { mode: 'enforce', provider: 'jwt', issuer: 'i', audience: 'a', jwksUrl: 'https://x.example', header: 'X Bad' },
+        withApps,
+        /attestation\.header: must be an HTTP header name/,
+      ],
       [{ ...firebase, mode: 'strict' }, withApps, /attestation\.mode/],
       [{ ...firebase, colour: 'blue' }, withApps, /attestation\.colour: unknown key/],
-      [firebase, { ...withApps, 'com.acme.shop': { platform: 'android', appId: 'x', extra: 1 } }, /applications\.com\.acme\.shop\.extra: unknown key/],
+      [
+        firebase,
+        { ...withApps, 'com.acme.shop': { platform: 'android', appId: 'x', extra: 1 } },
+        /applications\.com\.acme\.shop\.extra: unknown key/,
+      ],
     ];
-    for (const [attestation, applications, message] of cases) expect(usageMessage(() => resolve(attestation, applications))).toMatch(message);
+    for (const [attestation, applications, message] of cases)
+      expect(usageMessage(() => resolve(attestation, applications))).toMatch(message);
   });
 });

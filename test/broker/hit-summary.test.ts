@@ -20,6 +20,12 @@ describe('HitSummary', () => {
     expect(summary.take()).toBeUndefined();
     summary.record('com.acme.shop', 3);
     now += 1_500;
-    expect(summary.take()).toEqual({ cacheHits: 1, windowSeconds: 1.5, applications: { 'com.acme.shop': 1 }, meanResponseTimeMs: 3, maxResponseTimeMs: 3 });
+    expect(summary.take()).toEqual({
+      cacheHits: 1,
+      windowSeconds: 1.5,
+      applications: { 'com.acme.shop': 1 },
+      meanResponseTimeMs: 3,
+      maxResponseTimeMs: 3,
+    });
   });
 });

@@ -12,12 +12,12 @@ describe('log bounds', () => {
   it('lets the first error of each kind through per window and counts the rest', () => {
     let now = 0;
     const summary = new ErrorSummary(() => now);
-    expect([summary.shouldLog('404 not-found'), summary.shouldLog('404 not-found'), summary.shouldLog('400 x'), summary.shouldLog('404 not-found')]).toEqual([
-      true,
-      false,
-      true,
-      false,
-    ]);
+    expect([
+      summary.shouldLog('404 not-found'),
+      summary.shouldLog('404 not-found'),
+      summary.shouldLog('400 x'),
+      summary.shouldLog('404 not-found'),
+    ]).toEqual([true, false, true, false]);
     now = 60_000;
     expect(summary.take()).toEqual({ errors: { '404 not-found': 2 }, windowSeconds: 60 });
     expect(summary.shouldLog('404 not-found')).toBe(true);

@@ -97,16 +97,29 @@ describe('1. secrets never reach the log, whatever the auth server echoes', () =
   it('redacts every spelling of the secret from a 5xx body, a 401 description and the problem sent to the app', async () => {
     const secret = 'S3cret/XYZ+&=';
     const echo = (authorization: string | undefined): string =>
-      [secret, encodeURIComponent(secret), new URLSearchParams({ s: secret }).toString().slice(2), authorization ?? '',
-        Buffer.from(`${CLIENT_ID}:${encodeURIComponent(secret)}`).toString('base64')].join(' | ');
-    const failing = await setup({ respond: () => ({ status: 500, body: JSON.stringify({ message: `client secret ${secret} is locked` }) }) }, { secret });
+      [
+        secret,
+        encodeURIComponent(secret),
+        new URLSearchParams({ s: secret }).toString().slice(2),
+        authorization ?? '',
+        Buffer.from(`${CLIENT_ID}:${encodeURIComponent(secret)}`).toString('base64'),
+      ].join(' | ');
+    const failing = await setup(
+      { respond: () => ({ status: 500, body: JSON.stringify({ message: `client secret ${secret} is locked` }) }) },
+      { secret },
+    );
     const failed = await get(failing.broker);
     expect(failed.status).toBe(503);
     expect(failing.logs.text()).toMatch(/client secret \*\*\* is locked/);
     expectCleanLogs(failing.logs, secret);
 
     const echoing = await setup(
-      { respond: ({ authorization }) => ({ status: 401, body: JSON.stringify({ error: 'invalid_client', error_description: echo(authorization) }) }) },
+      {
+        respond: ({ authorization }) => ({
+          status: 401,
+          body: JSON.stringify({ error: 'invalid_client', error_description: echo(authorization) }),
+        }),
+      },
       { secret },
     );
     const rejected = await get(echoing.broker);
@@ -131,14 +144,20 @@ describe('1. secrets never reach the log, whatever the auth server echoes', () =
   });
 
   it('never prints a config value that is not a valid env var name or a path (it may be the secret itself)', async () => {
-    const { logs } = await setup({}, {
-      platforms: {
-        ios: { clientId: 'ios-client', clientSecretEnv: 'ANDSECRET-q7x' },
-        web: { clientId: 'web-client', clientSecretFile: 'hunter2-Secret!' },
-        tv: { clientId: 'tv-client', clientSecretEnv: 'TV_SECRET_UNSET' },
+    const { logs } = await setup(
+      {},
+      {
+        platforms: {
+          ios: { clientId: 'ios-client', clientSecretEnv: 'ANDSECRET-q7x' },
+          web: { clientId: 'web-client', clientSecretFile: 'hunter2-Secret!' },
+          tv: { clientId: 'tv-client', clientSecretEnv: 'TV_SECRET_UNSET' },
+        },
       },
-    });
-    const warnings = logs.entries().filter((entry) => entry.config === true).map((entry) => String(entry.msg));
+    );
+    const warnings = logs
+      .entries()
+      .filter((entry) => entry.config === true)
+      .map((entry) => String(entry.msg));
     expect(warnings).toHaveLength(3);
     expect(logs.text()).not.toContain('ANDSECRET-q7x');
     expect(logs.text()).not.toContain('hunter2-Secret!');
@@ -148,20 +167,23 @@ describe('1. secrets never reach the log, whatever the auth server echoes', () =
 });
 
 describe('2. a huge expires_in is capped, never an invalid date or a flood', () => {
-  it.each([[8_640_000_000_000], ['9223372036854775807']])('expires_in %s: valid JSON, expires_in a day at most, one auth call', async (expiresIn) => {
-    const { auth, broker, logs } = await setup({ expiresInValue: expiresIn, exp: false });
-    const answers = await Promise.all(Array.from({ length: 30 }, () => get(broker)));
-    for (const answer of answers) {
-      expect(answer.status).toBe(200);
-      const body = json(answer);
-      expect(Number.isInteger(body.expires_in)).toBe(true);
-      expect(body.expires_in).toBeGreaterThan(86_000);
-      expect(body.expires_in).toBeLessThanOrEqual(86_400);
-    }
-    for (let i = 0; i < 20; i++) expect((await get(broker)).status).toBe(200);
-    expect(auth.tokenRequests()).toBe(1);
-    expect(logs.text().match(/validity of more than a day/g)).toHaveLength(1);
-  });
+  it.each([[8_640_000_000_000], ['9223372036854775807']])(
+    'expires_in %s: valid JSON, expires_in a day at most, one auth call',
+    async (expiresIn) => {
+      const { auth, broker, logs } = await setup({ expiresInValue: expiresIn, exp: false });
+      const answers = await Promise.all(Array.from({ length: 30 }, () => get(broker)));
+      for (const answer of answers) {
+        expect(answer.status).toBe(200);
+        const body = json(answer);
+        expect(Number.isInteger(body.expires_in)).toBe(true);
+        expect(body.expires_in).toBeGreaterThan(86_000);
+        expect(body.expires_in).toBeLessThanOrEqual(86_400);
+      }
+      for (let i = 0; i < 20; i++) expect((await get(broker)).status).toBe(200);
+      expect(auth.tokenRequests()).toBe(1);
+      expect(logs.text().match(/validity of more than a day/g)).toHaveLength(1);
+    },
+  );
 });
 
 describe('3. 429 with Retry-After is backed off', () => {
@@ -211,7 +233,13 @@ describe('4. short lifetimes are cached, not fetched per request', () => {
  * Three clients asking at once (round robin over the brokers) at every 50 ms of the test clock from `fromMs` to
  * `untilMs` after `startedAt`: the clock jumps, real time hardly moves. Returns every answer.
  */
-async function steadyTraffic(brokers: readonly TestBroker[], clock: TestClock, startedAt: number, fromMs: number, untilMs: number): Promise<Answer[]> {
+async function steadyTraffic(
+  brokers: readonly TestBroker[],
+  clock: TestClock,
+  startedAt: number,
+  fromMs: number,
+  untilMs: number,
+): Promise<Answer[]> {
   const answers: Answer[] = [];
   let turn = 0;
   for (let at = fromMs; at < untilMs; at += 50) {
@@ -276,7 +304,10 @@ describe('5. a valid token is served at once while the auth server hangs', () =>
       for (const broker of brokers.slice(1)) expect(json(await get(broker)).access_token).toBe(first.access_token);
       expect(auth.tokenRequests()).toBe(1);
       const answers = await steadyTraffic(brokers, clock, startedAt, 2050, 3050);
-      await untilLogged(instances.map((instance) => instance.logs), BACKOFF_LINE);
+      await untilLogged(
+        instances.map((instance) => instance.logs),
+        BACKOFF_LINE,
+      );
       answers.push(...(await steadyTraffic(brokers, clock, startedAt, 3050, 4700)));
       for (const answer of answers) {
         expect(answer.status).toBe(200);
@@ -288,7 +319,7 @@ describe('5. a valid token is served at once while the auth server hangs', () =>
   });
 });
 
-describe('6. the auth server\'s answer is bounded', () => {
+describe("6. the auth server's answer is bounded", () => {
   it('stops reading a 20 MB answer at 64 KB (502), while cached tokens of other applications are served', async () => {
     const { auth, broker } = await setup({}, { authTimeoutSeconds: 5 });
     expect((await get(broker, OTHER_APP)).status).toBe(200);
@@ -319,7 +350,13 @@ describe('7. waiting for a connection does not eat the auth timeout', () => {
 });
 
 /** A request of any method (TRACE too), with a body when given. */
-async function rawRequest(broker: TestBroker, url: string, method: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; allow?: string }> {
+async function rawRequest(
+  broker: TestBroker,
+  url: string,
+  method: string,
+  body?: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; allow?: string }> {
   const response = await broker.fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) });
   const allow = response.headers.get('allow');
   return { status: response.status, ...(allow !== null ? { allow } : {}) };
@@ -369,7 +406,7 @@ describe('8. the smaller cases', () => {
   it('keeps every log line one line: U+2028 and U+2029 in an application_package are escaped', async () => {
     const { broker, logs } = await setup();
     expect((await get(broker, 'com.acme\u2028{"level":"fatal"}\u2029x')).status).toBe(400);
-    await waitUntil(() => logs.lines.some((candidate) => candidate.includes('unknown-application')), 'the request\'s log line', 5000);
+    await waitUntil(() => logs.lines.some((candidate) => candidate.includes('unknown-application')), "the request's log line", 5000);
     const line = logs.lines.find((candidate) => candidate.includes('unknown-application'));
     expect(line).toBeDefined();
     expect(line).not.toMatch(/[\u2028\u2029]/);
@@ -377,7 +414,7 @@ describe('8. the smaller cases', () => {
     expect((JSON.parse(line!) as { application: string }).application).toBe('com.acme\u2028{"level":"fatal"}\u2029x');
   });
 
-  const redisMissing = warnIfRedisMissing('the broker\'s clean-stop Redis log test');
+  const redisMissing = warnIfRedisMissing("the broker's clean-stop Redis log test");
   it.skipIf(redisMissing)('logs no Redis outage after a clean stop', async () => {
     const redis = await startRedis();
     stops.push(() => redis.stop());
@@ -390,7 +427,7 @@ describe('8. the smaller cases', () => {
     await untilRedisKnown(logs);
     expect(logs.text()).toMatch(/Redis connected/);
     await broker.close();
-    await waitUntil(() => logs.text().includes('broker stopped'), 'the broker\'s stop line', 5000);
+    await waitUntil(() => logs.text().includes('broker stopped'), "the broker's stop line", 5000);
     await sleep(200); // a negative check: no Redis outage is logged in the time a reconnect attempt would take
     const messages = logs.entries().map((entry) => String(entry.msg));
     expect(messages.at(-1)).toBe('broker stopped');

@@ -28,12 +28,20 @@ async function authServer(): Promise<FakeAuthServer> {
 
 function configOf(authUrl: string, extra: Record<string, unknown> = {}, platform: Record<string, unknown> = { clientSecretEnv: 'SECRET' }) {
   return resolveBrokerConfig(
-    { authUrl, platforms: { android: { clientId: CLIENT_ID, ...platform } }, applications: { [APP]: 'android', [OTHER_APP]: 'android' }, ...extra },
+    {
+      authUrl,
+      platforms: { android: { clientId: CLIENT_ID, ...platform } },
+      applications: { [APP]: 'android', [OTHER_APP]: 'android' },
+      ...extra,
+    },
     { env: { SECRET: OLD_SECRET } },
   );
 }
 
-async function start(config: ReturnType<typeof configOf>, options: { hitSummaryIntervalMs?: number } = {}): Promise<{ broker: RunningBroker; logs: LogCapture }> {
+async function start(
+  config: ReturnType<typeof configOf>,
+  options: { hitSummaryIntervalMs?: number } = {},
+): Promise<{ broker: RunningBroker; logs: LogCapture }> {
   const logs = new LogCapture();
   const broker = await startBroker(config, { port: 0, logStream: logs, ...options });
   stops.push(() => broker.close());
@@ -49,7 +57,8 @@ function injected(config: ReturnType<typeof configOf>): { broker: TestBroker; lo
 
 const fetch = brokerFetch;
 
-const tokenUrl = (broker: { readonly url: string }, application = APP): string => `${broker.url}/api/gatekeeper-token?application_package=${application}`;
+const tokenUrl = (broker: { readonly url: string }, application = APP): string =>
+  `${broker.url}/api/gatekeeper-token?application_package=${application}`;
 
 describe('timeouts a load balancer expects', () => {
   it('sets keep-alive 65 s, the header and request timeouts 10 s by default on the server the fast path answers on', async () => {
@@ -143,15 +152,15 @@ describe('rotation without restart', () => {
     writeFileSync(join(mount, 'v2', 'secret'), `${NEW_SECRET}\n`);
     symlinkSync('v2', join(mount, '..data.tmp'));
     renameSync(join(mount, '..data.tmp'), join(mount, '..data'));
-    await waitUntil(() => logs.text().includes('a secret file changed'), 'the secret file\'s change in the logs', 5000);
+    await waitUntil(() => logs.text().includes('a secret file changed'), "the secret file's change in the logs", 5000);
     expect(logs.text()).toContain('a secret file changed');
     expect((await fetch(tokenUrl(broker))).status).toBe(200);
-    expect((await (await fetch(`${broker.url}/readyz`)).json())).toMatchObject({ platforms: { android: 'ok' } });
+    expect(await (await fetch(`${broker.url}/readyz`)).json()).toMatchObject({ platforms: { android: 'ok' } });
     expect(logs.text()).not.toContain(NEW_SECRET);
     expect(logs.text()).not.toContain(OLD_SECRET);
   });
 
-  it('asks again with the file\'s new secret when the auth server refuses the old one (no watch needed)', async () => {
+  it("asks again with the file's new secret when the auth server refuses the old one (no watch needed)", async () => {
     const accepted = { secret: OLD_SECRET };
     const auth = await rotatingAuth(accepted);
     const folder = mkdtempSync(join(tmpdir(), 'broker-secret-'));
@@ -189,7 +198,7 @@ describe('bounded logs', () => {
     const auth = await authServer();
     const { broker, logs } = injected(configOf(auth.url));
     await fetch(`${broker.url}/nowhere`, { headers: { 'x-forwarded-for': '203.0.113.7' } });
-    await waitUntil(() => logs.entries().some((entry) => entry.status === 404), 'the 404\'s log line', 5000);
+    await waitUntil(() => logs.entries().some((entry) => entry.status === 404), "the 404's log line", 5000);
     expect(logs.entries().find((entry) => entry.status === 404)).toMatchObject({ client: '127.0.0.1' });
   });
 });

@@ -11,8 +11,18 @@ export interface RawAnswer {
  * Sends one request exactly as written (HTTP clients normalize a target: `%2D`, an absolute form or a fragment would
  * never reach the server as spelled) and reads the answer until the server closes the connection.
  */
-export function rawRequest(port: number, target: string, headers: Readonly<Record<string, string>> = {}, method = 'GET'): Promise<RawAnswer> {
-  const lines = [`${method} ${target} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close', ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
+export function rawRequest(
+  port: number,
+  target: string,
+  headers: Readonly<Record<string, string>> = {},
+  method = 'GET',
+): Promise<RawAnswer> {
+  const lines = [
+    `${method} ${target} HTTP/1.1`,
+    'Host: 127.0.0.1',
+    'Connection: close',
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];

@@ -53,7 +53,6 @@ async function readyz(broker: { readonly url: string }): Promise<Record<string, 
   return (await (await fetch(`${broker.url}/readyz`)).json()) as Record<string, unknown>;
 }
 
-
 describe('start-up does not wait for Redis', () => {
   it('listens and serves at once when Redis accepts connections but never answers', async () => {
     const sockets = new Set<Socket>();
@@ -77,7 +76,7 @@ describe('start-up does not wait for Redis', () => {
   });
 });
 
-const redisMissing = warnIfRedisMissing('the broker\'s production Redis tests (test/broker/redis-production.test.ts)');
+const redisMissing = warnIfRedisMissing("the broker's production Redis tests (test/broker/redis-production.test.ts)");
 
 describe.skipIf(redisMissing)('Redis as it runs in production', () => {
   it('counts a Redis whose commands fail (READONLY) as down in /readyz and /metrics, logged once per change', async () => {
@@ -114,7 +113,8 @@ describe.skipIf(redisMissing)('Redis as it runs in production', () => {
     await untilRedisKnown(a.logs);
     await untilRedisKnown(b.logs);
     const statuses = [];
-    for (const broker of [a.broker, b.broker, a.broker, b.broker, a.broker, b.broker]) statuses.push((await fetch(tokenUrl(broker))).status);
+    for (const broker of [a.broker, b.broker, a.broker, b.broker, a.broker, b.broker])
+      statuses.push((await fetch(tokenUrl(broker))).status);
     expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
   });
 

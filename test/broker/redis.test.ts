@@ -4,16 +4,29 @@ import { sharedCacheKey } from '../../src/broker/cache.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { waitUntil } from '../helpers/cli.js';
 import { startRedis, warnIfRedisMissing, type TestRedis } from '../helpers/redis.js';
-import { ANDROID_APP, type LogCapture, TestClock, brokerConfig, brokerFetch, injectTestBroker, startTestBroker, tokenUrl } from './broker-harness.js';
+import {
+  ANDROID_APP,
+  type LogCapture,
+  TestClock,
+  brokerConfig,
+  brokerFetch,
+  injectTestBroker,
+  startTestBroker,
+  tokenUrl,
+} from './broker-harness.js';
 
 const CLIENT_ID = 'redis-test-client';
 const CLIENT_SECRET = 'redis-test-secret-9c1e';
-const missing = warnIfRedisMissing('the broker\'s Redis shared-cache tests (test/broker/redis.test.ts)');
+const missing = warnIfRedisMissing("the broker's Redis shared-cache tests (test/broker/redis.test.ts)");
 
 async function getToken(url: string): Promise<{ status: number; token?: string; expiresIn?: number }> {
   const response = await brokerFetch(url);
   const body = (await response.json()) as { access_token?: string; expires_in?: number };
-  return { status: response.status, ...(body.access_token ? { token: body.access_token } : {}), ...(body.expires_in !== undefined ? { expiresIn: body.expires_in } : {}) };
+  return {
+    status: response.status,
+    ...(body.access_token ? { token: body.access_token } : {}),
+    ...(body.expires_in !== undefined ? { expiresIn: body.expires_in } : {}),
+  };
 }
 
 describe.skipIf(missing)('broker instances sharing a real Redis', () => {
@@ -62,7 +75,7 @@ describe.skipIf(missing)('broker instances sharing a real Redis', () => {
     return started;
   }
 
-  it('a second instance on another port serves the first one\'s token without an auth call', async () => {
+  it("a second instance on another port serves the first one's token without an auth call", async () => {
     await startAuth();
     // Listening, each on its own port, as two hosts would run them.
     const [a, b] = [await listeningInstance(), await listeningInstance()];
@@ -102,7 +115,7 @@ describe.skipIf(missing)('broker instances sharing a real Redis', () => {
     await holder.quit();
   }
 
-  it('a crashed instance\'s lock: once it expires, a waiting instance takes it and fetches the token', async () => {
+  it("a crashed instance's lock: once it expires, a waiting instance takes it and fetches the token", async () => {
     await startAuth();
     const a = await instance();
     await crashedLock(300);
@@ -156,7 +169,8 @@ describe.skipIf(missing)('broker instances sharing a real Redis', () => {
     try {
       const a = await instance(first.url);
       await first.stop();
-      const redisState = async (): Promise<unknown> => ((await (await brokerFetch(new URL('/readyz', a.broker.url))).json()) as { redis?: unknown }).redis;
+      const redisState = async (): Promise<unknown> =>
+        ((await (await brokerFetch(new URL('/readyz', a.broker.url))).json()) as { redis?: unknown }).redis;
       await waitUntil(async () => (await redisState()) === 'down', '/readyz to say Redis is down', 5000);
       expect(await redisState()).toBe('down');
       second = await startRedis({ port: first.port });

@@ -64,9 +64,18 @@ interface Sent {
 
 /** Each row's requests come from a client of their own (X-Forwarded-For, trusted), so rows do not share a rate. */
 const ROWS: readonly { readonly name: string; readonly requests: readonly Sent[] }[] = [
-  { name: 'a plain hit', requests: [{ path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '198.51.100.1', 'x-request-id': 'row-1' } }] },
-  { name: 'a request id of its own, echoed', requests: [{ path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '198.51.100.2', 'x-request-id': 'lb-42' } }] },
-  { name: 'a request id that is not one, replaced', requests: [{ path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '198.51.100.3', 'x-request-id': 'bad id' } }] },
+  {
+    name: 'a plain hit',
+    requests: [{ path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '198.51.100.1', 'x-request-id': 'row-1' } }],
+  },
+  {
+    name: 'a request id of its own, echoed',
+    requests: [{ path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '198.51.100.2', 'x-request-id': 'lb-42' } }],
+  },
+  {
+    name: 'a request id that is not one, replaced',
+    requests: [{ path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '198.51.100.3', 'x-request-id': 'bad id' } }],
+  },
   {
     name: 'the web application from its own origin (CORS)',
     requests: [{ path: `?application_package=${WEB_APP}`, headers: { 'x-forwarded-for': '198.51.100.4', origin: `https://${WEB_APP}` } }],
@@ -75,10 +84,16 @@ const ROWS: readonly { readonly name: string; readonly requests: readonly Sent[]
     name: 'the web application from another origin',
     requests: [{ path: `?application_package=${WEB_APP}`, headers: { 'x-forwarded-for': '198.51.100.5', origin: 'https://evil.example' } }],
   },
-  { name: 'another spelling of the application', requests: [{ path: `?application_package=${APP.replaceAll('.', '%2E')}`, headers: { 'x-forwarded-for': '198.51.100.6' } }] },
   {
-    name: "a client past its rate: 429, counted and logged with the client",
-    requests: [1, 2, 3].map((n) => ({ path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '203.0.113.7, 10.0.0.1', 'x-request-id': `rate-${n}` } })),
+    name: 'another spelling of the application',
+    requests: [{ path: `?application_package=${APP.replaceAll('.', '%2E')}`, headers: { 'x-forwarded-for': '198.51.100.6' } }],
+  },
+  {
+    name: 'a client past its rate: 429, counted and logged with the client',
+    requests: [1, 2, 3].map((n) => ({
+      path: `?application_package=${APP}`,
+      headers: { 'x-forwarded-for': '203.0.113.7, 10.0.0.1', 'x-request-id': `rate-${n}` },
+    })),
   },
 ];
 
@@ -121,11 +136,15 @@ async function run(broker: TestBroker, source: ReturnType<typeof tokenSource>): 
   for (const row of ROWS) for (const sent of row.requests) answers.push(seen(await send(sent)));
   const holding = send({ path: `?application_package=${SLOW_APP}`, headers: { 'x-forwarded-for': '192.0.2.2' } });
   await waitUntil(() => source.holding(), 'the slow request to hold the one place in flight', 5000);
-  answers.push(seen(await send({ path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '198.51.100.8', 'x-request-id': 'full' } })));
+  answers.push(
+    seen(await send({ path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '198.51.100.8', 'x-request-id': 'full' } })),
+  );
   source.release();
   expect((await holding).statusCode).toBe(200);
   broker.built.startDraining();
-  answers.push(seen(await send({ path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '198.51.100.9', 'x-request-id': 'draining' } })));
+  answers.push(
+    seen(await send({ path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '198.51.100.9', 'x-request-id': 'draining' } })),
+  );
   return answers;
 }
 
@@ -149,9 +168,11 @@ describe('the request contract: the fast path and the fastify route answer, coun
 
     expect(fast.routed.filter((id) => id !== '')).toEqual([]); // every request of the table took the fast path
     expect(route.routed).toHaveLength(fastAnswers.length + 3);
-    ROWS.flatMap((row) => row.requests.map(() => row.name)).concat('in flight full', 'draining').forEach((name, index) => {
-      expect(fastAnswers[index], name).toEqual(routeAnswers[index]);
-    });
+    ROWS.flatMap((row) => row.requests.map(() => row.name))
+      .concat('in flight full', 'draining')
+      .forEach((name, index) => {
+        expect(fastAnswers[index], name).toEqual(routeAnswers[index]);
+      });
     expect(fastAnswers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 429, 503, 200]);
     expect(fastAnswers[3]!.headers['access-control-allow-origin']).toBe(`https://${WEB_APP}`);
     expect(fastAnswers[9]!.body).toContain('urn:area-metrics:broker:problem:overloaded');
@@ -179,12 +200,25 @@ describe('the request contract with attestation enforced', () => {
     const issuer = await startIssuer([key]);
     closers.push(() => issuer.close());
     const attestation = { mode: 'enforce', provider: 'firebase-app-check', projectNumber: PROJECT_NUMBER, jwksUrl: issuer.jwksUrl };
-    const applications = { [APP]: { platform: 'android', appId: ANDROID_APP_ID }, [WEB_APP]: { platform: 'web', appId: IOS_APP_ID }, [SLOW_APP]: { platform: 'slow', appId: 'slow' } };
+    const applications = {
+      [APP]: { platform: 'android', appId: ANDROID_APP_ID },
+      [WEB_APP]: { platform: 'web', appId: IOS_APP_ID },
+      [SLOW_APP]: { platform: 'slow', appId: 'slow' },
+    };
     const genuine = await signToken(key, appCheckClaims(ANDROID_APP_ID, NOW));
     const requests: Sent[] = [
-      { path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '198.51.100.31', 'x-request-id': 'att-1', 'x-firebase-appcheck': genuine } },
-      { path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '198.51.100.32', 'x-request-id': 'att-2', 'x-firebase-appcheck': ` ${genuine} ` } },
-      { path: `?application_package=${WEB_APP}`, headers: { 'x-forwarded-for': '198.51.100.33', 'x-request-id': 'att-3', 'x-firebase-appcheck': genuine } },
+      {
+        path: `?application_package=${APP}`,
+        headers: { 'x-forwarded-for': '198.51.100.31', 'x-request-id': 'att-1', 'x-firebase-appcheck': genuine },
+      },
+      {
+        path: `?application_package=${APP}`,
+        headers: { 'x-forwarded-for': '198.51.100.32', 'x-request-id': 'att-2', 'x-firebase-appcheck': ` ${genuine} ` },
+      },
+      {
+        path: `?application_package=${WEB_APP}`,
+        headers: { 'x-forwarded-for': '198.51.100.33', 'x-request-id': 'att-3', 'x-firebase-appcheck': genuine },
+      },
       { path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '198.51.100.34', 'x-request-id': 'att-4' } },
     ];
     const paths = await Promise.all(
@@ -203,7 +237,10 @@ describe('the request contract with attestation enforced', () => {
         });
         const send = (sent: Sent) => broker.built.inject({ url: `/api/gatekeeper-token${sent.path}`, headers: sent.headers });
         // The first use of the token is verified (through fastify either way); then it is remembered.
-        expect((await send({ path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '192.0.2.9', 'x-firebase-appcheck': genuine } })).statusCode).toBe(200);
+        expect(
+          (await send({ path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '192.0.2.9', 'x-firebase-appcheck': genuine } }))
+            .statusCode,
+        ).toBe(200);
         const answers: Seen[] = [];
         for (const sent of requests) answers.push(seen(await send(sent)));
         return { broker, answers, routed };
@@ -225,11 +262,15 @@ describe('the request contract with attestation enforced', () => {
 const redisMissing = warnIfRedisMissing('the test that a refused request is counted once (test/broker/request-contract.test.ts)');
 
 describe.skipIf(redisMissing)('the per-client rate', () => {
-  it('counts a refused request once, whichever path answers it (the count is Redis\'s, shared by the instances)', async () => {
+  it("counts a refused request once, whichever path answers it (the count is Redis's, shared by the instances)", async () => {
     const redis = await startRedis();
     closers.push(() => redis.stop());
     const brokers = [true, false].map((fastPath) => {
-      const broker = injectedBroker(config({ redis: { url: redis.url }, limits: { perClientPerMinute: 3 } }), { tokenSource: tokenSource(), now: () => NOW, fastPath });
+      const broker = injectedBroker(config({ redis: { url: redis.url }, limits: { perClientPerMinute: 3 } }), {
+        tokenSource: tokenSource(),
+        now: () => NOW,
+        fastPath,
+      });
       closers.push(() => broker.close());
       return broker;
     });
@@ -240,7 +281,10 @@ describe.skipIf(redisMissing)('the per-client rate', () => {
       const client = `198.51.100.${20 + index}`;
       const statuses: number[] = [];
       for (let sent = 0; sent < 6; sent++) {
-        statuses.push((await broker.built.inject({ url: `/api/gatekeeper-token?application_package=${APP}`, headers: { 'x-forwarded-for': client } })).statusCode);
+        statuses.push(
+          (await broker.built.inject({ url: `/api/gatekeeper-token?application_package=${APP}`, headers: { 'x-forwarded-for': client } }))
+            .statusCode,
+        );
       }
       expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
       expect(await admin.get(`area-metrics:broker:rate:${client}`)).toBe('6');

@@ -71,7 +71,10 @@ afterEach(async () => {
 });
 
 function config(perClientPerMinute = 1_000_000, jwksUrl?: string): BrokerConfig {
-  const attested = jwksUrl === undefined ? {} : { attestation: { mode: 'enforce', provider: 'firebase-app-check', projectNumber: PROJECT_NUMBER, jwksUrl } };
+  const attested =
+    jwksUrl === undefined
+      ? {}
+      : { attestation: { mode: 'enforce', provider: 'firebase-app-check', projectNumber: PROJECT_NUMBER, jwksUrl } };
   return resolveBrokerConfig(
     {
       authUrl: 'http://127.0.0.1:9',
@@ -104,7 +107,13 @@ async function listening(
 ): Promise<{ broker: RunningBroker; port: number; logs: LogCapture; source: ReturnType<typeof tokenSource> }> {
   const logs = new LogCapture();
   const source = tokenSource();
-  const broker = await startBroker(config(perClientPerMinute, jwksUrl), { port: 0, logStream: logs, tokenSource: source, now: () => NOW, hitSummaryIntervalMs: 3_600_000 });
+  const broker = await startBroker(config(perClientPerMinute, jwksUrl), {
+    port: 0,
+    logStream: logs,
+    tokenSource: source,
+    now: () => NOW,
+    hitSummaryIntervalMs: 3_600_000,
+  });
   closers.push(() => broker.close());
   return { broker, port: Number(new URL(broker.url).port), logs, source };
 }
@@ -148,7 +157,13 @@ describe('odd spellings of the request target, over a socket', () => {
   it('counts every spelling of the token route against the client, and refusals too', async () => {
     const { port } = await listening(4);
     const statuses: number[] = [];
-    for (const target of [`/api/gatekeeper%2Dtoken?${QUERY}`, `http://x/api/gatekeeper-token?${QUERY}`, `/api/gatekeeper-token#?${QUERY}`, '/api/gatekeeper-token?application_package=%E0%A4%A', `/api/gatekeeper-token?${QUERY}`]) {
+    for (const target of [
+      `/api/gatekeeper%2Dtoken?${QUERY}`,
+      `http://x/api/gatekeeper-token?${QUERY}`,
+      `/api/gatekeeper-token#?${QUERY}`,
+      '/api/gatekeeper-token?application_package=%E0%A4%A',
+      `/api/gatekeeper-token?${QUERY}`,
+    ]) {
       statuses.push((await rawRequest(port, target)).status);
     }
     expect(statuses).toEqual([200, 200, 400, 400, 429]);
@@ -165,7 +180,9 @@ describe('odd spellings of the request target, over a socket', () => {
     expect(refusals[0]).toMatchObject({ problem: 'malformed-url', reason: 'fragment', client: '127.0.0.1' });
     await broker.close();
     closers.length = 0;
-    expect(logs.entries().find((entry) => entry.msg === 'errors not logged one by one')).toMatchObject({ errors: { '400 malformed-url': 99 } });
+    expect(logs.entries().find((entry) => entry.msg === 'errors not logged one by one')).toMatchObject({
+      errors: { '400 malformed-url': 99 },
+    });
   });
 });
 

@@ -68,7 +68,10 @@ async function listeningBroker(authUrl: string): Promise<{ broker: RunningBroker
   return started;
 }
 
-async function getToken(url: string, init?: { method?: string; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
+async function getToken(
+  url: string,
+  init?: { method?: string; headers?: Record<string, string> },
+): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
   const response = await brokerFetch(url, init);
   const text = await response.text();
   const body = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
@@ -115,8 +118,16 @@ describe('GET /api/gatekeeper-token against the sandbox auth server', () => {
 
     // At the default level a cache hit has no line of its own: it is counted in the `cache hits` summary.
     const completed = logs.entries().filter((entry) => entry.msg === 'request completed');
-    expect(completed.map((entry) => [entry.level, entry.cache])).toEqual([['info', 'miss'], ['info', 'miss']]);
-    expect(completed[0]).toMatchObject({ application: ANDROID_APP, status: 200, authLatencyMs: expect.any(Number), reqId: expect.any(String) });
+    expect(completed.map((entry) => [entry.level, entry.cache])).toEqual([
+      ['info', 'miss'],
+      ['info', 'miss'],
+    ]);
+    expect(completed[0]).toMatchObject({
+      application: ANDROID_APP,
+      status: 200,
+      authLatencyMs: expect.any(Number),
+      reqId: expect.any(String),
+    });
     await running.close();
     expect(logs.entries().filter((entry) => entry.msg === 'cache hits')).toEqual([
       expect.objectContaining({ level: 'info', cacheHits: 1, applications: { [ANDROID_APP]: 1 }, maxResponseTimeMs: expect.any(Number) }),
@@ -355,7 +366,7 @@ describe('CORS', () => {
 
   const origin = (application: string): string => `https://${application}`;
 
-  it('lets a web application\'s own origin read the token, errors and the preflight', async () => {
+  it("lets a web application's own origin read the token, errors and the preflight", async () => {
     const ok = await getToken(tokenUrl(running, WEB_APP), { headers: { origin: origin(WEB_APP) } });
     expect(ok.status).toBe(200);
     expect(ok.headers.get('access-control-allow-origin')).toBe(origin(WEB_APP));
@@ -421,7 +432,11 @@ describe('service endpoints and logs', () => {
     const malformed = await getToken(new URL('/api/%E0%A4%A', running.url).toString(), { headers: { 'x-request-id': 'bad-url-1' } });
     expectProblem(malformed, 400, 'malformed-url');
     expect(malformed.headers.get('x-request-id')).toBe('bad-url-1');
-    expect(logs.entries().find((entry) => entry.reqId === 'bad-url-1')).toMatchObject({ path: '/api/%E0%A4%A', status: 400, problem: 'malformed-url' });
+    expect(logs.entries().find((entry) => entry.reqId === 'bad-url-1')).toMatchObject({
+      path: '/api/%E0%A4%A',
+      status: 400,
+      problem: 'malformed-url',
+    });
 
     const traced = await brokerFetch(tokenUrl(running, ANDROID_APP), { headers: { 'x-request-id': 'trace-1234' } });
     expect(traced.headers.get('x-request-id')).toBe('trace-1234');

@@ -44,7 +44,13 @@ describe('SharedReplayGuard', () => {
     const { redis, sets } = forgetfulRedis();
     let up = false;
     let backAgain: () => void = () => undefined;
-    const guard = new SharedReplayGuard({ redis, keyPrefix: 't:', redisUp: () => up, whenRedisUp: (listener) => (backAgain = listener), now: () => 0 });
+    const guard = new SharedReplayGuard({
+      redis,
+      keyPrefix: 't:',
+      redisUp: () => up,
+      whenRedisUp: (listener) => (backAgain = listener),
+      now: () => 0,
+    });
     expect(await guard.firstUse('jti-2', 60_000)).toBe(true);
     expect(await guard.firstUse('jti-2', 60_000)).toBe(false);
     expect([sets(), guard.unwrittenCount]).toEqual([0, 1]);
@@ -98,8 +104,13 @@ describe.skipIf(redisMissing)('single use across a Redis outage (real redis-serv
     stops.push(() => auth.close());
     const clock = new TestClock();
     const config = configOf(auth.url, issuer.jwksUrl);
-    const [first, second] = [0, 1].map(() => injectedBroker(config, { now: clock.now, redisUrl: redisServer.url, redisProbeIntervalMs: 50 })) as [TestBroker, TestBroker];
-    stops.push(() => first.close(), () => second.close());
+    const [first, second] = [0, 1].map(() =>
+      injectedBroker(config, { now: clock.now, redisUrl: redisServer.url, redisProbeIntervalMs: 50 }),
+    ) as [TestBroker, TestBroker];
+    stops.push(
+      () => first.close(),
+      () => second.close(),
+    );
     await Promise.all([untilRedisKnown(first.logs), untilRedisKnown(second.logs)]);
     const key = pairs[0] as IssuerKey;
     const mint = async (): Promise<string> => signToken(key, appCheckClaims(ANDROID_APP_ID, clock.now()));
@@ -120,7 +131,7 @@ describe.skipIf(redisMissing)('single use across a Redis outage (real redis-serv
     const inspect = new Redis(current.url, { lazyConnect: true });
     stops.push(async () => void inspect.disconnect());
     await inspect.connect();
-    await waitUntil(async () => (await inspect.keys('*jti:*')).length >= 1, 'the first instance to write its outage\'s ids to Redis', 5000);
+    await waitUntil(async () => (await inspect.keys('*jti:*')).length >= 1, "the first instance to write its outage's ids to Redis", 5000);
     expect(await ask(second, usedDuring)).toBe(403); // written to Redis by the first instance when it came back
     expect(await ask(first, usedDuring)).toBe(403);
     expect(await ask(first, usedBefore)).toBe(403); // Redis lost it; the first instance's memory did not

@@ -29,7 +29,10 @@ class Clock {
 class ScriptedSource implements TokenSource {
   calls = 0;
   next: (call: number) => Promise<FetchedToken> | FetchedToken;
-  constructor(private readonly clock: Clock, ttlSeconds = 3600) {
+  constructor(
+    private readonly clock: Clock,
+    ttlSeconds = 3600,
+  ) {
     this.next = (call) => ({ accessToken: `token-${call}`, expiresAt: this.clock.ms + ttlSeconds * 1000 });
   }
   async fetch(_platform: PlatformCredentials): Promise<FetchedToken> {
@@ -110,7 +113,12 @@ describe('TokenBroker (memory cache)', () => {
     const clock = new Clock();
     const source = new ScriptedSource(clock, 30);
     const warnings: string[] = [];
-    const broker = new TokenBroker({ config: config(60), source, now: clock.now, events: { warn: (m) => warnings.push(m), info: () => {} } });
+    const broker = new TokenBroker({
+      config: config(60),
+      source,
+      now: clock.now,
+      events: { warn: (m) => warnings.push(m), info: () => {} },
+    });
     await broker.token(APP);
     clock.ms += 14_999;
     for (let i = 0; i < 100; i++) expect(broker.cachedToken(APP)?.cache).toBe('hit');
@@ -292,7 +300,7 @@ class FakeShared implements SharedTokenCache {
 }
 
 describe('TokenBroker (shared cache)', () => {
-  it('two instances share one auth request, the loser waiting for the winner\'s token', async () => {
+  it("two instances share one auth request, the loser waiting for the winner's token", async () => {
     const clock = new Clock();
     const source = new ScriptedSource(clock);
     const release = source.hold();
@@ -349,7 +357,12 @@ describe('a rotated secret', () => {
     const reread: { renewed?: BrokerConfig } = {};
     const broker = new TokenBroker({ config: old, source, now: clock.now, rereadSecret: () => reread.renewed });
     expect((await problemOf(broker.token(APP))).kind).toBe('auth-server-rejected');
-    expect(broker.platformStates()).toEqual(new Map([['android', 'rejected'], ['ios', 'unset']]));
+    expect(broker.platformStates()).toEqual(
+      new Map([
+        ['android', 'rejected'],
+        ['ios', 'unset'],
+      ]),
+    );
     const android = old.platforms.get('android')!;
     reread.renewed = { ...old, platforms: new Map([...old.platforms, ['android', { ...android, clientSecret: 'new-secret' }]]) };
     clock.ms += 60_000; // past the back-off

@@ -37,7 +37,12 @@ async function runBroker(args: string[]): Promise<{ code: number; stderr: string
         callback();
       },
     });
-  const code = await runCli(['broker', ...args], { stdout: sink('stdout'), stderr: sink('stderr'), env: {}, signal: new AbortController().signal });
+  const code = await runCli(['broker', ...args], {
+    stdout: sink('stdout'),
+    stderr: sink('stderr'),
+    env: {},
+    signal: new AbortController().signal,
+  });
   return { code, ...chunks };
 }
 
@@ -46,7 +51,10 @@ describe('area-metrics broker, configuration errors', () => {
     const cases: [string[], RegExp][] = [
       [['--config', writeConfig('unknown-key.json', { ...goodConfig('http://127.0.0.1:9'), colour: 'blue' })], /colour: unknown key/],
       [
-        ['--config', writeConfig('undefined-platform.json', { ...goodConfig('http://127.0.0.1:9'), applications: { 'com.acme.tv': 'tvos' } })],
+        [
+          '--config',
+          writeConfig('undefined-platform.json', { ...goodConfig('http://127.0.0.1:9'), applications: { 'com.acme.tv': 'tvos' } }),
+        ],
         /applications\.com\.acme\.tv: platform "tvos" is not defined/,
       ],
       [
@@ -56,7 +64,10 @@ describe('area-metrics broker, configuration errors', () => {
       [['--config', writeConfig('not-json.json', '{"authUrl": ')], /is not valid JSON/],
       [[], /missing --config/],
       [['--config', join(dir, 'nope.json')], /cannot read broker config .*nope\.json/],
-      [['--config', writeConfig('ok-port.json', goodConfig('http://127.0.0.1:9')), '--port', 'x'], /--port "x" must be a port number from 0 to 65535/],
+      [
+        ['--config', writeConfig('ok-port.json', goodConfig('http://127.0.0.1:9')), '--port', 'x'],
+        /--port "x" must be a port number from 0 to 65535/,
+      ],
       [
         ['--config', writeConfig('ok-redis.json', goodConfig('http://127.0.0.1:9')), '--redis-url', 'redis://:pw-7Hq@host:99999'],
         /--redis-url is not a valid redis:\/\/ URL/,

@@ -9,26 +9,53 @@ describe('--layout and --openlineage-url', () => {
     expect((await importConfigOf(required, {}, 1)).layout).toBe('flat');
     expect((await importConfigOf(required, { AREA_METRICS_LAYOUT: 'hive' }, 1)).layout).toBe('hive');
     expect((await importConfigOf({ ...required, layout: 'flat' }, { AREA_METRICS_LAYOUT: 'hive' }, 1)).layout).toBe('flat');
-    await expect(importConfigOf({ ...required, layout: 'partitioned' }, {}, 1)).rejects.toThrow(/--layout "partitioned" must be one of flat, hive/);
+    await expect(importConfigOf({ ...required, layout: 'partitioned' }, {}, 1)).rejects.toThrow(
+      /--layout "partitioned" must be one of flat, hive/,
+    );
     await expect(importConfigOf(required, { AREA_METRICS_LAYOUT: 'Hive' }, 1)).rejects.toThrow(UsageError);
   });
 
   it('--layout with -o - is exit 2 (stdout has no files); the env var alone does not stop a quick look at stdout', async () => {
-    await expect(importConfigOf({ ...required, output: '-', layout: 'hive' }, {}, 1)).rejects.toThrow(/--layout names files in a folder or bucket; stdout \(-o -\) has none/);
-    expect((await importConfigOf({ ...required, output: '-' }, { AREA_METRICS_LAYOUT: 'hive' }, 1)).output).toMatchObject({ kind: 'stream', name: 'stdout', streams: true, stateUrl: undefined });
+    await expect(importConfigOf({ ...required, output: '-', layout: 'hive' }, {}, 1)).rejects.toThrow(
+      /--layout names files in a folder or bucket; stdout \(-o -\) has none/,
+    );
+    expect((await importConfigOf({ ...required, output: '-' }, { AREA_METRICS_LAYOUT: 'hive' }, 1)).output).toMatchObject({
+      kind: 'stream',
+      name: 'stdout',
+      streams: true,
+      stateUrl: undefined,
+    });
   });
 
-  it('lineage is off without a URL; OPENLINEAGE_URL or --openlineage-url turn it on with the clients\' variables', async () => {
+  it("lineage is off without a URL; OPENLINEAGE_URL or --openlineage-url turn it on with the clients' variables", async () => {
     expect((await importConfigOf(required, { OPENLINEAGE_API_KEY: 'k' }, 1)).lineage).toBeUndefined();
-    const fromEnv = await importConfigOf(required, { OPENLINEAGE_URL: 'http://marquez:5000', OPENLINEAGE_API_KEY: 'key-1', OPENLINEAGE_NAMESPACE: '' }, 1);
-    expect(fromEnv.lineage).toEqual({ endpoint: new URL('http://marquez:5000/api/v1/lineage'), apiKey: 'key-1', namespace: 'area-metrics' });
-    const fromFlag = await importConfigOf({ ...required, openlineageUrl: 'https://lineage.example.com' }, { OPENLINEAGE_URL: 'http://marquez:5000', OPENLINEAGE_NAMESPACE: 'nightly' }, 1);
+    const fromEnv = await importConfigOf(
+      required,
+      { OPENLINEAGE_URL: 'http://marquez:5000', OPENLINEAGE_API_KEY: 'key-1', OPENLINEAGE_NAMESPACE: '' },
+      1,
+    );
+    expect(fromEnv.lineage).toEqual({
+      endpoint: new URL('http://marquez:5000/api/v1/lineage'),
+      apiKey: 'key-1',
+      namespace: 'area-metrics',
+    });
+    const fromFlag = await importConfigOf(
+      { ...required, openlineageUrl: 'https://lineage.example.com' },
+      { OPENLINEAGE_URL: 'http://marquez:5000', OPENLINEAGE_NAMESPACE: 'nightly' },
+      1,
+    );
     expect(fromFlag.lineage).toEqual({ endpoint: new URL('https://lineage.example.com/api/v1/lineage'), namespace: 'nightly' });
-    expect((await importConfigOf(required, { OPENLINEAGE_URL: 'http://marquez:5000', OPENLINEAGE_DISABLED: 'true' }, 1)).lineage).toBeUndefined();
+    expect(
+      (await importConfigOf(required, { OPENLINEAGE_URL: 'http://marquez:5000', OPENLINEAGE_DISABLED: 'true' }, 1)).lineage,
+    ).toBeUndefined();
   });
 
   it('a lineage URL that is not http(s), or holds credentials, is exit 2 naming the flag or the variable', async () => {
-    await expect(importConfigOf({ ...required, openlineageUrl: 'marquez:5000' }, {}, 1)).rejects.toThrow(/^--openlineage-url must be http or https/);
-    await expect(importConfigOf(required, { OPENLINEAGE_URL: 'http://u:p4ss@marquez' }, 1)).rejects.toThrow(/^OPENLINEAGE_URL must not contain credentials/);
+    await expect(importConfigOf({ ...required, openlineageUrl: 'marquez:5000' }, {}, 1)).rejects.toThrow(
+      /^--openlineage-url must be http or https/,
+    );
+    await expect(importConfigOf(required, { OPENLINEAGE_URL: 'http://u:p4ss@marquez' }, 1)).rejects.toThrow(
+      /^OPENLINEAGE_URL must not contain credentials/,
+    );
   });
 });

@@ -96,14 +96,22 @@ describe('the import config', () => {
     expect((error as Error).message).toMatch(message);
   });
 
-
   it('-o s3://bucket/prefix is an object target; path-style from its flag or env var', async () => {
     const config = await importConfigOf({ ...required, output: 's3://acme-data/area/metrics/' }, {}, 3);
-    expect(config.output).toMatchObject({ kind: 'bucket', name: 's3://acme-data/area/metrics/', location: { bucket: 'acme-data', prefix: 'area/metrics' }, stateUrl: 's3://acme-data/area/metrics/.area-metrics-state.json' });
+    expect(config.output).toMatchObject({
+      kind: 'bucket',
+      name: 's3://acme-data/area/metrics/',
+      location: { bucket: 'acme-data', prefix: 'area/metrics' },
+      stateUrl: 's3://acme-data/area/metrics/.area-metrics-state.json',
+    });
     expect(config.s3ForcePathStyle).toBe(false);
     expect((await importConfigOf(required, { AREA_METRICS_S3_FORCE_PATH_STYLE: 'true' }, 3)).s3ForcePathStyle).toBe(true);
-    expect((await importConfigOf({ ...required, s3ForcePathStyle: true }, { AREA_METRICS_S3_FORCE_PATH_STYLE: '0' }, 3)).s3ForcePathStyle).toBe(true);
-    await expect(importConfigOf(required, { AREA_METRICS_S3_FORCE_PATH_STYLE: 'yes' }, 3)).rejects.toThrow(/AREA_METRICS_S3_FORCE_PATH_STYLE "yes" must be 1, true, 0 or false/);
+    expect(
+      (await importConfigOf({ ...required, s3ForcePathStyle: true }, { AREA_METRICS_S3_FORCE_PATH_STYLE: '0' }, 3)).s3ForcePathStyle,
+    ).toBe(true);
+    await expect(importConfigOf(required, { AREA_METRICS_S3_FORCE_PATH_STYLE: 'yes' }, 3)).rejects.toThrow(
+      /AREA_METRICS_S3_FORCE_PATH_STYLE "yes" must be 1, true, 0 or false/,
+    );
   });
 
   it('--catch-up carries --max-days and --lookback; --settle-days defaults to 3', async () => {

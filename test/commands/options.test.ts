@@ -16,7 +16,13 @@ import { UsageError } from '../../src/errors.js';
 
 const TABLE = {
   pageSize: valueOption({ flags: '--page-size <n>', env: 'X_PAGE_SIZE', parse: integer(1, 100), default: 10, description: 'page size' }),
-  mode: valueOption({ flags: '-m, --mode <mode>', env: 'X_MODE', parse: oneOf(['fast', 'slow']), choices: ['fast', 'slow'], description: 'mode' }),
+  mode: valueOption({
+    flags: '-m, --mode <mode>',
+    env: 'X_MODE',
+    parse: oneOf(['fast', 'slow']),
+    choices: ['fast', 'slow'],
+    description: 'mode',
+  }),
   name: valueOption({ flags: '--name <name>', parse: text, description: 'a name' }),
   store: listOption({ flags: '--store <code>', parse: text, description: 'stores' }),
   pathStyle: switchOption({ flags: '--path-style', env: 'X_PATH_STYLE', description: 'path style' }),
@@ -59,8 +65,12 @@ describe('readOptions', () => {
   });
 
   it('parses env values like flags and names the variable in the error', () => {
-    expect(usageError(() => readOptions(TABLE, parse([]), { X_PAGE_SIZE: '500' }))).toBe('X_PAGE_SIZE "500" must be a whole number from 1 to 100');
-    expect(usageError(() => readOptions(TABLE, parse(['--page-size', '1.5']), {}))).toBe('--page-size "1.5" must be a whole number from 1 to 100');
+    expect(usageError(() => readOptions(TABLE, parse([]), { X_PAGE_SIZE: '500' }))).toBe(
+      'X_PAGE_SIZE "500" must be a whole number from 1 to 100',
+    );
+    expect(usageError(() => readOptions(TABLE, parse(['--page-size', '1.5']), {}))).toBe(
+      '--page-size "1.5" must be a whole number from 1 to 100',
+    );
     expect(usageError(() => readOptions(TABLE, parse([]), { X_MODE: 'medium' }))).toBe('X_MODE "medium" must be one of fast, slow');
     expect(usageError(() => readOptions(TABLE, parse([]), { X_PATH_STYLE: 'yes' }))).toBe('X_PATH_STYLE "yes" must be 1, true, 0 or false');
     expect(usageError(() => readOptions(TABLE, parse(['--name', ' ']), {}))).toBe('--name needs a value');
@@ -85,6 +95,8 @@ describe('addOptions', () => {
     const help = addOptions(new Command('x'), TABLE).helpInformation();
     expect(help).toMatch(/--page-size <n>\s+page size \(env: X_PAGE_SIZE, default: 10\)/);
     expect(help).toMatch(/--wait <seconds>\s+wait \(default: 5\)/);
-    expect(help).toMatch(/-m, --mode <mode>\s+mode \(choices: "fast", "slow", env: X_MODE\)|mode \(env: X_MODE\) \(choices: "fast", "slow"\)/);
+    expect(help).toMatch(
+      /-m, --mode <mode>\s+mode \(choices: "fast", "slow", env: X_MODE\)|mode \(env: X_MODE\) \(choices: "fast", "slow"\)/,
+    );
   });
 });

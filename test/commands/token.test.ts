@@ -36,7 +36,15 @@ function json(status: number, body: unknown, type = 'application/json'): Handler
 
 const now = (): number => Math.floor(Date.now() / 1000);
 const goodJwt = (): string =>
-  makeJwt({ iss: 'https://auth.test', sub: 'my-client', aud: 'metrics', scope: 'read', client_id: 'my-client', iat: now(), exp: now() + 3600 });
+  makeJwt({
+    iss: 'https://auth.test',
+    sub: 'my-client',
+    aud: 'metrics',
+    scope: 'read',
+    client_id: 'my-client',
+    iat: now(),
+    exp: now() + 3600,
+  });
 
 let tempDir: string;
 
@@ -185,9 +193,7 @@ describe('token against an auth server', () => {
     await writeFile(file, `${SECRET}\n`);
     expect((await run(['--auth-url', baseUrl, '--client-id', 'my-client', '--client-secret-file', file])).code).toBe(0);
     expect(seen.at(-1)?.headers.authorization).toBe(BASIC);
-    expect(
-      (await run(['--auth-url', baseUrl, '--client-id', 'my-client'], { AREA_METRICS_CLIENT_SECRET_FILE: file })).code,
-    ).toBe(0);
+    expect((await run(['--auth-url', baseUrl, '--client-id', 'my-client'], { AREA_METRICS_CLIENT_SECRET_FILE: file })).code).toBe(0);
     expect(seen.at(-1)?.headers.authorization).toBe(BASIC);
   });
 
@@ -215,7 +221,7 @@ describe('token against an auth server', () => {
     expect(result.stderr).toContain(envVar);
   });
 
-  it('without an auth URL but with the metrics API\'s, says that it wants the auth server\'s', async () => {
+  it("without an auth URL but with the metrics API's, says that it wants the auth server's", async () => {
     const result = await run(['--client-id', 'a'], { AREA_METRICS_BASE_URL: baseUrl, AREA_METRICS_CLIENT_SECRET: 's3cret-value' });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
@@ -314,12 +320,16 @@ describe('token against an auth server', () => {
       await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
       const port = (closed.address() as AddressInfo).port;
       await new Promise<void>((resolve) => closed.close(() => resolve()));
-      const result = await run(['--auth-url', `http://127.0.0.1:${port}`, '--client-id', 'my-client'], { AREA_METRICS_CLIENT_SECRET: SECRET });
+      const result = await run(['--auth-url', `http://127.0.0.1:${port}`, '--client-id', 'my-client'], {
+        AREA_METRICS_CLIENT_SECRET: SECRET,
+      });
       expect(result.code).toBe(4);
       expect(result.stderr).toContain(`http://127.0.0.1:${port}/oauth2/token`);
       expect(result.stderr).toContain('ECONNREFUSED');
       // One hint, the auth server's, not the HTTP client's generic one as well.
-      expect(result.stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(/; check the auth URL and that the auth server is up and reachable$/)]);
+      expect(result.stderr.trimEnd().split('\n')).toEqual([
+        expect.stringMatching(/; check the auth URL and that the auth server is up and reachable$/),
+      ]);
       expect(result.stderr).not.toContain('try again later');
       expectNoSecret(result);
     });
@@ -345,7 +355,11 @@ describe('token against an auth server', () => {
 
 describe('token --broker', () => {
   const problem = (status: number, detail: string): Handler =>
-    json(status, { type: 'about:blank', title: status === 400 ? 'Bad Request' : 'Unauthorized', status, detail }, 'application/problem+json');
+    json(
+      status,
+      { type: 'about:blank', title: status === 400 ? 'Bad Request' : 'Unauthorized', status, detail },
+      'application/problem+json',
+    );
 
   it('asks the broker for the application and shows the token, without client credentials', async () => {
     const token = goodJwt();
@@ -398,7 +412,16 @@ describe('token --broker', () => {
 
   it('warns once about --attestation-token on the command line, and sends it in the header asked for', async () => {
     handler = json(200, { access_token: goodJwt(), expires_in: 3590 });
-    const result = await run(['--broker', baseUrl, '--app', 'com.acme.shop', '--attestation-token', ATTESTATION, '--attestation-header', 'X-App-Attestation']);
+    const result = await run([
+      '--broker',
+      baseUrl,
+      '--app',
+      'com.acme.shop',
+      '--attestation-token',
+      ATTESTATION,
+      '--attestation-header',
+      'X-App-Attestation',
+    ]);
     expect(result.code).toBe(0);
     expect(seen[0]?.headers['x-app-attestation']).toBe(ATTESTATION);
     expect(result.stderr.match(/--attestation-token puts the token on the command line/g)).toHaveLength(1);
@@ -406,7 +429,16 @@ describe('token --broker', () => {
   });
 
   it('exits 3 when the broker refuses the attestation (403), showing the problem, never the token', async () => {
-    handler = json(403, { type: 'urn:area-metrics:broker:problem:attestation-other-app', title: 'The app attestation is for another application', status: 403, detail: 'issued to another application' }, 'application/problem+json');
+    handler = json(
+      403,
+      {
+        type: 'urn:area-metrics:broker:problem:attestation-other-app',
+        title: 'The app attestation is for another application',
+        status: 403,
+        detail: 'issued to another application',
+      },
+      'application/problem+json',
+    );
     const result = await run(['--broker', baseUrl, '--app', 'com.acme.shop'], { AREA_METRICS_ATTESTATION_TOKEN: ATTESTATION });
     expect(result.code).toBe(3);
     expect(result.stderr).toContain('HTTP 403');

@@ -10,7 +10,10 @@ const placeOf = (output: string, state?: string) => statePlace(destinationSpec(o
 describe('statePlace', () => {
   it('puts the state beside the output: in the folder, or as an object under the prefix', () => {
     expect(placeOf('/data/area-metrics')).toMatchObject({ url: join('/data/area-metrics', '.area-metrics-state.json'), inBucket: false });
-    expect(placeOf('s3://acme-data/area-metrics/')).toMatchObject({ url: 's3://acme-data/area-metrics/.area-metrics-state.json', inBucket: true });
+    expect(placeOf('s3://acme-data/area-metrics/')).toMatchObject({
+      url: 's3://acme-data/area-metrics/.area-metrics-state.json',
+      inBucket: true,
+    });
     expect(placeOf('s3://acme-data')?.url).toBe('s3://acme-data/.area-metrics-state.json');
   });
 
@@ -28,9 +31,8 @@ describe('statePlace', () => {
 
 describe('awsCredentialsIn', () => {
   it('lists the key, secret and session token set in the environment, for redaction', () => {
-    expect(awsCredentialsIn({ AWS_ACCESS_KEY_ID: 'AKIA1', AWS_SECRET_ACCESS_KEY: 'sec', AWS_SESSION_TOKEN: '', AWS_REGION: 'eu-west-1' })).toEqual([
-      { secret: 'sec' },
-      { secret: 'AKIA1' },
-    ]);
+    expect(
+      awsCredentialsIn({ AWS_ACCESS_KEY_ID: 'AKIA1', AWS_SECRET_ACCESS_KEY: 'sec', AWS_SESSION_TOKEN: '', AWS_REGION: 'eu-west-1' }),
+    ).toEqual([{ secret: 'sec' }, { secret: 'AKIA1' }]);
   });
 });

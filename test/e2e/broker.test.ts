@@ -68,7 +68,9 @@ describe('e2e: area-metrics broker against the sandbox', () => {
 
   it('serves cached tokens, answers 401 for an unset secret with a start warning, logs JSON without secrets, stops on SIGTERM', async () => {
     const before = sandbox().tokenRequests();
-    const cli = runBroker(['--config', writeConfig('good.json', goodConfig(sandbox().url)), '--port', '0'], { E2E_ANDROID_SECRET: CLIENT_SECRET });
+    const cli = runBroker(['--config', writeConfig('good.json', goodConfig(sandbox().url)), '--port', '0'], {
+      E2E_ANDROID_SECRET: CLIENT_SECRET,
+    });
     const base = await listening(cli);
     const url = (application: string): string => `${base}/api/gatekeeper-token?application_package=${encodeURIComponent(application)}`;
 
@@ -102,7 +104,11 @@ describe('e2e: area-metrics broker against the sandbox', () => {
       expect.arrayContaining(['miss', 'miss']),
     );
     expect(entries.filter((entry) => entry.msg === 'request completed' && entry.cache === 'hit')).toEqual([]);
-    expect(entries.find((entry) => entry.msg === 'cache hits')).toMatchObject({ level: 'info', cacheHits: 1, applications: { 'com.acme.shop': 1 } });
+    expect(entries.find((entry) => entry.msg === 'cache hits')).toMatchObject({
+      level: 'info',
+      cacheHits: 1,
+      applications: { 'com.acme.shop': 1 },
+    });
     expect(entries.at(-1)?.msg).toBe('broker stopped');
     for (const secret of [CLIENT_SECRET, body.access_token, webToken]) expect(cli.stderr()).not.toContain(secret);
   });
@@ -115,14 +121,20 @@ describe('e2e: a deploy and a reload, with signals to a real broker process', ()
    * A load balancer's connection: keep-alive requests until the load balancer stops sending (it saw /readyz fail);
    * counts what it got. `lost` is a request without an answer.
    */
-  async function loadBalancerConnection(base: string, stop: { now: boolean }, tally: { ok: number; closing: number; lost: number }): Promise<void> {
+  async function loadBalancerConnection(
+    base: string,
+    stop: { now: boolean },
+    tally: { ok: number; closing: number; lost: number },
+  ): Promise<void> {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
       while (!stop.now) {
         const outcome = await new Promise<'ok' | 'closing' | 'lost'>((resolve) => {
           const request = httpRequest(`${base}/api/gatekeeper-token?application_package=com.acme.shop`, { agent }, (response) => {
             response.resume();
-            response.on('end', () => resolve(response.statusCode !== 200 ? 'lost' : response.headers.connection === 'close' ? 'closing' : 'ok'));
+            response.on('end', () =>
+              resolve(response.statusCode !== 200 ? 'lost' : response.headers.connection === 'close' ? 'closing' : 'ok'),
+            );
           });
           request.on('error', () => resolve('lost'));
           request.end();
@@ -145,9 +157,11 @@ describe('e2e: a deploy and a reload, with signals to a real broker process', ()
     // A client that sends half a header and nothing more must not keep the process alive.
     const { port } = new URL(base);
     let stalledSent = false;
-    const stalled = connect(Number(port), '127.0.0.1', () => stalled.write('GET /healthz HTTP/1.1\r\nHost: x\r\n', () => (stalledSent = true)));
+    const stalled = connect(Number(port), '127.0.0.1', () =>
+      stalled.write('GET /healthz HTTP/1.1\r\nHost: x\r\n', () => (stalledSent = true)),
+    );
     stalled.on('error', () => undefined);
-    await waitUntil(() => stalledSent && tally.ok >= connections.length, 'the stalled client\'s half header sent and tokens flowing');
+    await waitUntil(() => stalledSent && tally.ok >= connections.length, "the stalled client's half header sent and tokens flowing");
     const signalledAt = Date.now();
     cli.kill('SIGTERM');
     // The load balancer's readiness check: it stops sending once /readyz fails, within the drain delay.
@@ -166,7 +180,11 @@ describe('e2e: a deploy and a reload, with signals to a real broker process', ()
     expect(tally.ok).toBeGreaterThan(0);
     expect(tally.closing).toBeGreaterThan(0); // answers during the drain close their connections
     await expect(fetch(`${base}/healthz`)).rejects.toThrow();
-    const messages = cli.stderr().trim().split('\n').map((line) => (JSON.parse(line) as { msg: string }).msg);
+    const messages = cli
+      .stderr()
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { msg: string }).msg);
     expect(messages).toEqual(expect.arrayContaining(['broker draining: /readyz answers 503, tokens are still served', 'broker stopped']));
   });
 
@@ -218,7 +236,7 @@ describe.skipIf(redisMissing)('e2e: two broker processes sharing Redis', () => {
     await redis?.stop();
   });
 
-  it('the second process serves the first one\'s token without an auth call', async () => {
+  it("the second process serves the first one's token without an auth call", async () => {
     const config = writeConfig('redis.json', goodConfig(auth.url));
     const env = { E2E_ANDROID_SECRET: CLIENT_SECRET, AREA_METRICS_REDIS_URL: redis.url };
     const a = runBroker(['--config', config, '--port', '0'], env);
@@ -243,15 +261,22 @@ describe.skipIf(redisMissing)('e2e: two broker processes sharing Redis', () => {
   it('keeps stderr JSON when a password is given for a Redis that has none: one JSON warning, no secret', async () => {
     const password = 'redis-pass-4kT9';
     const withPassword = redis.url.replace('redis://', `redis://:${password}@`);
-    const cli = runBroker(['--config', writeConfig('redis-password.json', goodConfig(auth.url)), '--port', '0', '--redis-url', withPassword], {
-      E2E_ANDROID_SECRET: CLIENT_SECRET,
-    });
+    const cli = runBroker(
+      ['--config', writeConfig('redis-password.json', goodConfig(auth.url)), '--port', '0', '--redis-url', withPassword],
+      {
+        E2E_ANDROID_SECRET: CLIENT_SECRET,
+      },
+    );
     const base = await listening(cli);
     expect((await fetch(`${base}/api/gatekeeper-token?application_package=com.acme.shop`)).status).toBe(200);
     await waitUntil(() => cli.stderr().includes('"redis":"up"'), 'Redis connected'); // start-up does not wait for it
     cli.kill('SIGTERM');
     expect(await exitCode(cli)).toBe(0);
-    const entries = cli.stderr().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const entries = cli
+      .stderr()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(entries.filter((entry) => /does not require a password/.test(String(entry.msg)))).toMatchObject([{ level: 'warn' }]);
     expect(cli.stderr()).not.toContain(password);
   });

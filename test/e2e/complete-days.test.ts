@@ -54,7 +54,10 @@ function requestedDays(before: number, metric?: string): string[] {
 
 interface StateV4 {
   version: number;
-  metrics: Record<string, { complete?: [string, string][]; stores?: number; pending?: Record<string, { reason: string; missingStores?: number }> }>;
+  metrics: Record<
+    string,
+    { complete?: [string, string][]; stores?: number; pending?: Record<string, { reason: string; missingStores?: number }> }
+  >;
 }
 
 async function readState(out: string): Promise<StateV4> {
@@ -82,7 +85,15 @@ async function storesIn(path: string): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 4, zones: 2, days: 12, clientId: 'days-client', clientSecret: SECRET });
+  sandbox = await startSandbox({
+    ...servingDaysInProgress(CLOCK),
+    port: 0,
+    stores: 4,
+    zones: 2,
+    days: 12,
+    clientId: 'days-client',
+    clientSecret: SECRET,
+  });
 });
 
 afterEach(async () => {
@@ -107,14 +118,21 @@ describe('a vendor that has not published yet', () => {
     const lines = warnings(early.stderr);
     const metrics = METRIC_NAMES;
     for (const metric of metrics) {
-      expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^warn: ${metric} ${late}: no results: the vendor has not published this day yet; .*the next --catch-up asks again$`)));
+      expect(lines).toContainEqual(
+        expect.stringMatching(
+          new RegExp(`^warn: ${metric} ${late}: no results: the vendor has not published this day yet; .*the next --catch-up asks again$`),
+        ),
+      );
     }
     expect(lines.at(-1)).toContain(notOver(metrics.join(', ')));
     expect(lines).toHaveLength(4);
     expect(await listFiles(out)).toEqual([STATE, ...[...metrics].sort().map((metric) => `${metric}/${yesterday}.csv`)]);
     const state = await readState(out);
     expect(lastComplete(state, 'traffic')).toBe(daysAgo(3));
-    expect(state.metrics.traffic?.pending).toEqual({ [late]: { reason: 'not-published', stores: 0 }, [yesterday]: { reason: 'not-over', stores: 4 } });
+    expect(state.metrics.traffic?.pending).toEqual({
+      [late]: { reason: 'not-published', stores: 0 },
+      [yesterday]: { reason: 'not-over', stores: 4 },
+    });
 
     sandbox.setPublishing({});
     const before = sandbox.requests.length;
@@ -134,7 +152,10 @@ describe('a vendor that has not published yet', () => {
     sandbox.setPublishing({ hidden: [{ day: daysAgo(5) }] });
     const result = await runCli(importArgs('traffic', out, '--catch-up'));
     expect(result.code, result.stderr).toBe(0);
-    expect(warnings(result.stderr)).toEqual([expect.stringContaining(`traffic ${daysAgo(5)}: no results`), expect.stringContaining(notOver('traffic'))]);
+    expect(warnings(result.stderr)).toEqual([
+      expect.stringContaining(`traffic ${daysAgo(5)}: no results`),
+      expect.stringContaining(notOver('traffic')),
+    ]);
     // The later days are written and complete (yesterday is not over); the empty day stays pending, a gap that status shows.
     expect(await listFiles(out)).toEqual([STATE, ...[4, 3, 2, 1].map((n) => `traffic/${daysAgo(n)}.csv`)]);
     const state = await readState(out);
@@ -142,7 +163,10 @@ describe('a vendor that has not published yet', () => {
       [daysAgo(6), daysAgo(6)],
       [daysAgo(4), daysAgo(2)],
     ]);
-    expect(state.metrics.traffic?.pending).toEqual({ [daysAgo(5)]: { reason: 'not-published', stores: 0 }, [daysAgo(1)]: { reason: 'not-over', stores: 4 } });
+    expect(state.metrics.traffic?.pending).toEqual({
+      [daysAgo(5)]: { reason: 'not-published', stores: 0 },
+      [daysAgo(1)]: { reason: 'not-over', stores: 4 },
+    });
   });
 });
 
@@ -334,17 +358,23 @@ describe('two runs into one folder at the same time', () => {
     await writeV1State(out, { traffic: daysAgo(8), 'unique-users': daysAgo(8) });
     // Slow pages and one unit at a time, so the two runs overlap over their whole length.
     sandbox.setFaults({ latencyMs: 40 });
-    const runs = ['traffic', 'unique-users'].map((metric) => startCli(importArgs(metric, out, '--catch-up', '--concurrency', '1', '--page-size', '1'), { timeoutMs: 60_000 }));
+    const runs = ['traffic', 'unique-users'].map((metric) =>
+      startCli(importArgs(metric, out, '--catch-up', '--concurrency', '1', '--page-size', '1'), { timeoutMs: 60_000 }),
+    );
     const results = await Promise.all(runs.map((run) => run.done));
     for (const result of results) expect(result.code, result.stderr).toBe(0);
     const state = await readState(out);
     expect(lastComplete(state, 'traffic')).toBe(daysAgo(2));
     expect(lastComplete(state, 'unique-users')).toBe(daysAgo(2));
     const days = [7, 6, 5, 4, 3, 2, 1].map(daysAgo);
-    expect(await listFiles(out)).toEqual([STATE, ...days.map((day) => `traffic/${day}.csv`), ...days.map((day) => `unique-users/${day}.csv`)]);
+    expect(await listFiles(out)).toEqual([
+      STATE,
+      ...days.map((day) => `traffic/${day}.csv`),
+      ...days.map((day) => `unique-users/${day}.csv`),
+    ]);
   });
 
-  it('the same metric: both exit 0, the state ends at the day before yesterday, files equal a single run\'s, no temp or lock file left', async () => {
+  it("the same metric: both exit 0, the state ends at the day before yesterday, files equal a single run's, no temp or lock file left", async () => {
     const reference = await tempDir();
     await writeV1State(reference, { traffic: daysAgo(6) });
     expect((await runCli(importArgs('traffic', reference, '--catch-up'))).code).toBe(0);
@@ -352,7 +382,9 @@ describe('two runs into one folder at the same time', () => {
     const out = await tempDir();
     await writeV1State(out, { traffic: daysAgo(6) });
     sandbox.setFaults({ latencyMs: 40 });
-    const runs = [1, 2].map(() => startCli(importArgs('traffic', out, '--catch-up', '--concurrency', '1', '--page-size', '2'), { timeoutMs: 60_000 }));
+    const runs = [1, 2].map(() =>
+      startCli(importArgs('traffic', out, '--catch-up', '--concurrency', '1', '--page-size', '2'), { timeoutMs: 60_000 }),
+    );
     const results = await Promise.all(runs.map((run) => run.done));
     for (const result of results) expect(result.code, result.stderr).toBe(0);
     expect((await readState(out)).metrics.traffic).toMatchObject({ complete: [[daysAgo(6), daysAgo(2)]], stores: 4 });

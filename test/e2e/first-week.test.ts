@@ -23,7 +23,15 @@ let sandbox: Sandbox;
 
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 2, zones: 2, days: 10, clientId: 'week-client', clientSecret: SECRET });
+  sandbox = await startSandbox({
+    ...servingDaysInProgress(CLOCK),
+    port: 0,
+    stores: 2,
+    zones: 2,
+    days: 10,
+    clientId: 'week-client',
+    clientSecret: SECRET,
+  });
 });
 
 afterEach(async () => {
@@ -41,11 +49,23 @@ function inProcess(args: readonly string[]): Promise<CliResult> {
 }
 
 describe('a suggested command', () => {
-  it('the give-up warning names accept and reopen with the run\'s -o, and the accept works as printed', async () => {
+  it("the give-up warning names accept and reopen with the run's -o, and the accept works as printed", async () => {
     const out = `${await tempDir()}/my data`;
     const hidden = daysAgo(4);
     sandbox.setPublishing({ hidden: [{ day: hidden }] });
-    const run = await inProcess(['traffic', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out, '--date', hidden, '--give-up-days', '1']);
+    const run = await inProcess([
+      'traffic',
+      '--base-url',
+      sandbox.url,
+      '--client-id',
+      sandbox.clientId,
+      '-o',
+      out,
+      '--date',
+      hidden,
+      '--give-up-days',
+      '1',
+    ]);
     expect(run.code, run.stderr).toBe(0);
     const warning = run.stderr.split('\n').find((line) => line.includes('given up'));
     expect(warning).toBe(
@@ -62,7 +82,17 @@ describe('a suggested command', () => {
 });
 
 describe('a secret given as a flag', () => {
-  const args = (out: string): string[] => ['all', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out, '--date', daysAgo(2)];
+  const args = (out: string): string[] => [
+    'all',
+    '--base-url',
+    sandbox.url,
+    '--client-id',
+    sandbox.clientId,
+    '-o',
+    out,
+    '--date',
+    daysAgo(2),
+  ];
   const warned = (stderr: string): string[] => stderr.split('\n').filter((line) => line.includes('every user of this machine'));
 
   it('is warned about once per run on the real stderr, however many metrics run', async () => {
@@ -83,10 +113,20 @@ describe('a secret given as a flag', () => {
 });
 
 describe.runIf(process.platform === 'linux')('an output path the kernel will not create', () => {
-  const args = (out: string): string[] => ['traffic', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out, '--date', daysAgo(2)];
+  const args = (out: string): string[] => [
+    'traffic',
+    '--base-url',
+    sandbox.url,
+    '--client-id',
+    sandbox.clientId,
+    '-o',
+    out,
+    '--date',
+    daysAgo(2),
+  ];
   const env = { AREA_METRICS_CLIENT_SECRET: SECRET };
 
-  it('fails within seconds with exit 7 and one line naming it (Node\'s own mkdir would loop for ever)', async () => {
+  it("fails within seconds with exit 7 and one line naming it (Node's own mkdir would loop for ever)", async () => {
     const out = `/proc/area-metrics-${process.pid}/data`;
     const started = Date.now();
     const result = await runCli(args(out), { env, timeoutMs: 10_000 });
@@ -100,7 +140,10 @@ describe.runIf(process.platform === 'linux')('an output path the kernel will not
   it('a SIGTERM once the run has started ends it at once, if it has not ended by itself', async () => {
     const cli = startCli(args(`/proc/area-metrics-${process.pid}/term`), { env: { ...clockEnv(CLOCK), ...env }, timeoutMs: 10_000 });
     let ended = false;
-    void cli.done.then(() => (ended = true), () => (ended = true));
+    void cli.done.then(
+      () => (ended = true),
+      () => (ended = true),
+    );
     // Its first line is printed once its signal handlers are in place.
     await waitUntil(() => ended || cli.stderr().includes(' area-metrics '), 'the run line');
     const sent = Date.now();
@@ -109,6 +152,8 @@ describe.runIf(process.platform === 'linux')('an output path the kernel will not
     expect(Date.now() - sent).toBeLessThan(8_000); // at once: not a run the 10 s timeout had to stop
     // Exit 7 (it failed first), 143 (the signal stopped it) or, caught while the process was already ending, the
     // signal itself: never the old loop that a first SIGTERM does not stop.
-    expect(result.code === 7 || result.code === 143 || result.signal === 'SIGTERM', `code ${result.code}, signal ${result.signal}`).toBe(true);
+    expect(result.code === 7 || result.code === 143 || result.signal === 'SIGTERM', `code ${result.code}, signal ${result.signal}`).toBe(
+      true,
+    );
   });
 });

@@ -43,7 +43,16 @@ async function imported(args: readonly string[], env: Readonly<Record<string, st
 
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({ port: 0, stores: 3, zones: 3, days: 8, seed: 5, clientId: 'hive-client', clientSecret: SECRET, ...servingDaysInProgress(CLOCK) });
+  sandbox = await startSandbox({
+    port: 0,
+    stores: 3,
+    zones: 3,
+    days: 8,
+    seed: 5,
+    clientId: 'hive-client',
+    clientSecret: SECRET,
+    ...servingDaysInProgress(CLOCK),
+  });
   [s3, duck] = await Promise.all([startS3(), DuckDb.open()]);
   // Made here and removed after all: every test reads them.
   flat = await mkdtemp(join(tmpdir(), 'hive-layout-flat-'));
@@ -56,7 +65,11 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   duck?.close();
-  await Promise.all([sandbox?.close(), s3?.close(), ...[flat, ...Object.values(hive)].map((dir) => dir && rm(dir, { recursive: true, force: true }))]);
+  await Promise.all([
+    sandbox?.close(),
+    s3?.close(),
+    ...[flat, ...Object.values(hive)].map((dir) => dir && rm(dir, { recursive: true, force: true })),
+  ]);
 });
 
 /** How DuckDB reads each format of a hive folder, partitions as columns; `_runs/` and `_rejected/` are not matched. */
@@ -100,9 +113,14 @@ describe('--layout hive in a folder', () => {
 
   it('names each file metric=<metric>/dt=<day>/<metric>_<day>.<ext>, the manifest under _runs/ beside them', async () => {
     const metrics = ['avg-screen-time', 'traffic', 'unique-users'];
-    expect(await dataFiles(hive.parquet!)).toEqual(metrics.flatMap((metric) => DAYS.map((day) => `metric=${metric}/dt=${day}/${metric}_${day}.parquet`)));
+    expect(await dataFiles(hive.parquet!)).toEqual(
+      metrics.flatMap((metric) => DAYS.map((day) => `metric=${metric}/dt=${day}/${metric}_${day}.parquet`)),
+    );
     // The same bytes as the flat layout's files: only the names differ.
-    for (const day of DAYS) expect(await readFile(join(hive.csv!, `metric=traffic/dt=${day}/traffic_${day}.csv`))).toEqual(await readFile(join(flat, 'traffic', `${day}.csv`)));
+    for (const day of DAYS)
+      expect(await readFile(join(hive.csv!, `metric=traffic/dt=${day}/traffic_${day}.csv`))).toEqual(
+        await readFile(join(flat, 'traffic', `${day}.csv`)),
+      );
     expect(JSON.parse(await readFile(join(hive.csv!, STATE), 'utf8'))).toMatchObject({ layout: 'hive' });
   });
 
@@ -118,7 +136,7 @@ describe('--layout hive in a folder', () => {
 });
 
 describe('--layout hive in a bucket', () => {
-  it('puts the same objects under the prefix; DuckDB reads them back partitioned; the manifest checksums are the objects\'', async () => {
+  it("puts the same objects under the prefix; DuckDB reads them back partitioned; the manifest checksums are the objects'", async () => {
     const output = `s3://${s3.bucket}/lake/area-metrics`;
     const result = await runCli(['all', '--from', DAYS[0]!, '--to', DAYS[1]!, '-o', output, '-f', 'parquet', ...api()], {
       env: s3.env({ AREA_METRICS_LAYOUT: 'hive' }),
@@ -141,7 +159,10 @@ describe('--layout hive in a bucket', () => {
 
     const manifests = await s3.objects('lake/area-metrics/_runs');
     expect(manifests.size).toBe(1);
-    const manifest = JSON.parse([...manifests.values()][0]!.toString()) as { layout: string; units: { path: string; sha256: string; bytes: number }[] };
+    const manifest = JSON.parse([...manifests.values()][0]!.toString()) as {
+      layout: string;
+      units: { path: string; sha256: string; bytes: number }[];
+    };
     expect(manifest.layout).toBe('hive');
     expect(manifest.units).toHaveLength(6);
     for (const unit of manifest.units) {
@@ -169,9 +190,13 @@ describe('the state keeps the layout', () => {
     await writeFile(stale, 'half');
     const again = await imported(['traffic', '--catch-up', '-o', out], { AREA_METRICS_LAYOUT: 'hive' });
     expect(again.stderr).toContain(`removed ${stale}, a temp file left by process`);
-    expect(again.stderr).toMatch(new RegExp(`traffic ${daysAgo(2)}: .* -> .*metric=traffic/dt=${daysAgo(2)}/traffic_${daysAgo(2)}\\.csv \\(unchanged\\)`));
+    expect(again.stderr).toMatch(
+      new RegExp(`traffic ${daysAgo(2)}: .* -> .*metric=traffic/dt=${daysAgo(2)}/traffic_${daysAgo(2)}\\.csv \\(unchanged\\)`),
+    );
     expect((await runCli(['accept', 'traffic', '--date', daysAgo(5), '-o', out])).code).toBe(0);
-    const accepted = JSON.parse((await runCli(['status', '-o', out, '--json'])).stdout) as { metrics: { accepted: string[][]; pending: unknown[] }[] };
+    const accepted = JSON.parse((await runCli(['status', '-o', out, '--json'])).stdout) as {
+      metrics: { accepted: string[][]; pending: unknown[] }[];
+    };
     // Yesterday is imported but not over: pending, as in a flat folder.
     expect(accepted.metrics[0]).toMatchObject({ accepted: [[daysAgo(5), daysAgo(5)]], pending: [{ day: daysAgo(1), reason: 'not-over' }] });
 
@@ -180,7 +205,9 @@ describe('the state keeps the layout', () => {
     const requests = sandbox.requests.length;
     const refused = await runCli(['traffic', '--date', daysAgo(4), '-o', out, ...api()]);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/^error: --layout flat does not match the state .*whose files are laid out in hive partitions \(--layout hive\).*use --layout hive/m);
+    expect(refused.stderr).toMatch(
+      /^error: --layout flat does not match the state .*whose files are laid out in hive partitions \(--layout hive\).*use --layout hive/m,
+    );
     expect(await dataFiles(out)).toEqual(before);
     expect(await readFile(join(out, STATE), 'utf8')).toBe(stateBefore);
     expect(sandbox.requests.length).toBe(requests);

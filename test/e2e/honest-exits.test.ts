@@ -24,7 +24,22 @@ let server: CraftedServer;
 const tempDir = useTempDirs('honest-exits-');
 
 function importArgs(base: string, out: string, ...extra: string[]): string[] {
-  return ['unique-users', '--base-url', base, '--client-id', CLIENT_ID, '--client-secret', SECRET, '--date', DAY, '-o', out, '--retries', '1', ...extra];
+  return [
+    'unique-users',
+    '--base-url',
+    base,
+    '--client-id',
+    CLIENT_ID,
+    '--client-secret',
+    SECRET,
+    '--date',
+    DAY,
+    '-o',
+    out,
+    '--retries',
+    '1',
+    ...extra,
+  ];
 }
 
 function lines(text: string): string[] {
@@ -58,7 +73,9 @@ describe.concurrent('nothing secret out', () => {
       const result = await runCli(['unique-users', '--base-url', server.url, typo]);
       expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).not.toContain('TopSecret-42');
-      expect(lines(result.stderr)).toEqual([`area-metrics: unknown option '${typo.startsWith('--') ? '--client-secrett' : '-x'}' (see --help)`]);
+      expect(lines(result.stderr)).toEqual([
+        `area-metrics: unknown option '${typo.startsWith('--') ? '--client-secrett' : '-x'}' (see --help)`,
+      ]);
     }
   });
 
@@ -79,7 +96,11 @@ describe.concurrent('nothing secret out', () => {
 
   it('the token command masks an auth server echoing the Basic header (exit 3)', async () => {
     const base = server.route('token-echo', (request, response) =>
-      sendJson(response, 400, JSON.stringify({ error: 'invalid_client', error_description: `bad header ${request.headers.authorization ?? ''}` })),
+      sendJson(
+        response,
+        400,
+        JSON.stringify({ error: 'invalid_client', error_description: `bad header ${request.headers.authorization ?? ''}` }),
+      ),
     );
     const result = await runCli(['token', '--auth-url', base, '--client-id', CLIENT_ID, '--client-secret', SECRET, '-v']);
     expect(result.code, result.stderr).toBe(3);
@@ -97,10 +118,31 @@ describe.concurrent('exit codes that tell the truth', () => {
       if (from.startsWith(DAY)) sendJson(response, 404, '{"detail":"Not found."}');
       else sendJson(response, 200, big);
     });
-    const child = spawn(process.execPath, [BIN, 'unique-users', '--base-url', base, '--client-id', CLIENT_ID, '--client-secret', SECRET, '--from', DAY, '--to', NEXT_DAY, '-o', '-', '--retries', '0'], {
-      env: cliEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'unique-users',
+        '--base-url',
+        base,
+        '--client-id',
+        CLIENT_ID,
+        '--client-secret',
+        SECRET,
+        '--from',
+        DAY,
+        '--to',
+        NEXT_DAY,
+        '-o',
+        '-',
+        '--retries',
+        '0',
+      ],
+      {
+        env: cliEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     // `| head -1`: read one chunk, then close the pipe.
@@ -171,7 +213,9 @@ describe.concurrent('configuration mistakes are usage errors, not bugs', () => {
     const proxy = await startCraftedProxy({ kind: 'refuse', status: 407 });
     context.onTestFinished(() => proxy.close());
     const out = await tempDir(context);
-    const result = await runCli(importArgs(`${server.url}/never`, out, '--retries', '3'), { env: { HTTP_PROXY: `http://${proxy.hostPort}` } });
+    const result = await runCli(importArgs(`${server.url}/never`, out, '--retries', '3'), {
+      env: { HTTP_PROXY: `http://${proxy.hostPort}` },
+    });
     expect(result.code, result.stderr).toBe(4);
     expect(result.stderr).toContain('proxy authentication required (HTTP 407 from the proxy)');
     expect(result.stderr).not.toContain('retry');
@@ -194,7 +238,11 @@ describe.concurrent('configuration mistakes are usage errors, not bugs', () => {
     expect(result.code, result.stderr).toBe(0);
     const file = `unique-users/${DAY}.store-sha256-${createHash('sha256').update(code).digest('hex')}.csv`;
     expect(await listFiles(out)).toEqual(['.area-metrics-state.json', file]);
-    expect(lines(await readFile(join(out, file), 'utf8')).slice(1).map((row) => row.split(',')[0])).toEqual([code, code]);
+    expect(
+      lines(await readFile(join(out, file), 'utf8'))
+        .slice(1)
+        .map((row) => row.split(',')[0]),
+    ).toEqual([code, code]);
   });
 
   it("-o '' is exit 2 and writes nothing into the current folder", async (context) => {

@@ -98,7 +98,9 @@ describe('a wait from outside is capped (--max-wait 0.3 here)', () => {
     // The message below proves the one 0.3 s wait; the bound rules out waiting what the vendor asks (a day or more).
     expect(result.seconds).toBeLessThan(10);
     expect(result.stderr).toMatch(/asks to wait [\d.]+ s, more than --max-wait 0\.3 s: waiting 0\.3 s; if it asks again, the run ends/);
-    expect(errorLines(result).at(-1)).toMatch(/not attempted, left pending: the API is not serving this run: .* more than --max-wait 0\.3 s, again after waiting 0\.3 s; .*raise --max-wait$/);
+    expect(errorLines(result).at(-1)).toMatch(
+      /not attempted, left pending: the API is not serving this run: .* more than --max-wait 0\.3 s, again after waiting 0\.3 s; .*raise --max-wait$/,
+    );
     // One wait of the cap for the whole run, not one per unit: a handful of requests.
     expect(crafted.requests.length).toBeLessThanOrEqual(6);
     const state = await readableState(out);
@@ -106,7 +108,9 @@ describe('a wait from outside is capped (--max-wait 0.3 here)', () => {
   });
 
   it('a policy of 0 requests a window (RateLimit-Policy q=0;w=1) paces at one a second, and records a pace the state reads', async () => {
-    const crafted = await vendor((request, response) => answerPage(response, envelope([resultFor(request)]), { 'ratelimit-policy': '"default";q=0;w=1' }));
+    const crafted = await vendor((request, response) =>
+      answerPage(response, envelope([resultFor(request)]), { 'ratelimit-policy': '"default";q=0;w=1' }),
+    );
     const out = await tempDir();
     const result = await run(['unique-users', ...args(crafted.url, out, '--date', utcDay(2))]);
     expect(result.code, result.stderr).toBe(0);
@@ -127,7 +131,9 @@ describe('a unit has bounds of its own', () => {
     const out = await tempDir();
     const result = await run(['unique-users', ...args(crafted.url, out, '--date', utcDay(2))]);
     expect(result.code, result.stderr).toBe(5);
-    expect(errorLines(result)[0]).toMatch(/unique-users \S+: the API says the day has 1000000000 results, more than a unit takes \(--max-results 1000000\)/);
+    expect(errorLines(result)[0]).toMatch(
+      /unique-users \S+: the API says the day has 1000000000 results, more than a unit takes \(--max-results 1000000\)/,
+    );
     expect(crafted.requests).toHaveLength(1);
     await readableState(out);
   });
@@ -141,7 +147,9 @@ describe('a unit has bounds of its own', () => {
     const out = await tempDir();
     const result = await run(['unique-users', ...args(crafted.url, out, '--date', utcDay(2), '--max-results', '40', '--page-size', '10')]);
     expect(result.code, result.stderr).toBe(6);
-    expect(errorLines(result)[0]).toMatch(/unique-users \S+ page 5: paging did not end within 4 pages, the most 40 results take at --page-size 10 \(--max-results\)/);
+    expect(errorLines(result)[0]).toMatch(
+      /unique-users \S+ page 5: paging did not end within 4 pages, the most 40 results take at --page-size 10 \(--max-results\)/,
+    );
     expect(crafted.requests).toHaveLength(4);
     await readableState(out);
   });
@@ -167,17 +175,32 @@ describe('a unit has bounds of its own', () => {
     const report = await mkdtemp(join(tmpdir(), 'hostile-rss-'));
     try {
       const started = performance.now();
-      const child = spawn('/usr/bin/time', ['-f', '%M', '-o', join(report, 'rss'), process.execPath, BIN, 'unique-users', ...args(crafted.url, out, '--date', utcDay(2), '--page-size', '100')], {
-        env: { PATH: process.env.PATH, AREA_METRICS_CLIENT_SECRET: SECRET },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
+      const child = spawn(
+        '/usr/bin/time',
+        [
+          '-f',
+          '%M',
+          '-o',
+          join(report, 'rss'),
+          process.execPath,
+          BIN,
+          'unique-users',
+          ...args(crafted.url, out, '--date', utcDay(2), '--page-size', '100'),
+        ],
+        {
+          env: { PATH: process.env.PATH, AREA_METRICS_CLIENT_SECRET: SECRET },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        },
+      );
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
       const seconds = (performance.now() - started) / 1000;
       expect(code, stderr).toBe(5);
       expect(seconds).toBeLessThan(10); // about 1 s: not a body read until the 30 s test timeout
-      expect(stderr).toMatch(/page 1: GET \S+: the body is longer than 3342336 bytes, the most a page of 100 results takes \(--page-size\); the server is not sending the API's pages/);
+      expect(stderr).toMatch(
+        /page 1: GET \S+: the body is longer than 3342336 bytes, the most a page of 100 results takes \(--page-size\); the server is not sending the API's pages/,
+      );
       expect(stderr).not.toMatch(/Warning/);
       expect(written).toBeGreaterThan(3_342_336);
       const peakKb = Number((await readFile(join(report, 'rss'), 'utf8')).trim().split('\n').at(-1));
@@ -229,7 +252,9 @@ describe('smaller', () => {
     ['a NUL in a store code', { store_code: 'S\u0000' }, 'store_code "S\\u0000"'],
     ['a line break in a zone name', { values: [{ zone: 'A\nB', unique_users: 3 }] }, 'values[0].zone "A\\nB"'],
   ])('%s breaks the data contract: exit 5, or set aside with --on-invalid skip', async (_name, broken, shown) => {
-    const crafted = await vendor((request, response) => answerPage(response, envelope([resultFor(request, 'S2'), { ...resultFor(request, 'S3'), ...broken }])));
+    const crafted = await vendor((request, response) =>
+      answerPage(response, envelope([resultFor(request, 'S2'), { ...resultFor(request, 'S3'), ...broken }])),
+    );
     const out = await tempDir();
     const failed = await run(['unique-users', ...args(crafted.url, out, '--date', utcDay(2))]);
     expect(failed.code, failed.stderr).toBe(5);

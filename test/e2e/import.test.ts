@@ -53,7 +53,11 @@ describe('import commands against the sandbox', () => {
     expect(result.code).toBe(0);
     const day = utcDay(-1);
     const metricRequests = sandbox.requests.slice(before).filter((request) => request.path.includes('/area-metrics/'));
-    expect(metricRequests[0]?.query).toMatchObject({ datetime_gte: `${day}T00:00:00Z`, datetime_lte: `${day}T23:59:59Z`, page_size: '1000' });
+    expect(metricRequests[0]?.query).toMatchObject({
+      datetime_gte: `${day}T00:00:00Z`,
+      datetime_lte: `${day}T23:59:59Z`,
+      page_size: '1000',
+    });
     const csv = await readFile(join(workDir, 'area-metrics-data', metric, `${day}.csv`), 'utf8');
     const lines = csv.trimEnd().split('\n');
     expect(lines[0]).toBe(['store_code', 'date', 'day', 'granularity', 'zone', ...METRICS[metric].columns.map((c) => c.name)].join(','));
@@ -74,7 +78,20 @@ describe('import commands against the sandbox', () => {
 
   it('all: a 3-day backfill in pages of 7 matches the sandbox record for record', async () => {
     const days = [utcDay(-4), utcDay(-3), utcDay(-2)];
-    const result = await run(['all', ...auth(), '--from', days[0]!, '--to', days[2]!, '--page-size', '7', '-f', 'ndjson', '-o', folder('out')]);
+    const result = await run([
+      'all',
+      ...auth(),
+      '--from',
+      days[0]!,
+      '--to',
+      days[2]!,
+      '--page-size',
+      '7',
+      '-f',
+      'ndjson',
+      '-o',
+      folder('out'),
+    ]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/imported 9 of 9 units/);
     for (const metric of METRIC_NAMES) {
@@ -96,7 +113,10 @@ describe('import commands against the sandbox', () => {
   it('-o - streams NDJSON that parses line by line, with no log lines mixed in', async () => {
     const result = await run(['traffic', ...auth(), '-o', '-', '--date', utcDay(-2)]);
     expect(result.code).toBe(0);
-    const rows = result.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { metric: string; traffic_pct: number });
+    const rows = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { metric: string; traffic_pct: number });
     expect(rows.length).toBe(expectedRows('traffic', utcDay(-2)).length);
     expect(rows.every((row) => row.metric === 'traffic' && typeof row.traffic_pct === 'number')).toBe(true);
     expect(result.stderr).toMatch(/imported 1 of 1 units/);
@@ -122,7 +142,20 @@ describe('import commands against the sandbox', () => {
   it('writes exactly the rows built the plain way from the sandbox data, in CSV and NDJSON, for every metric and day', async () => {
     const days = [utcDay(-3), utcDay(-2)];
     for (const format of ['csv', 'ndjson'] as const) {
-      const result = await run(['all', ...auth(), '--from', days[0]!, '--to', days[1]!, '--page-size', '3', '-f', format, '-o', folder(format)]);
+      const result = await run([
+        'all',
+        ...auth(),
+        '--from',
+        days[0]!,
+        '--to',
+        days[1]!,
+        '--page-size',
+        '3',
+        '-f',
+        format,
+        '-o',
+        folder(format),
+      ]);
       expect(result.code, result.stderr).toBe(0);
       for (const metric of METRIC_NAMES) {
         for (const day of days) {
@@ -142,7 +175,15 @@ describe('import commands against the sandbox', () => {
     const names = (await readdir(join(workDir, 'stores', 'traffic'))).sort();
     expect(names).toEqual([`${utcDay(-2)}.store-S002.csv`, `${utcDay(-2)}.store-S005.csv`]);
     const csv = await readFile(join(workDir, 'stores', 'traffic', names[0]!), 'utf8');
-    expect(new Set(csv.trimEnd().split('\n').slice(1).map((line) => line.split(',')[0]))).toEqual(new Set(['S002']));
+    expect(
+      new Set(
+        csv
+          .trimEnd()
+          .split('\n')
+          .slice(1)
+          .map((line) => line.split(',')[0]),
+      ),
+    ).toEqual(new Set(['S002']));
   });
 
   it('--shape results writes one line per API result', async () => {
@@ -171,7 +212,18 @@ describe('import commands against the sandbox', () => {
   });
 
   it('wrong credentials exit 3, write no file and never print the secret', async () => {
-    const result = await run(['all', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', 'Wrong-Secret-999', '-v', '-o', folder('area-metrics-data')]);
+    const result = await run([
+      'all',
+      '--base-url',
+      sandbox.url,
+      '--client-id',
+      sandbox.clientId,
+      '--client-secret',
+      'Wrong-Secret-999',
+      '-v',
+      '-o',
+      folder('area-metrics-data'),
+    ]);
     expect(result.code).toBe(3);
     expect(result.stderr).toMatch(/HTTP 401: credentials rejected/);
     expect(result.stderr).not.toContain('Wrong-Secret-999');
@@ -197,7 +249,10 @@ describe('import commands against the sandbox', () => {
   it('--log-format json makes every stderr line a JSON object', async () => {
     const result = await run(['traffic', ...auth(), '--date', utcDay(-2), '--log-format', 'json', '-o', folder('json-logs')]);
     expect(result.code).toBe(0);
-    const lines = result.stderr.trimEnd().split('\n').map((line) => JSON.parse(line) as { level: string; msg: string });
+    const lines = result.stderr
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { level: string; msg: string });
     expect(lines.at(-1)).toMatchObject({ level: 'info', msg: expect.stringMatching(/^imported 1 of 1 units/) });
   });
 });

@@ -27,7 +27,16 @@ let sandbox: Sandbox;
 let lineage: LineageServer;
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({ port: 0, stores: 3, zones: 2, days: 6, seed: 3, clientId: 'lineage-client', clientSecret: SECRET, ...servingDaysInProgress(CLOCK) });
+  sandbox = await startSandbox({
+    port: 0,
+    stores: 3,
+    zones: 2,
+    days: 6,
+    seed: 3,
+    clientId: 'lineage-client',
+    clientSecret: SECRET,
+    ...servingDaysInProgress(CLOCK),
+  });
 });
 afterAll(async () => {
   await sandbox?.close();
@@ -66,12 +75,15 @@ function warnings(result: CliResult): string[] {
 }
 
 describe('OpenLineage events', () => {
-  it('a run posts START then COMPLETE with the same run id (the manifest\'s): inputs, outputs, schema and statistics', async () => {
+  it("a run posts START then COMPLETE with the same run id (the manifest's): inputs, outputs, schema and statistics", async () => {
     lineage = await startLineageServer();
     const out = await tempDir();
-    const result = await runCli(['all', '--from', daysAgo(3), '--to', daysAgo(2), '-o', out, '--layout', 'hive', '-f', 'parquet', ...api()], {
-      env: { OPENLINEAGE_URL: lineage.url, OPENLINEAGE_API_KEY: API_KEY, ...secretEnv() },
-    });
+    const result = await runCli(
+      ['all', '--from', daysAgo(3), '--to', daysAgo(2), '-o', out, '--layout', 'hive', '-f', 'parquet', ...api()],
+      {
+        env: { OPENLINEAGE_URL: lineage.url, OPENLINEAGE_API_KEY: API_KEY, ...secretEnv() },
+      },
+    );
     expect(result.code, result.stderr).toBe(0);
     expect(warnings(result)).toEqual([]);
     expect(result.rawStderr).not.toContain(API_KEY);
@@ -82,14 +94,28 @@ describe('OpenLineage events', () => {
     ]);
     expect([start!.eventType, complete!.eventType]).toEqual(['START', 'COMPLETE']);
     const [manifestName] = await listFiles(join(out, '_runs'));
-    const manifest = JSON.parse(await readFile(join(out, '_runs', manifestName!), 'utf8')) as { runId: string; units: { metric: string; rows: number; bytes: number }[] };
+    const manifest = JSON.parse(await readFile(join(out, '_runs', manifestName!), 'utf8')) as {
+      runId: string;
+      units: { metric: string; rows: number; bytes: number }[];
+    };
     expect(start!.run.runId).toBe(manifest.runId);
     expect(complete!.run.runId).toBe(manifest.runId);
     expect(complete!.job).toEqual({ namespace: 'area-metrics', name: 'all', facets: {} });
-    expect(complete!.inputs.map(({ namespace, name }) => [namespace, name])).toEqual(METRICS.map((metric) => [sandbox.url, `/api/bi/area-metrics/${metric}/`]));
-    expect(complete!.outputs.map(({ namespace, name }) => [namespace, name])).toEqual(METRICS.map((metric) => ['file', join(out, `metric=${metric}`)]));
+    expect(complete!.inputs.map(({ namespace, name }) => [namespace, name])).toEqual(
+      METRICS.map((metric) => [sandbox.url, `/api/bi/area-metrics/${metric}/`]),
+    );
+    expect(complete!.outputs.map(({ namespace, name }) => [namespace, name])).toEqual(
+      METRICS.map((metric) => ['file', join(out, `metric=${metric}`)]),
+    );
     const traffic = complete!.outputs[2]!;
-    expect(traffic.facets.schema?.fields.map(({ name }) => name)).toEqual(['store_code', 'date', 'day', 'granularity', 'zone', 'traffic_pct']);
+    expect(traffic.facets.schema?.fields.map(({ name }) => name)).toEqual([
+      'store_code',
+      'date',
+      'day',
+      'granularity',
+      'zone',
+      'traffic_pct',
+    ]);
     for (const [index, metric] of METRICS.entries()) {
       const units = manifest.units.filter((unit) => unit.metric === metric);
       expect(complete!.outputs[index]!.outputFacets?.outputStatistics).toMatchObject({
@@ -119,7 +145,9 @@ describe('OpenLineage events', () => {
   it('an interrupted run ends with ABORT', async () => {
     lineage = await startLineageServer();
     sandbox.setFaults({ latencyMs: 10_000 });
-    const cli = startInProcess(['traffic', '--date', daysAgo(2), '-o', await tempDir(), ...api()], { env: { OPENLINEAGE_URL: lineage.url, ...secretEnv() } });
+    const cli = startInProcess(['traffic', '--date', daysAgo(2), '-o', await tempDir(), ...api()], {
+      env: { OPENLINEAGE_URL: lineage.url, ...secretEnv() },
+    });
     await waitUntil(() => lineage.received.length === 1 && sandbox.requests.length > 0, 'the START event and the first request');
     cli.kill('SIGTERM');
     const result = await cli.done;
@@ -132,9 +160,15 @@ describe('OpenLineage events', () => {
     const url = lineage.url;
     await lineage.close();
     const out = await tempDir();
-    const result = await runCli(['traffic', '--date', daysAgo(2), '-o', out, ...api()], { env: { OPENLINEAGE_URL: url, OPENLINEAGE_API_KEY: API_KEY, ...secretEnv() } });
+    const result = await runCli(['traffic', '--date', daysAgo(2), '-o', out, ...api()], {
+      env: { OPENLINEAGE_URL: url, OPENLINEAGE_API_KEY: API_KEY, ...secretEnv() },
+    });
     expect(result.code, result.stderr).toBe(0);
-    expect(warnings(result)).toEqual([expect.stringMatching(/^warn: OpenLineage: cannot post the START event to http:\/\/127\.0\.0\.1:\d+\/api\/v1\/lineage: ECONNREFUSED; the import goes on/)]);
+    expect(warnings(result)).toEqual([
+      expect.stringMatching(
+        /^warn: OpenLineage: cannot post the START event to http:\/\/127\.0\.0\.1:\d+\/api\/v1\/lineage: ECONNREFUSED; the import goes on/,
+      ),
+    ]);
     expect(result.stderr).toMatch(/imported 1 of 1 units/);
     expect(await listFiles(out)).toContain(`traffic/${daysAgo(2)}.csv`);
     expect(result.rawStderr).not.toContain(API_KEY);

@@ -22,7 +22,15 @@ let clock = new Date('2026-11-23T18:28:00Z');
 const tempDir = useTempDirs('local-days-');
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, stores: STORES, zones: 2, days: 10, clientId: 'local-days', clientSecret: SECRET, now: () => clock });
+  sandbox = await startSandbox({
+    port: 0,
+    stores: STORES,
+    zones: 2,
+    days: 10,
+    clientId: 'local-days',
+    clientSecret: SECRET,
+    now: () => clock,
+  });
 });
 
 afterAll(async () => {
@@ -134,7 +142,10 @@ describe('--days local', () => {
 
   it('--catch-up with --store: a file per store of the latest local day over everywhere, only that day, complete', async () => {
     const out = await tempDir();
-    const result = await run(['traffic', '--days', 'local', '--catch-up', '--store', 'S001', '--store', 'S014', '-o', out], new Date('2026-11-26T12:00:00Z'));
+    const result = await run(
+      ['traffic', '--days', 'local', '--catch-up', '--store', 'S001', '--store', 'S014', '-o', out],
+      new Date('2026-11-26T12:00:00Z'),
+    );
     expect(result.code, result.stderr).toBe(0);
     // At 12:00Z on the 26th, local day 2026-11-25 is over only at 13:00Z: 2026-11-24 is the latest over everywhere.
     expect(await dataFiles(out)).toEqual(['traffic/2026-11-24.store-S001.csv', 'traffic/2026-11-24.store-S014.csv']);
@@ -166,18 +177,21 @@ describe('one folder, one day mode', () => {
   it.each([
     { first: 'utc', second: 'local' },
     { first: 'local', second: 'utc' },
-  ])('a --days $second run into a --days $first folder is exit 2 naming both, before any request, nothing written', async ({ first, second }) => {
-    const at = new Date('2026-11-26T12:00:00Z');
-    const out = await tempDir();
-    expect((await run(['traffic', '--days', first, '--date', '2026-11-22', '-o', out], at)).code).toBe(0);
-    const before = await readTree(out);
-    const requests = sandbox.requests.length;
-    const mixed = await run(['all', '--days', second, '--date', '2026-11-23', '-o', out], at);
-    expect(mixed.code).toBe(2);
-    expect(mixed.stderr).toMatch(new RegExp(`--days ${second} does not match the state .*--days ${first}\\)`));
-    expect(sandbox.requests.length).toBe(requests);
-    expect(await readTree(out)).toEqual(before);
-  });
+  ])(
+    'a --days $second run into a --days $first folder is exit 2 naming both, before any request, nothing written',
+    async ({ first, second }) => {
+      const at = new Date('2026-11-26T12:00:00Z');
+      const out = await tempDir();
+      expect((await run(['traffic', '--days', first, '--date', '2026-11-22', '-o', out], at)).code).toBe(0);
+      const before = await readTree(out);
+      const requests = sandbox.requests.length;
+      const mixed = await run(['all', '--days', second, '--date', '2026-11-23', '-o', out], at);
+      expect(mixed.code).toBe(2);
+      expect(mixed.stderr).toMatch(new RegExp(`--days ${second} does not match the state .*--days ${first}\\)`));
+      expect(sandbox.requests.length).toBe(requests);
+      expect(await readTree(out)).toEqual(before);
+    },
+  );
 
   it('the same with --state naming the state of the other mode', async () => {
     const at = new Date('2026-11-26T12:00:00Z');

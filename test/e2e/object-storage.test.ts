@@ -6,7 +6,15 @@ import { readdir } from 'node:fs/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { type CliResult } from '../helpers/cli.js';
-import { PROBE_ETAG, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_SESSION_TOKEN, startS3, STATE_OBJECT_NAME, type S3Harness } from '../helpers/s3.js';
+import {
+  PROBE_ETAG,
+  S3_ACCESS_KEY_ID,
+  S3_SECRET_ACCESS_KEY,
+  S3_SESSION_TOKEN,
+  startS3,
+  STATE_OBJECT_NAME,
+  type S3Harness,
+} from '../helpers/s3.js';
 import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
 import { readTree, useTempDirs } from '../helpers/tmp.js';
 
@@ -17,7 +25,16 @@ const tempDir = useTempDirs('object-storage-');
 
 beforeAll(async () => {
   // This file is about where the data goes, not when a day ends: yesterday is served whole.
-  sandbox = await startSandbox({ port: 0, stores: 4, zones: 3, days: 10, seed: 11, clientId: 'object-client', clientSecret: SECRET, ...servingDaysInProgress(CLOCK) });
+  sandbox = await startSandbox({
+    port: 0,
+    stores: 4,
+    zones: 3,
+    days: 10,
+    seed: 11,
+    clientId: 'object-client',
+    clientSecret: SECRET,
+    ...servingDaysInProgress(CLOCK),
+  });
   s3 = await startS3();
 });
 afterAll(async () => {
@@ -26,7 +43,15 @@ afterAll(async () => {
 });
 beforeEach(() => {
   s3.requests.length = 0;
-  Object.assign(s3.faults, { denyWrites: false, answerAll: undefined, down: false, downAfterDataPuts: undefined, gatherStatePuts: 0, enforceConditions: true, refuseConditionalPuts: false });
+  Object.assign(s3.faults, {
+    denyWrites: false,
+    answerAll: undefined,
+    down: false,
+    downAfterDataPuts: undefined,
+    gatherStatePuts: 0,
+    enforceConditions: true,
+    refuseConditionalPuts: false,
+  });
 });
 
 function daysAgo(n: number): string {
@@ -44,7 +69,11 @@ const api = (): string[] => ['--base-url', sandbox.url, '--client-id', sandbox.c
  * shows (no local state or temp file in the current folder; the SDK's notice about Node versions, left on here, kept
  * off stderr by the binary itself).
  */
-async function run(args: readonly string[], extraEnv: Readonly<Record<string, string | undefined>> = {}, inFolder?: string): Promise<CliResult> {
+async function run(
+  args: readonly string[],
+  extraEnv: Readonly<Record<string, string | undefined>> = {},
+  inFolder?: string,
+): Promise<CliResult> {
   const env = s3.env({ AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: undefined, ...extraEnv });
   const result = await runCli([...args], { env, timeoutMs: 60_000, ...(inFolder === undefined ? {} : { cwd: inFolder, process: true }) });
   expectCleanStderr(result.stderr);
@@ -66,7 +95,11 @@ async function stateOf(prefix: string): Promise<{ metrics: Record<string, { comp
 /** PUTs of data objects: not the state, not the run's manifest (`_runs/`), which every run writes. */
 const dataPuts = (prefix: string) =>
   s3.requests.filter(
-    (request) => request.method === 'PUT' && request.key.startsWith(`${prefix}/`) && !request.key.endsWith(STATE_OBJECT_NAME) && !request.key.startsWith(`${prefix}/_runs/`),
+    (request) =>
+      request.method === 'PUT' &&
+      request.key.startsWith(`${prefix}/`) &&
+      !request.key.endsWith(STATE_OBJECT_NAME) &&
+      !request.key.startsWith(`${prefix}/_runs/`),
   );
 
 describe('import into an S3-compatible bucket', () => {
@@ -118,13 +151,18 @@ describe('import into an S3-compatible bucket', () => {
   it('a re-run of the same days rewrites nothing', async () => {
     const args = ['traffic', ...api(), '--from', daysAgo(3), '--to', daysAgo(2), '-o', `s3://${s3.bucket}/rerun`];
     expect((await run(args)).code).toBe(0);
-    const before = new Map(await Promise.all([daysAgo(3), daysAgo(2)].map(async (day) => [day, await s3.head(`rerun/traffic/${day}.csv`)] as const)));
+    const before = new Map(
+      await Promise.all([daysAgo(3), daysAgo(2)].map(async (day) => [day, await s3.head(`rerun/traffic/${day}.csv`)] as const)),
+    );
     s3.requests.length = 0;
     const again = await run([...args, '--log-format', 'json']);
     expect(again.code, again.stderr).toBe(0);
     expect(dataPuts('rerun')).toEqual([]);
     for (const [day, head] of before) expect(await s3.head(`rerun/traffic/${day}.csv`)).toEqual(head);
-    const units = again.stderr.split('\n').filter((line) => line.includes('"changed"')).map((line) => JSON.parse(line) as { changed: boolean; path: string });
+    const units = again.stderr
+      .split('\n')
+      .filter((line) => line.includes('"changed"'))
+      .map((line) => JSON.parse(line) as { changed: boolean; path: string });
     expect(units.map((unit) => [unit.path, unit.changed])).toEqual([
       [`s3://${s3.bucket}/rerun/traffic/${daysAgo(3)}.csv`, false],
       [`s3://${s3.bucket}/rerun/traffic/${daysAgo(2)}.csv`, false],
@@ -145,7 +183,10 @@ describe('import into an S3-compatible bucket', () => {
     // Yesterday is imported but not over, so a day behind is as up to date as a metric can be.
     const status = await run(['status', '-o', output, '--json', '--max-behind', '1']);
     expect(status.code, status.stderr).toBe(0);
-    const report = JSON.parse(status.stdout) as { state: string; metrics: { key: string; lastCompleteDay: string; daysBehind: number; gapDays: number }[] };
+    const report = JSON.parse(status.stdout) as {
+      state: string;
+      metrics: { key: string; lastCompleteDay: string; daysBehind: number; gapDays: number }[];
+    };
     expect(report.state).toBe(`${output}/${STATE_OBJECT_NAME}`);
     expect(report.metrics).toEqual([expect.objectContaining({ key: 'traffic', lastCompleteDay: daysAgo(2), daysBehind: 1, gapDays: 0 })]);
     // Reading the state is all status does: no write, no listing.
@@ -178,14 +219,15 @@ describe('import into an S3-compatible bucket', () => {
     expect(result.stderr).toMatch(new RegExp(`s3://${s3.bucket}/down/.*unreachable or failing`));
     expect(result.stderr).toContain(s3.endpoint);
     const objectsAfter = await s3.objects('down');
-    for (const day of [5, 4, 3].map(daysAgo)) expect(objectsAfter.get(`traffic/${day}.csv`)?.equals(objectsBefore.get(`traffic/${day}.csv`)!)).toBe(true);
+    for (const day of [5, 4, 3].map(daysAgo))
+      expect(objectsAfter.get(`traffic/${day}.csv`)?.equals(objectsBefore.get(`traffic/${day}.csv`)!)).toBe(true);
     // The day after the outage never reached the bucket, and the state never names it complete.
     expect(objectsAfter.has(`traffic/${daysAgo(1)}.csv`)).toBe(false);
     const stateAfter = await stateOf('down');
     expect(stateAfter.metrics.traffic?.complete).toEqual(stateBefore.metrics.traffic?.complete);
   });
 
-  it('access denied on write: exit 7, one line naming the bucket, the key and the store\'s code', async () => {
+  it("access denied on write: exit 7, one line naming the bucket, the key and the store's code", async () => {
     const output = `s3://${s3.bucket}/denied`;
     s3.faults.denyWrites = true;
     const result = await run(['traffic', ...api(), '--date', daysAgo(2), '-o', output]);
@@ -197,7 +239,9 @@ describe('import into an S3-compatible bucket', () => {
 
   it('bad credentials are exit 3 before any download; a bucket that does not exist is exit 2', async () => {
     const before = sandbox.requests.length;
-    const badKey = await run(['traffic', ...api(), '--date', daysAgo(2), '-o', `s3://${s3.bucket}/creds`], { AWS_ACCESS_KEY_ID: 'AKIAWRONGWRONGWRONG1' });
+    const badKey = await run(['traffic', ...api(), '--date', daysAgo(2), '-o', `s3://${s3.bucket}/creds`], {
+      AWS_ACCESS_KEY_ID: 'AKIAWRONGWRONGWRONG1',
+    });
     expect(badKey.code, badKey.stderr).toBe(3);
     expect(badKey.stderr).toContain('InvalidAccessKeyId');
     expect(badKey.stderr).not.toContain('AKIAWRONGWRONGWRONG1');
@@ -221,7 +265,9 @@ describe('import into an S3-compatible bucket', () => {
       [daysAgo(3), daysAgo(2)],
     ]);
     // A real collision, not the probe of the store: a read-merge-write was refused and done again.
-    const refused = s3.requests.filter((request) => request.key === `overlap/${STATE_OBJECT_NAME}` && request.status === 412 && request.headers['if-match'] !== PROBE_ETAG);
+    const refused = s3.requests.filter(
+      (request) => request.key === `overlap/${STATE_OBJECT_NAME}` && request.status === 412 && request.headers['if-match'] !== PROBE_ETAG,
+    );
     expect(refused.length).toBeGreaterThan(0);
   });
 
@@ -229,7 +275,9 @@ describe('import into an S3-compatible bucket', () => {
     const badUrl = await run(['traffic', ...api(), '--date', daysAgo(2), '-o', 's3://Bad_Bucket/x']);
     expect(badUrl.code).toBe(2);
     expect(badUrl.stderr).toMatch(/not a bucket name/);
-    const badEndpoint = await run(['traffic', ...api(), '--date', daysAgo(2), '-o', `s3://${s3.bucket}/x`], { AWS_ENDPOINT_URL_S3: 'not a url' });
+    const badEndpoint = await run(['traffic', ...api(), '--date', daysAgo(2), '-o', `s3://${s3.bucket}/x`], {
+      AWS_ENDPOINT_URL_S3: 'not a url',
+    });
     expect(badEndpoint.code).toBe(2);
     expect(badEndpoint.stderr).toMatch(/AWS_ENDPOINT_URL_S3 .* is not a URL/);
     expect(s3.requests).toEqual([]);
@@ -242,7 +290,9 @@ describe('import into an S3-compatible bucket', () => {
     expect(result.code, result.stderr).toBe(0);
     // The data and the run's manifest; the state is in the bucket.
     expect((await readdir(folder)).sort()).toEqual(['_runs', 'traffic']);
-    expect(JSON.parse((await s3.read('states/nightly.json'))!.toString())).toMatchObject({ metrics: { traffic: { complete: [[daysAgo(2), daysAgo(2)]] } } });
+    expect(JSON.parse((await s3.read('states/nightly.json'))!.toString())).toMatchObject({
+      metrics: { traffic: { complete: [[daysAgo(2), daysAgo(2)]] } },
+    });
     const status = await run(['status', '--state', state, '--json']);
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ state, metrics: [{ key: 'traffic', lastCompleteDay: daysAgo(2) }] });
@@ -256,9 +306,25 @@ describe('import into an S3-compatible bucket', () => {
   });
 
   it.each([
-    [{ status: 301, code: 'PermanentRedirect', message: 'The bucket you are attempting to access must be addressed using the specified endpoint.' }, 2, /PermanentRedirect.*set AWS_REGION to the bucket's region/],
-    [{ status: 400, code: 'ExpiredToken', message: 'The provided token has expired.' }, 3, /the store rejected the credentials: ExpiredToken .*renew/],
-    [{ status: 503, code: 'SlowDown', message: 'Please reduce your request rate.' }, 4, /unreachable or failing \(SlowDown .*\) after 2 attempts/],
+    [
+      {
+        status: 301,
+        code: 'PermanentRedirect',
+        message: 'The bucket you are attempting to access must be addressed using the specified endpoint.',
+      },
+      2,
+      /PermanentRedirect.*set AWS_REGION to the bucket's region/,
+    ],
+    [
+      { status: 400, code: 'ExpiredToken', message: 'The provided token has expired.' },
+      3,
+      /the store rejected the credentials: ExpiredToken .*renew/,
+    ],
+    [
+      { status: 503, code: 'SlowDown', message: 'Please reduce your request rate.' },
+      4,
+      /unreachable or failing \(SlowDown .*\) after 2 attempts/,
+    ],
   ])('a store answering %j: exit %i, one line, before any download', async (answerAll, code, message) => {
     s3.faults.answerAll = answerAll;
     const before = sandbox.requests.length;

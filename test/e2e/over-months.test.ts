@@ -47,7 +47,16 @@ function warnings(stderr: string): string[] {
 }
 
 interface StatusReport {
-  metrics: { key: string; firstDay: string | null; lastCompleteDay: string | null; daysBehind: number | null; gaps: [string, string][]; pending: { day: string; reason: string }[]; givenUp: [string, string][]; behind: boolean }[];
+  metrics: {
+    key: string;
+    firstDay: string | null;
+    lastCompleteDay: string | null;
+    daysBehind: number | null;
+    gaps: [string, string][];
+    pending: { day: string; reason: string }[];
+    givenUp: [string, string][];
+    behind: boolean;
+  }[];
   lastRun: { exitCode: number; rows: Record<string, number> } | null;
 }
 
@@ -57,7 +66,15 @@ async function status(out: string, ...extra: string[]): Promise<{ code: number |
 }
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 3, zones: 2, days: 20, clientId: 'months-client', clientSecret: SECRET });
+  sandbox = await startSandbox({
+    ...servingDaysInProgress(CLOCK),
+    port: 0,
+    stores: 3,
+    zones: 2,
+    days: 20,
+    clientId: 'months-client',
+    clientSecret: SECRET,
+  });
 });
 
 afterEach(async () => {
@@ -86,11 +103,7 @@ describe('a day the vendor never publishes', () => {
       runs.push(requestedDays(before));
       cuts.push(...warnings(result.stderr).filter((line) => line.includes('--max-days')));
     }
-    expect(runs).toEqual([
-      [7, 6, 5].map(daysAgo),
-      [7, 4, 3, 2].map(daysAgo),
-      [7, 1].map(daysAgo),
-    ]);
+    expect(runs).toEqual([[7, 6, 5].map(daysAgo), [7, 4, 3, 2].map(daysAgo), [7, 1].map(daysAgo)]);
     // Each cut names the days the next run then took.
     expect(cuts).toEqual([
       `warn: traffic: --max-days 3 cut the new days: importing ${daysAgo(7)}..${daysAgo(5)} now, 4 more days are left (${daysAgo(4)}..${daysAgo(1)}) for the next --catch-up`,
@@ -106,7 +119,10 @@ describe('a day the vendor never publishes', () => {
       lastCompleteDay: daysAgo(2),
       daysBehind: 1,
       gaps: [[hidden, hidden]],
-      pending: [{ day: hidden, reason: 'not-published' }, { day: daysAgo(1), reason: 'not-over' }],
+      pending: [
+        { day: hidden, reason: 'not-published' },
+        { day: daysAgo(1), reason: 'not-over' },
+      ],
     });
     expect(gap.stderr).toContain(`traffic (1 day behind, gaps ${hidden})`);
   });
@@ -135,8 +151,14 @@ describe('a day the vendor never publishes', () => {
 
     const givenUp = await status(out, '--max-behind', '1');
     expect(givenUp.code).toBe(8);
-    expect(givenUp.report.metrics[0]).toMatchObject({ givenUp: [[hidden, hidden]], pending: [{ day: daysAgo(1), reason: 'not-over' }], gaps: [[hidden, hidden]] });
-    expect((await runCli(['status', '-o', out])).stdout).toMatch(new RegExp(`unique-users .* ${hidden}  ${hidden}  ${daysAgo(1)} imported before it was over\\n`));
+    expect(givenUp.report.metrics[0]).toMatchObject({
+      givenUp: [[hidden, hidden]],
+      pending: [{ day: daysAgo(1), reason: 'not-over' }],
+      gaps: [[hidden, hidden]],
+    });
+    expect((await runCli(['status', '-o', out])).stdout).toMatch(
+      new RegExp(`unique-users .* ${hidden}  ${hidden}  ${daysAgo(1)} imported before it was over\\n`),
+    );
 
     const accepted = await runCli(['accept', 'unique-users', '--date', hidden, '-o', out]);
     expect(accepted.code, accepted.stderr).toBe(0);
@@ -172,7 +194,9 @@ describe('an interrupted backfill', () => {
     expect([...byKey.keys()].sort()).toEqual([...METRICS].sort());
     // Every metric had days asked for and not finished: none of them reads "0 behind, nothing pending".
     for (const metric of ['avg-screen-time', 'traffic']) {
-      expect(byKey.get(metric)?.pending).toEqual(Array.from({ length: 10 }, (_, index) => ({ day: daysAgo(10 - index), reason: 'interrupted' })));
+      expect(byKey.get(metric)?.pending).toEqual(
+        Array.from({ length: 10 }, (_, index) => ({ day: daysAgo(10 - index), reason: 'interrupted' })),
+      );
     }
     expect(byKey.get('unique-users')?.firstDay).toBe(from);
     expect(after.report.lastRun).toMatchObject({ exitCode: 130 });
@@ -195,14 +219,18 @@ describe('a rejected credential', () => {
     const out = await tempDir();
     const before = sandbox.requests.length;
     const args = ['all', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out];
-    const result = await runCli([...args, '--from', daysAgo(20), '--to', daysAgo(1)], { env: { AREA_METRICS_CLIENT_SECRET: 'wrong-secret' } });
+    const result = await runCli([...args, '--from', daysAgo(20), '--to', daysAgo(1)], {
+      env: { AREA_METRICS_CLIENT_SECRET: 'wrong-secret' },
+    });
     expect(result.code).toBe(3);
     // At most the units already in flight (--concurrency 4) were sent before the first 401 came back.
     expect(sandbox.requests.length - before).toBeLessThanOrEqual(4);
     const errors = result.stderr.split('\n').filter((line) => line.startsWith('error: '));
     expect(errors).toEqual([
       expect.stringMatching(/^error: unique-users \S+ page 1: GET .*: HTTP 401: credentials rejected; check the client id and secret$/),
-      expect.stringMatching(/^error: imported 0 of 60 units, 0 rows in [\d.]+ s, \d+ requests?; 1 failed, first: unique-users \S+; 59 not attempted: the credentials were rejected$/),
+      expect.stringMatching(
+        /^error: imported 0 of 60 units, 0 rows in [\d.]+ s, \d+ requests?; 1 failed, first: unique-users \S+; 59 not attempted: the credentials were rejected$/,
+      ),
     ]);
     expect(result.stderr.trim().split('\n')).toHaveLength(3);
     expect(result.stderr).not.toContain('wrong-secret');
@@ -218,9 +246,17 @@ describe('a cron log read a week later', () => {
     const lines = result.rawStderr.trim().split('\n');
     for (const line of lines) expect(line).toMatch(LOG_TIMESTAMP);
     const messages = result.stderr.trim().split('\n');
-    expect(messages[0]).toMatch(new RegExp(`^area-metrics \\d+\\.\\d+\\.\\d+\\S* traffic --from ${daysAgo(3)} --to ${daysAgo(2)}: traffic ${daysAgo(3)}\\.\\.${daysAgo(2)} \\(2 days\\); output ${out}$`));
+    expect(messages[0]).toMatch(
+      new RegExp(
+        `^area-metrics \\d+\\.\\d+\\.\\d+\\S* traffic --from ${daysAgo(3)} --to ${daysAgo(2)}: traffic ${daysAgo(3)}\\.\\.${daysAgo(2)} \\(2 days\\); output ${out}$`,
+      ),
+    );
     expect(warnings(result.stderr)).toEqual([
-      expect.stringMatching(new RegExp(`^warn: traffic ${daysAgo(3)} page 1: GET http://127\\.0\\.0\\.1:\\d+/api/bi/area-metrics/traffic/: HTTP 503.*; retry 1/5 in [\\d.]+ s$`)),
+      expect.stringMatching(
+        new RegExp(
+          `^warn: traffic ${daysAgo(3)} page 1: GET http://127\\.0\\.0\\.1:\\d+/api/bi/area-metrics/traffic/: HTTP 503.*; retry 1/5 in [\\d.]+ s$`,
+        ),
+      ),
     ]);
   });
 });
@@ -235,7 +271,10 @@ describe('a loader that watches mtimes', () => {
 
     const result = await runCli(importArgs('traffic', out, '--catch-up', '--lookback', '3', '--log-format', 'json'));
     expect(result.code, result.stderr).toBe(0);
-    const entries = result.stderr.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const entries = result.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     const units = entries.filter((entry) => typeof entry.unit === 'string' && entry.level === 'info');
     expect(units.map((entry) => [entry.unit, entry.path, entry.changed])).toEqual([
       [`traffic ${daysAgo(3)}`, path(3), true],
@@ -243,7 +282,10 @@ describe('a loader that watches mtimes', () => {
       [`traffic ${daysAgo(1)}`, path(1), false],
     ]);
     // The one warning: yesterday is not over.
-    expect(entries.at(-1)).toMatchObject({ msg: expect.stringMatching(/^imported 3 of 3 units, \d+ rows, 2 unchanged, 1 warnings in /), unchanged: 2 });
+    expect(entries.at(-1)).toMatchObject({
+      msg: expect.stringMatching(/^imported 3 of 3 units, \d+ rows, 2 unchanged, 1 warnings in /),
+      unchanged: 2,
+    });
     const after = await Promise.all([3, 2, 1].map(async (n) => stat(path(n))));
     for (const index of [1, 2]) {
       expect([after[index]!.ino, after[index]!.mtimeMs]).toEqual([before[index]!.ino, before[index]!.mtimeMs]);
@@ -267,7 +309,9 @@ describe('area-metrics check', () => {
     expect(lines).toHaveLength(METRICS.length);
     METRICS.forEach((metric, index) => expect(lines[index]).toMatch(new RegExp(`^OK +${metric}: 3 results for ${daysAgo(1)}$`)));
     const requests = sandbox.requests.slice(before);
-    expect(requests.map((request) => [request.query.page_size, request.query.datetime_gte])).toEqual(METRICS.map(() => ['1', `${daysAgo(1)}T00:00:00Z`]));
+    expect(requests.map((request) => [request.query.page_size, request.query.datetime_gte])).toEqual(
+      METRICS.map(() => ['1', `${daysAgo(1)}T00:00:00Z`]),
+    );
   });
 
   it('a rejected secret: one request, one line saying so, exit 3, the secret never printed', async () => {
@@ -279,8 +323,18 @@ describe('area-metrics check', () => {
     expect(`${result.stdout}${result.stderr}`).not.toContain('Not-The-S3cret');
   });
 
-  it('an unreachable URL is exit 4, a body that is not the API\'s exit 5, bad options exit 2', async () => {
-    const unreachable = await runCli(['check', '--base-url', 'http://127.0.0.1:9', '--client-id', 'x', '--client-secret', 'y', '--retries', '0']);
+  it("an unreachable URL is exit 4, a body that is not the API's exit 5, bad options exit 2", async () => {
+    const unreachable = await runCli([
+      'check',
+      '--base-url',
+      'http://127.0.0.1:9',
+      '--client-id',
+      'x',
+      '--client-secret',
+      'y',
+      '--retries',
+      '0',
+    ]);
     expect(unreachable.code).toBe(4);
     expect(unreachable.stdout).toMatch(/^FAIL +unique-users: .*network error/);
 

@@ -36,7 +36,24 @@ const SANDBOX_DATA = { stores: 20, zones: 3, days: 9, clientSecret: SECRET, now:
 
 function importArgs(vendor: Sandbox, out: string, ...extra: string[]): string[] {
   // 20 stores at 10 a page: two pages a unit, 36 requests in all.
-  return ['all', '--base-url', vendor.url, '--client-id', vendor.clientId, '--client-secret', SECRET, '--from', FROM, '--to', TO, '--page-size', '10', '-o', out, ...extra];
+  return [
+    'all',
+    '--base-url',
+    vendor.url,
+    '--client-id',
+    vendor.clientId,
+    '--client-secret',
+    SECRET,
+    '--from',
+    FROM,
+    '--to',
+    TO,
+    '--page-size',
+    '10',
+    '-o',
+    out,
+    ...extra,
+  ];
 }
 
 function metricAnswers(seen: readonly Answer[]): Answer[] {
@@ -67,48 +84,57 @@ const ANNOUNCED = [
 // Each run has a sandbox of its own, and the three of a --concurrency go side by side: they mostly wait on the limit.
 // Three at once, not all six: one event loop serving six sandboxes and six runs under a busy machine lagged.
 describe.each([4, 16])('a vendor limit of 10 requests a second, --concurrency %i', (concurrency) => {
-  it.concurrent.for(ANNOUNCED)('$announced: exit 0, the same files, at most 2 in 100 requests answered 429 once settled, near the limit', async ({ headers }, context) => {
-    const { expect } = context;
-    const seen: Answer[] = [];
-    const limited = await startSandbox({ ...SANDBOX_DATA, faults: { rateLimit: { perSecond: LIMIT, headers } }, onRequest: (request) => seen.push({ ...request, at: performance.now() }) });
-    try {
-      const out = await tempDir(context);
-      const result = await runInProcess(importArgs(limited, out, '--concurrency', String(concurrency)));
-      expect(result.code, result.stderr).toBe(0);
-      expect(await readTree(out)).toEqual(reference);
+  it.concurrent.for(ANNOUNCED)(
+    '$announced: exit 0, the same files, at most 2 in 100 requests answered 429 once settled, near the limit',
+    async ({ headers }, context) => {
+      const { expect } = context;
+      const seen: Answer[] = [];
+      const limited = await startSandbox({
+        ...SANDBOX_DATA,
+        faults: { rateLimit: { perSecond: LIMIT, headers } },
+        onRequest: (request) => seen.push({ ...request, at: performance.now() }),
+      });
+      try {
+        const out = await tempDir(context);
+        const result = await runInProcess(importArgs(limited, out, '--concurrency', String(concurrency)));
+        expect(result.code, result.stderr).toBe(0);
+        expect(await readTree(out)).toEqual(reference);
 
-      const metric = metricAnswers(seen);
-      const pages = metric.filter((answer) => answer.status === 200);
-      const throttled = metric.filter((answer) => answer.status === 429);
-      expect(pages).toHaveLength(unthrottledRequests);
-      // The run's own numbers are the vendor's.
-      expect(result.stderr).toContain(`imported 18 of 18 units, `);
-      expect(result.stderr).toMatch(new RegExp(`, ${metric.length} requests${throttled.length ? `, ${throttled.length} answered 429` : ''}, pace 9\\.9/s\\n`));
+        const metric = metricAnswers(seen);
+        const pages = metric.filter((answer) => answer.status === 200);
+        const throttled = metric.filter((answer) => answer.status === 429);
+        expect(pages).toHaveLength(unthrottledRequests);
+        // The run's own numbers are the vendor's.
+        expect(result.stderr).toContain(`imported 18 of 18 units, `);
+        expect(result.stderr).toMatch(
+          new RegExp(`, ${metric.length} requests${throttled.length ? `, ${throttled.length} answered 429` : ''}, pace 9\\.9/s\\n`),
+        );
 
-      const firstThrottled = throttled[0]?.at;
-      if (headers === 'none') {
-        // Learning the limit costs the requests the slow start had let go when the first 429 came back (a fifth of
-        // the vendor's quota and one or two, whatever the concurrency), then every request is held for its
-        // Retry-After: after that, the run is settled.
-        expect(firstThrottled).toBeDefined();
-        const learning = throttled.filter((answer) => answer.at < firstThrottled! + 1000);
-        expect(learning.length).toBeLessThanOrEqual(LIMIT / 5 + 2);
-        const settled = metric.filter((answer) => answer.at >= firstThrottled! + 1000);
-        expect(throttled.length - learning.length).toBeLessThanOrEqual(0.02 * settled.length);
-      } else {
-        // Paced from the first answer on: no 429 at all.
-        expect(throttled.length).toBeLessThanOrEqual(0.02 * metric.length);
+        const firstThrottled = throttled[0]?.at;
+        if (headers === 'none') {
+          // Learning the limit costs the requests the slow start had let go when the first 429 came back (a fifth of
+          // the vendor's quota and one or two, whatever the concurrency), then every request is held for its
+          // Retry-After: after that, the run is settled.
+          expect(firstThrottled).toBeDefined();
+          const learning = throttled.filter((answer) => answer.at < firstThrottled! + 1000);
+          expect(learning.length).toBeLessThanOrEqual(LIMIT / 5 + 2);
+          const settled = metric.filter((answer) => answer.at >= firstThrottled! + 1000);
+          expect(throttled.length - learning.length).toBeLessThanOrEqual(0.02 * settled.length);
+        } else {
+          // Paced from the first answer on: no 429 at all.
+          expect(throttled.length).toBeLessThanOrEqual(0.02 * metric.length);
+        }
+        // From the first answer to the last: near the time the limit allows for the pages. The 1.1x target is measured
+        // by `npm run bench` (docs/bench.md, Pacing: 1.0x to 1.1x here on a quiet machine); under a busy machine's
+        // event-loop lag the 3.6 s of 36 pages had 0.36 s of room at 1.1x, so this asserts 1.3x, which still catches a
+        // pacer that waits a second window for each one it fills (2x).
+        const seconds = (metric.at(-1)!.at - metric[0]!.at) / 1000;
+        expect(seconds).toBeLessThanOrEqual((1.3 * pages.length) / LIMIT);
+      } finally {
+        await limited.close();
       }
-      // From the first answer to the last: near the time the limit allows for the pages. The 1.1x target is measured
-      // by `npm run bench` (docs/bench.md, Pacing: 1.0x to 1.1x here on a quiet machine); under a busy machine's
-      // event-loop lag the 3.6 s of 36 pages had 0.36 s of room at 1.1x, so this asserts 1.3x, which still catches a
-      // pacer that waits a second window for each one it fills (2x).
-      const seconds = (metric.at(-1)!.at - metric[0]!.at) / 1000;
-      expect(seconds).toBeLessThanOrEqual((1.3 * pages.length) / LIMIT);
-    } finally {
-      await limited.close();
-    }
-  });
+    },
+  );
 });
 
 describe('the numbers of a paced run', () => {
@@ -124,7 +150,9 @@ describe('the numbers of a paced run', () => {
       .split('\n')
       .map((line) => JSON.parse(line) as Record<string, unknown>);
     const pace = lines.filter((line) => typeof line.msg === 'string' && line.msg.startsWith('pace: '));
-    expect(pace).toEqual([expect.objectContaining({ level: 'debug', pace_rps: 99.01, quota: 100, window_seconds: 1, source: 'announced' })]);
+    expect(pace).toEqual([
+      expect.objectContaining({ level: 'debug', pace_rps: 99.01, quota: 100, window_seconds: 1, source: 'announced' }),
+    ]);
     const units = lines.filter((line) => line.unit !== undefined && line.rows !== undefined);
     expect(units).toHaveLength(18);
     for (const unit of units) expect(unit).toMatchObject({ requests: 2, throttled: 0, pace_rps: 99.01 });
@@ -153,16 +181,24 @@ describe('--max-rps', () => {
     expect(clock.elapsed()).toBeGreaterThanOrEqual(2020);
 
     const checkClock = virtualClock();
-    const check = await runInProcess(['check', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '--max-rps', '1'], { clock: checkClock, env: { AREA_METRICS_CLIENT_SECRET: SECRET } });
+    const check = await runInProcess(['check', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '--max-rps', '1'], {
+      clock: checkClock,
+      env: { AREA_METRICS_CLIENT_SECRET: SECRET },
+    });
     expect(check.code, check.stderr).toBe(0);
     expect(check.stdout.match(/^OK /gm)).toHaveLength(3);
     // One probe a second: the three metrics' probes share one pace.
     expect(checkClock.elapsed()).toBeGreaterThanOrEqual(2000);
   });
 
-  it.each(['0', '0.004', '0.09', '-1', 'ten', '10001'])('refuses %s with exit 2 and one line: no pace below the floor of 0.1/s', async (value) => {
-    const result = await runInProcess(importArgs(sandbox, 'unused', '--max-rps', value));
-    expect(result.code).toBe(2);
-    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/--max-rps .* must be a number of requests a second from 0\.1 to 10000/)]);
-  });
+  it.each(['0', '0.004', '0.09', '-1', 'ten', '10001'])(
+    'refuses %s with exit 2 and one line: no pace below the floor of 0.1/s',
+    async (value) => {
+      const result = await runInProcess(importArgs(sandbox, 'unused', '--max-rps', value));
+      expect(result.code).toBe(2);
+      expect(result.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(/--max-rps .* must be a number of requests a second from 0\.1 to 10000/),
+      ]);
+    },
+  );
 });

@@ -13,11 +13,15 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Every package name that an installed package (scoped ones too) lists among its dependencies. */
 function requiredByInstalled(modules: string): Set<string> {
-  const folders = readdirSync(modules).flatMap((name) => (name.startsWith('@') ? readdirSync(join(modules, name)).map((scoped) => `${name}/${scoped}`) : [name]));
+  const folders = readdirSync(modules).flatMap((name) =>
+    name.startsWith('@') ? readdirSync(join(modules, name)).map((scoped) => `${name}/${scoped}`) : [name],
+  );
   return new Set(
     folders.flatMap((folder) => {
       const path = join(modules, folder, 'package.json');
-      return existsSync(path) ? Object.keys((JSON.parse(readFileSync(path, 'utf8')) as { dependencies?: Record<string, string> }).dependencies ?? {}) : [];
+      return existsSync(path)
+        ? Object.keys((JSON.parse(readFileSync(path, 'utf8')) as { dependencies?: Record<string, string> }).dependencies ?? {})
+        : [];
     }),
   );
 }
@@ -59,13 +63,25 @@ describe('the published package', () => {
     const packed = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[];
     shipped = new Set(packed[0]!.files.map((file) => file.path));
     packOutput = pack.output;
-    installOutput = npm(['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', join(dir, packed[0]!.filename)]).output;
+    installOutput = npm([
+      'install',
+      '-g',
+      '--prefix',
+      prefix,
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      join(dir, packed[0]!.filename),
+    ]).output;
   }, 240_000);
 
   it('packs and installs globally with no npm warning, no install-time script and no dev dependency', () => {
     expect(npmWarnings(packOutput)).toEqual([]);
     expect(npmWarnings(installOutput)).toEqual([]);
-    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { scripts?: Record<string, string>; devDependencies: Record<string, string> };
+    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
+      scripts?: Record<string, string>;
+      devDependencies: Record<string, string>;
+    };
     for (const lifecycle of ['preinstall', 'install', 'postinstall', 'prepare']) expect(manifest.scripts?.[lifecycle]).toBeUndefined();
     // A dev dependency that a production package needs too (ajv: fastify's) is installed for that package, not for us.
     const needed = requiredByInstalled(join(installed, 'node_modules'));
@@ -90,7 +106,8 @@ describe('the published package', () => {
         const [path = '', anchor] = link.split('#');
         const target = path === '' ? file : posix.normalize(posix.join(posix.dirname(file), path));
         const found = target.endsWith('/') ? [...shipped].some((one) => one.startsWith(target)) : shipped.has(target);
-        const anchored = anchor === undefined || !target.endsWith('.md') || headingAnchors(readFileSync(join(installed, target), 'utf8')).has(anchor);
+        const anchored =
+          anchor === undefined || !target.endsWith('.md') || headingAnchors(readFileSync(join(installed, target), 'utf8')).has(anchor);
         if (!found || !anchored) dead.push(`${file}: ${link}`);
       }
     }

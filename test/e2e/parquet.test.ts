@@ -31,7 +31,15 @@ const auth = (baseUrl: string) => ['--base-url', baseUrl, '--client-id', 'parque
 const files = (dir: string, metric: string, extension: string) => sqlText(join(workDir, dir, metric, `*.${extension}`));
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ stores: 9, zones: 5, days: 10, seed: 11, clientId: 'parquet-client', clientSecret: SECRET, now: () => CLOCK });
+  sandbox = await startSandbox({
+    stores: 9,
+    zones: 5,
+    days: 10,
+    seed: 11,
+    clientId: 'parquet-client',
+    clientSecret: SECRET,
+    now: () => CLOCK,
+  });
   crafted = await startCraftedServer();
   workDir = await mkdtemp(join(tmpdir(), 'parquet-e2e-'));
   duck = await DuckDb.open();
@@ -56,7 +64,10 @@ async function typesOf(path: string): Promise<Record<string, unknown>> {
 
 /** The same row in both files as comparable text: the instant in microseconds, the decimal at its scale. */
 function comparable(metric: MetricName, source: 'parquet' | 'csv'): string {
-  const read = source === 'parquet' ? `read_parquet(${files('parquet', metric, 'parquet')})` : `read_csv(${files('csv', metric, 'csv')}, all_varchar = true)`;
+  const read =
+    source === 'parquet'
+      ? `read_parquet(${files('parquet', metric, 'parquet')})`
+      : `read_csv(${files('csv', metric, 'csv')}, all_varchar = true)`;
   const typed = (column: string, type: string) => (source === 'parquet' ? column : `${column}::${type}`);
   const values = METRICS[metric].columns.map((column) => {
     const type = { int64: 'BIGINT', int32: 'INTEGER', string: 'VARCHAR' }[column.parquet as string] ?? 'DECIMAL(6,5)';
@@ -70,16 +81,26 @@ function comparable(metric: MetricName, source: 'parquet' | 'csv'): string {
 
 describe('-f parquet over a sandbox import', () => {
   it.each(METRIC_NAMES)('%s: the CSV columns, typed, one file per day', async (metric) => {
-    const expected: Record<string, string> = { store_code: 'VARCHAR', date: 'TIMESTAMP WITH TIME ZONE', day: 'DATE', granularity: 'VARCHAR', zone: 'VARCHAR' };
-    Object.assign(expected, {
-      'unique-users': { unique_users: 'BIGINT' },
-      'avg-screen-time': { avg_screen_time: 'VARCHAR', avg_screen_time_seconds: 'INTEGER' },
-      traffic: { traffic_pct: 'DECIMAL(6,5)' },
-    }[metric]);
+    const expected: Record<string, string> = {
+      store_code: 'VARCHAR',
+      date: 'TIMESTAMP WITH TIME ZONE',
+      day: 'DATE',
+      granularity: 'VARCHAR',
+      zone: 'VARCHAR',
+    };
+    Object.assign(
+      expected,
+      {
+        'unique-users': { unique_users: 'BIGINT' },
+        'avg-screen-time': { avg_screen_time: 'VARCHAR', avg_screen_time_seconds: 'INTEGER' },
+        traffic: { traffic_pct: 'DECIMAL(6,5)' },
+      }[metric],
+    );
     const types = await typesOf(files('parquet', metric, 'parquet'));
     expect(Object.keys(types)).toEqual(columnNames(METRICS[metric]));
     expect(types).toEqual(expected);
-    for (const day of [FROM, utcDay(-3), TO]) expect((await stat(join(workDir, 'parquet', metric, `${day}.parquet`))).size).toBeGreaterThan(0);
+    for (const day of [FROM, utcDay(-3), TO])
+      expect((await stat(join(workDir, 'parquet', metric, `${day}.parquet`))).size).toBeGreaterThan(0);
   });
 
   it.each(METRIC_NAMES)('%s: the same rows in the same order as the CSV', async (metric) => {
@@ -91,7 +112,10 @@ describe('-f parquet over a sandbox import', () => {
 
   it('row counts and per-column sums equal the CSV of the same import', async () => {
     const totals = async (metric: MetricName, sums: string, source: 'parquet' | 'csv') => {
-      const read = source === 'parquet' ? `read_parquet(${files('parquet', metric, 'parquet')})` : `read_csv(${files('csv', metric, 'csv')}${metric === 'traffic' ? ", types = {'traffic_pct': 'DECIMAL(6,5)'}" : ''})`;
+      const read =
+        source === 'parquet'
+          ? `read_parquet(${files('parquet', metric, 'parquet')})`
+          : `read_csv(${files('csv', metric, 'csv')}${metric === 'traffic' ? ", types = {'traffic_pct': 'DECIMAL(6,5)'}" : ''})`;
       return duck.rows(`SELECT count(*)::VARCHAR AS n, ${sums} FROM ${read}`);
     };
     const sums: Record<MetricName, string> = {
@@ -133,7 +157,12 @@ describe('-f parquet over a crafted answer', () => {
         { zone: '[11] 食品売り場', traffic_pct: '0.90000' },
       ],
     },
-    { store_code: 'WEST', date: `${DAY}T00:00:00-11:00`, granularity: 'daily', values: [{ zone: 'Wine, Beer & Spirits', traffic_pct: '1.00000' }] },
+    {
+      store_code: 'WEST',
+      date: `${DAY}T00:00:00-11:00`,
+      granularity: 'daily',
+      values: [{ zone: 'Wine, Beer & Spirits', traffic_pct: '1.00000' }],
+    },
   ];
 
   beforeAll(async () => {
@@ -152,7 +181,14 @@ describe('-f parquet over a crafted answer', () => {
     );
     const micros = (date: string) => String(Date.parse(date) * 1000);
     expect(rows).toEqual([
-      { store_code: 'EAST', date_us: micros(`${DAY}T10:00:00Z`), day: NEXT, zone: 'Café "Central", Ground floor', pct: '0.10000', tenth: true },
+      {
+        store_code: 'EAST',
+        date_us: micros(`${DAY}T10:00:00Z`),
+        day: NEXT,
+        zone: 'Café "Central", Ground floor',
+        pct: '0.10000',
+        tenth: true,
+      },
       { store_code: 'EAST', date_us: micros(`${DAY}T10:00:00Z`), day: NEXT, zone: '[11] 食品売り場', pct: '0.90000', tenth: false },
       { store_code: 'WEST', date_us: micros(`${DAY}T11:00:00Z`), day: DAY, zone: 'Wine, Beer & Spirits', pct: '1.00000', tenth: false },
     ]);
@@ -166,7 +202,9 @@ describe('-f parquet over a crafted answer', () => {
   });
 
   it('writes min/max statistics DuckDB reads as the right DECIMAL and TIMESTAMP values', async () => {
-    const stats = await duck.rows(`SELECT path_in_schema AS name, stats_min_value AS min, stats_max_value AS max FROM parquet_metadata(${parquetFile()})`);
+    const stats = await duck.rows(
+      `SELECT path_in_schema AS name, stats_min_value AS min, stats_max_value AS max FROM parquet_metadata(${parquetFile()})`,
+    );
     const of = (name: string) => stats.find((row) => row.name === name);
     expect(of('traffic_pct')).toEqual({ name: 'traffic_pct', min: '0.10000', max: '1.00000' });
     expect(of('date')).toEqual({ name: 'date', min: `${DAY} 10:00:00+00`, max: `${DAY} 11:00:00+00` });
@@ -188,7 +226,9 @@ describe('-f parquet over a crafted answer', () => {
 describe('-f parquet with a value DECIMAL(6,5) cannot hold', () => {
   it('fails the unit (exit 5) naming the value, writes no file, and never rounds it', async () => {
     const DAY = utcDay(-3);
-    const precise = [{ store_code: 'S1', date: `${DAY}T12:00:00Z`, granularity: 'daily', values: [{ zone: 'Z', traffic_pct: '0.123456' }] }];
+    const precise = [
+      { store_code: 'S1', date: `${DAY}T12:00:00Z`, granularity: 'daily', values: [{ zone: 'Z', traffic_pct: '0.123456' }] },
+    ];
     const base = crafted.route('too-precise', (_request, response) => sendJson(response, 200, envelope(precise)));
     const result = await runCli(['traffic', ...auth(base), '--date', DAY, '-f', 'parquet', '-o', join(workDir, 'precise')]);
     expect(result.code, result.stderr).toBe(5);

@@ -20,9 +20,18 @@ type Entry = Record<string, unknown>;
 type Result = { store_code?: unknown; date?: unknown; granularity?: unknown; values?: unknown };
 
 const GOOD_VALUES: Record<Metric, Entry[]> = {
-  'unique-users': [{ zone: '[1] ENTRANCE', unique_users: 12 }, { zone: 'Till, "B"', unique_users: 0 }],
-  'avg-screen-time': [{ zone: '[1] ENTRANCE', avg_screen_time: '00:01:05' }, { zone: 'Till, "B"', avg_screen_time: '12:00:59' }],
-  traffic: [{ zone: '[1] ENTRANCE', traffic_pct: '0.40000' }, { zone: 'Till, "B"', traffic_pct: '0.60000' }],
+  'unique-users': [
+    { zone: '[1] ENTRANCE', unique_users: 12 },
+    { zone: 'Till, "B"', unique_users: 0 },
+  ],
+  'avg-screen-time': [
+    { zone: '[1] ENTRANCE', avg_screen_time: '00:01:05' },
+    { zone: 'Till, "B"', avg_screen_time: '12:00:59' },
+  ],
+  traffic: [
+    { zone: '[1] ENTRANCE', traffic_pct: '0.40000' },
+    { zone: 'Till, "B"', traffic_pct: '0.60000' },
+  ],
 };
 
 function good(metric: Metric, storeCode: string): Result {
@@ -48,25 +57,78 @@ interface RecordCase {
 }
 
 const RECORD_CASES: readonly RecordCase[] = [
-  { name: 'negative-users', metric: 'unique-users', bad: { values: [{ zone: 'A', unique_users: -1 }] }, field: 'values[0].unique_users', shown: '-1' },
-  { name: 'screen-time-75-minutes', metric: 'avg-screen-time', bad: { values: [{ zone: 'A', avg_screen_time: '1:75:00' }] }, field: 'values[0].avg_screen_time', shown: '"1:75:00"' },
-  { name: 'traffic-abc', metric: 'traffic', bad: { values: [{ zone: 'A', traffic_pct: '0.5' }, { zone: 'B', traffic_pct: 'abc' }] }, field: 'values[1].traffic_pct', shown: '"abc"' },
+  {
+    name: 'negative-users',
+    metric: 'unique-users',
+    bad: { values: [{ zone: 'A', unique_users: -1 }] },
+    field: 'values[0].unique_users',
+    shown: '-1',
+  },
+  {
+    name: 'screen-time-75-minutes',
+    metric: 'avg-screen-time',
+    bad: { values: [{ zone: 'A', avg_screen_time: '1:75:00' }] },
+    field: 'values[0].avg_screen_time',
+    shown: '"1:75:00"',
+  },
+  {
+    name: 'traffic-abc',
+    metric: 'traffic',
+    bad: {
+      values: [
+        { zone: 'A', traffic_pct: '0.5' },
+        { zone: 'B', traffic_pct: 'abc' },
+      ],
+    },
+    field: 'values[1].traffic_pct',
+    shown: '"abc"',
+  },
   { name: 'missing-zone', metric: 'unique-users', bad: { values: [{ unique_users: 4 }] }, field: 'values[0].zone', shown: 'is missing' },
   { name: 'hourly', metric: 'traffic', bad: { granularity: 'hourly' }, field: 'granularity', shown: '"hourly"' },
   { name: 'date-without-offset', metric: 'avg-screen-time', bad: { date: `${DAY}T00:00:00` }, field: 'date', shown: `"${DAY}T00:00:00"` },
   // Checked against the request: the day asked for is DAY, this result is five days later.
-  { name: 'outside-window', metric: 'unique-users', bad: { date: '2026-03-15T00:00:00-01:00' }, field: 'date', shown: '"2026-03-15T00:00:00-01:00"' },
-  { name: 'zone-twice', metric: 'unique-users', bad: { values: [{ zone: 'A', unique_users: 1 }, { zone: 'A', unique_users: 9 }] }, field: 'values[1].zone', shown: '"A"' },
-  { name: 'lone-surrogate', metric: 'unique-users', bad: { values: [{ zone: '\ud800', unique_users: 1 }] }, field: 'values[0].zone', shown: '"\\ud800"' },
+  {
+    name: 'outside-window',
+    metric: 'unique-users',
+    bad: { date: '2026-03-15T00:00:00-01:00' },
+    field: 'date',
+    shown: '"2026-03-15T00:00:00-01:00"',
+  },
+  {
+    name: 'zone-twice',
+    metric: 'unique-users',
+    bad: {
+      values: [
+        { zone: 'A', unique_users: 1 },
+        { zone: 'A', unique_users: 9 },
+      ],
+    },
+    field: 'values[1].zone',
+    shown: '"A"',
+  },
+  {
+    name: 'lone-surrogate',
+    metric: 'unique-users',
+    bad: { values: [{ zone: '\ud800', unique_users: 1 }] },
+    field: 'values[0].zone',
+    shown: '"\\ud800"',
+  },
   { name: 'offset-99', metric: 'traffic', bad: { date: `${DAY}T00:00:00+99:00` }, field: 'date', shown: `"${DAY}T00:00:00+99:00"` },
   { name: 'offset-23-59', metric: 'traffic', bad: { date: `${DAY}T00:00:00+23:59` }, field: 'date', shown: `"${DAY}T00:00:00+23:59"` },
   { name: 'hour-24', metric: 'traffic', bad: { date: `${DAY}T24:00:00Z` }, field: 'date', shown: `"${DAY}T24:00:00Z"` },
-  { name: 'screen-time-huge', metric: 'avg-screen-time', bad: { values: [{ zone: 'A', avg_screen_time: '99999999999999999999:00:00' }] }, field: 'values[0].avg_screen_time', shown: '"99999999999999999999:00:00"' },
+  {
+    name: 'screen-time-huge',
+    metric: 'avg-screen-time',
+    bad: { values: [{ zone: 'A', avg_screen_time: '99999999999999999999:00:00' }] },
+    field: 'values[0].avg_screen_time',
+    shown: '"99999999999999999999:00:00"',
+  },
 ];
 
 /** A value nested 5,000 arrays deep: more than JSON.stringify's stack allows. */
 const DEEP = `${'['.repeat(5000)}${']'.repeat(5000)}`;
-const deepRecord = (key: string) => `{"store_code":"S1","date":"${DATE}","granularity":"daily","values":[{"zone":"A","unique_users":${key === 'value' ? DEEP : '1'}}]${key === 'extra' ? `,"extra":${DEEP}` : ''}}`;
+const deepRecord = (key: string) =>
+  `{"store_code":"S1","date":"${DATE}","granularity":"daily","values":[{"zone":"A","unique_users":${key === 'value' ? DEEP : '1'}}]${key === 'extra' ? `,"extra":${DEEP}` : ''}}`;
 
 const BODIES = new Map<string, string | Buffer>([
   // Café in Latin-1 (0xE9 alone is not UTF-8): not the API's text, whatever a lenient decoder would make of it.
@@ -76,18 +138,41 @@ const BODIES = new Map<string, string | Buffer>([
   // One store and instant, spelled two ways (DATE is 01:00 UTC).
   ['same-instant', envelope([good('unique-users', 'S1'), { ...good('unique-users', 'S1'), date: `${DAY}T01:00:00Z` }])],
   // Two broken records alike (store_code null, one date) and a good one.
-  ['null-stores', envelope([{ ...good('unique-users', 'S1'), store_code: null }, { ...good('unique-users', 'S1'), store_code: null }, good('unique-users', 'S2')])],
+  [
+    'null-stores',
+    envelope([
+      { ...good('unique-users', 'S1'), store_code: null },
+      { ...good('unique-users', 'S1'), store_code: null },
+      good('unique-users', 'S2'),
+    ]),
+  ],
   ['malformed', '{"count": 3, "next": null, "results": [{"store_code": "S1"'],
   ['no-results', JSON.stringify({ count: 3, next: null, previous: null })],
   // 0.4 + 0.4 is 0.2 short of 1: worth a warning; 3 x 0.33333 is rounding: not.
   [
     'traffic-sum',
     envelope([
-      { ...good('traffic', 'S1'), values: [{ zone: 'A', traffic_pct: '0.40000' }, { zone: 'B', traffic_pct: '0.40000' }] },
-      { ...good('traffic', 'S2'), values: [{ zone: 'A', traffic_pct: '0.33333' }, { zone: 'B', traffic_pct: '0.33333' }, { zone: 'C', traffic_pct: '0.33333' }] },
+      {
+        ...good('traffic', 'S1'),
+        values: [
+          { zone: 'A', traffic_pct: '0.40000' },
+          { zone: 'B', traffic_pct: '0.40000' },
+        ],
+      },
+      {
+        ...good('traffic', 'S2'),
+        values: [
+          { zone: 'A', traffic_pct: '0.33333' },
+          { zone: 'B', traffic_pct: '0.33333' },
+          { zone: 'C', traffic_pct: '0.33333' },
+        ],
+      },
     ]),
   ],
-  ['short-count', JSON.stringify({ count: 5, next: null, previous: null, results: [good('unique-users', 'S1'), good('unique-users', 'S2')] })],
+  [
+    'short-count',
+    JSON.stringify({ count: 5, next: null, previous: null, results: [good('unique-users', 'S1'), good('unique-users', 'S2')] }),
+  ],
   ['clean-users', envelope([good('unique-users', 'S3'), good('unique-users', 'S1')])],
   ...RECORD_CASES.map((c): [string, string] => [c.name, withBadS2(c.metric, c.bad)]),
 ]);
@@ -95,11 +180,7 @@ const BODIES = new Map<string, string | Buffer>([
 /** `--on-invalid skip` on a case with one bad record (S2) and two good ones (S1, S3). */
 async function expectSkipped(bad: RecordCase, out: string, result: CliResult): Promise<void> {
   expect(result.code, result.stderr).toBe(0);
-  expect(await listFiles(out)).toEqual([
-    '.area-metrics-state.json',
-    `_rejected/${bad.metric}/${DAY}.ndjson`,
-    `${bad.metric}/${DAY}.csv`,
-  ]);
+  expect(await listFiles(out)).toEqual(['.area-metrics-state.json', `_rejected/${bad.metric}/${DAY}.ndjson`, `${bad.metric}/${DAY}.csv`]);
   const csv = (await readFile(join(out, bad.metric, `${DAY}.csv`), 'utf8')).trimEnd().split('\n');
   // Header + 2 zones for each of S1 and S3, sorted by store_code; nothing of S2.
   expect(csv).toHaveLength(5);
@@ -127,7 +208,22 @@ const calls: string[] = [];
 const tempDir = useTempDirs('reliability-data-');
 
 function importArgs(metric: Metric, caseName: string, out: string, ...extra: string[]): string[] {
-  return [metric, '--base-url', `${baseUrl}/${caseName}`, '--client-id', 'data-client', '--client-secret', SECRET, '--date', DAY, '-o', out, '--retries', '1', ...extra];
+  return [
+    metric,
+    '--base-url',
+    `${baseUrl}/${caseName}`,
+    '--client-id',
+    'data-client',
+    '--client-secret',
+    SECRET,
+    '--date',
+    DAY,
+    '-o',
+    out,
+    '--retries',
+    '1',
+    ...extra,
+  ];
 }
 
 /** Requests the server received for one case (tests run concurrently, each on its own case). */
@@ -165,22 +261,25 @@ describe.concurrent('a body that is not an envelope', () => {
   it.for([
     ['malformed', /not valid JSON/],
     ['no-results', /not a paginated envelope: results/],
-  ] as const)('%s: retried, then exit 5 with one line naming the unit; no file, even with --on-invalid skip', async ([caseName, reason], context) => {
-    for (const mode of ['fail', 'skip']) {
-      const out = await tempDir(context);
-      const before = callsFor(caseName);
-      const result = await runCli(importArgs('unique-users', caseName, out, '--on-invalid', mode));
-      expect(result.code, result.stderr).toBe(5);
-      expect(callsFor(caseName) - before).toBe(2);
-      const [line, summary, ...more] = errorLines(result.stderr);
-      expect(more).toEqual([]);
-      expect(line).toContain(`unique-users ${DAY}`);
-      expect(line).toMatch(reason);
-      expect(line).toMatch(/after 2 attempts/);
-      expect(summary).toMatch(/imported 0 of 1 units/);
-      expect(await dataFiles(out)).toEqual([]);
-    }
-  });
+  ] as const)(
+    '%s: retried, then exit 5 with one line naming the unit; no file, even with --on-invalid skip',
+    async ([caseName, reason], context) => {
+      for (const mode of ['fail', 'skip']) {
+        const out = await tempDir(context);
+        const before = callsFor(caseName);
+        const result = await runCli(importArgs('unique-users', caseName, out, '--on-invalid', mode));
+        expect(result.code, result.stderr).toBe(5);
+        expect(callsFor(caseName) - before).toBe(2);
+        const [line, summary, ...more] = errorLines(result.stderr);
+        expect(more).toEqual([]);
+        expect(line).toContain(`unique-users ${DAY}`);
+        expect(line).toMatch(reason);
+        expect(line).toMatch(/after 2 attempts/);
+        expect(summary).toMatch(/imported 0 of 1 units/);
+        expect(await dataFiles(out)).toEqual([]);
+      }
+    },
+  );
 });
 
 describe.concurrent('a body that is not text, or too deep to handle', () => {
@@ -232,24 +331,27 @@ describe.concurrent('repeats', () => {
 });
 
 describe.concurrent('a record that breaks the data contract', () => {
-  it.for(RECORD_CASES)('$name: exit 5 and one line naming metric, day, store_code, field and value; with --on-invalid skip exit 0 and the record in _rejected/', async (bad, context) => {
-    const out = await tempDir(context);
-    const result = await runCli(importArgs(bad.metric, bad.name, out));
-    expect(result.code, result.stderr).toBe(5);
-    // Contract violations are not transient: one request, not retried.
-    expect(callsFor(bad.name)).toBe(1);
-    const lines = errorLines(result.stderr).filter((line) => !line.includes('imported 0 of 1 units'));
-    expect(lines).toHaveLength(1);
-    const line = lines[0]!;
-    expect(line).toContain(`${bad.metric} ${DAY}`);
-    expect(line).toContain('store_code "S2"');
-    expect(line).toContain(`${bad.field} ${bad.shown}`);
-    expect(line).toMatch(/--on-invalid skip/);
-    expect(await dataFiles(out)).toEqual([]);
+  it.for(RECORD_CASES)(
+    '$name: exit 5 and one line naming metric, day, store_code, field and value; with --on-invalid skip exit 0 and the record in _rejected/',
+    async (bad, context) => {
+      const out = await tempDir(context);
+      const result = await runCli(importArgs(bad.metric, bad.name, out));
+      expect(result.code, result.stderr).toBe(5);
+      // Contract violations are not transient: one request, not retried.
+      expect(callsFor(bad.name)).toBe(1);
+      const lines = errorLines(result.stderr).filter((line) => !line.includes('imported 0 of 1 units'));
+      expect(lines).toHaveLength(1);
+      const line = lines[0]!;
+      expect(line).toContain(`${bad.metric} ${DAY}`);
+      expect(line).toContain('store_code "S2"');
+      expect(line).toContain(`${bad.field} ${bad.shown}`);
+      expect(line).toMatch(/--on-invalid skip/);
+      expect(await dataFiles(out)).toEqual([]);
 
-    const skipped = await runCli(importArgs(bad.metric, bad.name, out, '--on-invalid', 'skip'));
-    await expectSkipped(bad, out, skipped);
-  });
+      const skipped = await runCli(importArgs(bad.metric, bad.name, out, '--on-invalid', 'skip'));
+      await expectSkipped(bad, out, skipped);
+    },
+  );
 
   it('a clean re-run removes what an earlier run set aside, and writes the same rows', async (context) => {
     const out = await tempDir(context);

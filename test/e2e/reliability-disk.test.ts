@@ -46,7 +46,15 @@ function failureLines(result: CliResult): string[] {
 
 beforeAll(async () => {
   // 30 stores: a day's file is a few pages, so a disk with one page free takes part of it and then fails.
-  sandbox = await startSandbox({ port: 0, stores: 30, zones: 6, days: 10, clientId: 'disk-client', clientSecret: SECRET, now: () => CLOCK });
+  sandbox = await startSandbox({
+    port: 0,
+    stores: 30,
+    zones: 6,
+    days: 10,
+    clientId: 'disk-client',
+    clientSecret: SECRET,
+    now: () => CLOCK,
+  });
 });
 
 afterEach(async () => {
@@ -95,7 +103,9 @@ describe('on a small tmpfs', () => {
     expect(failureLines(result)).toEqual([
       `error: unique-users ${day}: cannot write ${path}: disk full (ENOSPC); free some space and run again`,
     ]);
-    expect(result.stderr).toMatch(/imported 0 of 3 units, .*; 1 failed, first: unique-users .*; 2 not tried, the output could not be written/);
+    expect(result.stderr).toMatch(
+      /imported 0 of 3 units, .*; 1 failed, first: unique-users .*; 2 not tried, the output could not be written/,
+    );
     // Same data files, same bytes, and no temp file (readTree lists hidden files too).
     expect(await readTree(out)).toEqual(before);
   });
@@ -138,7 +148,8 @@ describe('on a small tmpfs', () => {
   it('a backfill that fills the disk: complete days stay, the state names only them, fetching stops; exit 7', async () => {
     const days = [7, 6, 5, 4, 3, 2].map(daysAgo);
     const reference = await tempDir();
-    const args = (out: string): string[] => importArgs('traffic', out, '--from', days[0] as string, '--to', days[5] as string, '--concurrency', '1');
+    const args = (out: string): string[] =>
+      importArgs('traffic', out, '--from', days[0] as string, '--to', days[5] as string, '--concurrency', '1');
     expect((await runCli(args(reference))).code).toBe(0);
     const pages = await Promise.all(days.map(async (day) => Math.ceil((await stat(join(reference, 'traffic', `${day}.csv`))).size / PAGE)));
     expect(pages.every((count) => count >= 2)).toBe(true);
@@ -193,7 +204,9 @@ describe('on a small tmpfs', () => {
     mounted().readOnly();
     const stateFolder = join(mounted().path, 'state');
     const requests = sandbox.requests.length;
-    const result = await runCli(importArgs('traffic', out, '--from', daysAgo(6), '--to', daysAgo(2), '--state', join(stateFolder, 'state.json')));
+    const result = await runCli(
+      importArgs('traffic', out, '--from', daysAgo(6), '--to', daysAgo(2), '--state', join(stateFolder, 'state.json')),
+    );
     expect(result.code).toBe(7);
     expect(failureLines(result)).toEqual([
       `error: cannot create folder ${stateFolder}: read-only file system (EROFS); mount it read-write or choose another folder`,
@@ -221,9 +234,13 @@ describe.skipIf(!existsSync('/dev/full'))('stdout onto a full disk (`> /dev/full
   it('an import: exit 7, one line naming stdout and "disk full", fetching stops', async () => {
     const days = [7, 6, 5, 4, 3, 2].map(daysAgo);
     const requests = sandbox.requests.length;
-    const result = await runOntoFullDisk(importArgs('traffic', '-', '--from', days[0] as string, '--to', days[5] as string, '--concurrency', '1'));
+    const result = await runOntoFullDisk(
+      importArgs('traffic', '-', '--from', days[0] as string, '--to', days[5] as string, '--concurrency', '1'),
+    );
     expect(result.code).toBe(7);
-    expect(failureLines(result)).toEqual([`error: traffic ${days[0]}: cannot write to stdout: disk full (ENOSPC); free some space and run again`]);
+    expect(failureLines(result)).toEqual([
+      `error: traffic ${days[0]}: cannot write to stdout: disk full (ENOSPC); free some space and run again`,
+    ]);
     const asked = new Set(metricRequestsSince(requests).map((request) => (request.query.datetime_gte ?? '').slice(0, 10)));
     for (const day of days.slice(2)) expect(asked.has(day), `${day} was fetched`).toBe(false);
   });

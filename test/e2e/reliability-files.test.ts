@@ -58,7 +58,15 @@ async function pendingDays(out: string, key: string): Promise<Record<string, str
 }
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 3, zones: 3, days: 10, clientId: 'files-client', clientSecret: SECRET });
+  sandbox = await startSandbox({
+    ...servingDaysInProgress(CLOCK),
+    port: 0,
+    stores: 3,
+    zones: 3,
+    days: 10,
+    clientId: 'files-client',
+    clientSecret: SECRET,
+  });
 });
 
 afterEach(async () => {
@@ -119,7 +127,9 @@ describe('atomic and idempotent files', () => {
     const ndjson = await tempDir();
     expect((await runCli(importArgs('all', ndjson, '--from', daysAgo(3), '--to', daysAgo(1), '-f', 'ndjson'))).code).toBe(0);
     const again = await readTree(ndjson);
-    expect((await runCli(importArgs('all', ndjson, '--from', daysAgo(3), '--to', daysAgo(1), '-f', 'ndjson', '--page-size', '1'))).code).toBe(0);
+    expect(
+      (await runCli(importArgs('all', ndjson, '--from', daysAgo(3), '--to', daysAgo(1), '-f', 'ndjson', '--page-size', '1'))).code,
+    ).toBe(0);
     expect(await readTree(ndjson)).toEqual(again);
   });
 
@@ -136,7 +146,9 @@ describe('atomic and idempotent files', () => {
     const out = await tempDir();
     // Slow enough (2 pages of 250 ms per unit, one unit at a time) that the signal lands mid-run.
     sandbox.setFaults({ latencyMs: 250 });
-    const run = startCli(importArgs('unique-users', out, '--from', days[0]!, '--to', days.at(-1)!, '--page-size', '2', '--concurrency', '1'));
+    const run = startCli(
+      importArgs('unique-users', out, '--from', days[0]!, '--to', days.at(-1)!, '--page-size', '2', '--concurrency', '1'),
+    );
     await waitUntil(async () => (await listFiles(out)).includes(`unique-users/${days[0]}.csv`), 'the first file');
     run.kill(signal);
     const result = await run.done;
@@ -166,7 +178,9 @@ describe('partial failure in a backfill', () => {
     const out = await tempDir();
     // One request per unit, one unit at a time: request 3 is the third day.
     sandbox.setFaults({ failNth: { n: 3, status: 404 } });
-    const result = await runCli(importArgs('avg-screen-time', out, '--from', days[0]!, '--to', days[4]!, '--concurrency', '1', '--retries', '1'));
+    const result = await runCli(
+      importArgs('avg-screen-time', out, '--from', days[0]!, '--to', days[4]!, '--concurrency', '1', '--retries', '1'),
+    );
     expect(result.code).toBe(4);
     expect(await listFiles(out)).toEqual([STATE, ...[0, 1, 3, 4].map((index) => `avg-screen-time/${days[index]}.csv`)]);
     const line = result.stderr.split('\n').find((text) => text.startsWith('error:') && text.includes('HTTP 404')) ?? '';
@@ -178,7 +192,7 @@ describe('partial failure in a backfill', () => {
     expect(await pendingDays(out, 'avg-screen-time')).toEqual({ [days[2]!]: 'failed', [days[4]!]: 'not-over' });
   });
 
-  it('with two failed days the exit code is the earlier one\'s, in either order', async () => {
+  it("with two failed days the exit code is the earlier one's, in either order", async () => {
     // Day 2 a malformed body (5), day 4 a 503 (4), and the other way round.
     const outA = await tempDir();
     sandbox.setFaults({ truncateNth: { n: 2 }, failNth: { n: 4, status: 503 } });
@@ -201,7 +215,9 @@ describe('partial failure in a backfill', () => {
     expect(result.code).toBe(3);
     expect(metricRequestsSince(before)).toHaveLength(2);
     expect(await dataFiles(out)).toEqual([`traffic/${days[0]}.csv`]);
-    expect(await pendingDays(out, 'traffic')).toEqual(Object.fromEntries(days.slice(1).map((day) => [day, day === days[1] ? 'failed' : 'interrupted'])));
+    expect(await pendingDays(out, 'traffic')).toEqual(
+      Object.fromEntries(days.slice(1).map((day) => [day, day === days[1] ? 'failed' : 'interrupted'])),
+    );
   });
 });
 
@@ -215,7 +231,11 @@ describe('--catch-up', () => {
     expect(result.code, result.stderr).toBe(0);
     const expected = [4, 3, 2, 1].map(daysAgo);
     expect(await listFiles(out)).toEqual([STATE, ...expected.map((day) => `traffic/${day}.csv`)]);
-    expect(metricRequestsSince(before).map((request) => request.query.datetime_gte).sort()).toEqual(expected.map((day) => `${day}T00:00:00Z`));
+    expect(
+      metricRequestsSince(before)
+        .map((request) => request.query.datetime_gte)
+        .sort(),
+    ).toEqual(expected.map((day) => `${day}T00:00:00Z`));
     expect(await lastCompleteDays(out)).toEqual({ traffic: daysAgo(2) });
     expect(await pendingDays(out, 'traffic')).toEqual({ [daysAgo(1)]: 'not-over' });
 
@@ -270,9 +290,11 @@ describe('--catch-up', () => {
     const before = sandbox.requests.length;
     const retried = await runCli(importArgs('traffic', out, '--catch-up'));
     expect(retried.code, retried.stderr).toBe(0);
-    expect(metricRequestsSince(before).map((request) => request.query.datetime_gte).sort()).toEqual(
-      [2, 1].map((n) => `${daysAgo(n)}T00:00:00Z`),
-    );
+    expect(
+      metricRequestsSince(before)
+        .map((request) => request.query.datetime_gte)
+        .sort(),
+    ).toEqual([2, 1].map((n) => `${daysAgo(n)}T00:00:00Z`));
     expect(await lastCompleteDays(out)).toEqual({ traffic: daysAgo(2) });
     expect(await pendingDays(out, 'traffic')).toEqual({ [daysAgo(1)]: 'not-over' });
   });

@@ -35,12 +35,18 @@ let reference: Map<string, Buffer>;
 function importArgs(out: string, ...extra: string[]): string[] {
   return [
     'unique-users',
-    '--base-url', sandbox.url,
-    '--client-id', sandbox.clientId,
-    '--client-secret', SECRET,
-    '--date', DAY,
-    '--page-size', '2',
-    '-o', out,
+    '--base-url',
+    sandbox.url,
+    '--client-id',
+    sandbox.clientId,
+    '--client-secret',
+    SECRET,
+    '--date',
+    DAY,
+    '--page-size',
+    '2',
+    '-o',
+    out,
     ...extra,
   ];
 }
@@ -67,9 +73,7 @@ async function startScripted(answer: (n: number, request: IncomingMessage, respo
 }
 
 function envelopeFor(day: string): string {
-  const results = [
-    { store_code: 'S1', date: `${day}T00:00:00-02:00`, granularity: 'daily', values: [{ zone: 'A', unique_users: 3 }] },
-  ];
+  const results = [{ store_code: 'S1', date: `${day}T00:00:00-02:00`, granularity: 'daily', values: [{ zone: 'A', unique_users: 3 }] }];
   return JSON.stringify({ count: 1, next: null, previous: null, results });
 }
 
@@ -196,7 +200,21 @@ describe('transient failures are retried and leave no trace', () => {
       response.end(envelopeFor(DAY));
     });
     const out = await tempDir();
-    const result = await runVirtual(['unique-users', '--base-url', server.url, '--client-id', 'c', '--client-secret', SECRET, '--date', DAY, '-o', out, '--retries', '2']);
+    const result = await runVirtual([
+      'unique-users',
+      '--base-url',
+      server.url,
+      '--client-id',
+      'c',
+      '--client-secret',
+      SECRET,
+      '--date',
+      DAY,
+      '-o',
+      out,
+      '--retries',
+      '2',
+    ]);
     expect(result.code, result.stderr).toBe(0);
     expect(server.calls).toHaveLength(2);
     expect(result.clock.waits).toHaveLength(1);
@@ -218,7 +236,21 @@ describe('transient failures are retried and leave no trace', () => {
       response.end(body);
     });
     const out = await tempDir();
-    const result = await runVirtual(['unique-users', '--base-url', server.url, '--client-id', 'c', '--client-secret', SECRET, '--date', DAY, '-o', out, '--retries', '2']);
+    const result = await runVirtual([
+      'unique-users',
+      '--base-url',
+      server.url,
+      '--client-id',
+      'c',
+      '--client-secret',
+      SECRET,
+      '--date',
+      DAY,
+      '-o',
+      out,
+      '--retries',
+      '2',
+    ]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/network error.*retry 1\/2/);
     expect(server.calls).toHaveLength(2);
@@ -279,7 +311,9 @@ describe('failures that do not go away', () => {
     const result = await runVirtual(importArgs(out, '--timeout', '0.2', '--retries', '1'));
     expect(result.code).toBe(4);
     expect(result.stderr).toMatch(/time(d)? ?out/i);
-    expect(result.stderr).toMatch(/the API accepts connections but does not answer: timed out after 0\.2 s \(--timeout\), and the next request too/);
+    expect(result.stderr).toMatch(
+      /the API accepts connections but does not answer: timed out after 0\.2 s \(--timeout\), and the next request too/,
+    );
     // Both attempts reached the server: the timeout was retried once.
     const attempts = sandbox.requests.slice(before).filter((request) => request.path.includes('unique-users'));
     expect(attempts).toHaveLength(2);
@@ -289,7 +323,21 @@ describe('failures that do not go away', () => {
   it('connection refused is retried, then exit 4 naming the error and the attempts', async () => {
     const out = await tempDir();
     const port = await closedPort();
-    const result = await runVirtual(['unique-users', '--base-url', `http://127.0.0.1:${port}`, '--client-id', 'c', '--client-secret', SECRET, '--date', DAY, '-o', out, '--retries', '2']);
+    const result = await runVirtual([
+      'unique-users',
+      '--base-url',
+      `http://127.0.0.1:${port}`,
+      '--client-id',
+      'c',
+      '--client-secret',
+      SECRET,
+      '--date',
+      DAY,
+      '-o',
+      out,
+      '--retries',
+      '2',
+    ]);
     expect(result.code).toBe(4);
     expect(result.stderr).toContain('ECONNREFUSED');
     expect(result.stderr).toMatch(/retry 2\/2/);

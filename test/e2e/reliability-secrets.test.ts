@@ -102,21 +102,37 @@ afterAll(async () => {
 describe.concurrent('the client secret never leaks on any path', () => {
   it.for(SCENARIOS)('$name: exit $code, in text and JSON logs with -v', async (scenario, context) => {
     // A sandbox of its own, so the scenarios can run at once.
-    const own = await startSandbox({ port: 0, stores: 3, zones: 2, days: 3, clientId: CLIENT_ID, clientSecret: SECRET, faults: scenario.faults ?? {}, now: () => CLOCK });
+    const own = await startSandbox({
+      port: 0,
+      stores: 3,
+      zones: 2,
+      days: 3,
+      clientId: CLIENT_ID,
+      clientSecret: SECRET,
+      faults: scenario.faults ?? {},
+      now: () => CLOCK,
+    });
     context.onTestFinished(() => own.close());
     const runs = await Promise.all(
       (['text', 'json'] as const).map(async (format) => {
         const out = await tempDir(context);
         const args = [
           'unique-users',
-          '--base-url', scenario.base?.() ?? own.url,
-          '--client-id', CLIENT_ID,
-          '--client-secret', SECRET,
-          '--date', DAY,
-          '-o', out,
-          '--retries', '1',
+          '--base-url',
+          scenario.base?.() ?? own.url,
+          '--client-id',
+          CLIENT_ID,
+          '--client-secret',
+          SECRET,
+          '--date',
+          DAY,
+          '-o',
+          out,
+          '--retries',
+          '1',
           '-v',
-          '--log-format', format,
+          '--log-format',
+          format,
           ...(scenario.args ?? []),
         ];
         return { format, out, result: await runCli(args) };
@@ -136,7 +152,20 @@ describe.concurrent('the client secret never leaks on any path', () => {
 describe('the client secret never leaks', () => {
   it('401 with a wrong secret: neither the wrong nor the right secret is shown', async () => {
     const out = await tempDir();
-    const result = await runCli(['all', '--base-url', sandbox.url, '--client-id', CLIENT_ID, '--client-secret', WRONG_SECRET, '--date', DAY, '-o', out, '-v']);
+    const result = await runCli([
+      'all',
+      '--base-url',
+      sandbox.url,
+      '--client-id',
+      CLIENT_ID,
+      '--client-secret',
+      WRONG_SECRET,
+      '--date',
+      DAY,
+      '-o',
+      out,
+      '-v',
+    ]);
     expect(result.code).toBe(3);
     await expectNoLeak(result, out, [WRONG_SECRET, SECRET]);
   });
@@ -158,7 +187,18 @@ describe('the client secret never leaks', () => {
     expect(fromFile.code).toBe(4);
     await expectNoLeak(fromFile, out);
     // --dry-run prints the requests: no credentials in them.
-    const dryRun = await runCli(['all', '--base-url', sandbox.url, '--client-id', CLIENT_ID, '--client-secret', SECRET, '--date', DAY, '--dry-run']);
+    const dryRun = await runCli([
+      'all',
+      '--base-url',
+      sandbox.url,
+      '--client-id',
+      CLIENT_ID,
+      '--client-secret',
+      SECRET,
+      '--date',
+      DAY,
+      '--dry-run',
+    ]);
     expect(dryRun.code).toBe(0);
     expect(dryRun.stdout).toMatch(/^GET http/m);
     await expectNoLeak(dryRun, out);
@@ -168,7 +208,24 @@ describe('the client secret never leaks', () => {
   it.each(['SIGINT', 'SIGTERM'] as const)('interrupted by %s', async (signal) => {
     const out = await tempDir();
     sandbox.setFaults({ latencyMs: 300 });
-    const run = startInProcess(['unique-users', '--base-url', sandbox.url, '--client-id', CLIENT_ID, '--client-secret', SECRET, '--from', DAY, '--to', DAY, '-o', out, '-v', '--page-size', '1']);
+    const run = startInProcess([
+      'unique-users',
+      '--base-url',
+      sandbox.url,
+      '--client-id',
+      CLIENT_ID,
+      '--client-secret',
+      SECRET,
+      '--from',
+      DAY,
+      '--to',
+      DAY,
+      '-o',
+      out,
+      '-v',
+      '--page-size',
+      '1',
+    ]);
     await waitUntil(() => run.stderr().includes('page 1'), 'the first page');
     run.kill(signal);
     const result = await run.done;

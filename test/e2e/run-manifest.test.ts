@@ -22,7 +22,16 @@ const { version } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8'
 let sandbox: Sandbox;
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({ port: 0, stores: 3, zones: 2, days: 8, seed: 9, clientId: 'manifest-client', clientSecret: SECRET, ...servingDaysInProgress(CLOCK) });
+  sandbox = await startSandbox({
+    port: 0,
+    stores: 3,
+    zones: 2,
+    days: 8,
+    seed: 9,
+    clientId: 'manifest-client',
+    clientSecret: SECRET,
+    ...servingDaysInProgress(CLOCK),
+  });
 });
 afterAll(async () => {
   await sandbox?.close();
@@ -73,11 +82,15 @@ async function manifests(out: string): Promise<Manifest[]> {
 /** What the manifest must say of a file: its size, its SHA-256 and its data rows, from the file itself. */
 async function fileFacts(out: string, path: string): Promise<{ bytes: number; sha256: string; rows: number }> {
   const bytes = await readFile(join(out, path));
-  return { bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), rows: bytes.toString('utf8').split('\n').filter(Boolean).length - 1 };
+  return {
+    bytes: bytes.length,
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+    rows: bytes.toString('utf8').split('\n').filter(Boolean).length - 1,
+  };
 }
 
 describe('run manifests', () => {
-  it('a first run, an unchanged re-run and a run after the vendor corrects one day: only that file changed, checksums the files\'', async () => {
+  it("a first run, an unchanged re-run and a run after the vendor corrects one day: only that file changed, checksums the files'", async () => {
     const out = await tempDir();
     const args = ['unique-users', '--from', DAYS[0]!, '--to', DAYS[2]!, '-o', out];
     expect((await run(args)).code).toBe(0);
@@ -96,7 +109,9 @@ describe('run manifests', () => {
     expect(Date.parse(first!.start)).toBeLessThanOrEqual(Date.parse(first!.end));
     // One request per unit (one page each), none answered 429.
     expect([first!.requests, first!.throttled]).toEqual([3, 0]);
-    expect(first!.units.map(({ day, path, changed }) => [day, path, changed])).toEqual(DAYS.map((day) => [day, `unique-users/${day}.csv`, true]));
+    expect(first!.units.map(({ day, path, changed }) => [day, path, changed])).toEqual(
+      DAYS.map((day) => [day, `unique-users/${day}.csv`, true]),
+    );
     for (const unit of first!.units) {
       expect(unit).toMatchObject({ metric: 'unique-users', store: null, ...(await fileFacts(out, unit.path!)) });
       expect(unit.rows).toBeGreaterThan(0);
@@ -133,7 +148,13 @@ describe('run manifests', () => {
     const [manifest] = await manifests(out);
     expect(manifest).toMatchObject({ exitCode: 3, layout: 'hive' });
     expect(manifest!.units[0]).toMatchObject({ day: DAYS[0], path: `metric=traffic/dt=${DAYS[0]}/traffic_${DAYS[0]}.csv`, changed: true });
-    expect(manifest!.units[1]).toMatchObject({ day: DAYS[1], path: null, rows: null, changed: false, error: { exitCode: 3, message: expect.stringMatching(/401/) } });
+    expect(manifest!.units[1]).toMatchObject({
+      day: DAYS[1],
+      path: null,
+      rows: null,
+      changed: false,
+      error: { exitCode: 3, message: expect.stringMatching(/401/) },
+    });
     expect(manifest!.units[2]).toEqual({
       metric: 'traffic',
       day: DAYS[2],
@@ -150,7 +171,10 @@ describe('run manifests', () => {
 
   it('a run that writes to stdout leaves no manifest, a dry run none either', async () => {
     const cwd = await tempDir();
-    const streamed = await runCli(['traffic', '--date', DAYS[2]!, '-o', '-', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET], { cwd, process: true });
+    const streamed = await runCli(
+      ['traffic', '--date', DAYS[2]!, '-o', '-', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET],
+      { cwd, process: true },
+    );
     expect(streamed.code, streamed.stderr).toBe(0);
     const dry = await run(['traffic', '--date', DAYS[2]!, '-o', join(cwd, 'out'), '--dry-run']);
     expect(dry.code).toBe(0);

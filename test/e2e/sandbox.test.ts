@@ -53,10 +53,28 @@ describe('e2e: area-metrics sandbox', () => {
     expect(every.count).toBe(14);
     // Stores from -11:00 to +13:00: east of UTC, yesterday's window holds their local today.
     expect(new Set(every.results.map((result) => result.date.slice(-6)))).toEqual(
-      new Set(['+02:00', '+00:00', '-05:00', '+05:30', '+01:00', '-08:00', '+09:00', '+05:45', '-03:30', '+10:00', '-03:00', '+08:00', '-11:00', '+13:00']),
+      new Set([
+        '+02:00',
+        '+00:00',
+        '-05:00',
+        '+05:30',
+        '+01:00',
+        '-08:00',
+        '+09:00',
+        '+05:45',
+        '-03:30',
+        '+10:00',
+        '-03:00',
+        '+08:00',
+        '-11:00',
+        '+13:00',
+      ]),
     );
     const endedBy = (at: number): string[] =>
-      every.results.filter((result) => Date.parse(result.date) + 86_400_000 <= at).map((result) => result.store_code).sort();
+      every.results
+        .filter((result) => Date.parse(result.date) + 86_400_000 <= at)
+        .map((result) => result.store_code)
+        .sort();
     const servedStores = served.results.map((result) => result.store_code).sort();
     expect(served.count).toBe(servedStores.length);
     // A local day may end between the two clock readings; either answer is right, nothing else is.
@@ -67,8 +85,9 @@ describe('e2e: area-metrics sandbox', () => {
     expect((await inProgress.done).code).toBe(0);
   });
 
-  it('AREA_METRICS_NOW, the import commands\' clock, freezes its clock: which local days have ended follows it', async () => {
-    const at = (now: string) => startInProcess(['sandbox', '--port', '0', '--stores', '14', '--days', '2'], { env: { AREA_METRICS_NOW: now } });
+  it("AREA_METRICS_NOW, the import commands' clock, freezes its clock: which local days have ended follows it", async () => {
+    const at = (now: string) =>
+      startInProcess(['sandbox', '--port', '0', '--stores', '14', '--days', '2'], { env: { AREA_METRICS_NOW: now } });
     // The UTC window of 2026-11-22 holds the +13:00 store's local 2026-11-23, which ends at 11:00Z on the 23rd.
     const before = at('2026-11-23T10:59:00Z');
     const after = at('2026-11-23T11:00:00Z');
@@ -76,7 +95,11 @@ describe('e2e: area-metrics sandbox', () => {
     const query = new URLSearchParams({ datetime_gte: '2026-11-22T00:00:00Z', datetime_lte: '2026-11-22T23:59:59Z', store_code: 'S014' });
     const auth = { authorization: `Basic ${Buffer.from('demo-client:demo-secret').toString('base64')}` };
     const count = async (cli: typeof before): Promise<number> =>
-      ((await (await fetch(`${await baseOf(cli)}/api/bi/area-metrics/traffic/?${query.toString()}`, { headers: auth })).json()) as { count: number }).count;
+      (
+        (await (await fetch(`${await baseOf(cli)}/api/bi/area-metrics/traffic/?${query.toString()}`, { headers: auth })).json()) as {
+          count: number;
+        }
+      ).count;
     expect([await count(before), await count(after)]).toEqual([0, 1]);
     before.kill('SIGTERM');
     after.kill('SIGTERM');

@@ -60,7 +60,7 @@ function rowOf(text: string, key: string): string[] {
   return line.split(/\s{2,}/);
 }
 
-describe('the first morning after the README\'s cron line', () => {
+describe("the first morning after the README's cron line", () => {
   it('is not an alert: a metric first asked for yesterday is 1 day behind, and every gauge has a sample for it', async () => {
     const out = await tempDir();
     const nightly = await night.runCli(importArgs('all', out, '--catch-up', '--lookback', '2'), secretEnv);
@@ -71,18 +71,25 @@ describe('the first morning after the README\'s cron line', () => {
     expect(check.stderr).toBe('');
     for (const metric of METRICS) expect(rowOf(check.stdout, metric).slice(0, 4)).toEqual([metric, daysAgo(1), 'none yet', '1']);
 
-    const json = JSON.parse((await morning.runCli(['status', '-o', out, '--json'])).stdout) as { metrics: { key: string; daysBehind: number; behind: boolean }[] };
+    const json = JSON.parse((await morning.runCli(['status', '-o', out, '--json'])).stdout) as {
+      metrics: { key: string; daysBehind: number; behind: boolean }[];
+    };
     expect(json.metrics.map(({ key, daysBehind }) => [key, daysBehind])).toEqual(METRICS.map((metric) => [metric, 1]));
 
     const prometheus = await morning.runCli(['status', '-o', out, '--format', 'prometheus']);
     expect(prometheus.code, prometheus.stderr).toBe(0);
     const lines = prometheus.stdout.trim().split('\n');
     expect(lines).toContain('area_metrics_state_readable 1');
-    const gauges = lines.filter((line) => line.startsWith('# TYPE area_metrics_') && !line.includes('last_run') && !line.includes('state_readable')).map((line) => line.split(' ')[2]!);
+    const gauges = lines
+      .filter((line) => line.startsWith('# TYPE area_metrics_') && !line.includes('last_run') && !line.includes('state_readable'))
+      .map((line) => line.split(' ')[2]!);
     expect(gauges).toContain('area_metrics_days_behind');
     for (const gauge of gauges) {
       const samples = lines.filter((line) => line.startsWith(`${gauge}{`));
-      expect(samples.map((line) => /key="([^"]+)"/.exec(line)?.[1]), gauge).toEqual(METRICS);
+      expect(
+        samples.map((line) => /key="([^"]+)"/.exec(line)?.[1]),
+        gauge,
+      ).toEqual(METRICS);
     }
     for (const metric of METRICS) {
       expect(lines).toContain(`area_metrics_days_behind{metric="${metric}",key="${metric}"} 1`);
@@ -102,7 +109,10 @@ describe('an interrupted run', () => {
     const out = await tempDir();
     const [from, to] = [daysAgo(10), daysAgo(2)];
     sandbox.setFaults({ latencyMs: 80 });
-    const run = night.startInProcess(importArgs('all', out, '--from', from, '--to', to, '--concurrency', '1'), { ...secretEnv, timeoutMs: 60_000 });
+    const run = night.startInProcess(importArgs('all', out, '--from', from, '--to', to, '--concurrency', '1'), {
+      ...secretEnv,
+      timeoutMs: 60_000,
+    });
     await waitUntil(() => (run.stderr().match(/ rows from /g) ?? []).length >= 3, 'three units written', 30_000);
     run.kill('SIGINT');
     expect((await run.done).code).toBe(130);
@@ -112,7 +122,9 @@ describe('an interrupted run', () => {
     const written = await Promise.all(files.map(async (path) => (await readFile(join(out, path), 'utf8')).trim().split('\n').length - 1));
     const rows = written.reduce((sum, count) => sum + count, 0);
     expect(rows).toBeGreaterThan(0);
-    const report = JSON.parse((await morning.runCli(['status', '-o', out, '--json'])).stdout) as { lastRun: { exitCode: number; rows: Record<string, number> } };
+    const report = JSON.parse((await morning.runCli(['status', '-o', out, '--json'])).stdout) as {
+      lastRun: { exitCode: number; rows: Record<string, number> };
+    };
     expect(report.lastRun.exitCode).toBe(130);
     expect(Object.values(report.lastRun.rows).reduce((sum, count) => sum + count, 0)).toBe(rows);
     expect(report.lastRun.rows['unique-users']).toBeGreaterThan(0);
@@ -125,7 +137,16 @@ describe('an interrupted run', () => {
       expect(rowOf(text, metric)).toEqual([metric, from, 'none yet', '10', '-', '-', '-', `${shortRange(from, to)} interrupted`]);
     }
     const done = files.filter((path) => path.startsWith('unique-users/')).length;
-    expect(rowOf(text, 'unique-users')).toEqual(['unique-users', from, daysAgo(11 - done), expect.any(String), '3', '-', '-', `${shortRange(daysAgo(10 - done), to)} interrupted`]);
+    expect(rowOf(text, 'unique-users')).toEqual([
+      'unique-users',
+      from,
+      daysAgo(11 - done),
+      expect.any(String),
+      '3',
+      '-',
+      '-',
+      `${shortRange(daysAgo(10 - done), to)} interrupted`,
+    ]);
   });
 });
 
@@ -140,7 +161,19 @@ describe('pending and given-up days in the text', () => {
     pending[daysAgo(1)] = { reason: 'not-over', stores: 3 };
     const state = {
       version: 4,
-      metrics: { traffic: { complete: [[daysAgo(5), daysAgo(5)], [daysAgo(3), daysAgo(2)]], givenUp: [[daysAgo(4), daysAgo(4)], [daysAgo(45), daysAgo(41)]], pending } },
+      metrics: {
+        traffic: {
+          complete: [
+            [daysAgo(5), daysAgo(5)],
+            [daysAgo(3), daysAgo(2)],
+          ],
+          givenUp: [
+            [daysAgo(4), daysAgo(4)],
+            [daysAgo(45), daysAgo(41)],
+          ],
+          pending,
+        },
+      },
       storeSets: {},
     };
     await writeFile(join(out, STATE), JSON.stringify(state));

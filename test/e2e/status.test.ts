@@ -24,7 +24,15 @@ let sandbox: Sandbox;
 const tempDir = useTempDirs('status-');
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 3, zones: 2, days: 6, clientId: 'status-client', clientSecret: SECRET });
+  sandbox = await startSandbox({
+    ...servingDaysInProgress(CLOCK),
+    port: 0,
+    stores: 3,
+    zones: 2,
+    days: 6,
+    clientId: 'status-client',
+    clientSecret: SECRET,
+  });
 });
 
 afterAll(async () => {
@@ -42,7 +50,17 @@ interface StatusJson {
   state: string;
   yesterday: string;
   maxBehind: number | null;
-  metrics: { key: string; metric: string; firstDay: string | null; lastCompleteDay: string | null; daysBehind: number | null; stores: number | null; gaps: [string, string][]; pending: { day: string; reason: string; missingStores?: number }[]; behind: boolean }[];
+  metrics: {
+    key: string;
+    metric: string;
+    firstDay: string | null;
+    lastCompleteDay: string | null;
+    daysBehind: number | null;
+    stores: number | null;
+    gaps: [string, string][];
+    pending: { day: string; reason: string; missingStores?: number }[];
+    behind: boolean;
+  }[];
   lastRun: { time: string; command: string; exitCode: number; rows: Record<string, number> } | null;
 }
 
@@ -64,19 +82,37 @@ describe('area-metrics status', () => {
     expect(text.code, text.stderr).toBe(0);
     expect(text.stderr).toBe('');
     expect(sandbox.requests.length).toBe(before);
-    const lines = text.stdout.trim().split('\n').map((line) => line.split(/\s{2,}/));
+    const lines = text.stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.split(/\s{2,}/));
     expect(lines.slice(0, 3)).toEqual([
       ['metric', 'first day', 'last complete', 'behind', 'stores', 'gaps', 'given up', 'pending'],
       // Yesterday is imported but not over: pending, so a metric is at least 1 day behind yesterday.
       ['traffic', daysAgo(4), daysAgo(2), '1', '3', '-', '-', `${daysAgo(1)} imported before it was over`],
-      ['unique-users', daysAgo(4), daysAgo(3), '2', '3', '-', '-', `${daysAgo(2)} partly published (1 store missing), ${daysAgo(1)} imported before it was over`],
+      [
+        'unique-users',
+        daysAgo(4),
+        daysAgo(3),
+        '2',
+        '3',
+        '-',
+        '-',
+        `${daysAgo(2)} partly published (1 store missing), ${daysAgo(1)} imported before it was over`,
+      ],
     ]);
-    expect(lines[3]).toEqual([expect.stringMatching(/^last run: \d{4}-\d{2}-\d{2}T[\d:.]+Z unique-users --catch-up --max-days 31, exit 0, rows: unique-users \d+, requests \d+ \(0 answered 429\)$/)]);
+    expect(lines[3]).toEqual([
+      expect.stringMatching(
+        /^last run: \d{4}-\d{2}-\d{2}T[\d:.]+Z unique-users --catch-up --max-days 31, exit 0, rows: unique-users \d+, requests \d+ \(0 answered 429\)$/,
+      ),
+    ]);
     expect(lines[4]).toEqual(['days: UTC (--days utc)']);
 
     const json = await runCli(['status', '-o', out, '--json', '--max-behind', '1']);
     expect(json.code).toBe(8);
-    expect(json.stderr.trim().split('\n')).toEqual([expect.stringMatching(/behind by more than --max-behind 1, or with gaps: unique-users \(2 days behind\)$/)]);
+    expect(json.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/behind by more than --max-behind 1, or with gaps: unique-users \(2 days behind\)$/),
+    ]);
     const report = JSON.parse(json.stdout) as StatusJson;
     expect(report).toMatchObject({ state: join(out, STATE), days: 'utc', yesterday: daysAgo(1), maxBehind: 1, lastRun: { exitCode: 0 } });
     expect(report.metrics).toEqual([
@@ -128,7 +164,11 @@ describe('area-metrics status', () => {
     expect((await runCli(['status', '-o', out])).code).toBe(0);
 
     // Never complete: behind from the day before coverage starts, where the key was first asked for.
-    const never = await folderWithState({ version: 2, metrics: { traffic: { pending: { [daysAgo(6)]: { reason: 'not-published', stores: 0 } } } }, storeSets: {} });
+    const never = await folderWithState({
+      version: 2,
+      metrics: { traffic: { pending: { [daysAgo(6)]: { reason: 'not-published', stores: 0 } } } },
+      storeSets: {},
+    });
     expect((await runCli(['status', '--state', join(never, STATE), '--max-behind', '6'])).code).toBe(0);
     const result = await runCli(['status', '--state', join(never, STATE), '--max-behind', '5']);
     expect(result.code).toBe(8);
@@ -144,7 +184,9 @@ describe('area-metrics status', () => {
     expect(lines).toContain('# TYPE area_metrics_days_behind gauge');
     expect(lines).toContain('area_metrics_days_behind{metric="traffic",key="traffic"} 2');
     expect(lines).toContain('area_metrics_days_behind{metric="traffic",key="traffic[store=S001]"} 0');
-    expect(lines).toContain(`area_metrics_last_complete_day_timestamp_seconds{metric="traffic",key="traffic"} ${Date.parse(`${daysAgo(3)}T00:00:00Z`) / 1000}`);
+    expect(lines).toContain(
+      `area_metrics_last_complete_day_timestamp_seconds{metric="traffic",key="traffic"} ${Date.parse(`${daysAgo(3)}T00:00:00Z`) / 1000}`,
+    );
     expect(lines).toContain('area_metrics_pending_days{metric="traffic",key="traffic"} 0');
   });
 

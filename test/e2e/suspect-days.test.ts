@@ -28,7 +28,15 @@ const tempDir = useTempDirs('suspect-days-');
 beforeAll(async () => {
   assertBuilt();
   // Enough stores and zones that an honest day's total stays near the median.
-  sandbox = await startSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 12, zones: 4, days: 16, clientId: 'suspect-client', clientSecret: SECRET });
+  sandbox = await startSandbox({
+    ...servingDaysInProgress(CLOCK),
+    port: 0,
+    stores: 12,
+    zones: 4,
+    days: 16,
+    clientId: 'suspect-client',
+    clientSecret: SECRET,
+  });
 });
 
 afterEach(() => {
@@ -39,10 +47,19 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-async function run(args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string; warnings: string[] }> {
+async function run(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stderr: string; warnings: string[] }> {
   const [metric, ...rest] = args;
-  const result = await runCli([metric!, '--base-url', sandbox.url, '--client-id', sandbox.clientId, ...rest], { env: { AREA_METRICS_CLIENT_SECRET: SECRET, ...env } });
-  return { code: result.code, stderr: result.stderr, warnings: result.stderr.split('\n').filter((line) => line.startsWith('warn: ') && !line.includes('not over until')) };
+  const result = await runCli([metric!, '--base-url', sandbox.url, '--client-id', sandbox.clientId, ...rest], {
+    env: { AREA_METRICS_CLIENT_SECRET: SECRET, ...env },
+  });
+  return {
+    code: result.code,
+    stderr: result.stderr,
+    warnings: result.stderr.split('\n').filter((line) => line.startsWith('warn: ') && !line.includes('not over until')),
+  };
 }
 
 interface Pending {
@@ -63,7 +80,7 @@ function distort(rule: NonNullable<SandboxPublishing['distorted']>[number]): voi
 }
 
 describe('a day whose numbers look wrong', () => {
-  it('a drop is held pending, written, and listed by status as a gap; the vendor\'s correction completes it; other metrics are unaffected', async () => {
+  it("a drop is held pending, written, and listed by status as a gap; the vendor's correction completes it; other metrics are unaffected", async () => {
     const out = await tempDir();
     const history = await run(['all', '-o', out, '--from', daysAgo(12), '--to', daysAgo(3)]);
     expect(history.code, history.stderr).toBe(0);
@@ -90,8 +107,15 @@ describe('a day whose numbers look wrong', () => {
     const status = await runCli(['status', '-o', out, '--max-behind', '1']);
     expect(status.code).toBe(8);
     expect(status.stderr).toContain(`unique-users (2 days behind, gaps ${day}, suspect ${day})`);
-    expect(status.stdout).toMatch(new RegExp(`^unique-users .*  ${day} suspect \\(sum of unique_users far from the median\\), ${daysAgo(1)} imported before it was over$`, 'm'));
-    const json = JSON.parse((await runCli(['status', '-o', out, '--json'])).stdout) as { metrics: { key: string; suspect: [string, string][]; gaps: [string, string][] }[] };
+    expect(status.stdout).toMatch(
+      new RegExp(
+        `^unique-users .*  ${day} suspect \\(sum of unique_users far from the median\\), ${daysAgo(1)} imported before it was over$`,
+        'm',
+      ),
+    );
+    const json = JSON.parse((await runCli(['status', '-o', out, '--json'])).stdout) as {
+      metrics: { key: string; suspect: [string, string][]; gaps: [string, string][] }[];
+    };
     expect(json.metrics.map(({ key, suspect }) => [key, suspect])).toEqual([
       ['avg-screen-time', []],
       ['traffic', []],
@@ -128,16 +152,22 @@ describe('a day whose numbers look wrong', () => {
       `warn: avg-screen-time ${day}: suspect: every value is zero (the mean avg_screen_time in seconds is 0); file written, not recorded complete (--on-suspect hold): ` +
         `the next --catch-up asks again, \`area-metrics accept avg-screen-time --date ${day} -o ${out}\` records it as final if its numbers are right`,
     ]);
-    expect(await pendingOf(out, 'avg-screen-time')).toEqual({ [day]: { reason: 'suspect', measure: 'mean avg_screen_time in seconds', value: 0, allZero: true, stores: 12 } });
+    expect(await pendingOf(out, 'avg-screen-time')).toEqual({
+      [day]: { reason: 'suspect', measure: 'mean avg_screen_time in seconds', value: 0, allZero: true, stores: 12 },
+    });
     // Three complete days before it are too few to judge a drop by.
     expect(await pendingOf(out, 'unique-users')).toEqual({});
-    expect((await runCli(['status', '-o', out])).stdout).toMatch(new RegExp(`^avg-screen-time .*  ${day} suspect \\(every value zero\\)$`, 'm'));
+    expect((await runCli(['status', '-o', out])).stdout).toMatch(
+      new RegExp(`^avg-screen-time .*  ${day} suspect \\(every value zero\\)$`, 'm'),
+    );
 
     // A real anomaly (the mall was closed): a person settles it.
     const accepted = await runCli(['accept', 'avg-screen-time', '--date', day, '-o', out]);
     expect(accepted.code, accepted.stderr).toBe(0);
     expect(await pendingOf(out, 'avg-screen-time')).toEqual({});
-    const status = JSON.parse((await runCli(['status', '-o', out, '--json'])).stdout) as { metrics: { key: string; suspect: unknown[]; accepted: unknown[] }[] };
+    const status = JSON.parse((await runCli(['status', '-o', out, '--json'])).stdout) as {
+      metrics: { key: string; suspect: unknown[]; accepted: unknown[] }[];
+    };
     expect(status.metrics.find(({ key }) => key === 'avg-screen-time')).toMatchObject({ suspect: [], accepted: [[day, day]] });
     const before = sandbox.requests.length;
     expect((await run(['avg-screen-time', '-o', out, '--catch-up'])).code).toBe(0);
@@ -151,7 +181,13 @@ describe('a day whose numbers look wrong', () => {
     distort({ day, factor: 0.1 });
     const warned = await run(['unique-users', '-o', out, '--date', day, '--on-suspect', 'warn']);
     expect(warned.code, warned.stderr).toBe(0);
-    expect(warned.warnings).toEqual([expect.stringMatching(new RegExp(`^warn: unique-users ${day}: suspect: the sum of unique_users is \\d+, .*; recorded complete anyway \\(--on-suspect warn\\)$`))]);
+    expect(warned.warnings).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^warn: unique-users ${day}: suspect: the sum of unique_users is \\d+, .*; recorded complete anyway \\(--on-suspect warn\\)$`,
+        ),
+      ),
+    ]);
     expect(await pendingOf(out, 'unique-users')).toEqual({});
 
     expect((await runCli(['reopen', 'unique-users', '--date', day, '-o', out])).code).toBe(0);

@@ -45,7 +45,7 @@ afterAll(async () => {
 });
 
 describe('a month against a dead URL', () => {
-  it('ends after one unit\'s retries and one more request: exit 4, a few lines, every day pending', async () => {
+  it("ends after one unit's retries and one more request: exit 4, a few lines, every day pending", async () => {
     const out = await tempDir();
     const clock = virtualClock();
     const result = await runInProcess(monthArgs(`http://127.0.0.1:${await closedPort()}`, out), { clock, env: ENV });
@@ -54,7 +54,11 @@ describe('a month against a dead URL', () => {
     // The run's first line, the first unit's five retries and its failure, and the summary naming the cause.
     expect(lines).toHaveLength(8);
     expect(lines.filter((line) => /retry \d\/5/.test(line))).toHaveLength(5);
-    expect(lines[6]).toMatch(new RegExp(`^error: unique-users ${FROM} page 1: GET http://127\\.0\\.0\\.1:\\d+/api/bi/area-metrics/unique-users/: network error: .*ECONNREFUSED.* \\(after 6 attempts\\); check the URL or try again later$`));
+    expect(lines[6]).toMatch(
+      new RegExp(
+        `^error: unique-users ${FROM} page 1: GET http://127\\.0\\.0\\.1:\\d+/api/bi/area-metrics/unique-users/: network error: .*ECONNREFUSED.* \\(after 6 attempts\\); check the URL or try again later$`,
+      ),
+    );
     expect(lines[7]).toMatch(
       new RegExp(
         `^error: imported 0 of 93 units, 0 rows in \\d+\\.\\d s, 7 requests; 1 failed, first: unique-users ${FROM}; 92 not attempted, left pending: ` +
@@ -67,7 +71,8 @@ describe('a month against a dead URL', () => {
       metrics: Record<string, { pending: Record<string, unknown> }>;
       lastRun: { exitCode: number; requests: number };
     };
-    for (const metric of ['unique-users', 'avg-screen-time', 'traffic']) expect(Object.keys(state.metrics[metric]!.pending)).toHaveLength(31);
+    for (const metric of ['unique-users', 'avg-screen-time', 'traffic'])
+      expect(Object.keys(state.metrics[metric]!.pending)).toHaveLength(31);
     expect(state.lastRun).toMatchObject({ exitCode: 4, requests: 7 });
     expect(await dataFiles(out)).toEqual([]);
   });
@@ -81,7 +86,9 @@ describe('a vendor answering 5xx', () => {
     const result = await runInProcess(monthArgs(sandbox.url, out, '--concurrency', '16'), { clock: virtualClock(), env: ENV });
     expect(result.code).toBe(4);
     expect(metricRequests() - before).toBe(7);
-    expect(result.stderr).toMatch(/92 not attempted, left pending: the API is unreachable or failing: .* failed 6 attempts, and the next request failed the same way \(HTTP 503 /);
+    expect(result.stderr).toMatch(
+      /92 not attempted, left pending: the API is unreachable or failing: .* failed 6 attempts, and the next request failed the same way \(HTTP 503 /,
+    );
     sandbox.setFaults({});
   });
 
@@ -89,7 +96,10 @@ describe('a vendor answering 5xx', () => {
     // The first unit's six attempts answer 503, then the vendor answers again.
     sandbox.setFaults({ failNth: { n: 1, status: 503, times: 6 } });
     const out = await tempDir();
-    const result = await runInProcess(monthArgs(sandbox.url, out, '--to', utcDay(31), '--concurrency', '1'), { clock: virtualClock(), env: ENV });
+    const result = await runInProcess(monthArgs(sandbox.url, out, '--to', utcDay(31), '--concurrency', '1'), {
+      clock: virtualClock(),
+      env: ENV,
+    });
     expect(result.code).toBe(4);
     expect(result.stderr).toMatch(new RegExp(`imported 5 of 6 units, .*; 1 failed, first: unique-users ${FROM}\\n`));
     expect(result.stderr).not.toContain('not attempted');
@@ -114,7 +124,10 @@ describe('the built binary at --concurrency 64', () => {
   it('against a dead URL: a month ends in seconds, exit 4, nothing on stderr but its log lines', async () => {
     const out = await tempDir();
     const started = performance.now();
-    const result = await runCli(monthArgs(`http://127.0.0.1:${await closedPort()}`, out, '--concurrency', '64', '--retries', '2'), { env: ENV, process: true });
+    const result = await runCli(monthArgs(`http://127.0.0.1:${await closedPort()}`, out, '--concurrency', '64', '--retries', '2'), {
+      env: ENV,
+      process: true,
+    });
     expect(result.code).toBe(4);
     // Spawning node, and two backoffs of at most 0.5 and 1 s: about 2 s, and 10 s leaves a busy machine room. That
     // the run stopped after one unit's retries is what its 5 lines below prove.

@@ -5,12 +5,18 @@ import { createDispatcher, proxySettings } from '../../src/fetch/dispatcher.js';
 describe('proxySettings', () => {
   it('reads a proxy without a scheme as http://, as curl does', () => {
     expect(proxySettings({ HTTP_PROXY: '127.0.0.1:3128' })).toEqual({ httpProxy: 'http://127.0.0.1:3128', httpsProxy: '', noProxy: '' });
-    expect(proxySettings({ HTTPS_PROXY: 'user:p%40ss@proxy.example.com:8080' }).httpsProxy).toBe('http://user:p%40ss@proxy.example.com:8080');
+    expect(proxySettings({ HTTPS_PROXY: 'user:p%40ss@proxy.example.com:8080' }).httpsProxy).toBe(
+      'http://user:p%40ss@proxy.example.com:8080',
+    );
     expect(proxySettings({ https_proxy: 'https://proxy.example.com' }).httpsProxy).toBe('https://proxy.example.com');
   });
 
   it('prefers the lower-case variable, skips empty ones, and passes NO_PROXY through', () => {
-    expect(proxySettings({ http_proxy: 'low:1', HTTP_PROXY: 'up:2', NO_PROXY: 'localhost' })).toEqual({ httpProxy: 'http://low:1', httpsProxy: '', noProxy: 'localhost' });
+    expect(proxySettings({ http_proxy: 'low:1', HTTP_PROXY: 'up:2', NO_PROXY: 'localhost' })).toEqual({
+      httpProxy: 'http://low:1',
+      httpsProxy: '',
+      noProxy: 'localhost',
+    });
     expect(proxySettings({ http_proxy: '', HTTP_PROXY: 'up:2' }).httpProxy).toBe('http://up:2');
     expect(proxySettings({})).toEqual({ httpProxy: '', httpsProxy: '', noProxy: '' });
   });

@@ -43,9 +43,13 @@ describe('HttpClient retries', () => {
 
   it.each([400, 404])('does not retry %i, and reports it as the API failing (exit 4)', async (status) => {
     nock(ORIGIN).get('/thing').query(true).reply(status, { detail: 'Invalid page.' });
-    const error = await client().send({ method: 'GET', url }, json).catch((e: unknown) => e);
+    const error = await client()
+      .send({ method: 'GET', url }, json)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnavailableError);
-    expect((error as Error).message).toBe(`GET https://api.example.test/thing: HTTP ${status} (Invalid page.) (after 1 attempt); check the URL or try again later`);
+    expect((error as Error).message).toBe(
+      `GET https://api.example.test/thing: HTTP ${status} (Invalid page.) (after 1 attempt); check the URL or try again later`,
+    );
   });
 
   it.each([401, 403])('does not retry %i and raises an AuthError (exit 3)', async (status) => {
@@ -56,26 +60,34 @@ describe('HttpClient retries', () => {
   it('gives up after the retries with the attempt count, as exit 4', async () => {
     nock(ORIGIN).get('/thing').query(true).times(3).reply(503);
     const sleeps: number[] = [];
-    const error = await client(sleeps, 2).send({ method: 'GET', url }, json).catch((e: unknown) => e);
+    const error = await client(sleeps, 2)
+      .send({ method: 'GET', url }, json)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnavailableError);
-    expect((error as Error).message).toBe('GET https://api.example.test/thing: HTTP 503 (after 3 attempts); check the URL or try again later');
+    expect((error as Error).message).toBe(
+      'GET https://api.example.test/thing: HTTP 503 (after 3 attempts); check the URL or try again later',
+    );
     expect(sleeps).toHaveLength(2);
   });
 
   it('honours Retry-After in seconds, capped', async () => {
     nock(ORIGIN)
-      .get('/thing').query(true).reply(429, '', { 'Retry-After': '7' })
-      .get('/thing').query(true).reply(429, '', { 'Retry-After': '100000' })
-      .get('/thing').query(true).reply(200, { ok: 1 });
+      .get('/thing')
+      .query(true)
+      .reply(429, '', { 'Retry-After': '7' })
+      .get('/thing')
+      .query(true)
+      .reply(429, '', { 'Retry-After': '100000' })
+      .get('/thing')
+      .query(true)
+      .reply(200, { ok: 1 });
     const sleeps: number[] = [];
     await client(sleeps).send({ method: 'GET', url }, json);
     expect(sleeps).toEqual([7000, DEFAULT_RETRY_POLICY.maxRetryAfterMs]);
   });
 
   it.each(['-1', '1.5'])('takes Retry-After %s as unreadable: the backoff decides the wait, not "now"', async (value) => {
-    nock(ORIGIN)
-      .get('/thing').query(true).reply(503, '', { 'Retry-After': value })
-      .get('/thing').query(true).reply(200, { ok: 1 });
+    nock(ORIGIN).get('/thing').query(true).reply(503, '', { 'Retry-After': value }).get('/thing').query(true).reply(200, { ok: 1 });
     const sleeps: number[] = [];
     await client(sleeps).send({ method: 'GET', url }, json);
     // random() is 0.5 in these tests: half the first backoff window.
@@ -91,7 +103,9 @@ describe('HttpClient retries', () => {
 
   it('retries a body that is not JSON, then fails with exit 5', async () => {
     nock(ORIGIN).get('/thing').query(true).times(2).reply(200, '{"count": 3, "resu');
-    const error = await client([], 1).send({ method: 'GET', url }, json).catch((e: unknown) => e);
+    const error = await client([], 1)
+      .send({ method: 'GET', url }, json)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ContractError);
     expect((error as Error).message).toMatch(/malformed body: not valid JSON \(after 2 attempts\)/);
   });
@@ -103,16 +117,22 @@ describe('HttpClient retries', () => {
     const logger = { debug() {}, info: (message: string) => lines.push(message), warn() {}, error() {} };
     const waiting = new HttpClient({ timeoutMs: 2000, slowAnswerMs: 100, logger, clock: virtualClock() });
     await expect(waiting.send({ method: 'GET', url, label: 'traffic 2026-11-20 page 1' }, json)).resolves.toEqual({ late: true });
-    expect(lines).toEqual(['traffic 2026-11-20 page 1: GET https://api.example.test/thing: no answer yet after 0.1 s; waiting up to --timeout 2 s']);
+    expect(lines).toEqual([
+      'traffic 2026-11-20 page 1: GET https://api.example.test/thing: no answer yet after 0.1 s; waiting up to --timeout 2 s',
+    ]);
     await expect(waiting.send({ method: 'GET', url }, json)).resolves.toEqual({ ok: 1 });
     expect(lines).toHaveLength(1);
   });
 
-  it('a 200 whose body passes the caller\'s bound fails at once with exit 5, not retried', async () => {
+  it("a 200 whose body passes the caller's bound fails at once with exit 5, not retried", async () => {
     nock(ORIGIN).get('/thing').query(true).reply(200, 'x'.repeat(5000));
-    const error = await client([], 3).send({ method: 'GET', url, maxBody: { bytes: 1000, what: 'the most a page of 10 results takes' } }, json).catch((e: unknown) => e);
+    const error = await client([], 3)
+      .send({ method: 'GET', url, maxBody: { bytes: 1000, what: 'the most a page of 10 results takes' } }, json)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ContractError);
-    expect((error as Error).message).toBe("GET https://api.example.test/thing: the body is longer than 1000 bytes, the most a page of 10 results takes; the server is not sending the API's pages");
+    expect((error as Error).message).toBe(
+      "GET https://api.example.test/thing: the body is longer than 1000 bytes, the most a page of 10 results takes; the server is not sending the API's pages",
+    );
     expect(nock.isDone()).toBe(true);
   });
 
@@ -154,17 +174,26 @@ describe('HttpClient with the run pacer', () => {
   function shared(retries = 3): { clients: HttpClient[]; clock: ReturnType<typeof virtualClock>; pacer: Pacer } {
     const clock = virtualClock();
     const pacer = new Pacer({ clock });
-    const make = (): HttpClient => new HttpClient({ timeoutMs: 2000, retry: { ...DEFAULT_RETRY_POLICY, retries }, clock, pacer, random: () => 0.5 });
+    const make = (): HttpClient =>
+      new HttpClient({ timeoutMs: 2000, retry: { ...DEFAULT_RETRY_POLICY, retries }, clock, pacer, random: () => 0.5 });
     return { clients: [make(), make()], clock, pacer };
   }
 
   it('holds every request of the run for a 429 Retry-After, not only the refused one', async () => {
     const { clients, clock, pacer } = shared();
     nock(ORIGIN)
-      .get('/thing').query(true).reply(200, { ok: 0 })
-      .get('/thing').query(true).reply(429, '', { 'Retry-After': '3' })
-      .get('/thing').query(true).reply(200, { ok: 1 })
-      .get('/thing').query(true).reply(200, { ok: 2 });
+      .get('/thing')
+      .query(true)
+      .reply(200, { ok: 0 })
+      .get('/thing')
+      .query(true)
+      .reply(429, '', { 'Retry-After': '3' })
+      .get('/thing')
+      .query(true)
+      .reply(200, { ok: 1 })
+      .get('/thing')
+      .query(true)
+      .reply(200, { ok: 2 });
     await clients[0]!.send({ method: 'GET', url }, json);
     const started = clock.now();
     const refused = clients[0]!.send({ method: 'GET', url }, json);
@@ -177,12 +206,18 @@ describe('HttpClient with the run pacer', () => {
     expect(pacer.stats()).toEqual({ requests: 4, throttled: 1, paceRps: 0.33 });
   });
 
-  it('counts each request and 429 into the caller\'s tally', async () => {
+  it("counts each request and 429 into the caller's tally", async () => {
     const { clients } = shared();
     nock(ORIGIN)
-      .get('/thing').query(true).reply(503)
-      .get('/thing').query(true).reply(429, '', { 'Retry-After': '1' })
-      .get('/thing').query(true).reply(200, { ok: 1 });
+      .get('/thing')
+      .query(true)
+      .reply(503)
+      .get('/thing')
+      .query(true)
+      .reply(429, '', { 'Retry-After': '1' })
+      .get('/thing')
+      .query(true)
+      .reply(200, { ok: 1 });
     const tally = { requests: 0, throttled: 0 };
     await clients[0]!.send({ method: 'GET', url, tally }, json);
     expect(tally).toEqual({ requests: 3, throttled: 1 });
@@ -196,16 +231,26 @@ describe('HttpClient with the run pacer', () => {
     expect(first).not.toBeInstanceOf(VendorDownError);
     const next = await clients[1]!.send({ method: 'GET', url }, json).catch((e: unknown) => e);
     expect(next).toBeInstanceOf(VendorDownError);
-    expect((next as Error).message).toMatch(/^the API is unreachable or failing: traffic 2026-11-20 page 1 failed 2 attempts, and the next request failed the same way \(network error: .*\); check the URL or try again later$/);
+    expect((next as Error).message).toMatch(
+      /^the API is unreachable or failing: traffic 2026-11-20 page 1 failed 2 attempts, and the next request failed the same way \(network error: .*\); check the URL or try again later$/,
+    );
   });
 
   it('does not count a 429 or an answer as the vendor down', async () => {
     const { clients } = shared(0);
     nock(ORIGIN)
-      .get('/thing').query(true).reply(502)
-      .get('/thing').query(true).reply(404, { detail: 'Not found.' })
-      .get('/thing').query(true).reply(502)
-      .get('/thing').query(true).reply(200, { ok: 1 });
+      .get('/thing')
+      .query(true)
+      .reply(502)
+      .get('/thing')
+      .query(true)
+      .reply(404, { detail: 'Not found.' })
+      .get('/thing')
+      .query(true)
+      .reply(502)
+      .get('/thing')
+      .query(true)
+      .reply(200, { ok: 1 });
     await expect(clients[0]!.send({ method: 'GET', url }, json)).rejects.toThrow(/HTTP 502/);
     // The vendor answered (a 404): it is up, so the next 502 is a unit's failure, not the end of the run.
     await expect(clients[0]!.send({ method: 'GET', url }, json)).rejects.toThrow(/HTTP 404/);

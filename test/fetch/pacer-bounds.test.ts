@@ -6,7 +6,12 @@ import { boundedWindow, PACE_FLOOR_RPS } from '../../src/fetch/wait-cap.js';
 import type { Logger } from '../../src/log/logger.js';
 import { virtualClock } from '../helpers/clock.js';
 
-function pacerOn(options: { maxRps?: number; maxWaitMs?: number } = {}): { pacer: Pacer; clock: ReturnType<typeof virtualClock>; warnings: string[]; paces: string[] } {
+function pacerOn(options: { maxRps?: number; maxWaitMs?: number } = {}): {
+  pacer: Pacer;
+  clock: ReturnType<typeof virtualClock>;
+  warnings: string[];
+  paces: string[];
+} {
   const clock = virtualClock(0);
   const warnings: string[] = [];
   const paces: string[] = [];
@@ -65,12 +70,16 @@ describe('Pacer: every wait the vendor asks for is capped', () => {
     const spent = new Headers({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '86400' });
     const first = await pacer.acquire(pacer.outage.join());
     expect(pacer.answered(first, spent)).toBeUndefined();
-    expect(warnings).toEqual([expect.stringMatching(/asks to wait 86400 s, more than --max-wait 2 s: waiting 2 s; if it asks again, the run ends$/)]);
+    expect(warnings).toEqual([
+      expect.stringMatching(/asks to wait 86400 s, more than --max-wait 2 s: waiting 2 s; if it asks again, the run ends$/),
+    ]);
     const second = await pacer.acquire(pacer.outage.join());
     expect(clock.now()).toBe(2000);
     const down = pacer.answered(second, spent);
     expect(down).toBeInstanceOf(VendorDownError);
-    expect(down?.message).toMatch(/not serving this run: .*asks to wait 86400 s, more than --max-wait 2 s, again after waiting 2 s; .*raise --max-wait$/);
+    expect(down?.message).toMatch(
+      /not serving this run: .*asks to wait 86400 s, more than --max-wait 2 s, again after waiting 2 s; .*raise --max-wait$/,
+    );
     // Every call waiting or to come ends with it.
     await expect(pacer.acquire(pacer.outage.join())).rejects.toBe(down);
     expect(Math.max(...clock.waits)).toBeLessThanOrEqual(2000);
@@ -102,7 +111,10 @@ describe('Pacer: every wait the vendor asks for is capped', () => {
     expect(pacer.stats().paceRps).toBe(0.1);
     const starved = pacerOn();
     for (let answer = 0; answer < 3; answer++) {
-      starved.pacer.answered(await starved.pacer.acquire(starved.pacer.outage.join()), new Headers({ 'ratelimit-policy': '"default";q=1;w=86400' }));
+      starved.pacer.answered(
+        await starved.pacer.acquire(starved.pacer.outage.join()),
+        new Headers({ 'ratelimit-policy': '"default";q=1;w=86400' }),
+      );
     }
     // One change of pace, not one per answer repeating it.
     expect(starved.paces).toHaveLength(1);

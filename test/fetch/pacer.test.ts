@@ -71,7 +71,11 @@ describe('Pacer, with no limit known', () => {
     const others = await Promise.all([1, 2, 3].map(() => pacer.acquire(pacer.outage.join())));
     expect(clock.now()).toBeGreaterThanOrEqual(at + 1000);
     for (const ticket of others) pacer.answered(ticket);
-    expect(paces).toEqual([expect.stringMatching(/^pace: 10 requests per 1 s \(9\.9\/s\), HTTP 429 when 10 had been accepted within 1 s; every request held 1\.0 s$/)]);
+    expect(paces).toEqual([
+      expect.stringMatching(
+        /^pace: 10 requests per 1 s \(9\.9\/s\), HTTP 429 when 10 had been accepted within 1 s; every request held 1\.0 s$/,
+      ),
+    ]);
     expect(fields[0]).toMatchObject({ quota: 10, window_seconds: 1, source: 'learned' });
     expect(pacer.stats()).toEqual({ requests: 14, throttled: 1, paceRps: 9.9 });
   });

@@ -31,8 +31,12 @@ afterEach(() => {
 describe('followPages and a 404', () => {
   it('takes a 404 after the first page as a paging anomaly (the set shrank), asked once, not retried', async () => {
     nock(ORIGIN)
-      .get('/m/').query({ page: '1' }).reply(200, { count: 4, next: `${ORIGIN}/m/?page=2`, results: [1, 2] })
-      .get('/m/').query({ page: '2' }).reply(404, { detail: 'Invalid page.' });
+      .get('/m/')
+      .query({ page: '1' })
+      .reply(200, { count: 4, next: `${ORIGIN}/m/?page=2`, results: [1, 2] })
+      .get('/m/')
+      .query({ page: '2' })
+      .reply(404, { detail: 'Invalid page.' });
     const error = await pages().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(PagingAnomaly);
     expect((error as Error).message).toBe('page 2 is gone (HTTP 404): the results changed while paging');
@@ -47,9 +51,15 @@ describe('followPages and a 404', () => {
 
   it('still retries a 503 on a later page', async () => {
     nock(ORIGIN)
-      .get('/m/').query({ page: '1' }).reply(200, { count: 3, next: `${ORIGIN}/m/?page=2`, results: [1, 2] })
-      .get('/m/').query({ page: '2' }).reply(503)
-      .get('/m/').query({ page: '2' }).reply(200, { count: 3, next: null, results: [3] });
+      .get('/m/')
+      .query({ page: '1' })
+      .reply(200, { count: 3, next: `${ORIGIN}/m/?page=2`, results: [1, 2] })
+      .get('/m/')
+      .query({ page: '2' })
+      .reply(503)
+      .get('/m/')
+      .query({ page: '2' })
+      .reply(200, { count: 3, next: null, results: [3] });
     expect(await pages()).toEqual([1, 2]);
   });
 });

@@ -155,7 +155,13 @@ export function captured(): Writable & { text: () => string } {
  * What `src/index.ts` hands a command, built for a run inside the test process: the one place that knows the
  * shape of CommandContext, so a change to it changes only this function.
  */
-export function commandContext(io: { stdout: Writable; stderr: Writable; env: NodeJS.ProcessEnv; signal: AbortSignal; clock?: Clock }): CommandContext {
+export function commandContext(io: {
+  stdout: Writable;
+  stderr: Writable;
+  env: NodeJS.ProcessEnv;
+  signal: AbortSignal;
+  clock?: Clock;
+}): CommandContext {
   return { stdout: io.stdout, stderr: io.stderr, env: io.env, signal: io.signal, ...(io.clock ? { clock: io.clock } : {}) };
 }
 
@@ -178,7 +184,10 @@ export function startInProcess(args: readonly string[], options: Omit<CliOptions
   options.signal?.addEventListener('abort', () => controller.abort(options.signal?.reason), { once: true });
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const env = cliEnv(options.env);
-  const run = runCommandLine(args, commandContext({ stdout, stderr, env, signal: controller.signal, ...(options.clock ? { clock: options.clock } : {}) }));
+  const run = runCommandLine(
+    args,
+    commandContext({ stdout, stderr, env, signal: controller.signal, ...(options.clock ? { clock: options.clock } : {}) }),
+  );
   liveInProcess.set(run, controller);
   void run.finally(() => liveInProcess.delete(run)).catch(() => undefined);
   let timer: NodeJS.Timeout | undefined;
@@ -190,7 +199,15 @@ export function startInProcess(args: readonly string[], options: Omit<CliOptions
     }, timeoutMs);
   });
   const done = Promise.race([run, timeout])
-    .then((code): CliResult => ({ code, signal: null, stdout: stdout.text(), stderr: withoutTimestamps(stderr.text()), rawStderr: stderr.text() }))
+    .then(
+      (code): CliResult => ({
+        code,
+        signal: null,
+        stdout: stdout.text(),
+        stderr: withoutTimestamps(stderr.text()),
+        rawStderr: stderr.text(),
+      }),
+    )
     .finally(() => clearTimeout(timer));
   return {
     pid: process.pid,

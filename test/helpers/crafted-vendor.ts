@@ -17,7 +17,11 @@ export interface CraftedVendor {
 }
 
 const VALUES: Readonly<Record<string, unknown>> = { 'unique-users': 3, 'avg-screen-time': '00:01:30', traffic: '1.00000' };
-const VALUE_KEYS: Readonly<Record<string, string>> = { 'unique-users': 'unique_users', 'avg-screen-time': 'avg_screen_time', traffic: 'traffic_pct' };
+const VALUE_KEYS: Readonly<Record<string, string>> = {
+  'unique-users': 'unique_users',
+  'avg-screen-time': 'avg_screen_time',
+  traffic: 'traffic_pct',
+};
 
 /** One valid result of the request's metric and day: store `storeCode`, one zone. */
 export function resultFor(request: Pick<CraftedRequest, 'metric' | 'day'>, storeCode = 'S1'): Record<string, unknown> {
@@ -38,7 +42,9 @@ export function envelope(results: readonly unknown[], options: { count?: number;
  * A vendor of our own making on loopback: the real path and envelope, with whatever headers and bodies a test
  * crafts. `answer` gets each request (its metric and day read from the URL) and answers it, or never does.
  */
-export async function startCraftedVendor(answer: (request: CraftedRequest, response: ServerResponse, raw: IncomingMessage) => void): Promise<CraftedVendor> {
+export async function startCraftedVendor(
+  answer: (request: CraftedRequest, response: ServerResponse, raw: IncomingMessage) => void,
+): Promise<CraftedVendor> {
   const requests: CraftedRequest[] = [];
   const server = createServer((raw, response) => {
     const url = new URL(raw.url ?? '/', 'http://vendor');

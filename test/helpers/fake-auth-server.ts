@@ -66,7 +66,11 @@ function base64url(value: unknown): string {
 }
 
 /** Writes `text` in chunks, honouring backpressure; records how far it got before the client hung up. */
-async function writeChunked(response: ServerResponse, text: string, record: { written: number; total: number; cutOff: boolean }): Promise<void> {
+async function writeChunked(
+  response: ServerResponse,
+  text: string,
+  record: { written: number; total: number; cutOff: boolean },
+): Promise<void> {
   const bytes = Buffer.from(text);
   record.total = bytes.length;
   for (let offset = 0; offset < bytes.length; offset += CHUNK_BYTES) {
@@ -94,7 +98,11 @@ async function writeChunked(response: ServerResponse, text: string, record: { wr
 
 /** A small OAuth client-credentials server on node:http, programmable for the failure modes the sandbox lacks. */
 export async function startFakeAuthServer(
-  options: { clientId?: string; clientSecret?: string; /** The clock of `iat` and `exp` (a test clock); default Date.now. */ now?: () => number } & FakeAuthBehaviour = {},
+  options: {
+    clientId?: string;
+    clientSecret?: string /** The clock of `iat` and `exp` (a test clock); default Date.now. */;
+    now?: () => number;
+  } & FakeAuthBehaviour = {},
 ): Promise<FakeAuthServer> {
   const clock = options.now ?? Date.now;
   const clientId = options.clientId ?? 'fake-client';

@@ -28,9 +28,15 @@ function validatorOf(url: string): ValidateFunction {
 function facetsOf(event: Record<string, unknown>): { where: string; facet: Record<string, unknown> }[] {
   const found: { where: string; facet: Record<string, unknown> }[] = [];
   const add = (where: string, facets: unknown): void => {
-    for (const [name, facet] of Object.entries((facets ?? {}) as Record<string, Record<string, unknown>>)) found.push({ where: `${where}.${name}`, facet });
+    for (const [name, facet] of Object.entries((facets ?? {}) as Record<string, Record<string, unknown>>))
+      found.push({ where: `${where}.${name}`, facet });
   };
-  const { run, job, inputs, outputs } = event as { run?: { facets?: unknown }; job?: { facets?: unknown }; inputs?: { facets?: unknown }[]; outputs?: { facets?: unknown; outputFacets?: unknown }[] };
+  const { run, job, inputs, outputs } = event as {
+    run?: { facets?: unknown };
+    job?: { facets?: unknown };
+    inputs?: { facets?: unknown }[];
+    outputs?: { facets?: unknown; outputFacets?: unknown }[];
+  };
   add('run.facets', run?.facets);
   add('job.facets', job?.facets);
   (inputs ?? []).forEach((input, index) => add(`inputs[${index}].facets`, input.facets));
@@ -53,7 +59,8 @@ export function openLineageErrors(event: Record<string, unknown>): string[] {
       return;
     }
     const validate = validatorOf(url);
-    if (!validate(value)) errors.push(...(validate.errors ?? []).map((error) => `${where}${error.instancePath} ${error.message ?? ''} (${url})`));
+    if (!validate(value))
+      errors.push(...(validate.errors ?? []).map((error) => `${where}${error.instancePath} ${error.message ?? ''} (${url})`));
   };
   check(event.schemaURL, event, 'event');
   for (const { where, facet } of facetsOf(event)) check(facet._schemaURL, facet, where);

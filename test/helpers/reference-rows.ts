@@ -34,7 +34,11 @@ const OWN_COLUMNS: Record<MetricName, (raw: unknown) => [string, string, unknown
   traffic: (raw) => [['traffic_pct', String(raw), Number(raw)]],
 };
 
-const VALUE_KEYS: Record<MetricName, string> = { 'unique-users': 'unique_users', 'avg-screen-time': 'avg_screen_time', traffic: 'traffic_pct' };
+const VALUE_KEYS: Record<MetricName, string> = {
+  'unique-users': 'unique_users',
+  'avg-screen-time': 'avg_screen_time',
+  traffic: 'traffic_pct',
+};
 
 export function referenceRows(metric: MetricName, results: readonly ReferenceResult[]): ReferenceRow[] {
   const rows = results.flatMap((result) =>
@@ -51,12 +55,19 @@ export function referenceRows(metric: MetricName, results: readonly ReferenceRes
     }),
   );
   const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-  return rows.sort((a, b) => compare(a.sortKey[0], b.sortKey[0]) || compare(a.sortKey[1], b.sortKey[1]) || compare(a.sortKey[2], b.sortKey[2]));
+  return rows.sort(
+    (a, b) => compare(a.sortKey[0], b.sortKey[0]) || compare(a.sortKey[1], b.sortKey[1]) || compare(a.sortKey[2], b.sortKey[2]),
+  );
 }
 
 /** RFC 4180 with LF endings; CR is quoted too, as the importer does. No header. */
 export function referenceCsv(rows: readonly ReferenceRow[]): string {
-  return rows.length === 0 ? '' : stringify(rows.map((row) => [...row.csvFields]), { record_delimiter: 'unix', quoted_match: /\r/ });
+  return rows.length === 0
+    ? ''
+    : stringify(
+        rows.map((row) => [...row.csvFields]),
+        { record_delimiter: 'unix', quoted_match: /\r/ },
+      );
 }
 
 export function referenceNdjson(rows: readonly ReferenceRow[]): string {

@@ -89,7 +89,6 @@ export function storeConfig(s3: Pick<S3Harness, 'endpoint'>, logger: Logger = si
   };
 }
 
-
 /** The ETag the tool's probe of a store's conditions asks for. */
 export const PROBE_ETAG = '"area-metrics-condition-probe"';
 
@@ -138,7 +137,16 @@ export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> 
   };
   const { port: upstreamPort } = await s3rver.run();
 
-  const faults: S3Faults = { denyWrites: false, answerAll: undefined, down: false, downAfterDataPuts: undefined, gatherStatePuts: 0, enforceConditions: true, refuseConditionalPuts: false, unsupportedIfNoneMatch: false };
+  const faults: S3Faults = {
+    denyWrites: false,
+    answerAll: undefined,
+    down: false,
+    downAfterDataPuts: undefined,
+    gatherStatePuts: 0,
+    enforceConditions: true,
+    refuseConditionalPuts: false,
+    unsupportedIfNoneMatch: false,
+  };
   const requests: S3Request[] = [];
   const keyLocks = new Map<string, Promise<void>>();
   let dataPuts = 0;
@@ -175,7 +183,10 @@ export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> 
     const before = keyLocks.get(key) ?? Promise.resolve();
     let done!: () => void;
     const mine = new Promise<void>((resolve) => (done = resolve));
-    keyLocks.set(key, before.then(() => mine));
+    keyLocks.set(
+      key,
+      before.then(() => mine),
+    );
     await before;
     try {
       return await work();
@@ -318,7 +329,9 @@ export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> 
       const found = new Map<string, Buffer>();
       let token: string | undefined;
       do {
-        const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix === '' ? undefined : `${prefix}/`, ContinuationToken: token }));
+        const page = await client.send(
+          new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix === '' ? undefined : `${prefix}/`, ContinuationToken: token }),
+        );
         for (const object of page.Contents ?? []) {
           const key = object.Key!;
           const relative = prefix === '' ? key : key.slice(prefix.length + 1);

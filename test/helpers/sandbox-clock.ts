@@ -32,7 +32,10 @@ export function clockedCli(
   at: Date,
   env: Readonly<Record<string, string>> = {},
 ): { runCli: typeof runCli; startCli: typeof startCli; startInProcess: typeof startInProcess } {
-  const withClock = <Options extends CliOptions>(options: Options): Options => ({ ...options, env: { ...clockEnv(at), ...env, ...options.env } });
+  const withClock = <Options extends CliOptions>(options: Options): Options => ({
+    ...options,
+    env: { ...clockEnv(at), ...env, ...options.env },
+  });
   return {
     runCli: (args, options = {}) => runCli(args, withClock(options)),
     startCli: (args, options = {}) => startCli(args, withClock(options)),

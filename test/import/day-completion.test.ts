@@ -14,7 +14,11 @@ import { loadStateFile } from '../helpers/state-file.js';
 const tempDir = useTempDirs('day-completion-');
 
 /** A complete unit whose results are the stores at these local midnights, with the metric's figures. */
-function outcome(unit: Unit, midnights: readonly string[], measure: MeasureSums = { value: midnights.length, weight: midnights.length, nonZero: midnights.length }): UnitOutcome {
+function outcome(
+  unit: Unit,
+  midnights: readonly string[],
+  measure: MeasureSums = { value: midnights.length, weight: midnights.length, nonZero: midnights.length },
+): UnitOutcome {
   const storeCodes = midnights.map((_, index) => `S${index}`);
   return {
     unit,
@@ -53,14 +57,20 @@ async function judge(mode: DayMode, day: string, now: string, midnights: readonl
 describe('DayCompletion: a day is over only when its local days are', () => {
   it('a UTC day at 18:28 UTC the next day is pending not-over, with a note saying until when', async () => {
     // +05:45's local 2026-11-23 began at 18:15Z on the 22nd: within 25 h at 18:28Z on the 23rd. -05:00's began the 22nd.
-    const { coverage, notes } = await judge('utc', '2026-11-22', '2026-11-23T18:28:00Z', ['2026-11-23T00:00:00+05:45', '2026-11-22T00:00:00-05:00']);
+    const { coverage, notes } = await judge('utc', '2026-11-22', '2026-11-23T18:28:00Z', [
+      '2026-11-23T00:00:00+05:45',
+      '2026-11-22T00:00:00-05:00',
+    ]);
     expect(coverage.complete).toEqual([]);
     expect(coverage.pending).toEqual([{ day: '2026-11-22', status: { reason: 'not-over', stores: 2 } }]);
     expect(notes).toEqual([{ metric: 'traffic', day: '2026-11-22', kind: 'not-over', until: '2026-11-24T00:59:59Z', results: 2 }]);
   });
 
   it('the same day is complete once it is over, with no warning', async () => {
-    const { coverage, notes } = await judge('utc', '2026-11-22', '2026-11-24T00:59:59Z', ['2026-11-23T00:00:00+05:45', '2026-11-22T00:00:00-05:00']);
+    const { coverage, notes } = await judge('utc', '2026-11-22', '2026-11-24T00:59:59Z', [
+      '2026-11-23T00:00:00+05:45',
+      '2026-11-22T00:00:00-05:00',
+    ]);
     expect(coverage.complete).toEqual([['2026-11-22', '2026-11-22']]);
     expect(notes).toEqual([]);
   });
@@ -95,7 +105,7 @@ describe('DayCompletion: numbers that look wrong', () => {
   const month = (count: number, users = (index: number) => 1000 + 10 * index): [string, number][] =>
     Array.from({ length: count }, (_, index) => [addDays('2026-11-01', index), users(index)]);
 
-  it('a complete day keeps its profile: results, stores, rows and the metric\'s total', async () => {
+  it("a complete day keeps its profile: results, stores, rows and the metric's total", async () => {
     const { state } = await importDays([['2026-11-01', 1234]]);
     expect(state.completeProfiles('unique-users')).toEqual(new Map([['2026-11-01', [2, 2, 4, 1234]]]));
   });
@@ -105,7 +115,15 @@ describe('DayCompletion: numbers that look wrong', () => {
     expect(state.coverage('unique-users').pending).toEqual([
       { day: '2026-11-11', status: { reason: 'suspect', measure: 'sum of unique_users', value: 300, median: 1045, stores: 2 } },
     ]);
-    expect(notes).toEqual([{ metric: 'unique-users', day: '2026-11-11', kind: 'suspect', held: true, suspicion: { measure: 'sum of unique_users', value: 300, median: 1045 } }]);
+    expect(notes).toEqual([
+      {
+        metric: 'unique-users',
+        day: '2026-11-11',
+        kind: 'suspect',
+        held: true,
+        suspicion: { measure: 'sum of unique_users', value: 300, median: 1045 },
+      },
+    ]);
     expect(state.completeProfiles('unique-users').has('2026-11-11')).toBe(false);
   });
 
@@ -125,21 +143,27 @@ describe('DayCompletion: numbers that look wrong', () => {
 
   it('every value zero is suspect even without history', async () => {
     const { state, notes } = await importDays([['2026-11-01', 0]]);
-    expect(state.coverage('unique-users').pending).toEqual([{ day: '2026-11-01', status: { reason: 'suspect', measure: 'sum of unique_users', value: 0, allZero: true, stores: 2 } }]);
-    expect(notes).toEqual([expect.objectContaining({ kind: 'suspect', held: true, suspicion: { measure: 'sum of unique_users', value: 0, allZero: true } })]);
+    expect(state.coverage('unique-users').pending).toEqual([
+      { day: '2026-11-01', status: { reason: 'suspect', measure: 'sum of unique_users', value: 0, allZero: true, stores: 2 } },
+    ]);
+    expect(notes).toEqual([
+      expect.objectContaining({ kind: 'suspect', held: true, suspicion: { measure: 'sum of unique_users', value: 0, allZero: true } }),
+    ]);
   });
 
   it('--on-suspect warn records the day complete with the warning; off does not judge', async () => {
     const warned = await importDays([...month(10), ['2026-11-11', 300]], 'warn');
     expect(warned.state.coverage('unique-users').pending).toEqual([]);
     expect(warned.state.completeProfiles('unique-users').get('2026-11-11')).toEqual([2, 2, 4, 300]);
-    expect(warned.notes).toEqual([expect.objectContaining({ kind: 'suspect', held: false, suspicion: expect.objectContaining({ value: 300 }) })]);
+    expect(warned.notes).toEqual([
+      expect.objectContaining({ kind: 'suspect', held: false, suspicion: expect.objectContaining({ value: 300 }) }),
+    ]);
     const off = await importDays([...month(10), ['2026-11-11', 0]], 'off');
     expect(off.state.coverage('unique-users').pending).toEqual([]);
     expect(off.notes).toEqual([]);
   });
 
-  it('marks the run\'s days asked before any request; those it never judged are interrupted when it ends', async () => {
+  it("marks the run's days asked before any request; those it never judged are interrupted when it ends", async () => {
     const statePath = join(await tempDir(), STATE_FILE_NAME);
     const state = await loadStateFile(statePath, { now: new Date(NOW), metricNames: ['unique-users'] });
     const days = new DayCompletion([unitOf('2026-11-01'), unitOf('2026-11-02')], { ...RULES, now: new Date(NOW), mode: 'utc' }, state);
@@ -151,7 +175,7 @@ describe('DayCompletion: numbers that look wrong', () => {
     expect(state.coverage('unique-users').pending).toEqual([{ day: '2026-11-02', status: { reason: 'interrupted' } }]);
   });
 
-  it('a held day completes when the vendor\'s numbers are plausible again', async () => {
+  it("a held day completes when the vendor's numbers are plausible again", async () => {
     const held = await importDays([...month(10), ['2026-11-11', 300]]);
     const again = await importDays([['2026-11-11', 1110]], 'hold', held.statePath);
     expect(again.state.coverage('unique-users').pending).toEqual([]);

@@ -12,7 +12,22 @@ const units: Unit[] = ['2026-11-01', '2026-11-02', '2026-11-03', '2026-11-04', '
 }));
 
 function data(unit: Unit): UnitData {
-  return { unit, count: 0, pages: 1, rowCount: 0, header: undefined, pieces: [], rejected: [], warnings: [], storeCodes: [], dropped: 0, attempts: 1, requests: 1, throttled: 0, measure: emptySums() };
+  return {
+    unit,
+    count: 0,
+    pages: 1,
+    rowCount: 0,
+    header: undefined,
+    pieces: [],
+    rejected: [],
+    warnings: [],
+    storeCodes: [],
+    dropped: 0,
+    attempts: 1,
+    requests: 1,
+    throttled: 0,
+    measure: emptySums(),
+  };
 }
 
 function recordingSink(): UnitSink & { committed: string[] } {

@@ -16,7 +16,12 @@ import { startS3, storeConfig, type S3Harness } from '../helpers/s3.js';
 let s3: S3Harness;
 let lineage: LineageServer;
 const logged: string[] = [];
-const logger: Logger = { debug: () => {}, info: () => {}, warn: (line) => logged.push(`warn: ${line}`), error: (line) => logged.push(`error: ${line}`) };
+const logger: Logger = {
+  debug: () => {},
+  info: () => {},
+  warn: (line) => logged.push(`warn: ${line}`),
+  error: (line) => logged.push(`error: ${line}`),
+};
 
 beforeAll(async () => {
   [s3, lineage] = await Promise.all([startS3(), startLineageServer()]);
@@ -31,13 +36,33 @@ afterEach(() => {
 });
 
 /** The records of a hive-layout run of traffic into `s3://<bucket>/<prefix>`, for these days. */
-async function openRecords(prefix: string, days: string[]): Promise<{ records: RunRecords; units: Unit[]; stores: ObjectStores; commit: (outcome: UnitOutcome) => void }> {
-  const raw = { baseUrl: 'https://api.example.test/', clientId: 'id', clientSecret: 'secret-value', output: `s3://${s3.bucket}/${prefix}`, layout: 'hive', openlineageUrl: lineage.url };
+async function openRecords(
+  prefix: string,
+  days: string[],
+): Promise<{ records: RunRecords; units: Unit[]; stores: ObjectStores; commit: (outcome: UnitOutcome) => void }> {
+  const raw = {
+    baseUrl: 'https://api.example.test/',
+    clientId: 'id',
+    clientSecret: 'secret-value',
+    output: `s3://${s3.bucket}/${prefix}`,
+    layout: 'hive',
+    openlineageUrl: lineage.url,
+  };
   const config = await importConfigOf(raw, {}, 1);
   const units = planUnits([{ metric: 'traffic', days }], []);
   const stores = new ObjectStores(storeConfig(s3, logger));
   const tally = new RunTally();
-  const records = await RunRecords.open({ commandName: 'traffic', command: 'traffic --from ...', config, units, destination: openDestination(config.output, { stores, stdout: process.stdout }), tally, env: {}, logger, redact: (text) => text.replaceAll('secret-value', '***') });
+  const records = await RunRecords.open({
+    commandName: 'traffic',
+    command: 'traffic --from ...',
+    config,
+    units,
+    destination: openDestination(config.output, { stores, stdout: process.stdout }),
+    tally,
+    env: {},
+    logger,
+    redact: (text) => text.replaceAll('secret-value', '***'),
+  });
   // A committed unit reaches the run's tally and its records, as in a run.
   const commit = (outcome: UnitOutcome): void => {
     tally.add(outcome);
@@ -49,7 +74,23 @@ async function openRecords(prefix: string, days: string[]): Promise<{ records: R
 /** A written unit of `rows` rows, stored as `bytes` bytes. */
 function written(unit: Unit, rows: number, bytes: number): UnitOutcome {
   const path = `metric=traffic/dt=${unit.day}/traffic_${unit.day}.csv`;
-  const data = { unit, count: rows, pages: 1, rowCount: rows, header: undefined, pieces: [], rejected: [], warnings: [], storeCodes: [], localMidnights: [], dropped: 0, attempts: 1, requests: 1, throttled: 0, measure: emptySums() };
+  const data = {
+    unit,
+    count: rows,
+    pages: 1,
+    rowCount: rows,
+    header: undefined,
+    pieces: [],
+    rejected: [],
+    warnings: [],
+    storeCodes: [],
+    localMidnights: [],
+    dropped: 0,
+    attempts: 1,
+    requests: 1,
+    throttled: 0,
+    measure: emptySums(),
+  };
   return { unit, ok: true, data, destination: path, changed: true, file: { path, bytes, sha256: 'c'.repeat(64) } };
 }
 
@@ -65,7 +106,13 @@ describe('RunRecords into a bucket', () => {
     expect(fail).toMatchObject({
       eventType: 'FAIL',
       inputs: [{ namespace: 'https://api.example.test', name: '/api/bi/area-metrics/traffic/' }],
-      outputs: [{ namespace: `s3://${s3.bucket}`, name: 'lake/nightly/metric=traffic', outputFacets: { outputStatistics: { rowCount: 12, size: 400, fileCount: 1 } } }],
+      outputs: [
+        {
+          namespace: `s3://${s3.bucket}`,
+          name: 'lake/nightly/metric=traffic',
+          outputFacets: { outputStatistics: { rowCount: 12, size: 400, fileCount: 1 } },
+        },
+      ],
       run: { facets: { errorMessage: { message: 'traffic 2026-11-21: HTTP 503' } } },
     });
     const manifests = await s3.objects('lake/nightly/_runs');
@@ -83,7 +130,9 @@ describe('RunRecords into a bucket', () => {
     s3.faults.denyWrites = true;
     expect(await records.finish({ exitCode: 0 })).toBe(7);
     stores.close();
-    expect(logged).toEqual([expect.stringMatching(new RegExp(`^error: cannot write s3://${s3.bucket}/denied/_runs/\\S+\\.json: the store refused: AccessDenied`))]);
+    expect(logged).toEqual([
+      expect.stringMatching(new RegExp(`^error: cannot write s3://${s3.bucket}/denied/_runs/\\S+\\.json: the store refused: AccessDenied`)),
+    ]);
     expect(lineage.received.map(({ body }) => body.eventType)).toEqual(['START', 'FAIL']);
   });
 });

@@ -26,7 +26,15 @@ function written(unit: Unit, rows: number, file?: { bytes: number; changed: bool
   };
   if (file === undefined) return { unit, ok: true, data, destination: 'stdout', changed: true };
   const path = `${unit.metric.name}/${unit.day}.csv`;
-  return { unit, ok: true, data, destination: path, path, changed: file.changed, file: { path, bytes: file.bytes, sha256: 'c'.repeat(64) } };
+  return {
+    unit,
+    ok: true,
+    data,
+    destination: path,
+    path,
+    changed: file.changed,
+    file: { path, bytes: file.bytes, sha256: 'c'.repeat(64) },
+  };
 }
 
 describe('RunTally', () => {

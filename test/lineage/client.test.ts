@@ -19,7 +19,10 @@ afterEach(async () => {
 /** A lineage server on loopback that answers each event with `status` (after `delayMs`), and keeps what it got. */
 async function lineageServer(status = 201, delayMs = 0): Promise<{ settings: LineageSettings; received: ReceivedEvent[] }> {
   server = await startLineageServer({ status, delayMs });
-  return { settings: { endpoint: new URL(`${server.url}/api/v1/lineage`), namespace: 'area-metrics', apiKey: 'Lineage-Key-9f3' }, received: server.received };
+  return {
+    settings: { endpoint: new URL(`${server.url}/api/v1/lineage`), namespace: 'area-metrics', apiKey: 'Lineage-Key-9f3' },
+    received: server.received,
+  };
 }
 
 const START = { eventType: 'START' };
@@ -49,7 +52,9 @@ describe('LineageClient', () => {
     // Far below the 5 s budget a wait for the down server would use up, with room for a busy machine.
     expect(performance.now() - started).toBeLessThan(2_500);
     expect(logger.warnings).toHaveLength(1);
-    expect(logger.warnings[0]).toMatch(/^OpenLineage: cannot post the START event to http:\/\/127\.0\.0\.1:\d+\/api\/v1\/lineage: ECONNREFUSED; the import goes on/);
+    expect(logger.warnings[0]).toMatch(
+      /^OpenLineage: cannot post the START event to http:\/\/127\.0\.0\.1:\d+\/api\/v1\/lineage: ECONNREFUSED; the import goes on/,
+    );
     expect(logger.warnings[0]).not.toContain('Lineage-Key-9f3');
   });
 

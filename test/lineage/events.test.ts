@@ -13,16 +13,31 @@ function event(input: Partial<RunEventInput>): Record<string, unknown> {
 }
 
 describe('OpenLineage run events', () => {
-  it.each(['START', 'COMPLETE', 'ABORT'] as const)('a %s event is a valid 2-0-2 RunEvent, its facets valid against their own schemas', (type) => {
-    const built = event({ type, outputs: [{ ...OUTPUT, ...(type === 'START' ? {} : { statistics: { rowCount: 12, size: 3400, fileCount: 2 } }) }] });
-    expect(openLineageErrors(built)).toEqual([]);
-    expect(built).toMatchObject({ eventType: type, eventTime: at.toISOString(), producer: PRODUCER, schemaURL: RUN_EVENT_SCHEMA_URL, run: { runId: RUN.runId }, job: { namespace: 'area-metrics', name: 'traffic' } });
-  });
+  it.each(['START', 'COMPLETE', 'ABORT'] as const)(
+    'a %s event is a valid 2-0-2 RunEvent, its facets valid against their own schemas',
+    (type) => {
+      const built = event({
+        type,
+        outputs: [{ ...OUTPUT, ...(type === 'START' ? {} : { statistics: { rowCount: 12, size: 3400, fileCount: 2 } }) }],
+      });
+      expect(openLineageErrors(built)).toEqual([]);
+      expect(built).toMatchObject({
+        eventType: type,
+        eventTime: at.toISOString(),
+        producer: PRODUCER,
+        schemaURL: RUN_EVENT_SCHEMA_URL,
+        run: { runId: RUN.runId },
+        job: { namespace: 'area-metrics', name: 'traffic' },
+      });
+    },
+  );
 
   it('a FAIL carries the errorMessage run facet', () => {
     const built = event({ type: 'FAIL', errorMessage: 'traffic 2026-11-20: HTTP 503 after 5 retries' });
     expect(openLineageErrors(built)).toEqual([]);
-    expect(built.run).toMatchObject({ facets: { errorMessage: { message: 'traffic 2026-11-20: HTTP 503 after 5 retries', programmingLanguage: 'JavaScript' } } });
+    expect(built.run).toMatchObject({
+      facets: { errorMessage: { message: 'traffic 2026-11-20: HTTP 503 after 5 retries', programmingLanguage: 'JavaScript' } },
+    });
   });
 
   it("the schema facet is the metric's columns in file order, typed as catalogs name them", () => {
@@ -40,7 +55,9 @@ describe('OpenLineage run events', () => {
   });
 
   it('outputStatistics has the rows, bytes and files written', () => {
-    const built = event({ type: 'COMPLETE', outputs: [{ ...OUTPUT, statistics: { rowCount: 12, size: 3400, fileCount: 2 } }] }) as { outputs: { outputFacets: unknown }[] };
+    const built = event({ type: 'COMPLETE', outputs: [{ ...OUTPUT, statistics: { rowCount: 12, size: 3400, fileCount: 2 } }] }) as {
+      outputs: { outputFacets: unknown }[];
+    };
     expect(built.outputs[0]!.outputFacets).toMatchObject({ outputStatistics: { rowCount: 12, size: 3400, fileCount: 2 } });
   });
 

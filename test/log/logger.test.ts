@@ -15,7 +15,13 @@ function capture(format: LogFormat): { lines: () => string[]; log: ReturnType<ty
       done();
     },
   });
-  const log = createLogger({ stream, format, level: 'debug', credentials: [{ clientId: CLIENT_ID, secret: SECRET }], now: () => new Date(0) });
+  const log = createLogger({
+    stream,
+    format,
+    level: 'debug',
+    credentials: [{ clientId: CLIENT_ID, secret: SECRET }],
+    now: () => new Date(0),
+  });
   return { lines: () => text.split('\n').filter(Boolean), log };
 }
 
@@ -33,7 +39,12 @@ describe('createLogger redaction', () => {
     expect(written[0]).toContain('Basic ***');
     if (format === 'json') {
       const first = JSON.parse(written[0]!) as { msg: string; detail: string; nested: { echoed: string }[] };
-      expect(first).toMatchObject({ level: 'error', msg: '400 bad header "Basic ***"', detail: 'client_secret=***', nested: [{ echoed: '***' }] });
+      expect(first).toMatchObject({
+        level: 'error',
+        msg: '400 bad header "Basic ***"',
+        detail: 'client_secret=***',
+        nested: [{ echoed: '***' }],
+      });
       expect((JSON.parse(written[1]!) as { msg: string }).msg).toBe('echoed *** and "***"');
     } else {
       expect(written[1]).toBe('warn: echoed *** and "***"');
@@ -56,7 +67,9 @@ describe('createLogger timestamps', () => {
         done();
       },
     });
-    createLogger({ stream, format: 'text', level: 'info', timestamps: true, now: () => new Date('2026-11-21T02:30:00.123Z') }).warn('traffic 2026-11-20: late');
+    createLogger({ stream, format: 'text', level: 'info', timestamps: true, now: () => new Date('2026-11-21T02:30:00.123Z') }).warn(
+      'traffic 2026-11-20: late',
+    );
     createLogger({ stream, format: 'text', level: 'info', now: () => new Date('2026-11-21T02:30:00.123Z') }).info('plain');
     expect(text.split('\n')).toEqual(['2026-11-21T02:30:00.123Z warn: traffic 2026-11-20: late', 'plain', '']);
   });

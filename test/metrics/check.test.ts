@@ -19,15 +19,85 @@ function mutations(metric: MetricName, record: Record<string, unknown>): unknown
   const values = record.values as Record<string, unknown>[];
   const first = values[0]!;
   const withEntry = (entry: unknown, at = 0) => ({ ...record, values: values.map((one, index) => (index === at ? entry : one)) });
-  const badValues: unknown[] = [null, true, '', '3', -1, 1.5, 2 ** 53, 1e21, -0, '00:60:00', '00:00:60', '24:00:00', '9999:59:59', '10000:00:00',
-    '99999999999999999999:00:00', '1:00:00', '0.5', '0.50000', '1.00001', '01.0', '0', '1', '1.', '.5', '-0.1', 'abc', [], {}, 0, 7];
-  const badTexts: unknown[] = [undefined, null, '', 7, [], {}, '\ud800', 'a\udc00b', '\ud83d\ude00 ok', ' ', 'Ünï', 'S\u0000', 'a\nb', '\u001f', '\t', 'S\u007f'];
-  const badDates: unknown[] = ['2026-11-20T00:00:00', '2026-11-20', '2026-02-30T00:00:00Z', '2024-02-29T00:00:00Z', '2026-02-29T00:00:00Z',
-    '2026-11-20T24:00:00Z', '2026-11-20T23:59:60Z', '2026-11-20T00:00:00+99:00', '2026-11-20T00:00:00+23:59', '2026-11-20T00:00:00+14:00',
-    '2026-11-20T00:00:00+14:01', '2026-11-20T00:00:00-12:00', '2026-11-20T00:00:00-12:30', '2026-11-20T00:00:00+05:60',
-    '2026-11-20T00:00:00.123Z', '2026-11-20T00:00:00.Z', '2026-13-01T00:00:00Z', '2026-00-10T00:00:00Z', '0099-01-01T00:00:00Z', 20261120, null];
+  const badValues: unknown[] = [
+    null,
+    true,
+    '',
+    '3',
+    -1,
+    1.5,
+    2 ** 53,
+    1e21,
+    -0,
+    '00:60:00',
+    '00:00:60',
+    '24:00:00',
+    '9999:59:59',
+    '10000:00:00',
+    '99999999999999999999:00:00',
+    '1:00:00',
+    '0.5',
+    '0.50000',
+    '1.00001',
+    '01.0',
+    '0',
+    '1',
+    '1.',
+    '.5',
+    '-0.1',
+    'abc',
+    [],
+    {},
+    0,
+    7,
+  ];
+  const badTexts: unknown[] = [
+    undefined,
+    null,
+    '',
+    7,
+    [],
+    {},
+    '\ud800',
+    'a\udc00b',
+    '\ud83d\ude00 ok',
+    ' ',
+    'Ünï',
+    'S\u0000',
+    'a\nb',
+    '\u001f',
+    '\t',
+    'S\u007f',
+  ];
+  const badDates: unknown[] = [
+    '2026-11-20T00:00:00',
+    '2026-11-20',
+    '2026-02-30T00:00:00Z',
+    '2024-02-29T00:00:00Z',
+    '2026-02-29T00:00:00Z',
+    '2026-11-20T24:00:00Z',
+    '2026-11-20T23:59:60Z',
+    '2026-11-20T00:00:00+99:00',
+    '2026-11-20T00:00:00+23:59',
+    '2026-11-20T00:00:00+14:00',
+    '2026-11-20T00:00:00+14:01',
+    '2026-11-20T00:00:00-12:00',
+    '2026-11-20T00:00:00-12:30',
+    '2026-11-20T00:00:00+05:60',
+    '2026-11-20T00:00:00.123Z',
+    '2026-11-20T00:00:00.Z',
+    '2026-13-01T00:00:00Z',
+    '2026-00-10T00:00:00Z',
+    '0099-01-01T00:00:00Z',
+    20261120,
+    null,
+  ];
   return [
-    null, 'text', 7, [], [record],
+    null,
+    'text',
+    7,
+    [],
+    [record],
     ...badTexts.map((store_code) => ({ ...record, store_code })),
     ...badDates.map((date) => ({ ...record, date })),
     ...['hourly', 'Daily', null, undefined].map((granularity) => ({ ...record, granularity })),
@@ -110,12 +180,39 @@ describe('checkResult', () => {
     ['unique-users', { ...base, values: [{ zone: '\ud800', unique_users: 3 }] }, 'values[0].zone', '\ud800'],
     ['unique-users', { ...base, values: [{ zone: 'A\u001f', unique_users: 3 }] }, 'values[0].zone', 'A\u001f'],
     ['unique-users', { ...base, values: [{ zone_name: '\t', unique_users: 3 }] }, 'values[0].zone_name', '\t'],
-    ['unique-users', { ...base, values: [{ zone: 'A', unique_users: 1 }, { zone: 'A', unique_users: 9 }] }, 'values[1].zone', 'A'],
-    ['unique-users', { ...base, values: [{ zone: 'A', unique_users: 1 }, { zone_name: 'A', unique_users: 9 }] }, 'values[1].zone_name', 'A'],
+    [
+      'unique-users',
+      {
+        ...base,
+        values: [
+          { zone: 'A', unique_users: 1 },
+          { zone: 'A', unique_users: 9 },
+        ],
+      },
+      'values[1].zone',
+      'A',
+    ],
+    [
+      'unique-users',
+      {
+        ...base,
+        values: [
+          { zone: 'A', unique_users: 1 },
+          { zone_name: 'A', unique_users: 9 },
+        ],
+      },
+      'values[1].zone_name',
+      'A',
+    ],
     ['avg-screen-time', { ...base, values: [{ zone: 'A', avg_screen_time: '1:75:00' }] }, 'values[0].avg_screen_time', '1:75:00'],
     ['avg-screen-time', { ...base, values: [{ zone: 'A', avg_screen_time: '00:60:00' }] }, 'values[0].avg_screen_time', '00:60:00'],
     ['avg-screen-time', { ...base, values: [{ zone: 'A', avg_screen_time: '00:00:60' }] }, 'values[0].avg_screen_time', '00:00:60'],
-    ['avg-screen-time', { ...base, values: [{ zone: 'A', avg_screen_time: '99999999999999999999:00:00' }] }, 'values[0].avg_screen_time', '99999999999999999999:00:00'],
+    [
+      'avg-screen-time',
+      { ...base, values: [{ zone: 'A', avg_screen_time: '99999999999999999999:00:00' }] },
+      'values[0].avg_screen_time',
+      '99999999999999999999:00:00',
+    ],
     ['avg-screen-time', { ...base, values: [{ zone: 'A', avg_screen_time: 300 }] }, 'values[0].avg_screen_time', 300],
     ['traffic', { ...base, values: [{ zone: 'A', traffic_pct: 'abc' }] }, 'values[0].traffic_pct', 'abc'],
     ['traffic', { ...base, values: [{ zone: 'A', traffic_pct: '1.00001' }] }, 'values[0].traffic_pct', '1.00001'],
@@ -131,28 +228,43 @@ describe('checkResult', () => {
   });
 
   it('checks the instant against the requested window, both ends included, whatever the offset', () => {
-    const scope: RequestScope = { fromMs: Date.parse('2026-11-20T00:00:00Z'), toMs: Date.parse('2026-11-20T23:59:59Z'), label: '2026-11-20' };
+    const scope: RequestScope = {
+      fromMs: Date.parse('2026-11-20T00:00:00Z'),
+      toMs: Date.parse('2026-11-20T23:59:59Z'),
+      label: '2026-11-20',
+    };
     const at = (date: string) => checkResult(METRICS['unique-users'], { ...good['unique-users'], date }, scope);
     expect(at('2026-11-20T00:00:00Z').ok).toBe(true);
     expect(at('2026-11-21T01:59:59+02:00').ok).toBe(true);
     expect(at('2026-11-20T00:00:00+02:00').ok).toBe(false);
     expect(at('2026-11-19T19:00:00-05:00').ok).toBe(true);
-    expect(at('2026-11-25T00:00:00Z')).toMatchObject({ ok: false, violation: { field: 'date', reason: 'lies outside the requested window 2026-11-20' } });
+    expect(at('2026-11-25T00:00:00Z')).toMatchObject({
+      ok: false,
+      violation: { field: 'date', reason: 'lies outside the requested window 2026-11-20' },
+    });
   });
 
   it('checks the store when one was asked for', () => {
     const scope: RequestScope = { ...anyTime, storeCode: 'S002' };
-    expect(checkResult(METRICS['unique-users'], good['unique-users'], scope)).toMatchObject({ ok: false, violation: { field: 'store_code', value: 'S001' } });
+    expect(checkResult(METRICS['unique-users'], good['unique-users'], scope)).toMatchObject({
+      ok: false,
+      violation: { field: 'store_code', value: 'S001' },
+    });
     expect(checkResult(METRICS['unique-users'], { ...good['unique-users'], store_code: 'S002' }, scope).ok).toBe(true);
   });
 
   it('in local mode admits the day asked for and its neighbours, and names the date of any other day', () => {
     const scope: RequestScope = { ...anyTime, localDay: '2026-11-22' };
     const at = (date: string) => checkResult(METRICS['unique-users'], { ...good['unique-users'], date }, scope);
-    for (const date of ['2026-11-21T00:00:00+14:00', '2026-11-22T00:00:00-12:00', '2026-11-23T00:00:00+13:00']) expect(at(date).ok, date).toBe(true);
+    for (const date of ['2026-11-21T00:00:00+14:00', '2026-11-22T00:00:00-12:00', '2026-11-23T00:00:00+13:00'])
+      expect(at(date).ok, date).toBe(true);
     expect(at('2026-11-24T00:00:00+13:00')).toEqual({
       ok: false,
-      violation: { field: 'date', value: '2026-11-24T00:00:00+13:00', reason: 'is a local day neither 2026-11-22 nor a day next to it, which its window cannot hold' },
+      violation: {
+        field: 'date',
+        value: '2026-11-24T00:00:00+13:00',
+        reason: 'is a local day neither 2026-11-22 nor a day next to it, which its window cannot hold',
+      },
     });
     expect(at('2026-11-20T00:00:00-12:00')).toMatchObject({ ok: false, violation: { field: 'date', value: '2026-11-20T00:00:00-12:00' } });
   });

@@ -54,11 +54,16 @@ describe('how each metric totals a day', () => {
   });
 
   it('screen time: the mean of avg_screen_time in seconds', () => {
-    expect(totalOver('avg-screen-time', 'avg_screen_time', [['00:01:00', '00:00:00'], ['00:02:00']])).toEqual({ sums: { value: 180, weight: 3, nonZero: 2 }, total: 60 });
+    expect(totalOver('avg-screen-time', 'avg_screen_time', [['00:01:00', '00:00:00'], ['00:02:00']])).toEqual({
+      sums: { value: 180, weight: 3, nonZero: 2 },
+      total: 60,
+    });
   });
 
   it('traffic: the share of results whose traffic_pct sum to 1, within the rounding of 5 decimals', () => {
-    expect(totalOver('traffic', 'traffic_pct', [['0.50000', '0.50000'], ['0.33333', '0.33333', '0.33334'], ['0.10000', '0.10000'], []])).toEqual({
+    expect(
+      totalOver('traffic', 'traffic_pct', [['0.50000', '0.50000'], ['0.33333', '0.33333', '0.33334'], ['0.10000', '0.10000'], []]),
+    ).toEqual({
       sums: { value: 2, weight: 3, nonZero: 7 },
       total: 0.666667,
     });
@@ -80,6 +85,12 @@ describe('zoneOf and compareResults', () => {
       { storeCode: 'B', date: '2026-11-20T00:00:00Z' },
       { storeCode: 'É', date: '2026-11-20T00:00:00Z' },
     ];
-    expect(results.sort(compareResults).map((r) => `${r.storeCode}|${r.date.slice(8, 10)}`)).toEqual(['B|20', 'a|20', 'a|21', 'b|20', 'É|20']);
+    expect(results.sort(compareResults).map((r) => `${r.storeCode}|${r.date.slice(8, 10)}`)).toEqual([
+      'B|20',
+      'a|20',
+      'a|21',
+      'b|20',
+      'É|20',
+    ]);
   });
 });

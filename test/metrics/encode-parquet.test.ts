@@ -38,7 +38,12 @@ describe.each(METRIC_NAMES)('%s as Parquet rows', (metric) => {
     const table = parquetTableOf(METRICS[metric], PARQUET, WINDOW);
     expect(table?.columns.map((column) => column.name)).toEqual(columnNames(METRICS[metric]));
     expect(table?.columns.slice(0, 5).map((column) => column.type)).toEqual(['string', 'timestamp', 'date', 'string', 'string']);
-    expect(table?.metadata.map((entry) => entry.key)).toEqual(['area_metrics.version', 'area_metrics.metric', 'area_metrics.datetime_gte', 'area_metrics.datetime_lte']);
+    expect(table?.metadata.map((entry) => entry.key)).toEqual([
+      'area_metrics.version',
+      'area_metrics.metric',
+      'area_metrics.datetime_gte',
+      'area_metrics.datetime_lte',
+    ]);
     expect(table?.metadata[1]?.value).toBe(metric);
   });
 

@@ -95,7 +95,9 @@ describe('NDJSON', () => {
   });
 
   it('writes one line per result object, as received, for --shape results', () => {
-    expect(results(METRICS.traffic, traffic, { store_code: 'S1', extra: true })).toBe('{"metric":"traffic","store_code":"S1","extra":true}\n');
+    expect(results(METRICS.traffic, traffic, { store_code: 'S1', extra: true })).toBe(
+      '{"metric":"traffic","store_code":"S1","extra":true}\n',
+    );
   });
 
   it('gives no line for a record nested deeper than JSON.stringify can go (the page fails as malformed)', () => {

@@ -18,7 +18,12 @@ function contextOf(name: MetricName, format: OutputFormat, storeCode?: string): 
 const csvJob = contextOf('unique-users', 'csv');
 
 function result(store: string, zones: string[], value: (index: number) => unknown = (index) => index) {
-  return { store_code: store, date: '2026-11-20T00:00:00+01:00', granularity: 'daily', values: zones.map((zone, index) => ({ zone, unique_users: value(index) })) };
+  return {
+    store_code: store,
+    date: '2026-11-20T00:00:00+01:00',
+    granularity: 'daily',
+    values: zones.map((zone, index) => ({ zone, unique_users: value(index) })),
+  };
 }
 
 function envelope(results: unknown[], next: string | null = null) {
@@ -37,14 +42,20 @@ describe('decodePage', () => {
     expect(page.keys).toEqual([`S2\u0000${Date.parse('2026-11-19T23:00:00Z')}`, `Ś1\u0000${Date.parse('2026-11-19T23:00:00Z')}`]);
   });
 
-  it('adds the valid results to the metric\'s day total, not those set aside', () => {
-    const page = decodePage(bytes(envelope([result('S1', ['a', 'b'], (index) => index * 5), result('S3', ['a'], () => -1), result('S2', ['a'], () => 7)])), csvJob);
+  it("adds the valid results to the metric's day total, not those set aside", () => {
+    const page = decodePage(
+      bytes(envelope([result('S1', ['a', 'b'], (index) => index * 5), result('S3', ['a'], () => -1), result('S2', ['a'], () => 7)])),
+      csvJob,
+    );
     expect(page.measure).toEqual({ value: 12, weight: 3, nonZero: 2 });
   });
 
   it('sets invalid records aside with the field, the value and the reason, and still counts them (not as repeats)', () => {
     const bad = result('S3', ['a'], () => -1);
-    const page = decodePage(bytes(envelope([result('S1', ['a']), bad, { nonsense: true }, { store_code: null }, { store_code: null }])), csvJob);
+    const page = decodePage(
+      bytes(envelope([result('S1', ['a']), bad, { nonsense: true }, { store_code: null }, { store_code: null }])),
+      csvJob,
+    );
     expect(page.size).toBe(5);
     expect(page.keys).toEqual([`S1\u0000${Date.parse('2026-11-19T23:00:00Z')}`]);
     expect(page.results.map((one) => one.storeCode)).toEqual(['S1']);
@@ -59,7 +70,12 @@ describe('decodePage', () => {
   });
 
   it('carries the metric warnings (traffic not summing to 1)', () => {
-    const traffic = { store_code: 'S1', date: '2026-11-19T00:00:00Z', granularity: 'daily', values: [{ zone: 'a', traffic_pct: '0.50000' }] };
+    const traffic = {
+      store_code: 'S1',
+      date: '2026-11-19T00:00:00Z',
+      granularity: 'daily',
+      values: [{ zone: 'a', traffic_pct: '0.50000' }],
+    };
     const page = decodePage(bytes(envelope([traffic])), contextOf('traffic', 'ndjson'));
     expect(page.warnings).toEqual(['store S1 2026-11-19T00:00:00Z: traffic_pct values sum to 0.50000, not 1']);
     expect(Buffer.from(page.results[0]!.bytes).toString('utf8')).toBe(referenceNdjson(referenceRows('traffic', [traffic])));
@@ -95,7 +111,13 @@ describe('decodePage', () => {
     const local: PageContext = { metric, scope: requestScope(unit), encode: resultEncoder(metric, { format: 'csv', shape: 'rows' }) };
     const onDay = (store: string, date: string) => ({ ...result(store, ['a']), date });
     const page = decodePage(
-      bytes(envelope([onDay('EAST', '2026-11-23T00:00:00+13:00'), onDay('WEST', '2026-11-22T00:00:00-11:00'), onDay('OLD', '2026-11-21T00:00:00-11:00')])),
+      bytes(
+        envelope([
+          onDay('EAST', '2026-11-23T00:00:00+13:00'),
+          onDay('WEST', '2026-11-22T00:00:00-11:00'),
+          onDay('OLD', '2026-11-21T00:00:00-11:00'),
+        ]),
+      ),
       local,
     );
     expect(page).toMatchObject({ size: 3, dropped: 2, rowCount: 1, rejected: [] });

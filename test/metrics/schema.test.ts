@@ -33,7 +33,12 @@ describe('entriesByZone', () => {
   });
 
   it('keeps entries of equal zone names in their order', () => {
-    const values = [{ zone: 'B', n: 1 }, { zone: 'A', n: 2 }, { zone_name: 'B', n: 3 }, { zone: 'A', n: 4 }];
+    const values = [
+      { zone: 'B', n: 1 },
+      { zone: 'A', n: 2 },
+      { zone_name: 'B', n: 3 },
+      { zone: 'A', n: 4 },
+    ];
     expect(entriesByZone(values).map((entry) => entry.n)).toEqual([2, 4, 1, 3]);
   });
 });

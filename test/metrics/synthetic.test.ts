@@ -16,16 +16,19 @@ describe('synthetic values', () => {
     expect(formatDuration(0)).toBe('00:00:00');
   });
 
-  it.each(METRIC_NAMES)("%s: every made-up value, as published and scaled by a broken batch, passes the metric's own contract", (metric) => {
-    const { synthetic, isValue } = METRICS[metric];
-    const hashes = Array.from({ length: 500 }, (_, index) => Math.imul(index + 1, 2_654_435_761) >>> 0);
-    const values = synthetic.values(hashes, 900);
-    expect(values).toHaveLength(hashes.length);
-    for (const value of values) {
-      expect(isValue(value), String(value)).toBe(true);
-      for (const factor of [0, 0.1, 3, 1000]) expect(isValue(synthetic.scaled(value, factor)), `${String(value)} x ${factor}`).toBe(true);
-    }
-  });
+  it.each(METRIC_NAMES)(
+    "%s: every made-up value, as published and scaled by a broken batch, passes the metric's own contract",
+    (metric) => {
+      const { synthetic, isValue } = METRICS[metric];
+      const hashes = Array.from({ length: 500 }, (_, index) => Math.imul(index + 1, 2_654_435_761) >>> 0);
+      const values = synthetic.values(hashes, 900);
+      expect(values).toHaveLength(hashes.length);
+      for (const value of values) {
+        expect(isValue(value), String(value)).toBe(true);
+        for (const factor of [0, 0.1, 3, 1000]) expect(isValue(synthetic.scaled(value, factor)), `${String(value)} x ${factor}`).toBe(true);
+      }
+    },
+  );
 
   it('gives each metric a salt of its own, so their values differ', () => {
     expect(new Set(METRIC_NAMES.map((metric) => METRICS[metric].synthetic.salt)).size).toBe(METRIC_NAMES.length);

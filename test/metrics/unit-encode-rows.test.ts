@@ -32,16 +32,25 @@ function result(metric: MetricName, store: string, offset: string) {
 
 // Unsorted on purpose: stores out of order, one store twice with different offsets, and a store code that is a
 // prefix of another.
-const RESULTS: [string, string][] = [['S10', '+02:00'], ['S1', '-05:00'], ['S2', 'Z'], ['S1', '+05:30'], ['S02', '+00:00']];
+const RESULTS: [string, string][] = [
+  ['S10', '+02:00'],
+  ['S1', '-05:00'],
+  ['S2', 'Z'],
+  ['S1', '+05:30'],
+  ['S02', '+00:00'],
+];
 
 function serve(metric: MetricName): void {
   const path = `/api/bi/area-metrics/${metric}/`;
-  const link = (page: number) => `${ORIGIN}${path}?${new URLSearchParams({ ...windowQuery, page: String(page), page_size: '3' }).toString()}`;
+  const link = (page: number) =>
+    `${ORIGIN}${path}?${new URLSearchParams({ ...windowQuery, page: String(page), page_size: '3' }).toString()}`;
   const all = RESULTS.map(([store, offset]) => result(metric, store, offset));
   nock(ORIGIN)
-    .get(path).query({ ...windowQuery, page_size: '3' })
+    .get(path)
+    .query({ ...windowQuery, page_size: '3' })
     .reply(200, { count: all.length, next: link(2), previous: null, results: all.slice(0, 3) })
-    .get(path).query({ ...windowQuery, page: '2', page_size: '3' })
+    .get(path)
+    .query({ ...windowQuery, page: '2', page_size: '3' })
     .reply(200, { count: all.length, next: null, previous: link(1), results: all.slice(3) });
 }
 
@@ -69,7 +78,10 @@ describe('fetchUnit encodes results as they arrive', () => {
         const encoding = { format, shape: 'rows' } as const;
         const data = await fetchUnit(unit, options({ encoding }));
 
-        const allRows = referenceRows(metric, RESULTS.map(([store, offset]) => result(metric, store, offset)));
+        const allRows = referenceRows(
+          metric,
+          RESULTS.map(([store, offset]) => result(metric, store, offset)),
+        );
         const expected = format === 'csv' ? referenceCsv(allRows) : referenceNdjson(allRows);
         expect(Buffer.concat(data.pieces).toString('utf8')).toBe(expected);
         expect(data.rowCount).toBe(RESULTS.length * ZONES.length);
@@ -86,7 +98,11 @@ describe('fetchUnit encodes results as they arrive', () => {
     const unit = { metric: METRICS['unique-users'], day: '2026-11-20' };
     const path = '/api/bi/area-metrics/unique-users/';
     const one = result('unique-users', 'S1', 'Z');
-    nock(ORIGIN).get(path).query(true).times(3).reply(200, { count: 2, next: null, previous: null, results: [one, one] });
+    nock(ORIGIN)
+      .get(path)
+      .query(true)
+      .times(3)
+      .reply(200, { count: 2, next: null, previous: null, results: [one, one] });
     await expect(fetchUnit(unit, options())).rejects.toMatchObject({ name: 'IncompleteError' });
     expect(nock.isDone()).toBe(true);
   });

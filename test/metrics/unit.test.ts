@@ -30,7 +30,8 @@ function envelope(count: number, results: unknown[], next: string | null, previo
   return { count, next, previous, results };
 }
 
-const link = (page: number, size = 2) => `${ORIGIN}${PATH}?${new URLSearchParams({ ...windowQuery, page: String(page), page_size: String(size) }).toString()}`;
+const link = (page: number, size = 2) =>
+  `${ORIGIN}${PATH}?${new URLSearchParams({ ...windowQuery, page: String(page), page_size: String(size) }).toString()}`;
 
 function options(overrides: Partial<UnitFetchOptions> = {}): UnitFetchOptions {
   return {
@@ -46,7 +47,12 @@ function options(overrides: Partial<UnitFetchOptions> = {}): UnitFetchOptions {
 
 /** The unit's output rows, decoded back from its NDJSON pieces. */
 function rowsWritten(data: UnitData): { store_code: string; zone: string }[] {
-  return Buffer.concat(data.pieces).toString('utf8').trimEnd().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { store_code: string; zone: string });
+  return Buffer.concat(data.pieces)
+    .toString('utf8')
+    .trimEnd()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { store_code: string; zone: string });
 }
 
 useNock();
@@ -57,14 +63,29 @@ afterEach(() => {
 describe('fetchUnit paging', () => {
   it('follows absolute next links over 3 pages and sorts rows that arrived unsorted', async () => {
     nock(ORIGIN)
-      .get(PATH).query({ ...windowQuery, page_size: '2' }).reply(200, envelope(5, [result('S3'), result('S1')], link(2)))
-      .get(PATH).query({ ...windowQuery, page: '2', page_size: '2' }).reply(200, envelope(5, [result('S5'), result('S2')], link(3), link(1)))
-      .get(PATH).query({ ...windowQuery, page: '3', page_size: '2' }).reply(200, envelope(5, [result('S4')], null, link(2)));
+      .get(PATH)
+      .query({ ...windowQuery, page_size: '2' })
+      .reply(200, envelope(5, [result('S3'), result('S1')], link(2)))
+      .get(PATH)
+      .query({ ...windowQuery, page: '2', page_size: '2' })
+      .reply(200, envelope(5, [result('S5'), result('S2')], link(3), link(1)))
+      .get(PATH)
+      .query({ ...windowQuery, page: '3', page_size: '2' })
+      .reply(200, envelope(5, [result('S4')], null, link(2)));
     const data = await fetchUnit(unit, options());
     expect(data.pages).toBe(3);
     expect(data.count).toBe(5);
     expect(rowsWritten(data).map((row) => `${row.store_code}/${row.zone}`)).toEqual([
-      'S1/Za', 'S1/Zb', 'S2/Za', 'S2/Zb', 'S3/Za', 'S3/Zb', 'S4/Za', 'S4/Zb', 'S5/Za', 'S5/Zb',
+      'S1/Za',
+      'S1/Zb',
+      'S2/Za',
+      'S2/Zb',
+      'S3/Za',
+      'S3/Zb',
+      'S4/Za',
+      'S4/Zb',
+      'S5/Za',
+      'S5/Zb',
     ]);
     expect(nock.isDone()).toBe(true);
   });
@@ -74,11 +95,15 @@ describe('fetchUnit paging', () => {
     const seen: string[] = [];
     const authorizations: unknown[] = [];
     nock(ORIGIN)
-      .get(PATH).query(true).times(2)
+      .get(PATH)
+      .query(true)
+      .times(2)
       .reply(function (uri) {
         seen.push(uri);
         authorizations.push(this.req.headers.authorization);
-        return uri.includes('page=2') ? [200, envelope(3, [result('S3')], null)] : [200, envelope(3, [result('S1'), result('S2')], link(2))];
+        return uri.includes('page=2')
+          ? [200, envelope(3, [result('S3')], null)]
+          : [200, envelope(3, [result('S1'), result('S2')], link(2))];
       });
     await fetchUnit(unit, options());
     expect(authorizations).toEqual([expected, expected]);
@@ -92,8 +117,12 @@ describe('fetchUnit paging', () => {
   it('rebases a next link on another origin onto the base URL and never calls the foreign host', async () => {
     const foreign = nock('http://internal.example.test').get(/.*/).reply(500);
     nock(ORIGIN)
-      .get(PATH).query(true).reply(200, envelope(2, [result('S1')], link(2).replace(ORIGIN, 'http://internal.example.test')))
-      .get(PATH).query({ ...windowQuery, page: '2', page_size: '2' }).reply(200, envelope(2, [result('S2')], null));
+      .get(PATH)
+      .query(true)
+      .reply(200, envelope(2, [result('S1')], link(2).replace(ORIGIN, 'http://internal.example.test')))
+      .get(PATH)
+      .query({ ...windowQuery, page: '2', page_size: '2' })
+      .reply(200, envelope(2, [result('S2')], null));
     const warnings: string[] = [];
     const logger = { debug() {}, info() {}, error() {}, warn: (message: string) => warnings.push(message) };
     const data = await fetchUnit(unit, options({ logger }));
@@ -106,17 +135,29 @@ describe('fetchUnit paging', () => {
 describe('fetchUnit completeness', () => {
   it('fetches the unit again when a result repeats, and succeeds when the second fetch is whole', async () => {
     nock(ORIGIN)
-      .get(PATH).query({ ...windowQuery, page_size: '2' }).reply(200, envelope(3, [result('S1'), result('S2')], link(2)))
-      .get(PATH).query({ ...windowQuery, page: '2', page_size: '2' }).reply(200, envelope(3, [result('S2')], null))
-      .get(PATH).query({ ...windowQuery, page_size: '2' }).reply(200, envelope(3, [result('S1'), result('S2')], link(2)))
-      .get(PATH).query({ ...windowQuery, page: '2', page_size: '2' }).reply(200, envelope(3, [result('S3')], null));
+      .get(PATH)
+      .query({ ...windowQuery, page_size: '2' })
+      .reply(200, envelope(3, [result('S1'), result('S2')], link(2)))
+      .get(PATH)
+      .query({ ...windowQuery, page: '2', page_size: '2' })
+      .reply(200, envelope(3, [result('S2')], null))
+      .get(PATH)
+      .query({ ...windowQuery, page_size: '2' })
+      .reply(200, envelope(3, [result('S1'), result('S2')], link(2)))
+      .get(PATH)
+      .query({ ...windowQuery, page: '2', page_size: '2' })
+      .reply(200, envelope(3, [result('S3')], null));
     const data = await fetchUnit(unit, options());
     expect(data.attempts).toBe(2);
     expect(rowsWritten(data)).toHaveLength(6);
   });
 
   it('fails with exit 6 after 3 incomplete fetches, naming expected and received', async () => {
-    nock(ORIGIN).get(PATH).query(true).times(3).reply(200, envelope(4, [result('S1'), result('S2')], null));
+    nock(ORIGIN)
+      .get(PATH)
+      .query(true)
+      .times(3)
+      .reply(200, envelope(4, [result('S1'), result('S2')], null));
     const error = await fetchUnit(unit, options()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(IncompleteError);
     expect((error as Error).message).toBe(
@@ -127,13 +168,20 @@ describe('fetchUnit completeness', () => {
   it('sees one store and instant spelled twice as a repeat (instants are compared, not their text)', async () => {
     const utc = { ...result('S1', '02'), date: '2026-11-20T04:00:00Z' };
     const offset = { ...result('S1', '02'), date: '2026-11-20T04:00:00+00:00' };
-    nock(ORIGIN).get(PATH).query(true).times(3).reply(200, envelope(2, [utc, offset], null));
+    nock(ORIGIN)
+      .get(PATH)
+      .query(true)
+      .times(3)
+      .reply(200, envelope(2, [utc, offset], null));
     await expect(fetchUnit(unit, options())).rejects.toThrow(/expected 2 results, received 2, 1 repeated/);
   });
 
   it('does not count records set aside as repeats: two broken records with one date leave the valid one written', async () => {
     const broken = { ...result('S1'), store_code: null };
-    nock(ORIGIN).get(PATH).query(true).reply(200, envelope(3, [broken, broken, result('S2')], null));
+    nock(ORIGIN)
+      .get(PATH)
+      .query(true)
+      .reply(200, envelope(3, [broken, broken, result('S2')], null));
     const data = await fetchUnit(unit, options({ onInvalid: 'skip' }));
     expect(rowsWritten(data).map((row) => row.store_code)).toEqual(['S2', 'S2']);
     expect(data.rejected).toHaveLength(2);
@@ -141,15 +189,27 @@ describe('fetchUnit completeness', () => {
 
   it('treats a next link that loops back as incomplete instead of looping', async () => {
     nock(ORIGIN)
-      .get(PATH).query({ ...windowQuery, page_size: '2' }).times(3).reply(200, envelope(4, [result('S1'), result('S2')], link(2)))
-      .get(PATH).query({ ...windowQuery, page: '2', page_size: '2' }).times(3).reply(200, envelope(4, [result('S3'), result('S4')], link(2)));
+      .get(PATH)
+      .query({ ...windowQuery, page_size: '2' })
+      .times(3)
+      .reply(200, envelope(4, [result('S1'), result('S2')], link(2)))
+      .get(PATH)
+      .query({ ...windowQuery, page: '2', page_size: '2' })
+      .times(3)
+      .reply(200, envelope(4, [result('S3'), result('S4')], link(2)));
     await expect(fetchUnit(unit, options())).rejects.toThrow(/repeats a link already followed/);
   });
 
   it('bounds the pages by the first page: more than ceil(count / n) is incomplete', async () => {
     nock(ORIGIN)
-      .get(PATH).query({ ...windowQuery, page_size: '2' }).times(3).reply(200, envelope(2, [result('S1'), result('S2')], link(2)))
-      .get(PATH).query({ ...windowQuery, page: '2', page_size: '2' }).times(3).reply(200, envelope(2, [], null));
+      .get(PATH)
+      .query({ ...windowQuery, page_size: '2' })
+      .times(3)
+      .reply(200, envelope(2, [result('S1'), result('S2')], link(2)))
+      .get(PATH)
+      .query({ ...windowQuery, page: '2', page_size: '2' })
+      .times(3)
+      .reply(200, envelope(2, [], null));
     await expect(fetchUnit(unit, options())).rejects.toThrow(IncompleteError);
   });
 });
@@ -179,7 +239,10 @@ describe('fetchUnit failures', () => {
 
   it('an invalid record fails the unit naming metric, day, store, field and value', async () => {
     const bad = { ...result('S9'), values: [{ zone: 'Za', unique_users: -1 }] };
-    nock(ORIGIN).get(PATH).query(true).reply(200, envelope(2, [result('S1'), bad], null));
+    nock(ORIGIN)
+      .get(PATH)
+      .query(true)
+      .reply(200, envelope(2, [result('S1'), bad], null));
     await expect(fetchUnit(unit, options())).rejects.toThrow(
       'unique-users 2026-11-20: invalid record (store_code "S9" date 2026-11-20T00:00:00-02:00): values[0].unique_users -1 must be >= 0',
     );
@@ -187,7 +250,10 @@ describe('fetchUnit failures', () => {
 
   it('--on-invalid skip sets the record aside and keeps the rest', async () => {
     const bad = { ...result('S9'), granularity: 'hourly' };
-    nock(ORIGIN).get(PATH).query(true).reply(200, envelope(2, [result('S1'), bad], null));
+    nock(ORIGIN)
+      .get(PATH)
+      .query(true)
+      .reply(200, envelope(2, [result('S1'), bad], null));
     const data = await fetchUnit(unit, options({ onInvalid: 'skip' }));
     expect(rowsWritten(data)).toHaveLength(2);
     expect(data.rejected).toEqual([expect.objectContaining({ field: 'granularity', value: 'hourly', record: bad })]);

@@ -87,7 +87,9 @@ describe('a read-only file system', () => {
     const folder = join(mounted().path, 'out', 'traffic');
     const error = await failure(writeFileAtomic(join(folder, '2026-11-20.csv'), [NEXT]));
     expect(exitCodeFor(error)).toBe(7);
-    expect(error.message).toBe(`cannot create folder ${folder}: read-only file system (EROFS); mount it read-write or choose another folder`);
+    expect(error.message).toBe(
+      `cannot create folder ${folder}: read-only file system (EROFS); mount it read-write or choose another folder`,
+    );
   });
 
   it('the writability check fails for an existing folder and for one still to be made', async () => {

@@ -180,7 +180,9 @@ describe('writeFileAtomic', () => {
     const folder = await tempDir();
     faults.failing = { step: 'mkdir', code: 'EROFS' };
     await expect(writeFileAtomic(join(folder, 'traffic', 'a.csv'), ['x'])).rejects.toThrow(
-      new OutputError(`cannot create folder ${join(folder, 'traffic')}: read-only file system (EROFS); mount it read-write or choose another folder`),
+      new OutputError(
+        `cannot create folder ${join(folder, 'traffic')}: read-only file system (EROFS); mount it read-write or choose another folder`,
+      ),
     );
   });
 
@@ -213,7 +215,9 @@ describe('checkWritableFolder', () => {
     const folder = `/proc/area-metrics-${process.pid}/data`;
     const error: unknown = await checkWritableFolder(folder).catch((thrown: unknown) => thrown);
     expect(exitCodeFor(error)).toBe(7);
-    expect((error as Error).message).toBe(`cannot create folder /proc/area-metrics-${process.pid}: the file system there takes no new folders (ENOENT); choose another path`);
+    expect((error as Error).message).toBe(
+      `cannot create folder /proc/area-metrics-${process.pid}: the file system there takes no new folders (ENOENT); choose another path`,
+    );
   });
 
   it.each(ERRNO_CODES)('%s when the probe file is created: exit 7 naming the folder and "%s"', async (code, reason) => {

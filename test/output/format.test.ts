@@ -3,9 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { csvField, csvLine, extensionOf, jsonOrUndefined, jsonString } from '../../src/output/format.js';
 
 describe('field encoding', () => {
-  it.each(['plain', 'a,b', 'say "hi"', 'two\nlines', 'cr\rhere', 'Café 東京', ' padded ', ''])('csvField(%j) is what csv-stringify writes', (text) => {
-    expect(csvField(text)).toBe(stringify([[text]], { eof: false, record_delimiter: 'unix', quoted_match: /\r/ }));
-  });
+  it.each(['plain', 'a,b', 'say "hi"', 'two\nlines', 'cr\rhere', 'Café 東京', ' padded ', ''])(
+    'csvField(%j) is what csv-stringify writes',
+    (text) => {
+      expect(csvField(text)).toBe(stringify([[text]], { eof: false, record_delimiter: 'unix', quoted_match: /\r/ }));
+    },
+  );
 
   it('csvLine ends with LF and quotes each field on its own', () => {
     expect(csvLine(['a', 'b,c', 'd'])).toBe('a,"b,c",d\n');

@@ -16,14 +16,24 @@ describe('the output layouts', () => {
 
   it('puts set-aside records in the same layout under _rejected/, as NDJSON', () => {
     expect(rejectedPath({ metric: traffic, day: '2026-11-20' }, 'flat')).toBe('_rejected/traffic/2026-11-20.ndjson');
-    expect(rejectedPath({ metric: traffic, day: '2026-11-20', storeCode: 'S1' }, 'hive')).toBe('_rejected/metric=traffic/dt=2026-11-20/traffic_2026-11-20.store-S1.ndjson');
+    expect(rejectedPath({ metric: traffic, day: '2026-11-20', storeCode: 'S1' }, 'hive')).toBe(
+      '_rejected/metric=traffic/dt=2026-11-20/traffic_2026-11-20.store-S1.ndjson',
+    );
   });
 
   it('names the metric folders, and where temp files of a killed run can be', () => {
     expect([metricFolder('traffic', 'flat'), metricFolder('traffic', 'hive')]).toEqual(['traffic', 'metric=traffic']);
-    const units = ['2026-11-20', '2026-11-21'].flatMap((day) => [{ metric: traffic, day }, { metric: traffic, day, storeCode: 'S1' }]);
+    const units = ['2026-11-20', '2026-11-21'].flatMap((day) => [
+      { metric: traffic, day },
+      { metric: traffic, day, storeCode: 'S1' },
+    ]);
     // Flat: every metric's folder, whatever the run imports.
-    expect(tempFileFolders(['traffic', 'unique-users'], units, 'flat')).toEqual(['traffic', '_rejected/traffic', 'unique-users', '_rejected/unique-users']);
+    expect(tempFileFolders(['traffic', 'unique-users'], units, 'flat')).toEqual([
+      'traffic',
+      '_rejected/traffic',
+      'unique-users',
+      '_rejected/unique-users',
+    ]);
     // Hive: the day folders of the run's units.
     expect(tempFileFolders(['traffic', 'unique-users'], units, 'hive')).toEqual([
       'metric=traffic/dt=2026-11-20',

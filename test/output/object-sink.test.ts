@@ -55,8 +55,13 @@ describe('ObjectSink', () => {
   it('writes the hive layout as keys under the prefix, set-aside records under _rejected/ alike', async () => {
     const sink = new ObjectSink(store, { bucket: s3.bucket, prefix: 'hive' }, { format: 'csv', shape: 'rows' }, 'hive');
     const rejected = [{ field: 'traffic_pct', value: '2', reason: 'above 1', record: { store_code: 'S9' } }];
-    expect(await sink.commit(unit(['S1,a\n'], rejected))).toMatchObject({ file: { path: 'metric=traffic/dt=2026-11-20/traffic_2026-11-20.csv' } });
-    expect([...(await s3.objects('hive')).keys()]).toEqual(['_rejected/metric=traffic/dt=2026-11-20/traffic_2026-11-20.ndjson', 'metric=traffic/dt=2026-11-20/traffic_2026-11-20.csv']);
+    expect(await sink.commit(unit(['S1,a\n'], rejected))).toMatchObject({
+      file: { path: 'metric=traffic/dt=2026-11-20/traffic_2026-11-20.csv' },
+    });
+    expect([...(await s3.objects('hive')).keys()]).toEqual([
+      '_rejected/metric=traffic/dt=2026-11-20/traffic_2026-11-20.ndjson',
+      'metric=traffic/dt=2026-11-20/traffic_2026-11-20.csv',
+    ]);
   });
 
   it('reports an object that already holds the same bytes as unchanged and sends no PUT', async () => {

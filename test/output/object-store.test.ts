@@ -2,7 +2,13 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AuthError, exitCodeFor, messageOf, OutputError, UnavailableError, UsageError } from '../../src/errors.js';
 import type { Logger } from '../../src/log/logger.js';
-import { CONTENT_HASH_METADATA, endpointFrom, ObjectStore, objectStoreError, type ObjectStoreConfig } from '../../src/output/object-store.js';
+import {
+  CONTENT_HASH_METADATA,
+  endpointFrom,
+  ObjectStore,
+  objectStoreError,
+  type ObjectStoreConfig,
+} from '../../src/output/object-store.js';
 import { PROBE_ETAG, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_SESSION_TOKEN, startS3, type S3Harness } from '../helpers/s3.js';
 
 let s3: S3Harness;
@@ -28,7 +34,15 @@ const logger: Logger = {
 beforeEach(() => {
   logged = [];
   s3.requests.length = 0;
-  Object.assign(s3.faults, { denyWrites: false, answerAll: undefined, down: false, downAfterDataPuts: undefined, gatherStatePuts: 0, enforceConditions: true, refuseConditionalPuts: false });
+  Object.assign(s3.faults, {
+    denyWrites: false,
+    answerAll: undefined,
+    down: false,
+    downAfterDataPuts: undefined,
+    gatherStatePuts: 0,
+    enforceConditions: true,
+    refuseConditionalPuts: false,
+  });
 });
 
 function config(overrides: Partial<ObjectStoreConfig> = {}): ObjectStoreConfig {
@@ -94,7 +108,7 @@ describe('ObjectStore.writeIfChanged', () => {
     objects.close();
   });
 
-  it('is exit 7 naming the bucket, the key and the store\'s code when the store refuses the write', async () => {
+  it("is exit 7 naming the bucket, the key and the store's code when the store refuses the write", async () => {
     await store().writeIfChanged('denied/a.csv', Buffer.from('old'));
     s3.faults.denyWrites = true;
     const error = await failureOf(store().writeIfChanged('denied/a.csv', Buffer.from('new')));
@@ -153,7 +167,12 @@ describe('ObjectStore.read', () => {
 
   it("takes the access key from the run's environment, not the process's", async () => {
     expect(process.env.AWS_ACCESS_KEY_ID).toBeUndefined();
-    const env = { ...config().env, AWS_ACCESS_KEY_ID: S3_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: S3_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN: S3_SESSION_TOKEN };
+    const env = {
+      ...config().env,
+      AWS_ACCESS_KEY_ID: S3_ACCESS_KEY_ID,
+      AWS_SECRET_ACCESS_KEY: S3_SECRET_ACCESS_KEY,
+      AWS_SESSION_TOKEN: S3_SESSION_TOKEN,
+    };
     const fromEnv = store(s3.bucket, { env, credentials: undefined });
     await fromEnv.writeIfChanged('env-key', Buffer.from('kept'));
     expect((await fromEnv.read('env-key'))?.body.toString()).toBe('kept');
@@ -174,7 +193,9 @@ describe('ObjectStore.update', () => {
     expect(await objects.update(key, append('a'))).toBe(true);
     expect(await objects.update(key, append('b'))).toBe(true);
     expect(JSON.parse((await s3.read(key))!.toString())).toEqual(['a', 'b']);
-    const conditional = s3.requests.filter((request) => request.method === 'PUT').map((request) => [request.headers['if-match'] ?? request.headers['if-none-match'], request.status]);
+    const conditional = s3.requests
+      .filter((request) => request.method === 'PUT')
+      .map((request) => [request.headers['if-match'] ?? request.headers['if-none-match'], request.status]);
     // The first conditional write of a run asks against a version that cannot exist, and is refused: the store enforces.
     expect(conditional[0]).toEqual([PROBE_ETAG, 412]);
     expect(conditional[1]).toEqual(['*', 200]);
@@ -184,7 +205,7 @@ describe('ObjectStore.update', () => {
     expect(logged.filter((line) => line.level === 'warn')).toEqual([]);
   });
 
-  it('reads back the whole object right after its write, however late the store\'s disk takes the bytes', async () => {
+  it("reads back the whole object right after its write, however late the store's disk takes the bytes", async () => {
     const key = 'update/slow-disk/.area-metrics-state.json';
     // In this process (where the harness runs s3rver), bytes written through a file stream (an object's, in s3rver)
     // reach the disk 50 ms late; whole-file writes (its metadata) are on time.
@@ -234,7 +255,12 @@ describe('ObjectStore.update', () => {
     const [first, second] = [store(), store()];
     await Promise.all([first.update(key, append('first')), second.update(key, append('second'))]);
     expect(JSON.parse((await s3.read(key))!.toString())).toEqual(expect.arrayContaining(['before', 'first', 'second']));
-    expect(s3.requests.some((request) => request.method === 'PUT' && request.key === key && request.status === 412 && request.headers['if-match'] !== PROBE_ETAG)).toBe(true);
+    expect(
+      s3.requests.some(
+        (request) =>
+          request.method === 'PUT' && request.key === key && request.status === 412 && request.headers['if-match'] !== PROBE_ETAG,
+      ),
+    ).toBe(true);
   });
 
   it('warns once and writes plainly where the store ignores conditions', async () => {
@@ -294,16 +320,28 @@ describe('ObjectStore.update', () => {
 
 describe('objectStoreError', () => {
   const sdkError = (name: string, status: number, message = ''): Error =>
-    Object.assign(new Error(message), { name, $fault: status >= 500 ? 'server' : 'client', $metadata: { httpStatusCode: status, attempts: 1 } });
+    Object.assign(new Error(message), {
+      name,
+      $fault: status >= 500 ? 'server' : 'client',
+      $metadata: { httpStatusCode: status, attempts: 1 },
+    });
 
   it('maps a wrong region to a configuration error naming AWS_REGION', () => {
-    const error = objectStoreError(sdkError('PermanentRedirect', 301, 'The bucket you are attempting to access must be addressed using the specified endpoint.'), 'write', 'b', 'k', undefined);
+    const error = objectStoreError(
+      sdkError('PermanentRedirect', 301, 'The bucket you are attempting to access must be addressed using the specified endpoint.'),
+      'write',
+      'b',
+      'k',
+      undefined,
+    );
     expect(exitCodeFor(error)).toBe(2);
     expect(messageOf(error)).toMatch(/s3:\/\/b\/k.*PermanentRedirect.*AWS_REGION/);
   });
 
   it('maps expired credentials to exit 3 and no credentials at all to exit 2', () => {
-    expect(exitCodeFor(objectStoreError(sdkError('ExpiredToken', 400, 'The provided token has expired.'), 'read', 'b', 'k', undefined))).toBe(3);
+    expect(
+      exitCodeFor(objectStoreError(sdkError('ExpiredToken', 400, 'The provided token has expired.'), 'read', 'b', 'k', undefined)),
+    ).toBe(3);
     const missing = Object.assign(new Error('Could not load credentials from any providers'), { name: 'CredentialsProviderError' });
     const error = objectStoreError(missing, 'write', 'b', 'k', undefined);
     expect(exitCodeFor(error)).toBe(2);
@@ -317,7 +355,7 @@ describe('objectStoreError', () => {
     expect(exitCodeFor(objectStoreError(sdkError('AccessDenied', 403, 'Access Denied'), 'write', 'b', 'k', undefined))).toBe(7);
   });
 
-  it('keeps the store\'s message to one short line', () => {
+  it("keeps the store's message to one short line", () => {
     const error = objectStoreError(sdkError('AccessDenied', 403, `line one\nline two ${'x'.repeat(500)}`), 'write', 'b', 'k', undefined);
     expect(messageOf(error)).not.toContain('\n');
     expect(messageOf(error).length).toBeLessThan(400);
@@ -331,7 +369,9 @@ describe('objectStoreError', () => {
   });
 
   it('maps a missing region to a configuration error naming AWS_REGION, and a DNS failure to exit 4 with a hint', () => {
-    expect(messageOf(objectStoreError(new Error('Region is missing'), 'read', 'b', 'k', undefined))).toMatch(/no AWS region configured; set AWS_REGION/);
+    expect(messageOf(objectStoreError(new Error('Region is missing'), 'read', 'b', 'k', undefined))).toMatch(
+      /no AWS region configured; set AWS_REGION/,
+    );
     const dns = Object.assign(new Error('getaddrinfo ENOTFOUND b.minio.internal'), { code: 'ENOTFOUND', $metadata: { attempts: 6 } });
     const error = objectStoreError(dns, 'read', 'b', 'k', 'http://minio.internal:9000');
     expect(exitCodeFor(error)).toBe(4);

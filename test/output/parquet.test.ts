@@ -54,7 +54,14 @@ afterAll(async () => {
 
 describe('daysFromCivil', () => {
   it('counts days since 1970-01-01 as Date does, leap years and years below 100 included', () => {
-    for (const [year, month, day] of [[1970, 1, 1], [2000, 2, 29], [2026, 11, 20], [1969, 12, 31], [2100, 3, 1], [1600, 2, 29]] as const) {
+    for (const [year, month, day] of [
+      [1970, 1, 1],
+      [2000, 2, 29],
+      [2026, 11, 20],
+      [1969, 12, 31],
+      [2100, 3, 1],
+      [1600, 2, 29],
+    ] as const) {
       expect(daysFromCivil(year, month, day)).toBe(Date.UTC(year, month - 1, day) / 86_400_000);
     }
     const early = new Date(Date.UTC(2000, 0, 1));
@@ -65,10 +72,13 @@ describe('daysFromCivil', () => {
 
 describe('parquetFileChunks', () => {
   const lines = [
-    line(['S1', '2026-11-20T00:00:00+14:00', '2026-11-20'], [
-      ['Café "Central", Ground floor', '9007199254740993', '35999999', '0.10000'],
-      ['食品売り場', '0', '0', '1'],
-    ]),
+    line(
+      ['S1', '2026-11-20T00:00:00+14:00', '2026-11-20'],
+      [
+        ['Café "Central", Ground floor', '9007199254740993', '35999999', '0.10000'],
+        ['食品売り場', '0', '0', '1'],
+      ],
+    ),
     line(['S2', '2026-11-19T00:00:00.123456-11:00', '2026-11-19'], [['Wine, Beer & Spirits', '12', '61', '0.0000100']]),
   ];
 
@@ -100,15 +110,44 @@ describe('parquetFileChunks', () => {
     );
     const micros = (text: string, extra = 0n) => (BigInt(Date.parse(text)) * 1000n + extra).toString();
     expect(rows).toEqual([
-      { store_code: 'S1', micros: micros('2026-11-19T10:00:00Z'), day: '2026-11-20', zone: 'Café "Central", Ground floor', users: '9007199254740993', seconds: 35999999, share: '0.10000', is_tenth: true },
-      { store_code: 'S1', micros: micros('2026-11-19T10:00:00Z'), day: '2026-11-20', zone: '食品売り場', users: '0', seconds: 0, share: '1.00000', is_tenth: false },
-      { store_code: 'S2', micros: micros('2026-11-19T11:00:00.123Z', 456n), day: '2026-11-19', zone: 'Wine, Beer & Spirits', users: '12', seconds: 61, share: '0.00001', is_tenth: false },
+      {
+        store_code: 'S1',
+        micros: micros('2026-11-19T10:00:00Z'),
+        day: '2026-11-20',
+        zone: 'Café "Central", Ground floor',
+        users: '9007199254740993',
+        seconds: 35999999,
+        share: '0.10000',
+        is_tenth: true,
+      },
+      {
+        store_code: 'S1',
+        micros: micros('2026-11-19T10:00:00Z'),
+        day: '2026-11-20',
+        zone: '食品売り場',
+        users: '0',
+        seconds: 0,
+        share: '1.00000',
+        is_tenth: false,
+      },
+      {
+        store_code: 'S2',
+        micros: micros('2026-11-19T11:00:00.123Z', 456n),
+        day: '2026-11-19',
+        zone: 'Wine, Beer & Spirits',
+        users: '12',
+        seconds: 61,
+        share: '0.00001',
+        is_tenth: false,
+      },
     ]);
   });
 
   it('writes DECIMAL and TIMESTAMP min/max statistics a reader takes as the values they are', async () => {
     const file = await fileOf(bytesOf(TABLE, lines));
-    const stats = await duck.rows(`SELECT path_in_schema AS name, stats_min_value AS min, stats_max_value AS max FROM parquet_metadata(${file})`);
+    const stats = await duck.rows(
+      `SELECT path_in_schema AS name, stats_min_value AS min, stats_max_value AS max FROM parquet_metadata(${file})`,
+    );
     const of = (name: string) => stats.find((row) => row.name === name);
     expect(of('share')).toEqual({ name: 'share', min: '0.00001', max: '1.00000' });
     expect(of('date')).toEqual({ name: 'date', min: '2026-11-19 10:00:00+00', max: '2026-11-19 11:00:00.123456+00' });
@@ -138,7 +177,9 @@ describe('parquetFileChunks', () => {
     // The first group is out when its last row was read, not after the whole input.
     expect(readAtChunk[0]).toBe(ROW_GROUP_ROWS);
     const file = await fileOf(Buffer.concat(chunks));
-    const groups = await duck.rows(`SELECT row_group_id, row_group_num_rows::INTEGER AS n FROM parquet_metadata(${file}) WHERE path_in_schema = 'zone'`);
+    const groups = await duck.rows(
+      `SELECT row_group_id, row_group_num_rows::INTEGER AS n FROM parquet_metadata(${file}) WHERE path_in_schema = 'zone'`,
+    );
     expect(groups.map((group) => group.n)).toEqual([ROW_GROUP_ROWS, ROW_GROUP_ROWS, 10]);
     const [sum] = await duck.rows(`SELECT sum(users)::VARCHAR AS users, count(*)::INTEGER AS n FROM ${file}`);
     expect(sum).toEqual({ users: String((total * (total - 1)) / 2), n: total });

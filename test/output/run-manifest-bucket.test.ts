@@ -15,7 +15,10 @@ afterAll(async () => {
 });
 
 const manifestOf = (runId: string) =>
-  new RunManifestBuilder({ runId, version: '0.1.0', command: 'all', start: new Date(), layout: 'flat', format: 'csv', days: 'utc' }, []).build({ end: new Date(), exitCode: 0, notAttempted: '' });
+  new RunManifestBuilder(
+    { runId, version: '0.1.0', command: 'all', start: new Date(), layout: 'flat', format: 'csv', days: 'utc' },
+    [],
+  ).build({ end: new Date(), exitCode: 0, notAttempted: '' });
 
 describe('run manifests in a bucket', () => {
   it('are one PUT each under <prefix>/_runs/, the oldest beyond the kept number removed, other keys left alone', async () => {
@@ -28,9 +31,13 @@ describe('run manifests in a bucket', () => {
     s3.requests.length = 0;
     const saved = await saveManifest(shelf, manifestOf(newest), 2);
     expect(saved).toEqual({ location: `s3://${s3.bucket}/lake/nightly/_runs/${newest}.json`, pruned: 2 });
-    expect([...(await s3.objects('lake/nightly/_runs')).keys()].sort()).toEqual(['README.txt', `${ids[2]}.json`, `${newest}.json`, 'sub/old.json'].sort());
+    expect([...(await s3.objects('lake/nightly/_runs')).keys()].sort()).toEqual(
+      ['README.txt', `${ids[2]}.json`, `${newest}.json`, 'sub/old.json'].sort(),
+    );
     expect(JSON.parse((await s3.read(`lake/nightly/_runs/${newest}.json`))!.toString())).toMatchObject({ runId: newest });
-    expect(s3.requests.filter((request) => request.method === 'PUT').map((request) => request.key)).toEqual([`lake/nightly/_runs/${newest}.json`]);
+    expect(s3.requests.filter((request) => request.method === 'PUT').map((request) => request.key)).toEqual([
+      `lake/nightly/_runs/${newest}.json`,
+    ]);
   });
 
   it('a store that refuses the listing (no s3:ListBucket) keeps the new manifest and says why the old stay', async () => {

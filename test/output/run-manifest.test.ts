@@ -15,7 +15,15 @@ import { useTempDirs } from '../helpers/tmp.js';
 
 const tempDir = useTempDirs('run-manifest-');
 const traffic = { name: 'traffic' };
-const RUN = { runId: newRunId(Date.parse('2026-11-21T03:00:00Z')), version: '0.1.0', command: 'traffic --from 2026-11-18 --to 2026-11-20', start: new Date('2026-11-21T03:00:00Z'), layout: 'hive', format: 'csv', days: 'utc' } as const;
+const RUN = {
+  runId: newRunId(Date.parse('2026-11-21T03:00:00Z')),
+  version: '0.1.0',
+  command: 'traffic --from 2026-11-18 --to 2026-11-20',
+  start: new Date('2026-11-21T03:00:00Z'),
+  layout: 'hive',
+  format: 'csv',
+  days: 'utc',
+} as const;
 
 describe('run ids', () => {
   it('are UUIDs version 7 that sort by start time as text, and differ within one millisecond', () => {
@@ -34,17 +42,83 @@ describe('RunManifestBuilder', () => {
     const builder = new RunManifestBuilder(RUN, planned);
     // Recorded out of order: the manifest follows the plan.
     builder.record(planned[3]!, { ok: false, exitCode: 4, message: 'traffic 2026-11-21 page 1: HTTP 503 after 5 retries' });
-    builder.record(planned[0]!, { ok: true, rows: 12, changed: true, file: { path: 'metric=traffic/dt=2026-11-18/traffic_2026-11-18.csv', bytes: 400, sha256: 'a'.repeat(64) } });
-    builder.record(planned[1]!, { ok: true, rows: 10, changed: false, file: { path: 'metric=traffic/dt=2026-11-19/traffic_2026-11-19.csv', bytes: 380, sha256: 'b'.repeat(64) }, rejected: { records: 1, path: '_rejected/x.ndjson' } });
+    builder.record(planned[0]!, {
+      ok: true,
+      rows: 12,
+      changed: true,
+      file: { path: 'metric=traffic/dt=2026-11-18/traffic_2026-11-18.csv', bytes: 400, sha256: 'a'.repeat(64) },
+    });
+    builder.record(planned[1]!, {
+      ok: true,
+      rows: 10,
+      changed: false,
+      file: { path: 'metric=traffic/dt=2026-11-19/traffic_2026-11-19.csv', bytes: 380, sha256: 'b'.repeat(64) },
+      rejected: { records: 1, path: '_rejected/x.ndjson' },
+    });
     builder.record(planned[2]!, { ok: true, rows: 0, changed: false });
-    const manifest = builder.build({ end: new Date('2026-11-21T03:01:00Z'), exitCode: 4, requests: 9, throttled: 1, notAttempted: 'not attempted: the run ended before it' });
-    expect(manifest).toMatchObject({ manifestVersion: 1, runId: RUN.runId, tool: 'area-metrics', start: '2026-11-21T03:00:00.000Z', end: '2026-11-21T03:01:00.000Z', exitCode: 4, requests: 9, throttled: 1, layout: 'hive' });
+    const manifest = builder.build({
+      end: new Date('2026-11-21T03:01:00Z'),
+      exitCode: 4,
+      requests: 9,
+      throttled: 1,
+      notAttempted: 'not attempted: the run ended before it',
+    });
+    expect(manifest).toMatchObject({
+      manifestVersion: 1,
+      runId: RUN.runId,
+      tool: 'area-metrics',
+      start: '2026-11-21T03:00:00.000Z',
+      end: '2026-11-21T03:01:00.000Z',
+      exitCode: 4,
+      requests: 9,
+      throttled: 1,
+      layout: 'hive',
+    });
     expect(manifest.units).toEqual([
-      { metric: 'traffic', day: '2026-11-18', store: null, path: 'metric=traffic/dt=2026-11-18/traffic_2026-11-18.csv', rows: 12, bytes: 400, sha256: 'a'.repeat(64), changed: true },
-      { metric: 'traffic', day: '2026-11-19', store: null, path: 'metric=traffic/dt=2026-11-19/traffic_2026-11-19.csv', rows: 10, bytes: 380, sha256: 'b'.repeat(64), changed: false, rejected: { records: 1, path: '_rejected/x.ndjson' } },
+      {
+        metric: 'traffic',
+        day: '2026-11-18',
+        store: null,
+        path: 'metric=traffic/dt=2026-11-18/traffic_2026-11-18.csv',
+        rows: 12,
+        bytes: 400,
+        sha256: 'a'.repeat(64),
+        changed: true,
+      },
+      {
+        metric: 'traffic',
+        day: '2026-11-19',
+        store: null,
+        path: 'metric=traffic/dt=2026-11-19/traffic_2026-11-19.csv',
+        rows: 10,
+        bytes: 380,
+        sha256: 'b'.repeat(64),
+        changed: false,
+        rejected: { records: 1, path: '_rejected/x.ndjson' },
+      },
       { metric: 'traffic', day: '2026-11-20', store: null, path: null, rows: 0, bytes: null, sha256: null, changed: false },
-      { metric: 'traffic', day: '2026-11-21', store: null, path: null, rows: null, bytes: null, sha256: null, changed: false, error: { exitCode: 4, message: 'traffic 2026-11-21 page 1: HTTP 503 after 5 retries' } },
-      { metric: 'traffic', day: '2026-11-22', store: null, path: null, rows: null, bytes: null, sha256: null, changed: false, error: { exitCode: null, message: 'not attempted: the run ended before it' } },
+      {
+        metric: 'traffic',
+        day: '2026-11-21',
+        store: null,
+        path: null,
+        rows: null,
+        bytes: null,
+        sha256: null,
+        changed: false,
+        error: { exitCode: 4, message: 'traffic 2026-11-21 page 1: HTTP 503 after 5 retries' },
+      },
+      {
+        metric: 'traffic',
+        day: '2026-11-22',
+        store: null,
+        path: null,
+        rows: null,
+        bytes: null,
+        sha256: null,
+        changed: false,
+        error: { exitCode: null, message: 'not attempted: the run ended before it' },
+      },
     ]);
     // The text is the same manifest, one unit a line; no count is null where the run knew it.
     const text = formatManifest(manifest);
@@ -55,7 +129,8 @@ describe('RunManifestBuilder', () => {
 });
 
 describe('saveManifest', () => {
-  const manifest = (runId: string): RunManifest => new RunManifestBuilder({ ...RUN, runId }, []).build({ end: new Date(), exitCode: 0, notAttempted: '' });
+  const manifest = (runId: string): RunManifest =>
+    new RunManifestBuilder({ ...RUN, runId }, []).build({ end: new Date(), exitCode: 0, notAttempted: '' });
 
   it('writes <output>/_runs/<run id>.json atomically, and keeps the newest 200 manifests (by run id), nothing else touched', async () => {
     const out = await tempDir();

@@ -32,7 +32,12 @@ describe('unitFileName', () => {
 
 describe('FileSink and unchanged files', () => {
   const tempDir = useTempDirs('sinks-');
-  const unitData = (text: string): UnitContent => ({ unit: { metric, day: '2026-03-10' }, header: 'h\n', pieces: [Buffer.from(text)], rejected: [] });
+  const unitData = (text: string): UnitContent => ({
+    unit: { metric, day: '2026-03-10' },
+    header: 'h\n',
+    pieces: [Buffer.from(text)],
+    rejected: [],
+  });
 
   /** What the sink must report of the file: its path under the output, its size and SHA-256, as on disk. */
   async function written(out: string, changed: boolean): Promise<unknown> {
@@ -68,7 +73,10 @@ describe('FileSink and unchanged files', () => {
     const path = 'metric=unique-users/dt=2026-03-10/unique-users_2026-03-10.store-S1.csv';
     expect(result.file?.path).toBe(path);
     expect(await readFile(join(out, path), 'utf8')).toBe('h\na\n');
-    const setAside = await readFile(join(out, '_rejected/metric=unique-users/dt=2026-03-10/unique-users_2026-03-10.store-S1.ndjson'), 'utf8');
+    const setAside = await readFile(
+      join(out, '_rejected/metric=unique-users/dt=2026-03-10/unique-users_2026-03-10.store-S1.ndjson'),
+      'utf8',
+    );
     expect(JSON.parse(setAside)).toMatchObject({ metric: 'unique-users', day: '2026-03-10', field: 'unique_users', value: -1 });
   });
 });

@@ -17,7 +17,13 @@ class Collector extends Writable {
   }
 }
 
-function fakeContext(): { context: CommandContext; stdout: Collector; stderr: Collector; controller: AbortController; errors: () => string[] } {
+function fakeContext(): {
+  context: CommandContext;
+  stdout: Collector;
+  stderr: Collector;
+  controller: AbortController;
+  errors: () => string[];
+} {
   const stdout = new Collector();
   const stderr = new Collector();
   const controller = new AbortController();
@@ -94,7 +100,7 @@ describe('area-metrics sandbox command', () => {
     }
   });
 
-  it("prints a try: command that works as printed, its secret in the environment", async () => {
+  it('prints a try: command that works as printed, its secret in the environment', async () => {
     const sandbox = fakeContext();
     const running = runCli(['sandbox', '--port', '0', '--stores', '2', '--days', '2'], sandbox.context);
     await waitUntil(() => sandbox.stdout.text.includes('stop with'), 'the banner');
@@ -107,7 +113,10 @@ describe('area-metrics sandbox command', () => {
       const importer = fakeContext();
       const env = Object.fromEntries(settings.map((setting) => setting.split('=') as [string, string]));
       // As printed, but into a temp folder instead of ./demo-data.
-      const code = await runCli(args.map((word) => (word === './demo-data' ? output : word)), { ...importer.context, env });
+      const code = await runCli(
+        args.map((word) => (word === './demo-data' ? output : word)),
+        { ...importer.context, env },
+      );
       expect(code, importer.errors().join('\n')).toBe(0);
       expect((await readdir(output)).sort()).toEqual(['.area-metrics-state.json', '_runs', 'avg-screen-time', 'traffic', 'unique-users']);
     } finally {
@@ -119,7 +128,10 @@ describe('area-metrics sandbox command', () => {
 
   it('takes a real rate limit and how to announce it', async () => {
     const { context, stdout, controller } = fakeContext();
-    const running = runCli(['sandbox', '--port', '0', '--stores', '3', '--days', '2', '--rate-limit', '2/s', '--rate-limit-headers', 'x'], context);
+    const running = runCli(
+      ['sandbox', '--port', '0', '--stores', '3', '--days', '2', '--rate-limit', '2/s', '--rate-limit-headers', 'x'],
+      context,
+    );
     await waitUntil(() => stdout.text.includes('stop with'), 'the banner');
     expect(stdout.text).toContain('faults:        {"rateLimit":{"perSecond":2,"headers":"x"}}');
     const base = /^sandbox listening on (\S+)$/m.exec(stdout.text)![1]!;

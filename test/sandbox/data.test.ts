@@ -62,9 +62,7 @@ describe('sandbox data set', () => {
     const offsets = new Set(Array.from({ length: 12 }, (_, index) => dataset.store(index).offsetText));
     for (const required of ['+00:00', '+02:00', '-05:00', '+05:30']) expect(offsets).toContain(required);
     const small = new Dataset({ stores: 4, zones: 3, days: 2, seed: 1 });
-    expect(new Set([0, 1, 2, 3].map((index) => small.store(index).offsetText))).toEqual(
-      new Set(['+00:00', '+02:00', '-05:00', '+05:30']),
-    );
+    expect(new Set([0, 1, 2, 3].map((index) => small.store(index).offsetText))).toEqual(new Set(['+00:00', '+02:00', '-05:00', '+05:30']));
     const dates = Object.fromEntries(all(dataset, 'unique-users', '2026-11-20').map((r) => [r.store_code, r.date]));
     const codeWithOffset = (offset: string) =>
       dataset.store(Array.from({ length: 12 }, (_, index) => index).find((index) => dataset.store(index).offsetText === offset)!).code;
@@ -78,15 +76,32 @@ describe('sandbox data set', () => {
     const dataset = new Dataset({ stores: 14, zones: 3, days: 2, seed: 1 });
     const offsets = Array.from({ length: 14 }, (_, index) => dataset.store(index).offsetText);
     expect(offsets).toEqual([
-      '+02:00', '+00:00', '-05:00', '+05:30', '+01:00', '-08:00', '+09:00', '+05:45', '-03:30', '+10:00', '-03:00', '+08:00',
-      '-11:00', '+13:00',
+      '+02:00',
+      '+00:00',
+      '-05:00',
+      '+05:30',
+      '+01:00',
+      '-08:00',
+      '+09:00',
+      '+05:45',
+      '-03:30',
+      '+10:00',
+      '-03:00',
+      '+08:00',
+      '-11:00',
+      '+13:00',
     ]);
   });
 
   it('selects by instant for windows that are not whole UTC days', () => {
     const dataset = new Dataset({ stores: 12, zones: 3, days: 3, seed: 1 });
     // 2026-11-20T22:00:00Z is local midnight of 2026-11-21 in +02:00 only.
-    const refs = dataset.query('traffic', { fromMs: Date.parse('2026-11-20T22:00:00Z'), toMs: Date.parse('2026-11-20T22:00:00Z') }, undefined, NOW);
+    const refs = dataset.query(
+      'traffic',
+      { fromMs: Date.parse('2026-11-20T22:00:00Z'), toMs: Date.parse('2026-11-20T22:00:00Z') },
+      undefined,
+      NOW,
+    );
     const results = dataset.slice('traffic', refs, 0, refs.count);
     expect(results.map((result) => result.date)).toEqual(['2026-11-21T00:00:00+02:00']);
     // gte after lte: nothing, not an error.

@@ -54,7 +54,9 @@ describe('sandbox fault switches', () => {
     const text = await response.text();
     expect(text.length).toBeGreaterThan(0);
     expect(() => JSON.parse(text) as unknown).toThrow();
-    expect(JSON.parse(await (await fetch(url(), { headers: { authorization: basic('demo-client', 'demo-secret') } })).text())).toHaveProperty('count', 12);
+    expect(
+      JSON.parse(await (await fetch(url(), { headers: { authorization: basic('demo-client', 'demo-secret') } })).text()),
+    ).toHaveProperty('count', 12);
   });
 
   it('latencyMs delays metric requests, not token requests', async () => {

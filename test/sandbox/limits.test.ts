@@ -45,7 +45,9 @@ describe('the sandbox limits table', () => {
     const limit = SANDBOX_LIMITS[key];
     const outside = await sandboxCommand([flag, String(limit.max + 1)]);
     expect(outside.code).toBe(2);
-    expect(outside.errors).toEqual([expect.stringContaining(`${flag} "${limit.max + 1}" must be a whole number from ${limit.min} to ${limit.max}`)]);
+    expect(outside.errors).toEqual([
+      expect.stringContaining(`${flag} "${limit.max + 1}" must be a whole number from ${limit.min} to ${limit.max}`),
+    ]);
     expect((await sandboxCommand([flag, String(limit.max)])).code).toBe(0);
   });
 

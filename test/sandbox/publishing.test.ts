@@ -19,7 +19,12 @@ async function start(): Promise<Sandbox> {
   return sandbox;
 }
 
-async function served(box: Sandbox, metric: string, day: string, pageSize = '2'): Promise<{ count: number; stores: string[]; results: unknown[] }> {
+async function served(
+  box: Sandbox,
+  metric: string,
+  day: string,
+  pageSize = '2',
+): Promise<{ count: number; stores: string[]; results: unknown[] }> {
   const pages = await allPages(box, metricUrl(box, metric, dayParams(day, { page_size: pageSize })));
   const results = pages.flatMap((page) => page.results);
   return { count: pages[0]!.count, stores: results.map((result) => result.store_code).sort(), results };
@@ -27,7 +32,7 @@ async function served(box: Sandbox, metric: string, day: string, pageSize = '2')
 
 async function post(box: Sandbox, body: string): Promise<{ status: number; body: unknown }> {
   const response = await fetch(`${box.url}/_sandbox/publishing`, { method: 'POST', body });
-  return { status: response.status, body: (await response.json()) };
+  return { status: response.status, body: await response.json() };
 }
 
 describe('sandbox publishing rules', () => {
@@ -56,7 +61,8 @@ describe('sandbox publishing rules', () => {
     const corrected = await served(box, 'unique-users', DAY_BEFORE);
     expect(corrected.stores).toEqual(original.stores);
     expect(corrected.results).not.toEqual(original.results);
-    const zones = (results: unknown[]): unknown => (results as { values: { zone: string }[] }[]).map((result) => result.values.map((value) => value.zone));
+    const zones = (results: unknown[]): unknown =>
+      (results as { values: { zone: string }[] }[]).map((result) => result.values.map((value) => value.zone));
     expect(zones(corrected.results)).toEqual(zones(original.results));
     expect(await served(box, 'unique-users', YESTERDAY)).toEqual(untouched);
     box.setPublishing({ corrected: [{ day: DAY_BEFORE, revision: 2 }] });
@@ -65,13 +71,20 @@ describe('sandbox publishing rules', () => {
     expect((await served(box, 'unique-users', DAY_BEFORE)).results).toEqual(corrected.results);
   });
 
-  it('a distortion scales a day\'s values (0: every value zero), keeps them valid, and goes when the rule does', async () => {
+  it("a distortion scales a day's values (0: every value zero), keeps them valid, and goes when the rule does", async () => {
     const box = await start();
     const values = (results: unknown[], key: string): number[] =>
-      (results as { values: Record<string, string | number>[] }[]).flatMap((result) => result.values.map((value) => (key === 'avg_screen_time' ? Date.parse(`1970-01-01T${value[key]}Z`) / 1000 : Number(value[key]))));
+      (results as { values: Record<string, string | number>[] }[]).flatMap((result) =>
+        result.values.map((value) => (key === 'avg_screen_time' ? Date.parse(`1970-01-01T${value[key]}Z`) / 1000 : Number(value[key]))),
+      );
     const original = await served(box, 'unique-users', DAY_BEFORE);
     const untouched = await served(box, 'unique-users', YESTERDAY);
-    box.setPublishing({ distorted: [{ day: DAY_BEFORE, factor: 0.1 }, { day: DAY_BEFORE, stores: ['S002'], factor: 0 }] });
+    box.setPublishing({
+      distorted: [
+        { day: DAY_BEFORE, factor: 0.1 },
+        { day: DAY_BEFORE, stores: ['S002'], factor: 0 },
+      ],
+    });
     const tenth = await served(box, 'unique-users', DAY_BEFORE);
     expect(tenth.stores).toEqual(original.stores);
     const byStore = (results: unknown[]) => new Map((results as { store_code: string }[]).map((result) => [result.store_code, [result]]));
@@ -85,7 +98,9 @@ describe('sandbox publishing rules', () => {
     box.setPublishing({ distorted: [{ day: DAY_BEFORE, factor: 0, metrics: ['traffic', 'avg-screen-time'] }] });
     expect(await served(box, 'unique-users', DAY_BEFORE)).toEqual(original);
     expect(values((await served(box, 'traffic', DAY_BEFORE)).results, 'traffic_pct').every((share) => share === 0)).toBe(true);
-    expect(values((await served(box, 'avg-screen-time', DAY_BEFORE)).results, 'avg_screen_time').every((seconds) => seconds === 0)).toBe(true);
+    expect(values((await served(box, 'avg-screen-time', DAY_BEFORE)).results, 'avg_screen_time').every((seconds) => seconds === 0)).toBe(
+      true,
+    );
     box.setPublishing({ distorted: [{ day: DAY_BEFORE, factor: 1000 }] });
     const shares = values((await served(box, 'traffic', DAY_BEFORE)).results, 'traffic_pct');
     expect(shares.every((share) => share >= 0 && share <= 1)).toBe(true);
@@ -102,7 +117,14 @@ describe('sandbox publishing rules', () => {
     expect(box.publishing()).toEqual(rules);
     expect(await (await fetch(`${box.url}/_sandbox/publishing`)).json()).toEqual({ publishing: rules });
     expect((await served(box, 'traffic', YESTERDAY)).count).toBe(4);
-    for (const bad of ['{"hidden": [{"day": "2026-02-30"}]}', '{"hidden": [{"day": "2026-11-20", "stores": []}]}', '{"corrected": [{"day": "2026-11-20"}]}', '{"distorted": [{"day": "2026-11-20", "factor": -1}]}', '{"later": true}', 'nope']) {
+    for (const bad of [
+      '{"hidden": [{"day": "2026-02-30"}]}',
+      '{"hidden": [{"day": "2026-11-20", "stores": []}]}',
+      '{"corrected": [{"day": "2026-11-20"}]}',
+      '{"distorted": [{"day": "2026-11-20", "factor": -1}]}',
+      '{"later": true}',
+      'nope',
+    ]) {
       const answer = await post(box, bad);
       expect(answer.status, bad).toBe(400);
     }
@@ -134,12 +156,26 @@ describe('sandbox command publishing flags', () => {
   }
 
   it('--hide-day and --correct-day are repeatable and shown in the banner', async () => {
-    const result = await run(['--hide-day', '2026-11-20', '--hide-day', '2026-11-19:S001,S003', '--correct-day', '2026-11-18', '--correct-day', '2026-11-17:4', '--publish-after', '5']);
+    const result = await run([
+      '--hide-day',
+      '2026-11-20',
+      '--hide-day',
+      '2026-11-19:S001,S003',
+      '--correct-day',
+      '2026-11-18',
+      '--correct-day',
+      '2026-11-17:4',
+      '--publish-after',
+      '5',
+    ]);
     expect(result.code, result.errors.join('\n')).toBe(0);
     const line = result.stdout.split('\n').find((text) => text.startsWith('publishing:'));
     expect(JSON.parse(line!.slice('publishing:'.length))).toEqual({
       hidden: [{ day: '2026-11-20' }, { day: '2026-11-19', stores: ['S001', 'S003'] }],
-      corrected: [{ day: '2026-11-18', revision: 1 }, { day: '2026-11-17', revision: 4 }],
+      corrected: [
+        { day: '2026-11-18', revision: 1 },
+        { day: '2026-11-17', revision: 4 },
+      ],
     });
   });
 
@@ -148,7 +184,10 @@ describe('sandbox command publishing flags', () => {
     expect(result.code, result.errors.join('\n')).toBe(0);
     const line = result.stdout.split('\n').find((text) => text.startsWith('publishing:'));
     expect(JSON.parse(line!.slice('publishing:'.length))).toEqual({
-      distorted: [{ day: '2026-11-20', factor: 0 }, { day: '2026-11-19', factor: 0.1, metrics: ['traffic'], stores: ['S001', 'S003'] }],
+      distorted: [
+        { day: '2026-11-20', factor: 0 },
+        { day: '2026-11-19', factor: 0.1, metrics: ['traffic'], stores: ['S001', 'S003'] },
+      ],
     });
   });
 
@@ -181,7 +220,16 @@ describe('sandbox command publishing flags', () => {
     }
   });
 
-  it.each([['--hide-day', 'yesterday'], ['--hide-day', '2026-02-30'], ['--correct-day', '2026-11-18:x'], ['--distort-day', '2026-11-18'], ['--distort-day', '2026-11-18:-1'], ['--distort-day', '2026-11-18:1001'], ['--distort-day', 'trafic@2026-11-18:0'], ['--publish-after', '-1']])('%s %s is exit 2', async (flag, value) => {
+  it.each([
+    ['--hide-day', 'yesterday'],
+    ['--hide-day', '2026-02-30'],
+    ['--correct-day', '2026-11-18:x'],
+    ['--distort-day', '2026-11-18'],
+    ['--distort-day', '2026-11-18:-1'],
+    ['--distort-day', '2026-11-18:1001'],
+    ['--distort-day', 'trafic@2026-11-18:0'],
+    ['--publish-after', '-1'],
+  ])('%s %s is exit 2', async (flag, value) => {
     const result = await run([flag, value]);
     expect(result.code).toBe(2);
     expect(result.errors).toHaveLength(1);

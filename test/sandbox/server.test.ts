@@ -71,7 +71,9 @@ describe('sandbox metrics API: filters and envelope', () => {
         expect(envelope.count).toBe(12);
         expect(envelope.next).toBeNull();
         expect(envelope.previous).toBeNull();
-        expect(envelope.results).toEqual(sandbox.results(metric as 'traffic', { gte: `${YESTERDAY}T00:00:00Z`, lte: `${YESTERDAY}T23:59:59Z` }));
+        expect(envelope.results).toEqual(
+          sandbox.results(metric as 'traffic', { gte: `${YESTERDAY}T00:00:00Z`, lte: `${YESTERDAY}T23:59:59Z` }),
+        );
         expect(Object.keys(envelope.results[0]!.values[0]!)[0]).toBe('zone');
       }
     }
@@ -81,7 +83,10 @@ describe('sandbox metrics API: filters and envelope', () => {
     const missing = await getJson(sandbox, metricUrl(sandbox, 'traffic', { datetime_lte: `${YESTERDAY}T23:59:59Z` }));
     expect(missing.status).toBe(400);
     expect(missing.body).toMatchObject({ errors: { datetime_gte: ['This field is required.'] } });
-    const bad = await getJson(sandbox, metricUrl(sandbox, 'traffic', { datetime_gte: 'yesterday', datetime_lte: `${YESTERDAY}T23:59:59Z` }));
+    const bad = await getJson(
+      sandbox,
+      metricUrl(sandbox, 'traffic', { datetime_gte: 'yesterday', datetime_lte: `${YESTERDAY}T23:59:59Z` }),
+    );
     expect(bad.status).toBe(400);
     expect((bad.body as { detail: string }).detail).toMatch(/^datetime_gte: /);
     // An unencoded '+' is a space in a query string: that is the client's bug, and the sandbox says so.
@@ -99,7 +104,8 @@ describe('sandbox metrics API: filters and envelope', () => {
   });
 
   it('filters by store_code, and an unknown store has no results', async () => {
-    const one = (await getJson(sandbox, metricUrl(sandbox, 'avg-screen-time', dayParams(YESTERDAY, { store_code: 'S003' })))).body as Envelope;
+    const one = (await getJson(sandbox, metricUrl(sandbox, 'avg-screen-time', dayParams(YESTERDAY, { store_code: 'S003' }))))
+      .body as Envelope;
     expect(one.count).toBe(1);
     expect(one.results[0]!.store_code).toBe('S003');
     const none = await getJson(sandbox, metricUrl(sandbox, 'avg-screen-time', dayParams(YESTERDAY, { store_code: 'X9' })));
@@ -128,7 +134,10 @@ describe('sandbox metrics API: filters and envelope', () => {
 
   it('builds links from the Host the client used', async () => {
     const port = new URL(sandbox.url).port;
-    const { body } = await getJson(sandbox, `http://localhost:${port}/api/bi/area-metrics/traffic?${new URLSearchParams(dayParams(YESTERDAY, { page_size: '4' })).toString()}`);
+    const { body } = await getJson(
+      sandbox,
+      `http://localhost:${port}/api/bi/area-metrics/traffic?${new URLSearchParams(dayParams(YESTERDAY, { page_size: '4' })).toString()}`,
+    );
     expect((body as Envelope).next).toMatch(new RegExp(`^http://localhost:${port}/api/bi/area-metrics/traffic\\?`));
   });
 
@@ -227,7 +236,11 @@ describe('sandbox admin endpoints', () => {
 describe('sandbox concurrency', () => {
   it('answers 200 concurrent requests without errors', async () => {
     const urls = Array.from({ length: 200 }, (_, index) =>
-      metricUrl(sandbox, METRIC_NAMES[index % METRIC_NAMES.length]!, dayParams(YESTERDAY, { page_size: '3', page: String(1 + (index % 4)) })),
+      metricUrl(
+        sandbox,
+        METRIC_NAMES[index % METRIC_NAMES.length]!,
+        dayParams(YESTERDAY, { page_size: '3', page: String(1 + (index % 4)) }),
+      ),
     );
     const answers = await Promise.all(urls.map((url) => getJson(sandbox, url)));
     expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: 200 }, () => 200));

@@ -40,11 +40,18 @@ describe('sandbox: a store-local day is served once it has ended', () => {
     const every = served(inProgress, '2026-11-22T10:00:00Z');
     expect(every).toHaveLength(14);
     const now = Date.parse('2026-11-22T10:00:00Z');
-    const ended = every.filter((result) => endOf(result) <= now).map((result) => result.store_code).sort();
+    const ended = every
+      .filter((result) => endOf(result) <= now)
+      .map((result) => result.store_code)
+      .sort();
     // Stores west of UTC down to -10:00 have ended their 2026-11-21; every store east of UTC is still in 2026-11-22.
     expect(ended.length).toBeGreaterThan(0);
     expect(ended.length).toBeLessThan(14);
-    expect(served(finalOnly, '2026-11-22T10:00:00Z').map((result) => result.store_code).sort()).toEqual(ended);
+    expect(
+      served(finalOnly, '2026-11-22T10:00:00Z')
+        .map((result) => result.store_code)
+        .sort(),
+    ).toEqual(ended);
     for (const result of every.filter((candidate) => !ended.includes(candidate.store_code))) {
       expect(result.date.startsWith('2026-11-22') || result.date.endsWith('-11:00')).toBe(true);
     }

@@ -70,8 +70,16 @@ describe('the sandbox rate limit', () => {
     sandbox.setFaults({ rateLimit: { perSecond: 3, headers: 'draft' } });
     const answers = await burst(4);
     const ok = answers.filter((answer) => answer.status === 200);
-    expect(ok.map((answer) => answer.headers.get('ratelimit-policy'))).toEqual(['"default";q=3;w=1', '"default";q=3;w=1', '"default";q=3;w=1']);
-    expect(ok.map((answer) => answer.headers.get('ratelimit')).sort()).toEqual(['"default";r=0;t=1', '"default";r=1;t=1', '"default";r=2;t=1']);
+    expect(ok.map((answer) => answer.headers.get('ratelimit-policy'))).toEqual([
+      '"default";q=3;w=1',
+      '"default";q=3;w=1',
+      '"default";q=3;w=1',
+    ]);
+    expect(ok.map((answer) => answer.headers.get('ratelimit')).sort()).toEqual([
+      '"default";r=0;t=1',
+      '"default";r=1;t=1',
+      '"default";r=2;t=1',
+    ]);
     const refused = answers.find((answer) => answer.status === 429)!;
     expect(refused.headers.get('ratelimit')).toBe('"default";r=0;t=1');
   });

@@ -96,7 +96,11 @@ describe('sandbox token endpoint', () => {
     const text = await wrong.text();
     expect(JSON.parse(text)).toMatchObject({ error: 'invalid_client' });
     expect(text).not.toContain('bad-secret-xyz');
-    const missing = await fetch(`${sandbox.url}/oauth2/token`, { method: 'POST', headers: { 'content-type': FORM }, body: 'grant_type=client_credentials' });
+    const missing = await fetch(`${sandbox.url}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': FORM },
+      body: 'grant_type=client_credentials',
+    });
     expect(missing.status).toBe(401);
     expect(missing.headers.get('www-authenticate')).toMatch(/^Basic/);
     expect(await missing.json()).toMatchObject({ error: 'invalid_client' });
@@ -147,7 +151,9 @@ describe('sandbox token endpoint', () => {
     expect(log).not.toContain('tok-secret-123');
     expect(log).not.toContain(token);
     expect(sandbox.requests.at(-1)).toMatchObject({ method: 'POST', path: '/oauth2/token', status: 200, authorized: true });
-    const listed = (await (await fetch(`${sandbox.url}/_sandbox/requests?path_prefix=/oauth2`)).json()) as { requests: { method: string; path: string }[] };
+    const listed = (await (await fetch(`${sandbox.url}/_sandbox/requests?path_prefix=/oauth2`)).json()) as {
+      requests: { method: string; path: string }[];
+    };
     expect(listed.requests.filter((entry) => entry.method === 'POST').length).toBe(sandbox.tokenRequests());
     expect(listed.requests.every((entry) => entry.path === '/oauth2/token')).toBe(true);
     expect(JSON.stringify(listed)).not.toContain(token);

@@ -23,7 +23,7 @@ async function onDisk(): Promise<{ version: number; metrics: Record<string, Reco
 }
 
 describe('ImportState', () => {
-  it('starts empty when there is no file, and persists complete days as ranges with the latest day\'s stores', async () => {
+  it("starts empty when there is no file, and persists complete days as ranges with the latest day's stores", async () => {
     const state = await loadStateFile(path, OPTIONS);
     expect(state.lastCompleteDay('traffic')).toBeUndefined();
     await state.markComplete('traffic', '2026-11-18', ['S002', 'S001']);
@@ -68,7 +68,12 @@ describe('ImportState', () => {
       pending: [{ day: '2026-11-18', status: { reason: 'partly-published', missingStores: 1, stores: 0 } }],
     });
     await state.accept('traffic', ['2026-11-17', '2026-11-18', '2026-11-19']);
-    expect(state.coverage('traffic')).toMatchObject({ complete: [['2026-11-17', '2026-11-17']], accepted: [['2026-11-18', '2026-11-19']], givenUp: [], pending: [] });
+    expect(state.coverage('traffic')).toMatchObject({
+      complete: [['2026-11-17', '2026-11-17']],
+      accepted: [['2026-11-18', '2026-11-19']],
+      givenUp: [],
+      pending: [],
+    });
     await state.reopen('traffic', ['2026-11-17', '2026-11-19']);
     expect(state.coverage('traffic')).toMatchObject({
       complete: [],
@@ -91,10 +96,13 @@ describe('ImportState', () => {
     ]);
   });
 
-  it('keeps a complete day\'s profile, one line a day, for a year; a reopened day has none', async () => {
+  it("keeps a complete day's profile, one line a day, for a year; a reopened day has none", async () => {
     const days = Array.from({ length: 400 }, (_, index) => addDays('2026-11-01', index));
     const profiles = Object.fromEntries(days.slice(0, -1).map((day, index) => [day, [12, 3, 36, 100 + index]]));
-    await writeFile(path, JSON.stringify({ version: 4, metrics: { traffic: { complete: [[days[0], days.at(-2)]], profiles } }, storeSets: {} }));
+    await writeFile(
+      path,
+      JSON.stringify({ version: 4, metrics: { traffic: { complete: [[days[0], days.at(-2)]], profiles } }, storeSets: {} }),
+    );
     const state = await loadStateFile(path, { ...OPTIONS, now: new Date('2027-12-31T12:00:00Z') });
     expect(state.completeProfiles('traffic').size).toBe(399);
     await state.markComplete('traffic', days.at(-1)!, ['S001'], [12, 3, 36, 499]);
@@ -110,7 +118,12 @@ describe('ImportState', () => {
   it('records the last run', async () => {
     const state = await loadStateFile(path, OPTIONS);
     await state.recordRun({ time: '2026-11-21T02:30:05.000Z', command: 'all --catch-up', exitCode: 0, rows: { traffic: 12 } });
-    expect((await loadStateFile(path, OPTIONS)).lastRun()).toEqual({ time: '2026-11-21T02:30:05.000Z', command: 'all --catch-up', exitCode: 0, rows: { traffic: 12 } });
+    expect((await loadStateFile(path, OPTIONS)).lastRun()).toEqual({
+      time: '2026-11-21T02:30:05.000Z',
+      command: 'all --catch-up',
+      exitCode: 0,
+      rows: { traffic: 12 },
+    });
   });
 
   it('loadExisting (for status) refuses a missing file', async () => {
@@ -128,7 +141,6 @@ describe('ImportState', () => {
     expect(reloaded.storeCodes('avg-screen-time')).toEqual(codes);
     expect(Object.keys((await onDisk()).storeSets)).toHaveLength(1);
   });
-
 });
 
 describe('the day mode', () => {

@@ -11,7 +11,7 @@ describe('dayWindow', () => {
     expect(dayWindow('2026-11-22', 'utc')).toEqual({ gte: '2026-11-22T00:00:00Z', lte: '2026-11-22T23:59:59Z' });
   });
 
-  it('holds every offset\'s midnight of a local day, from +14:00 to -12:00, across a month end', () => {
+  it("holds every offset's midnight of a local day, from +14:00 to -12:00, across a month end", () => {
     const window = dayWindow('2026-12-01', 'local');
     expect(window).toEqual({ gte: '2026-11-30T10:00:00Z', lte: '2026-12-01T12:00:00Z' });
     for (const offset of ['+14:00', '+13:00', '+05:45', '+00:00', '-03:30', '-11:00', '-12:00']) {

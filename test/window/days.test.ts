@@ -67,7 +67,9 @@ describe('resolveDays', () => {
     // Just before midnight UTC, tomorrow is still the future, whatever the machine's zone.
     const late = new Date('2026-11-21T23:59:59Z');
     expect(() => resolveDays({ kind: 'date', date: '2026-11-22' }, late)).toThrow(UsageError);
-    expect(() => resolveDays({ kind: 'date', date: '2026-11-22' }, late)).toThrow(/--date 2026-11-22 is in the future \(today is 2026-11-21 UTC\)/);
+    expect(() => resolveDays({ kind: 'date', date: '2026-11-22' }, late)).toThrow(
+      /--date 2026-11-22 is in the future \(today is 2026-11-21 UTC\)/,
+    );
     expect(() => resolveDays({ kind: 'range', from: '2026-11-20', to: '2026-11-22' }, now)).toThrow(/--to 2026-11-22 is in the future/);
     expect(() => resolveDays({ kind: 'range', from: '2026-11-22' }, now)).toThrow(/--from 2026-11-22 is in the future/);
   });

@@ -75,7 +75,8 @@ export class AttestationGate {
     if (this.settings.singleUse) {
       if (genuine.jti === undefined) return { result: 'invalid', cause: 'no jti', reason: 'no jti (single use)' };
       // Remembered as long as the token could pass verification: its exp plus the skew allowed.
-      if (!(await this.replay.firstUse(genuine.jti, genuine.expiresAt + CLOCK_SKEW_SECONDS * 1000))) return { result: 'replayed', cause: 'replayed' };
+      if (!(await this.replay.firstUse(genuine.jti, genuine.expiresAt + CLOCK_SKEW_SECONDS * 1000)))
+        return { result: 'replayed', cause: 'replayed' };
     }
     return { result: 'valid' };
   }
@@ -89,13 +90,22 @@ export class AttestationGate {
       case 'missing':
         return new BrokerProblem('attestation-missing', `send this application's attestation token in the ${header} header`);
       case 'invalid':
-        return new BrokerProblem('attestation-invalid', 'the attestation token is not genuine or has expired; get a fresh one and retry', reason);
+        return new BrokerProblem(
+          'attestation-invalid',
+          'the attestation token is not genuine or has expired; get a fresh one and retry',
+          reason,
+        );
       case 'other-app':
         return new BrokerProblem('attestation-other-app', 'the attestation token was issued to another application', reason);
       case 'replayed':
         return new BrokerProblem('attestation-replayed', 'the attestation token was used before; send a new one with each request', reason);
       case 'no-keys':
-        return new BrokerProblem('attestation-unavailable', 'attestation tokens cannot be checked right now; retry later', reason, this.keys.retryAfterSeconds());
+        return new BrokerProblem(
+          'attestation-unavailable',
+          'attestation tokens cannot be checked right now; retry later',
+          reason,
+          this.keys.retryAfterSeconds(),
+        );
     }
   }
 

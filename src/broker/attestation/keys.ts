@@ -185,7 +185,11 @@ export class AttestationKeys {
           this.held = { byKid, fetchedAt: now, freshUntil: now + maxAgeMs(response.headers.get('cache-control')) };
           this.imported.clear();
           this.lastError = undefined;
-          log('info', 'attestation keys fetched', { jwksUrl, keys: byKid.size, maxAgeSeconds: Math.round((this.held.freshUntil - now) / 1000) });
+          log('info', 'attestation keys fetched', {
+            jwksUrl,
+            keys: byKid.size,
+            maxAgeSeconds: Math.round((this.held.freshUntil - now) / 1000),
+          });
           return;
         }
         failure = 'no RS256 or ES256 key with a kid';
@@ -197,11 +201,18 @@ export class AttestationKeys {
     if (this.closed) return;
     const held = this.held;
     if (held === undefined) {
-      log('warn', 'attestation keys could not be fetched; none held, so tokens cannot be verified (enforce answers 503)', { jwksUrl, reason: failure });
+      log('warn', 'attestation keys could not be fetched; none held, so tokens cannot be verified (enforce answers 503)', {
+        jwksUrl,
+        reason: failure,
+      });
       // Retried without traffic too: a load balancer keeps an instance without keys out of rotation.
       this.retryTimer = setTimeout(() => void this.refresh(), KEYS_REFETCH_INTERVAL_MS).unref();
     } else {
-      log('warn', 'attestation keys could not be fetched again; the keys held keep working', { jwksUrl, reason: failure, keys: held.byKid.size });
+      log('warn', 'attestation keys could not be fetched again; the keys held keep working', {
+        jwksUrl,
+        reason: failure,
+        keys: held.byKid.size,
+      });
     }
   }
 }

@@ -13,14 +13,24 @@ export interface AttestationParts {
   /** application package → its app id (read at each check: a reload may change them). */
   readonly appIdOf: (application: string) => string | undefined;
   /** The shared Redis, for single-use ids across instances. */
-  readonly redis?: { readonly client: Redis; readonly keyPrefix: string; readonly up: () => boolean; readonly whenUp: (listener: () => void) => void };
+  readonly redis?: {
+    readonly client: Redis;
+    readonly keyPrefix: string;
+    readonly up: () => boolean;
+    readonly whenUp: (listener: () => void) => void;
+  };
 }
 
 /** The attestation gate of a config, its keys' first fetch started; undefined when attestation is off. */
 export function openAttestation(settings: AttestationSettings | undefined, parts: AttestationParts): AttestationGate | undefined {
   if (settings === undefined) return undefined;
   const { now, logger, redis } = parts;
-  const keys = new AttestationKeys({ jwksUrl: settings.jwksUrl, now, env: parts.env, log: (level, message, fields) => logger[level](fields, message) });
+  const keys = new AttestationKeys({
+    jwksUrl: settings.jwksUrl,
+    now,
+    env: parts.env,
+    log: (level, message, fields) => logger[level](fields, message),
+  });
   keys.start();
   const replay: ReplayGuard =
     redis === undefined

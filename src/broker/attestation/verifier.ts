@@ -57,7 +57,13 @@ function isAllowed(alg: unknown): alg is AllowedAlgorithm {
   return (ALLOWED_ALGORITHMS as readonly unknown[]).includes(alg);
 }
 
-const CLAIM_CAUSES: Readonly<Record<string, RefusalCause>> = { aud: 'audience', iss: 'issuer', exp: 'expired', nbf: 'not yet valid', iat: 'malformed' };
+const CLAIM_CAUSES: Readonly<Record<string, RefusalCause>> = {
+  aud: 'audience',
+  iss: 'issuer',
+  exp: 'expired',
+  nbf: 'not yet valid',
+  iat: 'malformed',
+};
 
 /** What jose's error says was wrong: its cause, and a word or two more. */
 function refusalOf(error: unknown): RefusedToken {

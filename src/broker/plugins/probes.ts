@@ -30,7 +30,8 @@ export const probes = appWide<ProbesOptions>((app, { broker, shared, drain, atte
     const platforms = Object.fromEntries(broker.platformStates());
     const attested = attestation === undefined ? {} : { attestation: attestation.status() };
     if (drain.draining) return reply.code(503).send({ status: 'stopping', platforms, ...attested });
-    if (attestation?.enforced === true && !attestation.hasKeys) return reply.code(503).send({ status: 'no-attestation-keys', platforms, ...attested });
+    if (attestation?.enforced === true && !attestation.hasKeys)
+      return reply.code(503).send({ status: 'no-attestation-keys', platforms, ...attested });
     if (shared === undefined) return reply.send({ status: 'ready', config: 'loaded', cache: 'memory', platforms, ...attested });
     return shared.status() === 'up'
       ? reply.send({ status: 'ready', config: 'loaded', cache: 'redis', redis: 'up', platforms, ...attested })

@@ -11,7 +11,9 @@ import { appWide, applicationParam, headOf, sendAnswer } from './plugin.js';
  * problem+json, request id and log line instead of fastify's own JSON. The broker's own reading of the target
  * (request-target.ts) refuses such URLs first; this stays for whatever the router refuses that it lets through.
  */
-export function malformedUrlAnswer(contract: TokenRequests): (error: { code?: string }, request: FastifyRequest, reply: FastifyReply) => void {
+export function malformedUrlAnswer(
+  contract: TokenRequests,
+): (error: { code?: string }, request: FastifyRequest, reply: FastifyReply) => void {
   return (error, request, reply) => {
     const head = headOf(contract, request);
     contract.completed({
@@ -47,9 +49,21 @@ export const problems = appWide<{ contract: TokenRequests }>((app, { contract },
     if (status >= 500) {
       request.tokenLog = { ...request.tokenLog, head, problem: 'internal-error' };
       contract.logUnexpected(error, head);
-      return sendAnswer(reply, contract.answer(new BrokerProblem('internal-error', 'the broker failed unexpectedly; see its logs'), head, applicationParam(request)));
+      return sendAnswer(
+        reply,
+        contract.answer(
+          new BrokerProblem('internal-error', 'the broker failed unexpectedly; see its logs'),
+          head,
+          applicationParam(request),
+        ),
+      );
     }
-    const details: ProblemDetails = { type: 'about:blank', title: STATUS_CODES[status] ?? 'Bad request', status, detail: cutForLog(messageOf(error)) };
+    const details: ProblemDetails = {
+      type: 'about:blank',
+      title: STATUS_CODES[status] ?? 'Bad request',
+      status,
+      detail: cutForLog(messageOf(error)),
+    };
     return sendAnswer(reply, contract.answer(details, head, applicationParam(request)));
   });
   done();

@@ -54,7 +54,8 @@ export const tokenRoute = appWide<TokenRouteOptions>((app, { contract, broker, l
 
   // What runs after the handler has returned (a fetch's or a verdict's callback) answers a throw of its own with the
   // error handler's 500: thrown from a callback, it would end the process.
-  const guarded = <Value>(step: (request: FastifyRequest, reply: FastifyReply, value: Value) => void) =>
+  const guarded =
+    <Value>(step: (request: FastifyRequest, reply: FastifyReply, value: Value) => void) =>
     (request: FastifyRequest, reply: FastifyReply, value: Value): void => {
       try {
         step(request, reply, value);

@@ -34,7 +34,7 @@ export function formatPrometheus(statuses: readonly KeyStatus[], lastRun: LastRu
         '# HELP area_metrics_last_run_timestamp_seconds When the last import run ended.',
         '# TYPE area_metrics_last_run_timestamp_seconds gauge',
         `area_metrics_last_run_timestamp_seconds ${Date.parse(lastRun.time) / 1000}`,
-        '# HELP area_metrics_last_run_exit_code The last import run\'s exit code.',
+        "# HELP area_metrics_last_run_exit_code The last import run's exit code.",
         '# TYPE area_metrics_last_run_exit_code gauge',
         `area_metrics_last_run_exit_code ${lastRun.exitCode}`,
         '# HELP area_metrics_last_run_rows Rows the last import run wrote, per metric.',
@@ -55,18 +55,32 @@ export function formatPrometheus(statuses: readonly KeyStatus[], lastRun: LastRu
   return (
     [
       ...stateReadable(true),
-      ...family('area_metrics_first_day_timestamp_seconds', 'Start (UTC) of the earliest day the state knows of.', (status) => dayStart(status.firstDay)),
-      ...family('area_metrics_last_complete_day_timestamp_seconds', 'Start (UTC) of the last complete day; NaN before the first.', (status) => dayStart(status.lastCompleteDay)),
+      ...family('area_metrics_first_day_timestamp_seconds', 'Start (UTC) of the earliest day the state knows of.', (status) =>
+        dayStart(status.firstDay),
+      ),
+      ...family(
+        'area_metrics_last_complete_day_timestamp_seconds',
+        'Start (UTC) of the last complete day; NaN before the first.',
+        (status) => dayStart(status.lastCompleteDay),
+      ),
       ...family(
         'area_metrics_days_behind',
         'Days between the latest final day (or, before the first, the day before coverage starts) and yesterday (UTC).',
         (status) => status.daysBehind,
       ),
       ...family('area_metrics_stores', 'Stores that reported on the last complete day; NaN before the first.', (status) => status.stores),
-      ...family('area_metrics_gap_days', 'Days before the latest final one that are neither complete nor accepted.', (status) => status.gapDays),
+      ...family(
+        'area_metrics_gap_days',
+        'Days before the latest final one that are neither complete nor accepted.',
+        (status) => status.gapDays,
+      ),
       ...family('area_metrics_pending_days', 'Days asked for that are not complete yet.', (status) => status.pending.length),
       ...family('area_metrics_given_up_days', 'Days given up as never published.', (status) => daysOfRanges(status.givenUp).length),
-      ...family('area_metrics_suspect_days', 'Days held pending because their complete data looks wrong (gaps too).', (status) => daysOfRanges(status.suspect).length),
+      ...family(
+        'area_metrics_suspect_days',
+        'Days held pending because their complete data looks wrong (gaps too).',
+        (status) => daysOfRanges(status.suspect).length,
+      ),
       ...run,
     ].join('\n') + '\n'
   );

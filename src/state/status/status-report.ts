@@ -47,7 +47,10 @@ function describePending(pending: readonly StatusPending[]): string {
 
 function describeRun(run: LastRun): string {
   const rows = Object.entries(run.rows).map(([metric, count]) => `${metric} ${count}`);
-  const requests = run.requests === undefined ? '' : `, requests ${run.requests} (${run.throttled ?? 0} answered 429${run.paceRps === undefined ? '' : `, pace ${run.paceRps}/s`})`;
+  const requests =
+    run.requests === undefined
+      ? ''
+      : `, requests ${run.requests} (${run.throttled ?? 0} answered 429${run.paceRps === undefined ? '' : `, pace ${run.paceRps}/s`})`;
   return `last run: ${run.time} ${run.command}, exit ${run.exitCode}, rows: ${rows.length === 0 ? 'none' : rows.join(', ')}${requests}`;
 }
 

@@ -14,15 +14,25 @@ export interface KeptSettings {
  * how a refusal names the state's value. A run with the other value is refused: one output holds one kind of file.
  */
 const KEPT = {
-  mode: { field: 'days', absent: 'utc', flag: '--days', noun: 'day mode', holds: (value: string) => `which holds ${value === 'utc' ? 'UTC days (--days utc)' : 'store-local days (--days local)'}` },
+  mode: {
+    field: 'days',
+    absent: 'utc',
+    flag: '--days',
+    noun: 'day mode',
+    holds: (value: string) => `which holds ${value === 'utc' ? 'UTC days (--days utc)' : 'store-local days (--days local)'}`,
+  },
   layout: {
     field: 'layout',
     absent: 'flat',
     flag: '--layout',
     noun: 'layout',
-    holds: (value: string) => `whose files are laid out ${value === 'flat' ? 'flat (--layout flat)' : 'in hive partitions (--layout hive)'}`,
+    holds: (value: string) =>
+      `whose files are laid out ${value === 'flat' ? 'flat (--layout flat)' : 'in hive partitions (--layout hive)'}`,
   },
-} as const satisfies Record<keyof KeptSettings, { field: keyof StateFile; absent: string; flag: string; noun: string; holds: (value: string) => string }>;
+} as const satisfies Record<
+  keyof KeptSettings,
+  { field: keyof StateFile; absent: string; flag: string; noun: string; holds: (value: string) => string }
+>;
 
 /** Refuses a state that keeps another value of a setting the run states. */
 export function refuseOtherSettings(file: StateFile, settings: KeptSettings, path: string): void {

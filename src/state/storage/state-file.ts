@@ -9,7 +9,6 @@ import { upgradeV2, v2Schema } from './versions/v2.js';
 import { upgradeV3, v3Schema } from './versions/v3.js';
 import { lastRunSchema, STATE_VERSION, stateSchema, type StateFile } from './versions/current.js';
 
-
 export interface StateLoadOptions extends KeptSettings {
   /** The clock that tells which days are in the future. */
   readonly now: Date;
@@ -30,7 +29,11 @@ export function parseState(text: string | undefined, path: string, options: Stat
  * Like `parseState`, with what the reader set aside to say once: a last-run record the schema refuses is dropped
  * (it only informs; the coverage is what the state is for), never the state with it.
  */
-export function readState(text: string | undefined, path: string, options: StateLoadOptions): { file: StateFile | undefined; warnings: string[] } {
+export function readState(
+  text: string | undefined,
+  path: string,
+  options: StateLoadOptions,
+): { file: StateFile | undefined; warnings: string[] } {
   if (text === undefined) return { file: undefined, warnings: [] };
   let parsed: unknown;
   try {
@@ -64,7 +67,10 @@ function withoutBadLastRun(parsed: unknown, path: string): { kept: unknown; warn
     problem = `lastRun.time ${JSON.stringify(checked.data.time)} is not a date-time`;
   }
   if (problem === undefined) return { kept: parsed };
-  return { kept: rest, warning: `state file ${path}: the last run's record is unreadable (${problem}); the coverage is kept, the record left out` };
+  return {
+    kept: rest,
+    warning: `state file ${path}: the last run's record is unreadable (${problem}); the coverage is kept, the record left out`,
+  };
 }
 
 /**

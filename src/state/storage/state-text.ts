@@ -10,10 +10,17 @@ export function formatState(file: StateFile): string {
     items.length === 0 ? '[]' : `[\n${items.map((item) => `${indent}  ${item}`).join(',\n')}\n${indent}]`;
   const object = (fields: readonly (readonly [string, string | undefined])[], indent: string): string => {
     const present = fields.filter((field): field is readonly [string, string] => field[1] !== undefined);
-    return present.length === 0 ? '{}' : `{\n${present.map(([key, value]) => `${indent}  ${JSON.stringify(key)}: ${value}`).join(',\n')}\n${indent}}`;
+    return present.length === 0
+      ? '{}'
+      : `{\n${present.map(([key, value]) => `${indent}  ${JSON.stringify(key)}: ${value}`).join(',\n')}\n${indent}}`;
   };
   const ranges = (value: readonly DayRange[] | undefined): string | undefined =>
-    value === undefined ? undefined : list(value.map((range) => JSON.stringify(range).replace(',', ', ')), '      ');
+    value === undefined
+      ? undefined
+      : list(
+          value.map((range) => JSON.stringify(range).replace(',', ', ')),
+          '      ',
+        );
   const byDay = (value: Readonly<Record<string, unknown>> | undefined): string | undefined =>
     value === undefined
       ? undefined

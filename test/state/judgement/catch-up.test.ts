@@ -4,7 +4,11 @@ import { catchUpDays } from '../../../src/state/judgement/catch-up.js';
 describe('catchUpDays', () => {
   const now = new Date('2026-11-21T02:30:00Z');
   const plain = { maxDays: 31, lookback: 0 };
-  const after = (settledThrough: string | undefined, pending: string[] = [], complete: string[] = settledThrough ? [settledThrough] : []) => ({
+  const after = (
+    settledThrough: string | undefined,
+    pending: string[] = [],
+    complete: string[] = settledThrough ? [settledThrough] : [],
+  ) => ({
     settledThrough,
     pending,
     complete,
@@ -45,7 +49,15 @@ describe('catchUpDays', () => {
 
   it('--lookback adds the latest complete days, also when nothing is missing', () => {
     const complete = ['2026-11-15', '2026-11-17', '2026-11-18'];
-    expect(catchUpDays(after('2026-11-18', [], complete), { maxDays: 31, lookback: 2 }, now).days).toEqual(['2026-11-17', '2026-11-18', '2026-11-19', '2026-11-20']);
-    expect(catchUpDays(after('2026-11-20', [], ['2026-11-20']), { maxDays: 31, lookback: 1 }, now)).toMatchObject({ days: ['2026-11-20'], lookback: ['2026-11-20'] });
+    expect(catchUpDays(after('2026-11-18', [], complete), { maxDays: 31, lookback: 2 }, now).days).toEqual([
+      '2026-11-17',
+      '2026-11-18',
+      '2026-11-19',
+      '2026-11-20',
+    ]);
+    expect(catchUpDays(after('2026-11-20', [], ['2026-11-20']), { maxDays: 31, lookback: 1 }, now)).toMatchObject({
+      days: ['2026-11-20'],
+      lookback: ['2026-11-20'],
+    });
   });
 });

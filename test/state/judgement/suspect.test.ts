@@ -25,7 +25,10 @@ describe('suspicionOf', () => {
 
   it('needs 7 complete days among the 28 before; days further back do not count', () => {
     expect(suspicionOf('2026-11-29', figures(1), history([100, 100, 100, 100, 100, 100]))).toBeUndefined();
-    const sparse = history(Array.from({ length: 40 }, () => 100), 4);
+    const sparse = history(
+      Array.from({ length: 40 }, () => 100),
+      4,
+    );
     // Every fourth day missing: 21 of the 28 days before are complete.
     expect(suspicionOf('2026-11-29', figures(1), sparse)).toMatchObject({ median: 100 });
     const old = new Map([...history(Array.from({ length: 40 }, () => 100))].filter(([day]) => day < addDays('2026-11-29', -28)));

@@ -14,7 +14,7 @@ beforeEach(async () => {
 });
 
 describe('the state file under its lock', () => {
-  it('two writers on one file keep each other\'s keys (read-merge-write under the lock)', async () => {
+  it("two writers on one file keep each other's keys (read-merge-write under the lock)", async () => {
     const a = await loadStateFile(path, OPTIONS);
     const b = await loadStateFile(path, OPTIONS);
     const days = ['2026-11-10', '2026-11-11', '2026-11-12', '2026-11-13', '2026-11-14'];

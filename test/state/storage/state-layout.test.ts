@@ -24,8 +24,12 @@ describe('the state keeps its output layout', () => {
     const before = await readFile(flatPath, 'utf8');
     const refusal = loadStateFile(flatPath, { now, metricNames, layout: 'hive' });
     await expect(refusal).rejects.toThrow(UsageError);
-    await expect(refusal).rejects.toThrow(/--layout hive does not match the state .*flat\.json, whose files are laid out flat \(--layout flat\).*use --layout flat/);
-    await expect(loadStateFile(hivePath, { now, metricNames, layout: 'flat' })).rejects.toThrow(/laid out in hive partitions \(--layout hive\)/);
+    await expect(refusal).rejects.toThrow(
+      /--layout hive does not match the state .*flat\.json, whose files are laid out flat \(--layout flat\).*use --layout flat/,
+    );
+    await expect(loadStateFile(hivePath, { now, metricNames, layout: 'flat' })).rejects.toThrow(
+      /laid out in hive partitions \(--layout hive\)/,
+    );
     expect(await readFile(flatPath, 'utf8')).toBe(before);
   });
 
@@ -34,7 +38,10 @@ describe('the state keeps its output layout', () => {
     const flatRun = await loadStateFile(path, { now, metricNames, layout: 'flat' });
     await (await loadStateFile(path, { now, metricNames, layout: 'hive' })).markAsked([{ key: 'traffic', day: '2026-11-22' }]);
     await expect(flatRun.markComplete('traffic', '2026-11-22', ['S1'])).rejects.toThrow(/--layout flat does not match/);
-    expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({ layout: 'hive', metrics: { traffic: { pending: { '2026-11-22': { reason: 'asked' } } } } });
+    expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({
+      layout: 'hive',
+      metrics: { traffic: { pending: { '2026-11-22': { reason: 'asked' } } } },
+    });
   });
 
   it('keeps the day mode and the layout side by side', async () => {

@@ -13,7 +13,14 @@ export const v2Schema = z.strictObject({
       stores: z.number().int().min(0).optional(),
       storeSet: z.string().optional(),
       pending: z
-        .record(z.string(), z.strictObject({ reason: z.enum(['not-published', 'partial', 'not-over']), missingStores: z.number().int().min(0).optional(), stores: z.number().int().min(0).optional() }))
+        .record(
+          z.string(),
+          z.strictObject({
+            reason: z.enum(['not-published', 'partial', 'not-over']),
+            missingStores: z.number().int().min(0).optional(),
+            stores: z.number().int().min(0).optional(),
+          }),
+        )
         .optional(),
     }),
   ),
@@ -32,7 +39,9 @@ export function upgradeV2(file: V2File, path: string): V3File {
     const entry: V3Entry = {};
     if (old.lastCompleteDay !== undefined) {
       if (!isValidDay(old.lastCompleteDay)) {
-        throw new UsageError(`state file ${path}: ${key} lastCompleteDay ${JSON.stringify(old.lastCompleteDay)} is not a valid day (YYYY-MM-DD); fix or delete it`);
+        throw new UsageError(
+          `state file ${path}: ${key} lastCompleteDay ${JSON.stringify(old.lastCompleteDay)} is not a valid day (YYYY-MM-DD); fix or delete it`,
+        );
       }
       entry.complete = [[old.lastCompleteDay, old.lastCompleteDay]];
     }
@@ -40,7 +49,10 @@ export function upgradeV2(file: V2File, path: string): V3File {
     if (old.storeSet !== undefined) entry.storeSet = old.storeSet;
     if (old.pending !== undefined) {
       entry.pending = Object.fromEntries(
-        Object.entries(old.pending).map(([day, status]) => [day, { ...status, reason: status.reason === 'partial' ? 'partly-published' : status.reason }]),
+        Object.entries(old.pending).map(([day, status]) => [
+          day,
+          { ...status, reason: status.reason === 'partial' ? 'partly-published' : status.reason },
+        ]),
       );
     }
     metrics[key] = entry;

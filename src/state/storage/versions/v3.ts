@@ -47,7 +47,15 @@ export function upgradeV3(file: V3File): StateFile {
     metrics[key] =
       pending === undefined
         ? rest
-        : { ...rest, pending: Object.fromEntries(Object.entries(pending).map(([day, status]) => [day, { ...status, reason: status.reason === 'interrupted' ? 'asked' : status.reason }])) };
+        : {
+            ...rest,
+            pending: Object.fromEntries(
+              Object.entries(pending).map(([day, status]) => [
+                day,
+                { ...status, reason: status.reason === 'interrupted' ? 'asked' : status.reason },
+              ]),
+            ),
+          };
   }
   return { ...file, version: 4, metrics };
 }

@@ -9,7 +9,16 @@ import { lastRunSchema, rangeSchema, storeCountSchema } from './parts.js';
  * judged yet, written before the first request; the run ended before judging it), `reopened` a person's
  * (`area-metrics reopen`).
  */
-export const PENDING_REASONS = ['not-published', 'partly-published', 'not-over', 'suspect', 'failed', 'asked', 'interrupted', 'reopened'] as const;
+export const PENDING_REASONS = [
+  'not-published',
+  'partly-published',
+  'not-over',
+  'suspect',
+  'failed',
+  'asked',
+  'interrupted',
+  'reopened',
+] as const;
 
 const pendingSchema = z.strictObject({
   reason: z.enum(PENDING_REASONS),
