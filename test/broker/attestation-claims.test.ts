@@ -1,23 +1,23 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
+import type { BrokerConfig } from '../../src/broker/config.js';
 import { waitUntil } from '../helpers/cli.js';
 import { startFakeAuthServer } from '../helpers/fake-auth-server.js';
 import {
   ANDROID_APP_ID,
   IOS_APP_ID,
-  PROJECT_NUMBER,
   appCheckClaims,
   issuerKey,
   signToken,
   startIssuer,
   type IssuerKey,
+  APP,
+  enforcedConfig,
 } from './attestation-issuer.js';
 import { TestClock, injectedBroker, type TestBroker } from './broker-harness.js';
 
 // The claims a genuine token must carry beyond its signature: a `sub` naming the application, a lifetime of at most
 // 7 days, the right issuer as well as the right audience; and a remembered token answers for its own application
 // only, on the fast path too. Each test here fails if its rule is removed.
-const APP = 'com.acme.shop';
 const IOS_APP = 'com.acme.ShopApp';
 const HEADER = 'X-Firebase-AppCheck';
 const SECRET = 'claims-test-secret-51c0';
@@ -34,17 +34,13 @@ beforeAll(async () => {
 });
 
 function configOf(authUrl: string, jwksUrl: string): BrokerConfig {
-  const platform = { clientId: 'claims-client', clientSecretEnv: 'SECRET' };
-  return resolveBrokerConfig(
-    {
-      authUrl,
-      platforms: { android: platform, ios: platform },
-      applications: { [APP]: { platform: 'android', appId: ANDROID_APP_ID }, [IOS_APP]: { platform: 'ios', appId: IOS_APP_ID } },
-      limits: { perClientPerMinute: 1_000_000 },
-      attestation: { mode: 'enforce', provider: 'firebase-app-check', projectNumber: PROJECT_NUMBER, jwksUrl },
-    },
-    { env: { SECRET } },
-  );
+  return enforcedConfig({
+    authUrl,
+    jwksUrl,
+    clientId: 'claims-client',
+    secret: SECRET,
+    more: { [IOS_APP]: { platform: 'ios', appId: IOS_APP_ID } },
+  });
 }
 
 async function started(): Promise<{ broker: TestBroker; clock: TestClock }> {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { SignJWT, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import { listenOnLoopback } from '../helpers/loopback.js';
+import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
 
 /** The Firebase project of the tests, and the App Check app ids of the test applications. */
 export const PROJECT_NUMBER = '123456789';
@@ -119,4 +120,39 @@ export function unsignedToken(kid: string, claims: JWTPayload): string {
 export async function hmacWithPublicKey(key: IssuerKey, claims: JWTPayload): Promise<string> {
   const secret = new TextEncoder().encode(await exportSPKI(key.publicKey));
   return new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid: key.kid, typ: 'JWT' }).sign(secret);
+}
+
+/** The app every App Check test asks for: an Android app of the issuer's project. */
+export const APP = 'com.acme.shop';
+
+/**
+ * A broker config with App Check enforced against `jwksUrl` for the Android `APP` (and more `applications`, each on a
+ * platform with the same client), its client `clientId` with the secret from the env var SECRET.
+ */
+export function enforcedConfig(options: {
+  readonly authUrl: string;
+  readonly jwksUrl: string;
+  readonly clientId: string;
+  readonly secret: string;
+  readonly singleUse?: boolean;
+  readonly more?: Readonly<Record<string, { readonly platform: 'ios' | 'web'; readonly appId: string }>>;
+}): BrokerConfig {
+  const platform = { clientId: options.clientId, clientSecretEnv: 'SECRET' };
+  const more = options.more ?? {};
+  return resolveBrokerConfig(
+    {
+      authUrl: options.authUrl,
+      platforms: { android: platform, ...Object.fromEntries(Object.values(more).map(({ platform: name }) => [name, platform])) },
+      applications: { [APP]: { platform: 'android', appId: ANDROID_APP_ID }, ...more },
+      limits: { perClientPerMinute: 1_000_000 },
+      attestation: {
+        mode: 'enforce',
+        provider: 'firebase-app-check',
+        projectNumber: PROJECT_NUMBER,
+        jwksUrl: options.jwksUrl,
+        ...(options.singleUse ? { singleUse: true } : {}),
+      },
+    },
+    { env: { SECRET: options.secret } },
+  );
 }

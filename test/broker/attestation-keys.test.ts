@@ -1,10 +1,9 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
+import type { BrokerConfig } from '../../src/broker/config.js';
 import { waitUntil } from '../helpers/cli.js';
 import { startFakeAuthServer } from '../helpers/fake-auth-server.js';
 import {
   ANDROID_APP_ID,
-  PROJECT_NUMBER,
   appCheckClaims,
   issuerKey,
   signToken,
@@ -12,12 +11,13 @@ import {
   withKid,
   type IssuerKey,
   type TestIssuer,
+  APP,
+  enforcedConfig,
 } from './attestation-issuer.js';
 import { TestClock, injectedBroker, sleep, type TestBroker } from './broker-harness.js';
 
 // A key-set fetch never holds up a token whose key is already held: with the issuer hanging, a token naming a kid
 // not held waits for the fetch it started, and a genuine token sent meanwhile is answered at once.
-const APP = 'com.acme.shop';
 const HEADER = 'X-Firebase-AppCheck';
 const SECRET = 'keys-test-secret-3b9d';
 
@@ -33,16 +33,7 @@ beforeAll(async () => {
 });
 
 function configOf(authUrl: string, jwksUrl: string): BrokerConfig {
-  return resolveBrokerConfig(
-    {
-      authUrl,
-      platforms: { android: { clientId: 'keys-client', clientSecretEnv: 'SECRET' } },
-      applications: { [APP]: { platform: 'android', appId: ANDROID_APP_ID } },
-      limits: { perClientPerMinute: 1_000_000 },
-      attestation: { mode: 'enforce', provider: 'firebase-app-check', projectNumber: PROJECT_NUMBER, jwksUrl },
-    },
-    { env: { SECRET } },
-  );
+  return enforcedConfig({ authUrl, jwksUrl, clientId: 'keys-client', secret: SECRET });
 }
 
 async function started(maxAgeSeconds: number): Promise<{ broker: TestBroker; issuer: TestIssuer; clock: TestClock }> {

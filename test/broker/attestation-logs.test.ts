@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
+import type { BrokerConfig } from '../../src/broker/config.js';
 import { startBroker } from '../../src/broker/server.js';
 import { waitUntil } from '../helpers/cli.js';
 import { startFakeAuthServer } from '../helpers/fake-auth-server.js';
@@ -8,19 +8,19 @@ import { listenOnLoopback } from '../helpers/loopback.js';
 import {
   ANDROID_APP_ID,
   IOS_APP_ID,
-  PROJECT_NUMBER,
   appCheckClaims,
   issuerKey,
   signToken,
   startIssuer,
   withKid,
   type IssuerKey,
+  APP,
+  enforcedConfig,
 } from './attestation-issuer.js';
 import { LogCapture, TestClock, injectedBroker, type TestBroker } from './broker-harness.js';
 
 // What an operator reads at the default level during an App Check rollout: each refusal cause with its reason the
 // first time in an interval, a count per cause after that; the attestation mode at start; why the keys failed.
-const APP = 'com.acme.shop';
 const HEADER = 'X-Firebase-AppCheck';
 const SECRET = 'logs-test-secret-c4e8';
 
@@ -36,16 +36,7 @@ beforeAll(async () => {
 });
 
 function configOf(authUrl: string, jwksUrl: string): BrokerConfig {
-  return resolveBrokerConfig(
-    {
-      authUrl,
-      platforms: { android: { clientId: 'logs-client', clientSecretEnv: 'SECRET' } },
-      applications: { [APP]: { platform: 'android', appId: ANDROID_APP_ID } },
-      limits: { perClientPerMinute: 1_000_000 },
-      attestation: { mode: 'enforce', provider: 'firebase-app-check', projectNumber: PROJECT_NUMBER, jwksUrl, singleUse: true },
-    },
-    { env: { SECRET } },
-  );
+  return enforcedConfig({ authUrl, jwksUrl, clientId: 'logs-client', secret: SECRET, singleUse: true });
 }
 
 async function untilLogged(logs: LogCapture, text: string): Promise<void> {

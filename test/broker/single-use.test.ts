@@ -1,16 +1,24 @@
 import { Redis } from 'ioredis';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SharedReplayGuard } from '../../src/broker/attestation/replay.js';
-import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
+import type { BrokerConfig } from '../../src/broker/config.js';
 import { waitUntil } from '../helpers/cli.js';
 import { startFakeAuthServer } from '../helpers/fake-auth-server.js';
 import { startRedis, warnIfRedisMissing } from '../helpers/redis.js';
-import { ANDROID_APP_ID, PROJECT_NUMBER, appCheckClaims, issuerKey, signToken, startIssuer, type IssuerKey } from './attestation-issuer.js';
+import {
+  ANDROID_APP_ID,
+  appCheckClaims,
+  issuerKey,
+  signToken,
+  startIssuer,
+  type IssuerKey,
+  APP,
+  enforcedConfig,
+} from './attestation-issuer.js';
 import { TestClock, injectedBroker, untilRedisKnown, type LogCapture, type TestBroker } from './broker-harness.js';
 
 // Single use (`singleUse: true`): an instance refuses a replay it has seen itself whatever Redis does, and the ids
 // it saw while Redis was down are written to Redis when it is back, so the other instances refuse them too.
-const APP = 'com.acme.shop';
 const HEADER = 'X-Firebase-AppCheck';
 const SECRET = 'single-use-test-secret-7e2a';
 
@@ -67,16 +75,7 @@ beforeAll(async () => {
 });
 
 function configOf(authUrl: string, jwksUrl: string): BrokerConfig {
-  return resolveBrokerConfig(
-    {
-      authUrl,
-      platforms: { android: { clientId: 'single-use-client', clientSecretEnv: 'SECRET' } },
-      applications: { [APP]: { platform: 'android', appId: ANDROID_APP_ID } },
-      limits: { perClientPerMinute: 1_000_000 },
-      attestation: { mode: 'enforce', provider: 'firebase-app-check', projectNumber: PROJECT_NUMBER, jwksUrl, singleUse: true },
-    },
-    { env: { SECRET } },
-  );
+  return enforcedConfig({ authUrl, jwksUrl, clientId: 'single-use-client', secret: SECRET, singleUse: true });
 }
 
 async function ask(target: TestBroker, token: string): Promise<number> {
