@@ -8,10 +8,10 @@ import type { Logger } from '../../src/log/logger.js';
 import type { UnitOutcome } from '../../src/import/pipeline.js';
 import { planUnits } from '../../src/import/plan.js';
 import type { Unit } from '../../src/metrics/unit.js';
-import { emptySums } from '../../src/metrics/measure.js';
 import { startLineageServer, type LineageServer } from '../helpers/lineage-server.js';
 import { openLineageErrors } from '../helpers/openlineage.js';
 import { startS3, storeConfig, type S3Harness } from '../helpers/s3.js';
+import { unitDataOf } from '../helpers/unit-data.js';
 
 let s3: S3Harness;
 let lineage: LineageServer;
@@ -74,23 +74,7 @@ async function openRecords(
 /** A written unit of `rows` rows, stored as `bytes` bytes. */
 function written(unit: Unit, rows: number, bytes: number): UnitOutcome {
   const path = `metric=traffic/dt=${unit.day}/traffic_${unit.day}.csv`;
-  const data = {
-    unit,
-    count: rows,
-    pages: 1,
-    rowCount: rows,
-    header: undefined,
-    pieces: [],
-    rejected: [],
-    warnings: [],
-    storeCodes: [],
-    localMidnights: [],
-    dropped: 0,
-    attempts: 1,
-    requests: 1,
-    throttled: 0,
-    measure: emptySums(),
-  };
+  const data = unitDataOf(unit, rows);
   return { unit, ok: true, data, destination: path, changed: true, file: { path, bytes, sha256: 'c'.repeat(64) } };
 }
 

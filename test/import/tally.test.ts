@@ -3,27 +3,15 @@ import type { UnitOutcome } from '../../src/import/pipeline.js';
 import { planUnits } from '../../src/import/plan.js';
 import { RunTally } from '../../src/import/tally.js';
 import type { Unit } from '../../src/metrics/unit.js';
-import { emptySums } from '../../src/metrics/measure.js';
+import { unitDataOf } from '../helpers/unit-data.js';
 
 /** A written unit: `rows` rows and, when stored as a file, `bytes` bytes; `changed` false when the bytes were there. */
 function written(unit: Unit, rows: number, file?: { bytes: number; changed: boolean }, rejected = 0): UnitOutcome {
-  const data = {
+  const data = unitDataOf(
     unit,
-    count: rows,
-    pages: 1,
-    rowCount: rows,
-    header: undefined,
-    pieces: [],
-    rejected: Array.from({ length: rejected }, () => ({ field: 'store_code', value: '', reason: 'is empty', record: {} })),
-    warnings: [],
-    storeCodes: [],
-    localMidnights: [],
-    dropped: 0,
-    attempts: 1,
-    requests: 1,
-    throttled: 0,
-    measure: emptySums(),
-  };
+    rows,
+    Array.from({ length: rejected }, () => ({ field: 'store_code', value: '', reason: 'is empty', record: {} })),
+  );
   if (file === undefined) return { unit, ok: true, data, destination: 'stdout', changed: true };
   const path = `${unit.metric.name}/${unit.day}.csv`;
   return {
