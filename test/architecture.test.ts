@@ -100,4 +100,11 @@ describe('the rooms of src/', () => {
   it('import no file that imports them back, however far round (type and lazy imports count too)', () => {
     expect(importCircles(files)).toEqual([]);
   });
+
+  it('are small files: none over 450 lines (a file that grows past it holds two things)', () => {
+    const long = files
+      .map((file) => [relative(SRC, file), readFileSync(file, 'utf8').split('\n').length] as const)
+      .filter(([, lines]) => lines > 450);
+    expect(long).toEqual([]);
+  });
 });

@@ -2,13 +2,8 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AuthError, exitCodeFor, messageOf, OutputError, UnavailableError, UsageError } from '../../src/errors.js';
 import type { Logger } from '../../src/log/logger.js';
-import {
-  CONTENT_HASH_METADATA,
-  endpointFrom,
-  ObjectStore,
-  objectStoreError,
-  type ObjectStoreConfig,
-} from '../../src/output/object-store.js';
+import { CONTENT_HASH_METADATA, endpointFrom, ObjectStore, type ObjectStoreConfig } from '../../src/output/object-store.js';
+import { objectStoreError } from '../../src/output/object-store-errors.js';
 import { PROBE_ETAG, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_SESSION_TOKEN, startS3, type S3Harness } from '../helpers/s3.js';
 
 let s3: S3Harness;
