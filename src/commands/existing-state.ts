@@ -1,6 +1,6 @@
 import { ObjectStores, awsCredentialsIn } from '../destination/object-stores.js';
 import type { DestinationSpec } from '../destination/spec.js';
-import { statePlace } from '../destination/state-place.js';
+import { openDestination } from '../destination/open.js';
 import { UsageError } from '../errors.js';
 import { METRIC_NAMES } from '../metrics/descriptors.js';
 import { ImportState } from '../state/import-state.js';
@@ -19,8 +19,6 @@ export async function withExistingState<T>(
   { context, reporter, now }: CommandBase & { readonly now: Date },
   use: (state: ImportState, location: string) => Promise<T>,
 ): Promise<T> {
-  const place = statePlace(options.output, options.state);
-  if (place === undefined) throw new UsageError(`${command} uses a folder's state; with -o - pass --state <file>`);
   const { logger } = commandLogs({ context, reporter, credentials: awsCredentialsIn(context.env) }, { level: 'warn' });
   const stores = new ObjectStores({
     env: context.env,
@@ -30,6 +28,8 @@ export async function withExistingState<T>(
     logger,
   });
   try {
+    const place = openDestination(options.output, { stores, stdout: context.stdout }).statePlace(options.state);
+    if (place === undefined) throw new UsageError(`${command} uses a folder's state; with -o - pass --state <file>`);
     const state = await ImportState.loadExisting(await place.storage(stores), { now, metricNames: METRIC_NAMES });
     for (const warning of state.warnings) logger.warn(warning);
     return await use(state, place.url);

@@ -36,11 +36,11 @@ export async function resolveImportConfig(
   if (output.streams && format === 'csv' && metricCount > 1) {
     throw new UsageError('CSV on stdout needs a single metric (their columns differ); use --format ndjson or -o <dir>');
   }
-  const { state: statePath } = options;
+  const { state: stateLocation } = options;
   if (output.streams && given('layout') === 'flag') {
     throw new UsageError('--layout names files in a folder or bucket; stdout (-o -) has none');
   }
-  if (catchUp && output.streams && statePath === undefined) {
+  if (catchUp && output.streams && stateLocation === undefined) {
     throw new UsageError('--catch-up with -o - needs --state <file> to remember the last complete day');
   }
   const lineageEnv = Object.fromEntries(Object.entries(LINEAGE_ENV).map(([key, name]) => [key, envValue(env, name)]));
@@ -73,7 +73,7 @@ export async function resolveImportConfig(
     retries: options.retries,
     timeoutMs: options.timeout,
     onInvalid: options.onInvalid,
-    ...(statePath === undefined ? {} : { statePath }),
+    ...(stateLocation === undefined ? {} : { stateLocation }),
     s3ForcePathStyle: options.s3ForcePathStyle,
     dryRun: options.dryRun,
     logLevel: options.quiet ? 'error' : options.verbose ? 'debug' : 'info',

@@ -101,10 +101,8 @@ export function requestBudgetOptions(budget: RequestBudget) {
   };
 }
 
-/** `-o` read once into the destination it names (`-` for stdout only where `stdout` allows it). */
-function destination(stdout: boolean): Parser<DestinationSpec> {
-  return (value, source) => destinationSpec(value, source, { stdout });
-}
+/** `-o` read once into the destination it names. */
+const destination: Parser<DestinationSpec> = (value, source) => destinationSpec(value, source);
 
 const DEFAULT_OUTPUT = './area-metrics-data';
 
@@ -119,8 +117,8 @@ export const OUTPUT_OPTIONS = {
   output: valueOption({
     flags: '-o, --output <dir|s3://bucket/prefix|->',
     env: 'AREA_METRICS_OUTPUT',
-    parse: destination(true),
-    default: destinationSpec(DEFAULT_OUTPUT, '-o/--output', { stdout: true }),
+    parse: destination,
+    default: destinationSpec(DEFAULT_OUTPUT, '-o/--output'),
     defaultText: DEFAULT_OUTPUT,
     description: 'output folder, an S3-compatible bucket and prefix, or - for stdout',
   }),
@@ -138,8 +136,8 @@ export const STATE_LOCATION_OPTIONS = {
   output: valueOption({
     flags: '-o, --output <dir|s3://bucket/prefix>',
     env: 'AREA_METRICS_OUTPUT',
-    parse: destination(false),
-    default: destinationSpec(DEFAULT_OUTPUT, '-o/--output', { stdout: false }),
+    parse: destination,
+    default: destinationSpec(DEFAULT_OUTPUT, '-o/--output'),
     defaultText: DEFAULT_OUTPUT,
     description: 'output folder, or bucket and prefix, whose state to use',
   }),

@@ -8,6 +8,7 @@ import type { StaleTempFile } from '../output/stale-temp.js';
 import type { Destination, DestinationPlan } from './destination.js';
 import type { ObjectStores } from './object-stores.js';
 import type { DestinationSpec } from './spec.js';
+import { statePlace, type StatePlace } from './state-place.js';
 
 /** `-o s3://bucket/prefix`: an object per unit under the prefix (one PUT each), the manifests under its `_runs/`. */
 export class BucketDestination implements Destination {
@@ -32,5 +33,9 @@ export class BucketDestination implements Destination {
 
   dataset(folder: string): DatasetName {
     return bucketDataset(this.location, folder);
+  }
+
+  statePlace(state: string | undefined): StatePlace | undefined {
+    return statePlace(this.spec, state);
   }
 }

@@ -5,6 +5,7 @@ import type { ManifestShelf } from '../output/run-manifest.js';
 import type { UnitSink } from '../output/sinks.js';
 import type { StaleTempFile } from '../output/stale-temp.js';
 import type { DestinationSpec } from './spec.js';
+import type { StatePlace } from './state-place.js';
 
 /** What a run's units are and how they are written: the destination shapes everything it keeps by them. */
 export interface DestinationPlan {
@@ -31,4 +32,6 @@ export interface Destination {
   manifests(): Promise<ManifestShelf | undefined>;
   /** A metric's folder (or prefix) as a lineage dataset; none for a stream. */
   dataset(folder: string): DatasetName | undefined;
+  /** Where its state is kept: `--state` (`state`) if given, else beside its data; none for a stream without it. */
+  statePlace(state: string | undefined): StatePlace | undefined;
 }

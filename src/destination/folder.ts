@@ -8,6 +8,7 @@ import { FileSink, withoutEmptyUnits, type UnitSink } from '../output/sinks.js';
 import { removeStaleTempFiles, type StaleTempFile } from '../output/stale-temp.js';
 import type { Destination, DestinationPlan } from './destination.js';
 import type { DestinationSpec } from './spec.js';
+import { statePlace, type StatePlace } from './state-place.js';
 
 /** `-o <dir>`: a file per unit under the folder (atomic writes), the manifests in its `_runs/`. */
 export class FolderDestination implements Destination {
@@ -37,5 +38,9 @@ export class FolderDestination implements Destination {
 
   dataset(folder: string): DatasetName {
     return folderDataset(this.dir, folder);
+  }
+
+  statePlace(state: string | undefined): StatePlace | undefined {
+    return statePlace(this.spec, state);
   }
 }

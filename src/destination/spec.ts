@@ -30,12 +30,12 @@ export interface DestinationNames {
 }
 
 /**
- * An `-o` value as a destination: `-` (stdout, where `stdout` allows it), `s3://bucket/prefix` (checked now), or a
- * folder. Blank is refused: it would quietly mean the current folder.
+ * An `-o` value as a destination: `-` (stdout), `s3://bucket/prefix` (checked now), or a folder. Blank is refused: it
+ * would quietly mean the current folder.
  */
-export function destinationSpec(text: string, source: string, { stdout }: { readonly stdout: boolean }): DestinationSpec {
-  if (text.trim() === '') throw new UsageError(`-o/--output needs a folder, s3://bucket/prefix${stdout ? ', or - for stdout' : ''}`);
-  if (text === STDOUT && stdout) return { kind: 'stream', name: 'stdout', output: undefined, streams: true, stateUrl: undefined };
+export function destinationSpec(text: string, source: string): DestinationSpec {
+  if (text.trim() === '') throw new UsageError('-o/--output needs a folder, s3://bucket/prefix, or - for stdout');
+  if (text === STDOUT) return { kind: 'stream', name: 'stdout', output: undefined, streams: true, stateUrl: undefined };
   if (isObjectUrl(text)) {
     const location = parseObjectUrl(text, source);
     return {

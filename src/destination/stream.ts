@@ -3,6 +3,7 @@ import { StreamSink, type UnitSink } from '../output/sinks.js';
 import type { StaleTempFile } from '../output/stale-temp.js';
 import type { Destination } from './destination.js';
 import type { DestinationSpec } from './spec.js';
+import { statePlace, type StatePlace } from './state-place.js';
 
 /** `-o -`: every unit's lines on stdout, in plan order; no files, so no manifest and no lineage dataset. */
 export class StreamDestination implements Destination {
@@ -25,5 +26,9 @@ export class StreamDestination implements Destination {
 
   dataset(): undefined {
     return undefined;
+  }
+
+  statePlace(state: string | undefined): StatePlace | undefined {
+    return statePlace(this.spec, state);
   }
 }

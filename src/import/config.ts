@@ -40,8 +40,8 @@ export interface ImportConfig {
   readonly retries: number;
   readonly timeoutMs: number;
   readonly onInvalid: 'fail' | 'skip';
-  /** A file path or an `s3://bucket/key` URL. */
-  readonly statePath?: string;
+  /** `--state`: where the state is kept instead of beside the data, a file path or an `s3://bucket/key` URL. */
+  readonly stateLocation?: string;
   readonly s3ForcePathStyle: boolean;
   readonly dryRun: boolean;
   readonly logLevel: LogLevel;

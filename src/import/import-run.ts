@@ -1,7 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { Destination } from '../destination/destination.js';
 import type { ObjectStores } from '../destination/object-stores.js';
-import { statePlace } from '../destination/state-place.js';
 import { exitCodeFor, messageOf, ReportedError } from '../errors.js';
 import type { Clock } from '../fetch/clock.js';
 import { Pacer } from '../fetch/pacer.js';
@@ -53,7 +52,7 @@ export async function importMetrics(
   world: ImportWorld,
 ): Promise<void> {
   const { progress, now, destination } = world;
-  const place = statePlace(config.output, config.statePath);
+  const place = destination.statePlace(config.stateLocation);
   // Reading the state object is also the first call to the store: missing credentials, a wrong bucket or region fail
   // here, before any download. A dry run of named days needs no store at all.
   const stateless = place === undefined || (config.dryRun && config.window.kind !== 'catch-up' && place.inBucket);

@@ -44,7 +44,7 @@ function stateFlags(config: ImportConfig): string {
   const { output } = config.output;
   const flags = [
     ...(output === undefined ? [] : ['-o', shellWord(output)]),
-    ...(config.statePath === undefined ? [] : ['--state', shellWord(config.statePath)]),
+    ...(config.stateLocation === undefined ? [] : ['--state', shellWord(config.stateLocation)]),
     ...(config.s3ForcePathStyle ? ['--s3-force-path-style'] : []),
   ];
   return flags.map((flag) => ` ${flag}`).join('');

@@ -5,7 +5,7 @@ import { checkStateUrl, destinationSpec } from '../../src/destination/spec.js';
 import { statePlace } from '../../src/destination/state-place.js';
 import { UsageError } from '../../src/errors.js';
 
-const placeOf = (output: string, state?: string) => statePlace(destinationSpec(output, '-o/--output', { stdout: true }), state);
+const placeOf = (output: string, state?: string) => statePlace(destinationSpec(output, '-o/--output'), state);
 
 describe('statePlace', () => {
   it('puts the state beside the output: in the folder, or as an object under the prefix', () => {

@@ -224,6 +224,18 @@ describe('area-metrics status', () => {
     expect(accepted.code, accepted.stderr).toBe(0);
   });
 
+  it('-o - names no folder: status and accept say to name the state with --state, exit 2, and it is read from there', async () => {
+    for (const command of [['status'], ['accept', 'traffic', '--date', daysAgo(2)]]) {
+      const result = await runCli([...command, '-o', '-']);
+      expect(result.code).toBe(2);
+      expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/uses a folder's state; with -o - pass --state <file>$/)]);
+    }
+    const out = await folderWithState({ version: 1, lastCompleteDay: { traffic: daysAgo(1) } });
+    const named = await runCli(['status', '-o', '-', '--state', join(out, '.area-metrics-state.json'), '--json']);
+    expect(named.code, named.stderr).toBe(0);
+    expect((JSON.parse(named.stdout) as StatusJson).metrics.map((metric) => metric.key)).toEqual(['traffic']);
+  });
+
   it('bad flags are usage errors', async () => {
     const out = await folderWithState({ version: 1, lastCompleteDay: { traffic: daysAgo(1) } });
     expect((await runCli(['status', '-o', out, '--max-behind', 'two'])).code).toBe(2);
