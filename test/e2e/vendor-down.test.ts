@@ -12,6 +12,7 @@ import { virtualClock } from '../helpers/clock.js';
 import { closedPort } from '../helpers/ports.js';
 import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
+import { METRIC_NAMES } from '../../src/metrics/names.js';
 
 const SECRET = 'Down-S3cret-5e7a';
 // The day clock of the runs and the sandbox (AREA_METRICS_NOW; the fetch clock is another, virtual in some runs):
@@ -71,8 +72,7 @@ describe('a month against a dead URL', () => {
       metrics: Record<string, { pending: Record<string, unknown> }>;
       lastRun: { exitCode: number; requests: number };
     };
-    for (const metric of ['unique-users', 'avg-screen-time', 'traffic'])
-      expect(Object.keys(state.metrics[metric]!.pending)).toHaveLength(31);
+    for (const metric of METRIC_NAMES) expect(Object.keys(state.metrics[metric]!.pending)).toHaveLength(31);
     expect(state.lastRun).toMatchObject({ exitCode: 4, requests: 7 });
     expect(await dataFiles(out)).toEqual([]);
   });

@@ -6,9 +6,10 @@ import { STATE_VERSION } from '../../src/state/storage/versions/current.js';
 import { addDays } from '../../src/window/days.js';
 import { useTempDirs } from '../helpers/tmp.js';
 import { loadExistingStateFile, loadStateFile } from '../helpers/state-file.js';
+import { METRIC_NAMES } from '../../src/metrics/names.js';
 
 const tempDir = useTempDirs('state-');
-const METRICS = ['unique-users', 'avg-screen-time', 'traffic'];
+const METRICS = METRIC_NAMES;
 const NOW = new Date('2026-11-21T02:30:00Z');
 const OPTIONS = { now: NOW, metricNames: METRICS };
 let dir: string;

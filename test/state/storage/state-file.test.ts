@@ -4,9 +4,10 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../../src/errors.js';
 import { useTempDirs } from '../../helpers/tmp.js';
 import { loadStateFile } from '../../helpers/state-file.js';
+import { METRIC_NAMES } from '../../../src/metrics/names.js';
 
 const tempDir = useTempDirs('state-file-');
-const OPTIONS = { now: new Date('2026-11-21T02:30:00Z'), metricNames: ['unique-users', 'avg-screen-time', 'traffic'] };
+const OPTIONS = { now: new Date('2026-11-21T02:30:00Z'), metricNames: METRIC_NAMES };
 let path: string;
 beforeEach(async () => {
   path = join(await tempDir(), '.area-metrics-state.json');
