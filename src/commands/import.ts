@@ -5,7 +5,7 @@ import { importMetrics } from '../import/import-run.js';
 import { describeImport } from '../import/invocation.js';
 import { useColor } from '../log/logger.js';
 import { createImportProgress } from '../log/progress.js';
-import { METRIC_NAMES } from '../metrics/descriptors.js';
+import { DESCRIPTORS, METRICS } from '../metrics/descriptors.js';
 import { createRedactor, type Credential } from '../redact.js';
 import { nowOf } from './clock.js';
 import { SECRET_FLAG_WARNING } from './credentials.js';
@@ -16,7 +16,7 @@ import type { IMPORT_OPTIONS, ImportCommandName } from './import-options.js';
 /** The composition root of an import: config, logs and reporter, object stores and the destination; then `importMetrics` runs it. */
 export function importAction(command: ImportCommandName): CommandAction<typeof IMPORT_OPTIONS> {
   return async ({ context, reporter, options, given }) => {
-    const config = await resolveImportConfig({ values: options, given }, context.env, command === 'all' ? METRIC_NAMES.length : 1);
+    const config = await resolveImportConfig({ values: options, given }, context.env, command === 'all' ? DESCRIPTORS.length : 1);
     const credentials = credentialsOf(config, context.env);
     const color = useColor(context.stderr, context.env);
     const progress = await createImportProgress(context.stderr, { format: config.logFormat, level: config.logLevel, credentials, color });
@@ -39,7 +39,7 @@ export function importAction(command: ImportCommandName): CommandAction<typeof I
         ...(context.clock ? { clock: context.clock } : {}),
         now: nowOf(context.env),
       };
-      await importMetrics(command === 'all' ? METRIC_NAMES : [command], config, run, {
+      await importMetrics(command === 'all' ? DESCRIPTORS : [METRICS[command]], config, run, {
         ...world,
         progress,
         redact,

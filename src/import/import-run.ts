@@ -5,7 +5,7 @@ import { exitCodeFor, messageOf, ReportedError } from '../errors.js';
 import type { Clock } from '../fetch/clock.js';
 import { Pacer } from '../fetch/pacer.js';
 import type { ImportProgress } from '../log/progress.js';
-import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
+import { DESCRIPTORS, type MetricDescriptor } from '../metrics/descriptors.js';
 import { unitFirstPageUrl } from '../metrics/unit.js';
 import type { Redactor } from '../redact.js';
 import { DayCompletion } from './day-completion.js';
@@ -43,15 +43,17 @@ export interface ImportWorld {
  * One import, from its config to its last record: the state from its place, the days and units planned, then the
  * units fetched, written, judged and reported in plan order, and the run's records (the state's last run, the
  * manifest, lineage) made from its one tally. Failed units set the exit code (a `ReportedError`); nothing is thrown
- * for them.
+ * for them. `metrics` are the descriptors imported: a metric is one descriptor, the tool's own or a caller's.
  */
 export async function importMetrics(
-  metrics: readonly MetricName[],
+  metrics: readonly MetricDescriptor[],
   config: ImportConfig,
   run: RunDescription,
   world: ImportWorld,
 ): Promise<void> {
   const { progress, now, destination } = world;
+  // The metrics a state or an output folder may hold: the tool's and these.
+  const known = [...new Set([...DESCRIPTORS, ...metrics].map((metric) => metric.name))];
   const place = destination.statePlace(config.stateLocation);
   // Reading the state object is also the first call to the store: missing credentials, a wrong bucket or region fail
   // here, before any download. A dry run of named days needs no store at all.
@@ -60,10 +62,15 @@ export async function importMetrics(
   const layout = config.output.streams ? {} : { layout: config.layout };
   const state = stateless
     ? undefined
-    : await ImportState.load(await place.storage(world.stores), { now, metricNames: METRIC_NAMES, mode: config.dayMode, ...layout });
+    : await ImportState.load(await place.storage(world.stores), { now, metricNames: known, mode: config.dayMode, ...layout });
   for (const warning of state?.warnings ?? []) progress.logger.warn(warning);
-  const { plan, cuts } = planDays(metrics, config, state, now);
-  const units = planUnits(plan, config.storeCodes, config.dayMode);
+  const { plan, cuts } = planDays(
+    metrics.map((metric) => metric.name),
+    config,
+    state,
+    now,
+  );
+  const units = planUnits(plan, config.storeCodes, config.dayMode, metrics);
   if (config.dryRun) {
     for (const unit of units) world.stdout.write(`GET ${unitFirstPageUrl(unit, config.baseUrl, config.pageSize).href}\n`);
     return;
@@ -87,7 +94,7 @@ export async function importMetrics(
   }
   if (!config.credentials) throw new Error('credentials are resolved for every run but --dry-run');
   // A read-only, unwritable or full folder fails now, in a second, rather than after the downloads.
-  const destinationPlan = { metrics: METRIC_NAMES, units, encoding: { format: config.format, shape: config.shape }, layout: config.layout };
+  const destinationPlan = { metrics: known, units, encoding: { format: config.format, shape: config.shape }, layout: config.layout };
   const stale = [...(await destination.prepare(destinationPlan)), ...(stateless ? [] : await place.prepare())];
   for (const file of stale) report.removedTempFile(file.path, file.pid, file.reason);
 

@@ -1,4 +1,4 @@
-import { METRICS, type MetricName } from '../metrics/descriptors.js';
+import { DESCRIPTORS, type MetricDescriptor } from '../metrics/descriptors.js';
 import type { Unit } from '../metrics/unit.js';
 import { catchUpFrom, type CatchUpRequest } from '../state/judgement/catch-up.js';
 import type { ImportState } from '../state/import-state.js';
@@ -15,17 +15,31 @@ export interface PlanWarning {
 
 /** One metric's days, in the order they are imported. */
 export interface MetricDays {
-  readonly metric: MetricName;
+  /** The metric's name. */
+  readonly metric: string;
   readonly days: readonly CalendarDay[];
 }
 
-/** Units in (metric, day, store) order: the order they are committed in and the exit code is chosen by. */
-export function planUnits(plan: readonly MetricDays[], storeCodes: readonly string[], mode: DayMode = 'utc'): Unit[] {
+/**
+ * Units in (metric, day, store) order: the order they are committed in and the exit code is chosen by. Each carries
+ * its metric's descriptor, from `metrics` (every metric the tool knows, unless a caller brings its own).
+ */
+export function planUnits(
+  plan: readonly MetricDays[],
+  storeCodes: readonly string[],
+  mode: DayMode = 'utc',
+  metrics: readonly MetricDescriptor[] = DESCRIPTORS,
+): Unit[] {
   const stores: (string | undefined)[] = storeCodes.length > 0 ? [...storeCodes] : [undefined];
+  const descriptorOf = (name: string): MetricDescriptor => {
+    const descriptor = metrics.find((metric) => metric.name === name);
+    if (descriptor === undefined) throw new Error(`no descriptor for the metric ${name}`);
+    return descriptor;
+  };
   return plan.flatMap(({ metric, days }) =>
     days.flatMap((day) =>
       stores.map((storeCode) => ({
-        metric: METRICS[metric],
+        metric: descriptorOf(metric),
         day,
         ...(mode === 'utc' ? {} : { mode }),
         ...(storeCode === undefined ? {} : { storeCode }),

@@ -4,7 +4,7 @@ import type { Destination } from '../destination/destination.js';
 import { apiDataset } from '../lineage/datasets.js';
 import { runEvent, type DatasetField, type OutputDataset, type OutputStatistics, type RunEventType } from '../lineage/events.js';
 import type { Logger } from '../log/logger.js';
-import { METRICS, typedColumns, type MetricName } from '../metrics/descriptors.js';
+import { typedColumns, type MetricDescriptor } from '../metrics/descriptors.js';
 import type { UnitOutcome } from './pipeline.js';
 import type { Unit } from '../metrics/unit.js';
 import { metricFolder, rejectedPath } from '../output/layout.js';
@@ -148,27 +148,28 @@ export class RunRecords {
 
   private event(type: RunEventType, errorMessage?: string): Record<string, unknown> {
     const { config } = this.input;
-    const metrics = [...new Set(this.input.units.map((unit) => unit.metric.name))];
+    // The run's metrics as its units carry them, in plan order.
+    const metrics = [...new Set(this.input.units.map((unit) => unit.metric))];
     return runEvent({
       type,
       time: new Date(),
       run: { runId: this.runId, namespace: config.lineage?.namespace ?? '', job: this.input.commandName },
-      inputs: metrics.map((metric) => apiDataset(config.baseUrl, METRICS[metric].resource)),
-      outputs: metrics.flatMap((metric) => this.output(metric, type === 'START' ? undefined : this.input.tally.of(metric))),
+      inputs: metrics.map((metric) => apiDataset(config.baseUrl, metric.resource)),
+      outputs: metrics.flatMap((metric) => this.output(metric, type === 'START' ? undefined : this.input.tally.of(metric.name))),
       ...(errorMessage === undefined ? {} : { errorMessage }),
     });
   }
 
   /** A metric's folder or prefix as an output dataset, with its columns and, once the run is over, what it wrote. */
-  private output(metric: MetricName, statistics: OutputStatistics | undefined): OutputDataset[] {
+  private output(metric: MetricDescriptor, statistics: OutputStatistics | undefined): OutputDataset[] {
     const { config } = this.input;
-    const name = this.input.destination.dataset(metricFolder(metric, config.layout));
+    const name = this.input.destination.dataset(metricFolder(metric.name, config.layout));
     if (name === undefined) return [];
     // `--shape results` keeps the API's nested objects: no fixed columns to tell.
     const fields: DatasetField[] | undefined =
       config.shape === 'results'
         ? undefined
-        : [...(config.format === 'ndjson' ? [{ name: 'metric', type: 'string' as const }] : []), ...typedColumns(METRICS[metric])];
+        : [...(config.format === 'ndjson' ? [{ name: 'metric', type: 'string' as const }] : []), ...typedColumns(metric)];
     return [{ ...name, ...(fields === undefined ? {} : { fields }), ...(statistics === undefined ? {} : { statistics }) }];
   }
 }

@@ -43,7 +43,8 @@ export interface ValueColumn {
  * metric's own sanity warning, and how its day is totalled. One pipeline drives them.
  */
 export interface MetricDescriptor {
-  readonly name: MetricName;
+  /** The metric's name: its command, its folder and its key in the state. */
+  readonly name: string;
   readonly resource: string;
   readonly valueKey: string;
   readonly schema: ReturnType<typeof resultSchema>;
@@ -126,6 +127,9 @@ export const METRICS: Readonly<Record<MetricName, MetricDescriptor>> = {
     synthetic: SYNTHETIC_TRAFFIC,
   },
 };
+
+/** Every metric the tool knows, in the order commands and files list them. */
+export const DESCRIPTORS: readonly MetricDescriptor[] = Object.values(METRICS);
 
 /**
  * A traffic result's zones should sum to 1; each value is rounded to 5 decimals, so a sum off by up to 0.00001 per

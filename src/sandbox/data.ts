@@ -1,8 +1,7 @@
 import { DateTime } from 'luxon';
 import { hash5, hashInts, hashString, seededRandom } from './hash.js';
-import { METRICS } from '../metrics/descriptors.js';
+import { DESCRIPTORS, type MetricDescriptor } from '../metrics/descriptors.js';
 import { pad2 } from '../metrics/synthetic.js';
-import type { MetricName } from './types.js';
 
 /**
  * The sandbox's synthetic data set. Every datum is a pure function of (seed, store, local day, zone), so the
@@ -63,6 +62,8 @@ export interface DatasetConfig {
   readonly zones: number;
   readonly days: number;
   readonly seed: number;
+  /** The metrics it holds, each made up from its descriptor; default: every metric the tool knows. */
+  readonly metrics?: readonly MetricDescriptor[];
 }
 
 export interface StoreProfile {
@@ -127,9 +128,17 @@ export class Dataset {
   private readonly codeWidth: number;
   private readonly queryCache = new Map<string, QueryRefs>();
 
+  private readonly metrics: ReadonlyMap<string, MetricDescriptor>;
+
   constructor(readonly config: DatasetConfig) {
+    this.metrics = new Map((config.metrics ?? DESCRIPTORS).map((metric) => [metric.name, metric]));
     this.profiles = new Array<StoreProfile | undefined>(config.stores);
     this.codeWidth = Math.max(3, String(config.stores).length);
+  }
+
+  /** A metric it holds, by name; undefined for one it does not (a 404 at the API). */
+  metric(name: string): MetricDescriptor | undefined {
+    return this.metrics.get(name);
   }
 
   storeCode(index: number): string {
@@ -184,7 +193,7 @@ export class Dataset {
    * The (store, local day) pairs whose local midnight lies in [fromMs, toMs] and inside the coverage, in a stable
    * seeded shuffle (the vendor does not sort results). Cached per query, so every page of it sees one order.
    */
-  query(metric: MetricName, window: InstantRange, storeIndex: number | undefined, now: Date): QueryRefs {
+  query(metric: string, window: InstantRange, storeIndex: number | undefined, now: Date): QueryRefs {
     const coverage = this.coverage(now);
     const fromMs = Math.max(window.fromMs, coverage.fromMs);
     const toMs = Math.min(window.toMs, coverage.toMs);
@@ -287,9 +296,11 @@ export class Dataset {
    * One result object: a store on its local day, with one entry per zone. Another `seed` than the data set's
    * (`revisionSeed`, `provisionalSeed`) gives other, equally valid values: the stores and zones stay.
    */
-  result(metric: MetricName, storeIndex: number, localDay: number, seed = this.config.seed): MetricResult {
+  result(metric: string, storeIndex: number, localDay: number, seed = this.config.seed): MetricResult {
     const store = this.store(storeIndex);
-    const { synthetic, valueKey } = METRICS[metric];
+    const descriptor = this.metrics.get(metric);
+    if (descriptor === undefined) throw new Error(`the data set holds no metric ${metric}`);
+    const { synthetic, valueKey } = descriptor;
     const date = `${new Date(localDay * DAY_MS).toISOString().slice(0, 10)}T00:00:00${store.offsetText}`;
     const zoneNames = store.zoneNames;
     const raw = synthetic.values(
@@ -302,7 +313,7 @@ export class Dataset {
 
   /** The results of refs[start, end) in served order, each with the values of the seed `seedOf` gives (default: as first published). */
   slice(
-    metric: MetricName,
+    metric: string,
     refs: QueryRefs,
     start: number,
     end: number,

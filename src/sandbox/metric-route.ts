@@ -4,7 +4,7 @@ import { HttpAnswer, parseBasic, positiveInteger, safeEqual, type Reply } from '
 import type { Call, SandboxContext } from './routing.js';
 import { servedResults, serveQuery } from './serving.js';
 import { throttleRequest } from './throttle.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type MetricName } from './types.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './types.js';
 
 const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="area-metrics"' };
 
@@ -45,7 +45,9 @@ function pageSizeOf(text: string | null): number {
 /** `GET /api/bi/area-metrics/{metric}/`: one page of a metric's results, with the active faults applied. */
 export async function metricRoute({ request, url, match, record }: Call, context: SandboxContext): Promise<Reply> {
   const { state, dataset, settings } = context;
-  const metric = match[1] as MetricName;
+  const metric = match[1] ?? '';
+  // A metric the data set does not hold is a path outside the API, as the router answers any other.
+  if (dataset.metric(metric) === undefined) throw new HttpAnswer(404, { detail: 'Not found.' });
   state.metricOrdinal += 1;
   const ordinal = state.metricOrdinal;
   const active = state.faults;

@@ -91,9 +91,9 @@ export class PublishingRules {
   }
 
   /** The factor the values of a metric's result are distorted by; undefined for values as they should be. */
-  distortion(metric: MetricName, storeCode: string, instantMs: number): number | undefined {
+  distortion(metric: string, storeCode: string, instantMs: number): number | undefined {
     return latestMatch(
-      this.distorted.filter((rule) => rule.metrics === undefined || rule.metrics.includes(metric)),
+      this.distorted.filter((rule) => rule.metrics === undefined || rule.metrics.some((name) => name === metric)),
       storeCode,
       instantMs,
     )?.factor;

@@ -1,7 +1,6 @@
 import { Dataset, type MetricResult, type QueryRefs } from './data.js';
 import { distortResult } from './distortion.js';
 import type { PublishingRules } from './publishing.js';
-import type { MetricName } from './types.js';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
@@ -23,7 +22,7 @@ export interface ServedQuery {
   /** Names the results and their values, for the page cache. */
   readonly key: string;
   /** The factor a result's values are distorted by (publishing rules), when any rule distorts. */
-  readonly distortionOf?: (metric: MetricName, storeIndex: number, localDay: number) => number | undefined;
+  readonly distortionOf?: (metric: string, storeIndex: number, localDay: number) => number | undefined;
 }
 
 /**
@@ -62,19 +61,20 @@ export function serveQuery(dataset: Dataset, query: QueryRefs, rules: ServingRul
       : finalSeed;
   const key = `${refs.key}|p${rules.publishingGeneration}${running && rules.serveInProgress ? `|m${minute}` : ''}`;
   const distortionOf = publishing.distortsAny
-    ? (metric: MetricName, storeIndex: number, localDay: number): number | undefined =>
+    ? (metric: string, storeIndex: number, localDay: number): number | undefined =>
         publishing.distortion(metric, dataset.storeCode(storeIndex), instantOf(storeIndex, localDay))
     : undefined;
   return { refs, seedOf, key, ...(distortionOf === undefined ? {} : { distortionOf }) };
 }
 
 /** The served results of refs[start, end), with their values as served: the seed's, distorted where a rule says. */
-export function servedResults(dataset: Dataset, metric: MetricName, served: ServedQuery, start: number, end: number): MetricResult[] {
+export function servedResults(dataset: Dataset, metric: string, served: ServedQuery, start: number, end: number): MetricResult[] {
   const { refs, seedOf, distortionOf } = served;
   const results = dataset.slice(metric, refs, start, end, seedOf);
-  if (distortionOf === undefined) return results;
+  const descriptor = dataset.metric(metric);
+  if (distortionOf === undefined || descriptor === undefined) return results;
   return results.map((result, offset) => {
     const factor = distortionOf(metric, refs.storeIndexes[start + offset]!, refs.localDays[start + offset]!);
-    return factor === undefined ? result : distortResult(metric, result, factor);
+    return factor === undefined ? result : distortResult(descriptor, result, factor);
   });
 }

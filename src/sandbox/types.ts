@@ -1,3 +1,4 @@
+import type { MetricDescriptor } from '../metrics/descriptors.js';
 import type { MetricName } from '../metrics/names.js';
 
 /** The emulator serves the metrics the importer knows: one list, `metrics/names.ts`. */
@@ -88,6 +89,8 @@ export interface SandboxOptions {
   tokenSigningKey?: string;
   faults?: SandboxFaults;
   publishing?: SandboxPublishing;
+  /** The metrics it serves, each made up from its descriptor; default: every metric the tool knows. */
+  metrics?: readonly MetricDescriptor[];
   /**
    * The sandbox's clock (default the real one): which days exist ("yesterday") and which local days have ended are
    * decided by it, on every request. Token `iat`/`exp` always use the real clock.
@@ -144,6 +147,6 @@ export interface Sandbox {
    * The sandbox's own results for a window, exactly as it serves them at its `now` over all pages (unsorted order),
    * without the effect of fault switches (but with the publishing rules and the end of local days: they are the data).
    */
-  results(metric: MetricName, window: ResultWindow): unknown[];
+  results(metric: string, window: ResultWindow): unknown[];
   close(): Promise<void>;
 }
