@@ -11,7 +11,7 @@ import { metricFolder, rejectedPath } from '../output/layout.js';
 import { newRunId, RunManifestBuilder, saveManifest, type ManifestShelf } from '../output/run-manifest.js';
 import type { Redactor } from '../redact.js';
 import { VERSION } from '../version.js';
-import type { ImportConfig } from './config.js';
+import type { SettledConfig } from './config.js';
 import type { RunTally } from './tally.js';
 
 /** What the records of a run are made from. */
@@ -20,7 +20,7 @@ export interface RunRecordsInput {
   readonly commandName: string;
   /** The command with its window, as the manifest tells it (`traffic --catch-up --max-days 31`). */
   readonly command: string;
-  readonly config: ImportConfig;
+  readonly config: SettledConfig;
   readonly units: readonly Unit[];
   /** Where the run writes: the manifest's shelf and the lineage datasets are its. */
   readonly destination: Destination;

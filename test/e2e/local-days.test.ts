@@ -199,11 +199,14 @@ describe('one folder, one day mode', () => {
     const second = await tempDir();
     expect((await run(['traffic', '--days', 'local', '--date', '2026-11-22', '-o', first], at)).code).toBe(0);
     const state = await readFile(join(first, STATE), 'utf8');
-    const mixed = await run(['traffic', '--date', '2026-11-22', '-o', second, '--state', join(first, STATE)], at);
+    const mixed = await run(['traffic', '--days', 'utc', '--date', '2026-11-22', '-o', second, '--state', join(first, STATE)], at);
     expect(mixed.code).toBe(2);
     expect(mixed.stderr).toContain('--days utc does not match the state');
     expect(await readFile(join(first, STATE), 'utf8')).toBe(state);
     expect(await dataFiles(second)).toEqual([]);
+    // Without --days, the run takes the state's mode (a UTC run would be refused as above).
+    const kept = await run(['traffic', '--date', '2026-11-22', '-o', second, '--state', join(first, STATE)], at);
+    expect(kept.code, kept.stderr).toBe(0);
   });
 
   it('status reports the mode and counts behind from the latest local day over everywhere', async () => {
