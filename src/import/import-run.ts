@@ -15,6 +15,7 @@ import type { ImportConfig, SettledConfig } from './config.js';
 /** The format of files when neither the run nor the state names one. */
 const DEFAULT_FORMAT = 'csv';
 import { unitFetcher } from './fetcher.js';
+import { DayFinality } from './finality.js';
 import type { RunDescription } from './invocation.js';
 import { planDays, planUnits } from './plan.js';
 import { RunRecords } from './records.js';
@@ -158,6 +159,7 @@ async function runSettled(
     units,
     destination,
     tally,
+    finality: new DayFinality(state, config.storeCodes, units),
     env: world.env,
     logger: progress.logger,
     redact: world.redact,

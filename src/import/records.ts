@@ -12,6 +12,7 @@ import { newRunId, RunManifestBuilder, saveManifest, type ManifestShelf } from '
 import type { Redactor } from '../redact.js';
 import { VERSION } from '../version.js';
 import type { SettledConfig } from './config.js';
+import type { DayFinality } from './finality.js';
 import type { RunTally } from './tally.js';
 
 /** What the records of a run are made from. */
@@ -30,6 +31,8 @@ export interface RunRecordsInput {
   readonly logger: Logger;
   /** Applied to every error message the records carry. */
   readonly redact: Redactor;
+  /** What the manifest says of each unit's day, from the state. */
+  readonly finality?: DayFinality;
   /** The longest the run waits on the lineage server, in all; tests make it short. */
   readonly lineageBudgetMs?: number;
 }
@@ -114,12 +117,14 @@ export class RunRecords {
     let { exitCode, failure } = end;
     if (this.manifest) {
       const { builder, shelf } = this.manifest;
+      const { finality } = this.input;
       const manifest = builder.build({
         end: new Date(),
         exitCode,
         requests: end.requests,
         throttled: end.throttled,
         notAttempted: end.notAttempted ?? 'not attempted: the run ended before it',
+        ...(finality === undefined ? {} : { standing: (unit) => finality.standing(unit.metric.name, unit.day) }),
       });
       try {
         const saved = await saveManifest(shelf, manifest);

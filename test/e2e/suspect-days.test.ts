@@ -10,6 +10,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import type { SandboxPublishing } from '../../src/sandbox/types.js';
 import { assertBuilt } from '../helpers/cli.js';
 import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { latestUnit } from '../helpers/manifests.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Suspect-S3cret-5b7c';
@@ -103,6 +104,9 @@ describe('a day whose numbers look wrong', () => {
     expect(pending).toMatchObject({ reason: 'suspect', measure: 'sum of unique_users' });
     expect(pending.value! * 3).toBeLessThan(pending.median!);
     for (const metric of ['avg-screen-time', 'traffic']) expect(await pendingOf(out, metric)).not.toHaveProperty(day);
+    // The manifest says the held file is provisional, and why; the other metrics' files of the day are final.
+    expect(await latestUnit(out, 'unique-users', day)).toMatchObject({ changed: true, status: 'provisional', reason: 'suspect' });
+    expect(await latestUnit(out, 'traffic', day)).toMatchObject({ status: 'final', finalized: true });
 
     const status = await runCli(['status', '-o', out, '--max-behind', '1']);
     expect(status.code).toBe(8);
@@ -134,6 +138,8 @@ describe('a day whose numbers look wrong', () => {
     expect(sandbox.requests.slice(before).map((request) => request.query.datetime_gte?.slice(0, 10))).toContain(day);
     expect(await pendingOf(out, 'unique-users')).not.toHaveProperty(day);
     expect((await runCli(['status', '-o', out, '--max-behind', '1'])).code).toBe(0);
+    // The next night's manifest marks it final: this run made it so.
+    expect(await latestUnit(out, 'unique-users', day)).toMatchObject({ changed: true, status: 'final', finalized: true });
   });
 
   it('all zeros are held even without history, accept settles the day; a drop with too little history is not judged', async () => {
