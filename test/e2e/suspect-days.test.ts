@@ -117,14 +117,20 @@ describe('a day whose numbers look wrong', () => {
         'm',
       ),
     );
+    // The text says how the held day settles, with a command that works as printed.
+    expect(status.stdout).toContain(
+      `held: unique-users ${day} suspect: the next --catch-up asks again; if the numbers are right, \`area-metrics accept unique-users --date ${day} -o ${out}\` records it as final\n`,
+    );
     const json = JSON.parse((await runCli(['status', '-o', out, '--json'])).stdout) as {
-      metrics: { key: string; suspect: [string, string][]; gaps: [string, string][] }[];
+      metrics: { key: string; suspect: [string, string][]; pending: { day: string; reason: string; settledBy: string[] }[] }[];
     };
     expect(json.metrics.map(({ key, suspect }) => [key, suspect])).toEqual([
       ['avg-screen-time', []],
       ['traffic', []],
       ['unique-users', [[day, day]]],
     ]);
+    expect(json.metrics[2]!.pending).toContainEqual(expect.objectContaining({ day, reason: 'suspect', settledBy: ['catch-up', 'accept'] }));
+    expect(json.metrics[2]!.pending).toContainEqual(expect.objectContaining({ reason: 'not-over', settledBy: ['catch-up'] }));
     const prometheus = (await runCli(['status', '-o', out, '--format', 'prometheus'])).stdout;
     expect(prometheus).toContain('area_metrics_suspect_days{metric="unique-users",key="unique-users"} 1\n');
     expect(prometheus).toContain('area_metrics_suspect_days{metric="traffic",key="traffic"} 0\n');
@@ -175,6 +181,11 @@ describe('a day whose numbers look wrong', () => {
       metrics: { key: string; suspect: unknown[]; accepted: unknown[] }[];
     };
     expect(status.metrics.find(({ key }) => key === 'avg-screen-time')).toMatchObject({ suspect: [], accepted: [[day, day]] });
+    // The text shows the accepted day too, and no longer a way to settle it.
+    const text = (await runCli(['status', '-o', out])).stdout;
+    expect(text).toMatch(new RegExp(`^avg-screen-time .*  ${day}  .*$`, 'm'));
+    expect(text.split('\n')[0]).toMatch(/ accepted +pending$/);
+    expect(text).not.toContain('held: avg-screen-time');
     const before = sandbox.requests.length;
     expect((await run(['avg-screen-time', '-o', out, '--catch-up'])).code).toBe(0);
     expect(sandbox.requests.slice(before).map((request) => request.query.datetime_gte?.slice(0, 10))).not.toContain(day);

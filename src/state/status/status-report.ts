@@ -57,7 +57,7 @@ function describeRun(run: LastRun): string {
 /** A table with one line per key, then the last run. */
 export function formatText(statuses: readonly KeyStatus[], lastRun: LastRun | undefined): string {
   const rows = [
-    ['metric', 'first day', 'last complete', 'behind', 'stores', 'gaps', 'given up', 'pending'],
+    ['metric', 'first day', 'last complete', 'behind', 'stores', 'gaps', 'given up', 'accepted', 'pending'],
     ...statuses.map((status) => [
       status.key,
       status.firstDay ?? '-',
@@ -66,6 +66,7 @@ export function formatText(statuses: readonly KeyStatus[], lastRun: LastRun | un
       status.stores === null ? '-' : String(status.stores),
       list(status.gaps),
       list(status.givenUp),
+      list(status.accepted),
       describePending(status.pending),
     ]),
   ];
@@ -86,4 +87,24 @@ export function behindMessage(behind: readonly KeyStatus[], maxBehind: number | 
     return `${status.key} (${days.join(', ')})`;
   });
   return `behind by more than --max-behind ${maxBehind}, or with gaps: ${which.join('; ')}`;
+}
+
+/**
+ * How each held (suspect) day settles, one line a key: the next `--catch-up` asks again, and `accept` records it
+ * final if its numbers are right. `stateFlags` name the state on the command line (` -o ./data`).
+ */
+export function settleLines(statuses: readonly KeyStatus[], stateFlags: string): string {
+  const lines = statuses
+    .filter((status) => status.suspect.length > 0)
+    .map((status) => {
+      const stores = /\[store=(.+)\]$/.exec(status.key)?.[1]?.split(',') ?? [];
+      const storeFlags = stores.map((code) => ` --store ${code}`).join('');
+      const [first, last] = status.suspect[0]!;
+      const window = first === last ? `--date ${first}` : `--from ${first} --to ${last}`;
+      return (
+        `held: ${status.key} ${list(status.suspect)} suspect: the next --catch-up asks again; if the numbers are right, ` +
+        `\`area-metrics accept ${status.metric} ${window}${storeFlags}${stateFlags}\` records it as final`
+      );
+    });
+  return lines.map((line) => `${line}\n`).join('');
 }
