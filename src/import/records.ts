@@ -208,6 +208,7 @@ export class RunRecords {
         ...(fields === undefined ? {} : { fields }),
         storage,
         ...(statistics === undefined ? {} : { statistics }),
+        ...(config.layout === 'hive' ? { partitionColumns: ['metric', 'dt'] } : {}),
         ...(days.length === 0 ? {} : { partitions: days.map((dt) => ({ metric: metric.name, dt })) }),
       },
     ];

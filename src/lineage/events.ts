@@ -15,6 +15,9 @@ const FACET_SCHEMA_URLS = {
   processingEngine: 'https://openlineage.io/spec/facets/1-1-1/ProcessingEngineRunFacet.json#/$defs/ProcessingEngineRunFacet',
   storage: 'https://openlineage.io/spec/facets/1-0-1/StorageDatasetFacet.json#/$defs/StorageDatasetFacet',
   subset: 'https://openlineage.io/spec/facets/1-0-0/BaseSubsetDatasetFacet.json#/$defs/OutputSubsetOutputDatasetFacet',
+  // The spec has no partitioning facet yet: ours, shipped in docs/openlineage/.
+  partitioning:
+    'https://github.com/area-metrics/area-metrics/blob/main/docs/openlineage/PartitioningDatasetFacet.json#/$defs/PartitioningDatasetFacet',
 } as const;
 
 /** The project's repository: who wrote the events (the package is not published to a registry). */
@@ -51,7 +54,9 @@ export interface OutputDataset extends DatasetName {
   readonly statistics?: OutputStatistics;
   /** Where and in what format the files are: `file` or `s3`, and `csv`, `ndjson` or `parquet`. */
   readonly storage?: { readonly layer: string; readonly fileFormat: string };
-  /** With the hive layout: the partitions the run wrote, each its columns' values (`metric`, `dt`). */
+  /** With the hive layout: its partition columns, outermost first (`metric`, `dt`). */
+  readonly partitionColumns?: readonly string[];
+  /** With the hive layout, once the run is over: the partitions it wrote, each its columns' values. */
   readonly partitions?: readonly Readonly<Record<string, string>>[];
 }
 
@@ -117,8 +122,21 @@ function runFacets(input: RunEventInput): Record<string, unknown> {
   };
 }
 
-/** An output's dataset facets (columns, storage) and output facets (what the run wrote, which partitions). */
+/** A partition as a path (`metric=traffic/dt=2026-11-20`) and its columns' values. */
+function partitionOf(dimensions: Readonly<Record<string, string>>): { identifier: string; dimensions: Readonly<Record<string, string>> } {
+  const identifier = Object.entries(dimensions)
+    .map(([column, value]) => `${column}=${value}`)
+    .join('/');
+  return { identifier, dimensions };
+}
+
+/**
+ * An output's dataset facets (columns, storage, partitioning) and output facets (what the run wrote; the partitions
+ * also as the spec's `subset` facet, which catalogs that know no `partitioning` facet read).
+ */
 function outputOf(output: OutputDataset): Record<string, unknown> {
+  const partitions = (output.partitions ?? []).map(partitionOf);
+  const columns = output.partitionColumns;
   const facets = {
     ...(output.fields === undefined
       ? {}
@@ -126,25 +144,20 @@ function outputOf(output: OutputDataset): Record<string, unknown> {
     ...(output.storage === undefined
       ? {}
       : { storage: { ...facet('storage'), storageLayer: output.storage.layer, fileFormat: output.storage.fileFormat } }),
+    ...(columns === undefined
+      ? {}
+      : {
+          partitioning: {
+            ...facet('partitioning'),
+            dimensions: columns.map((column) => ({ fields: [column] })),
+            description: columns.map((column) => `${column}=<${column}>`).join('/'),
+            ...(partitions.length === 0 ? {} : { partitions }),
+          },
+        }),
   };
   const outputFacets = {
     ...(output.statistics === undefined ? {} : { outputStatistics: { ...facet('outputStatistics'), ...output.statistics } }),
-    ...(output.partitions === undefined || output.partitions.length === 0
-      ? {}
-      : {
-          subset: {
-            ...facet('subset'),
-            outputCondition: {
-              type: 'partition',
-              partitions: output.partitions.map((dimensions) => ({
-                identifier: Object.entries(dimensions)
-                  .map(([column, value]) => `${column}=${value}`)
-                  .join('/'),
-                dimensions,
-              })),
-            },
-          },
-        }),
+    ...(partitions.length === 0 ? {} : { subset: { ...facet('subset'), outputCondition: { type: 'partition', partitions } } }),
   };
   return {
     namespace: output.namespace,

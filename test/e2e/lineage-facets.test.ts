@@ -110,7 +110,14 @@ describe('OpenLineage facets', () => {
         partitions: written.map((dt) => ({ identifier: `metric=traffic/dt=${dt}`, dimensions: { metric: 'traffic', dt } })),
       },
     });
+    expect(traffic.facets.partitioning).toMatchObject({
+      dimensions: [{ fields: ['metric'] }, { fields: ['dt'] }],
+      partitions: written.map((dt) => ({ identifier: `metric=traffic/dt=${dt}`, dimensions: { metric: 'traffic', dt } })),
+    });
     expect(start!.outputs.every((output) => output.outputFacets === undefined)).toBe(true);
+    // START names the partition columns, not yet what was written.
+    expect(start!.outputs[0]!.facets.partitioning).toMatchObject({ dimensions: [{ fields: ['metric'] }, { fields: ['dt'] }] });
+    expect(start!.outputs[0]!.facets.partitioning).not.toHaveProperty('partitions');
   });
 
   it('a malformed parent is one warning and no parent facet; the run imports and its events still validate', async () => {
@@ -125,6 +132,7 @@ describe('OpenLineage facets', () => {
     expect(start!.job.name).toBe('traffic.backfill');
     // A flat folder has no partitions to name; its storage still says the format.
     expect(complete!.outputs[0]!.outputFacets?.subset).toBeUndefined();
+    expect(complete!.outputs[0]!.facets.partitioning).toBeUndefined();
     expect(complete!.outputs[0]!.facets.storage).toMatchObject({ storageLayer: 'file', fileFormat: 'csv' });
   });
 });
