@@ -90,21 +90,20 @@ export function behindMessage(behind: readonly KeyStatus[], maxBehind: number | 
 }
 
 /**
- * How each held (suspect) day settles, one line a key: the next `--catch-up` asks again, and `accept` records it
+ * How each held (suspect) day settles, one line a range: the next `--catch-up` asks again, and `accept` records it
  * final if its numbers are right. `stateFlags` name the state on the command line (` -o ./data`).
  */
 export function settleLines(statuses: readonly KeyStatus[], stateFlags: string): string {
-  const lines = statuses
-    .filter((status) => status.suspect.length > 0)
-    .map((status) => {
-      const stores = /\[store=(.+)\]$/.exec(status.key)?.[1]?.split(',') ?? [];
-      const storeFlags = stores.map((code) => ` --store ${code}`).join('');
-      const [first, last] = status.suspect[0]!;
-      const window = first === last ? `--date ${first}` : `--from ${first} --to ${last}`;
-      return (
-        `held: ${status.key} ${list(status.suspect)} suspect: the next --catch-up asks again; if the numbers are right, ` +
-        `\`area-metrics accept ${status.metric} ${window}${storeFlags}${stateFlags}\` records it as final`
-      );
-    });
-  return lines.map((line) => `${line}\n`).join('');
+  return statuses
+    .flatMap((status) =>
+      // One line a range, so that each printed command settles exactly the days it names.
+      status.suspect.map(([first, last]) => {
+        const held = `held: ${status.key} ${describeShortRange([first, last])} suspect: the next --catch-up asks again`;
+        // `accept` settles a metric's days, not a store selection's: those only the vendor's numbers settle.
+        if (status.key !== status.metric) return `${held}\n`;
+        const window = first === last ? `--date ${first}` : `--from ${first} --to ${last}`;
+        return `${held}; if the numbers are right, \`area-metrics accept ${status.metric} ${window}${stateFlags}\` records it as final\n`;
+      }),
+    )
+    .join('');
 }

@@ -38,10 +38,12 @@ export type Settler = 'catch-up' | 'accept';
 
 /**
  * Data a vendor may never fix (held as suspect, stores missing, nothing published) may need a person's `accept`;
- * the other reasons settle by themselves with the next `--catch-up`.
+ * the other reasons settle by themselves with the next `--catch-up`. `accept` settles a metric's days, not those of
+ * a store selection (`traffic[store=S1]`).
  */
-function settlersOf(reason: PendingDay['reason']): Settler[] {
-  return reason === 'suspect' || reason === 'partly-published' || reason === 'not-published' ? ['catch-up', 'accept'] : ['catch-up'];
+function settlersOf(reason: PendingDay['reason'], wholeMetric: boolean): Settler[] {
+  const vendors = reason === 'suspect' || reason === 'partly-published' || reason === 'not-published';
+  return vendors && wholeMetric ? ['catch-up', 'accept'] : ['catch-up'];
 }
 
 /** What `status` knows, from the state alone. */
@@ -65,7 +67,11 @@ export function statusOf(state: ImportState, now: Date, maxBehind: number | unde
       stores: state.storeCount(key) ?? null,
       gaps: rangesOfDays(gaps),
       gapDays: gaps.length,
-      pending: coverage.pending.map(({ day, status }) => ({ day, ...status, settledBy: settlersOf(status.reason) })),
+      pending: coverage.pending.map(({ day, status }) => ({
+        day,
+        ...status,
+        settledBy: settlersOf(status.reason, key === metricOfKey(key)),
+      })),
       givenUp: coverage.givenUp,
       accepted: coverage.accepted,
       suspect: rangesOfDays(coverage.pending.filter(({ status }) => status.reason === 'suspect').map(({ day }) => day)),
