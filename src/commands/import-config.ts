@@ -63,6 +63,15 @@ export async function resolveImportConfig(
     giveUpDays: options.giveUpDays,
     onSuspect: options.onSuspect,
     storeCodes: [...new Set(options.store)],
+    settingsFromEnv: (
+      [
+        ['mode', 'days'],
+        ['layout', 'layout'],
+        ['format', 'format'],
+      ] as const
+    )
+      .filter(([, key]) => given(key) === 'env')
+      .map(([name]) => name),
     output,
     ...(options.layout === undefined ? {} : { layout: options.layout }),
     ...(lineage === undefined ? {} : { lineage }),

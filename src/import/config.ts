@@ -22,6 +22,8 @@ export interface ImportConfig {
   readonly giveUpDays: number;
   readonly onSuspect: SuspectMode;
   readonly storeCodes: readonly string[];
+  /** Which of the settings an output keeps came from an env var, not a flag: a refusal names the variable. */
+  readonly settingsFromEnv: readonly ('mode' | 'layout' | 'format')[];
   readonly output: DestinationSpec;
   /** How files are named under a folder or bucket prefix; stdout has none. Absent: the state's (flat for a new one). */
   readonly layout?: Layout;

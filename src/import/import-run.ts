@@ -77,6 +77,7 @@ export async function importMetrics(
         metricNames: known,
         ...(config.dayMode ? { mode: config.dayMode } : {}),
         ...kept,
+        fromEnv: config.settingsFromEnv,
       });
   for (const warning of state?.warnings ?? []) progress.logger.warn(warning);
   // Every setting the run did not state is the state's, so a folder needs none of them again.

@@ -11,9 +11,11 @@ export interface KeptSettings {
   readonly format?: OutputFormat;
 }
 
-/** What a new state records when the run states no format (the files' default). */
+/** What a new state records when the run states no format (the files' default), and which settings an env var stated. */
 export interface KeptDefaults {
   readonly defaultFormat?: OutputFormat;
+  /** Said by their variable in a refusal: the fix is in the environment (`/etc/area-metrics/env`), not the command. */
+  readonly fromEnv?: readonly (keyof KeptSettings)[];
 }
 
 const NAMES = ['mode', 'layout', 'format'] as const;
@@ -28,6 +30,7 @@ const KEPT = {
     field: 'days',
     absent: 'utc',
     flag: '--days',
+    env: 'AREA_METRICS_DAYS',
     noun: 'day mode',
     holds: (value: string) => `which holds ${value === 'utc' ? 'UTC days (--days utc)' : 'store-local days (--days local)'}`,
   },
@@ -35,6 +38,7 @@ const KEPT = {
     field: 'layout',
     absent: 'flat',
     flag: '--layout',
+    env: 'AREA_METRICS_LAYOUT',
     noun: 'layout',
     holds: (value: string) =>
       `whose files are laid out ${value === 'flat' ? 'flat (--layout flat)' : 'in hive partitions (--layout hive)'}`,
@@ -43,12 +47,13 @@ const KEPT = {
     field: 'format',
     absent: undefined,
     flag: '-f',
+    env: 'AREA_METRICS_FORMAT',
     noun: 'file format',
     holds: (value: string) => `whose files are ${value === 'ndjson' ? 'NDJSON' : value === 'csv' ? 'CSV' : 'Parquet'} (-f ${value})`,
   },
 } as const satisfies Record<
   keyof KeptSettings,
-  { field: keyof StateFile; absent: string | undefined; flag: string; noun: string; holds: (value: string) => string }
+  { field: keyof StateFile; absent: string | undefined; flag: string; env: string; noun: string; holds: (value: string) => string }
 >;
 
 /** The value a state keeps for each setting; `format` is absent when no run has recorded one. */
@@ -56,13 +61,19 @@ export function keptIn(file: StateFile): KeptSettings {
   return { mode: file.days ?? 'utc', layout: file.layout ?? 'flat', ...(file.format === undefined ? {} : { format: file.format }) };
 }
 
-/** Refuses a state that keeps another value of a setting the run states. */
-export function refuseOtherSettings(file: StateFile, settings: KeptSettings, path: string): void {
+/** Refuses a state that keeps another value of a setting the run states (by its flag, or its env var). */
+export function refuseOtherSettings(file: StateFile, settings: KeptSettings & KeptDefaults, path: string): void {
   for (const name of NAMES) {
     const wanted = settings[name];
-    const { field, absent, flag, noun, holds } = KEPT[name];
+    const { field, absent, flag, env, noun, holds } = KEPT[name];
     const kept = file[field] ?? absent;
     if (wanted === undefined || kept === undefined || kept === wanted) continue;
+    if (settings.fromEnv?.includes(name)) {
+      throw new UsageError(
+        `${env}=${wanted} does not match the state ${path}, ${holds(kept)}: one output folder and state keep one ${noun}; ` +
+          `unset ${env} (or set it to ${kept}), or start a new folder: another -o folder and --state for ${flag} ${wanted}`,
+      );
+    }
     throw new UsageError(
       `${flag} ${wanted} does not match the state ${path}, ${holds(kept)}: one output folder and state keep one ${noun}; ` +
         `leave ${flag} out (or use ${flag} ${kept}), or start a new folder: another -o folder and --state for ${flag} ${wanted}`,
