@@ -28,8 +28,8 @@ export async function resolveImportConfig(
 
   const { output } = options;
   const { shape } = options;
-  // A folder keeps its format: without -f, the state's is taken later; a stream keeps none.
-  // Like AREA_METRICS_LAYOUT, AREA_METRICS_FORMAT describes a folder's files: it does not stop a quick look at stdout.
+  // A folder keeps its format: without -f, the state's is taken once it is open; a stream keeps none. Like
+  // AREA_METRICS_LAYOUT, AREA_METRICS_FORMAT describes a folder's files: it does not stop a quick look at stdout.
   const stated = output.streams && given('format') === 'env' ? undefined : options.format;
   const format = stated ?? (output.streams || shape === 'results' ? 'ndjson' : undefined);
   if (shape === 'results' && format !== 'ndjson')

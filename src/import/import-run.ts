@@ -11,9 +11,6 @@ import type { Redactor } from '../redact.js';
 import { DayCompletion } from './day-completion.js';
 import { ImportState } from '../state/import-state.js';
 import type { ImportConfig, SettledConfig } from './config.js';
-
-/** The format of files when neither the run nor the state names one. */
-const DEFAULT_FORMAT = 'csv';
 import { unitFetcher } from './fetcher.js';
 import { DayFinality } from './finality.js';
 import type { RunDescription } from './invocation.js';
@@ -23,6 +20,9 @@ import { ImportReport } from './report.js';
 import { runFailure, runImport } from './run.js';
 import { leftUnits } from './stop.js';
 import { RunTally } from './tally.js';
+
+/** The format of files when neither the run nor the state names one. */
+const DEFAULT_FORMAT = 'csv';
 
 /** What an import gets from the command that starts it. */
 export interface ImportWorld {
