@@ -8,6 +8,7 @@ import type { DAY_OPTIONS, DayAction, DayOptions } from './accept-reopen-options
 import { nowOf } from './clock.js';
 import type { CommandAction } from './declaration.js';
 import { withExistingState } from './existing-state.js';
+import { recordSettlement } from '../import/settlement.js';
 import { windowFromFlags } from './window-flags.js';
 
 /** The metrics a `<metric|all>` argument names. */
@@ -43,8 +44,14 @@ export function dayAction(action: DayAction): CommandAction<typeof DAY_OPTIONS> 
     const metrics = metricsOf(args[0] ?? '');
     const now = nowOf(context.env);
     const days = daysOf(options, action, now);
-    await withExistingState(action, options, { context, reporter, now }, async (state) => {
-      for (const metric of metrics) context.stdout.write(await change(state, action, metric, days));
+    await withExistingState(action, options, { context, reporter, now }, async (state, _location, destination) => {
+      // The manifest beside the runs' tells loaders of the change; it is made from the days' standing before and after.
+      const settlement = { command: `${action} ${args[0] ?? ''} ${describeDays(days)}`, metrics, days };
+      const lines: string[] = [];
+      await recordSettlement(destination, state, settlement, async () => {
+        for (const metric of metrics) lines.push(await change(state, action, metric, days));
+      });
+      for (const line of lines) context.stdout.write(line);
     });
   };
 }

@@ -1,5 +1,6 @@
 import { ObjectStores, awsCredentialsIn } from '../destination/object-stores.js';
 import type { DestinationSpec } from '../destination/spec.js';
+import type { Destination } from '../destination/destination.js';
 import { openDestination } from '../destination/open.js';
 import { UsageError } from '../errors.js';
 import { METRIC_NAMES } from '../metrics/descriptors.js';
@@ -17,7 +18,7 @@ export async function withExistingState<T>(
   command: string,
   options: { readonly output: DestinationSpec; readonly state: string | undefined; readonly s3ForcePathStyle: boolean },
   { context, reporter, now }: CommandBase & { readonly now: Date },
-  use: (state: ImportState, location: string) => Promise<T>,
+  use: (state: ImportState, location: string, destination: Destination) => Promise<T>,
 ): Promise<T> {
   const { logger } = commandLogs({ context, reporter, credentials: awsCredentialsIn(context.env) }, { level: 'warn' });
   const stores = new ObjectStores({
@@ -28,11 +29,12 @@ export async function withExistingState<T>(
     logger,
   });
   try {
-    const place = openDestination(options.output, { stores, stdout: context.stdout }).statePlace(options.state);
+    const destination = openDestination(options.output, { stores, stdout: context.stdout });
+    const place = destination.statePlace(options.state);
     if (place === undefined) throw new UsageError(`${command} uses a folder's state; with -o - pass --state <file>`);
     const state = await ImportState.loadExisting(await place.storage(stores), { now, metricNames: METRIC_NAMES });
     for (const warning of state.warnings) logger.warn(warning);
-    return await use(state, place.url);
+    return await use(state, place.url, destination);
   } finally {
     stores.close();
   }

@@ -1,9 +1,10 @@
 import { bucketDataset } from '../lineage/datasets.js';
 import type { DatasetName } from '../lineage/events.js';
-import type { ObjectLocation } from '../output/object-location.js';
+import { sha256Hex } from '../output/content-hash.js';
+import { objectKey, type ObjectLocation } from '../output/object-location.js';
 import { ObjectSink } from '../output/object-sink.js';
 import { BucketManifests, type ManifestShelf } from '../output/run-manifest.js';
-import { withoutEmptyUnits, type UnitSink } from '../output/sinks.js';
+import { withoutEmptyUnits, type StoredFile, type UnitSink } from '../output/sinks.js';
 import type { StaleTempFile } from '../output/stale-temp.js';
 import type { Destination, DestinationPlan } from './destination.js';
 import type { ObjectStores } from './object-stores.js';
@@ -29,6 +30,11 @@ export class BucketDestination implements Destination {
 
   async manifests(): Promise<ManifestShelf> {
     return new BucketManifests(await this.stores.get(this.location.bucket), this.location);
+  }
+
+  async storedFile(path: string): Promise<StoredFile | undefined> {
+    const stored = await (await this.stores.get(this.location.bucket)).read(objectKey(this.location, path));
+    return stored === undefined ? undefined : { path, bytes: stored.body.length, sha256: sha256Hex(stored.body) };
   }
 
   dataset(folder: string): DatasetName {

@@ -2,7 +2,7 @@ import type { DatasetName } from '../lineage/events.js';
 import type { OutputEncoding } from '../output/format.js';
 import type { Layout, UnitPlace } from '../output/layout.js';
 import type { ManifestShelf } from '../output/run-manifest.js';
-import type { UnitSink } from '../output/sinks.js';
+import type { StoredFile, UnitSink } from '../output/sinks.js';
 import type { StaleTempFile } from '../output/stale-temp.js';
 import type { DestinationSpec } from './spec.js';
 import type { StatePlace } from './state-place.js';
@@ -30,6 +30,8 @@ export interface Destination {
   sink(plan: DestinationPlan): Promise<UnitSink>;
   /** Where the run manifests go; none for a stream. */
   manifests(): Promise<ManifestShelf | undefined>;
+  /** A unit's file as stored (`path` relative to the destination), its size and SHA-256; undefined if there is none. */
+  storedFile(path: string): Promise<StoredFile | undefined>;
   /** A metric's folder (or prefix) as a lineage dataset; none for a stream. */
   dataset(folder: string): DatasetName | undefined;
   /** Where its state is kept: `--state` (`state`) if given, else beside its data; none for a stream without it. */

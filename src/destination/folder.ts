@@ -1,10 +1,14 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { errnoCode } from '../errors.js';
 import { folderDataset } from '../lineage/datasets.js';
 import type { DatasetName } from '../lineage/events.js';
 import { checkWritableFolder } from '../output/atomic-file.js';
 import { tempFileFolders } from '../output/layout.js';
 import { FolderManifests, RUNS_FOLDER, type ManifestShelf } from '../output/run-manifest.js';
-import { FileSink, withoutEmptyUnits, type UnitSink } from '../output/sinks.js';
+import { sha256Hex } from '../output/content-hash.js';
+import { FileSink, withoutEmptyUnits, type StoredFile, type UnitSink } from '../output/sinks.js';
+import { asOutputError } from '../output/write-failure.js';
 import { removeStaleTempFiles, type StaleTempFile } from '../output/stale-temp.js';
 import type { Destination, DestinationPlan } from './destination.js';
 import type { DestinationSpec } from './spec.js';
@@ -34,6 +38,17 @@ export class FolderDestination implements Destination {
 
   manifests(): Promise<ManifestShelf> {
     return Promise.resolve(new FolderManifests(this.dir));
+  }
+
+  async storedFile(path: string): Promise<StoredFile | undefined> {
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(join(this.dir, path));
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return undefined;
+      throw asOutputError(error, `cannot read ${join(this.dir, path)}`);
+    }
+    return { path, bytes: bytes.length, sha256: sha256Hex(bytes) };
   }
 
   dataset(folder: string): DatasetName {

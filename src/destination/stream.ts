@@ -24,6 +24,10 @@ export class StreamDestination implements Destination {
     return Promise.resolve(undefined);
   }
 
+  storedFile(): Promise<undefined> {
+    return Promise.resolve(undefined);
+  }
+
   dataset(): undefined {
     return undefined;
   }

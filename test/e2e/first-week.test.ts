@@ -3,7 +3,7 @@
  * about once, and an output path the kernel will not create fails at once (and never holds off a SIGTERM). The
  * suggestion runs in-process; what only a process shows (its real stderr, a real signal) spawns the BUILT binary.
  */
-import { writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
@@ -80,6 +80,24 @@ describe('a suggested command', () => {
     const accepted = await inProcess(words);
     expect(accepted.stderr).toBe('');
     expect(accepted).toMatchObject({ code: 0, stdout: `accepted traffic ${hidden} (1 day): final, --catch-up no longer asks for them\n` });
+    // A loader that reads only manifests learns of it: the newest one says the day is final now, with no file.
+    const newest = (await readdir(join(out, '_runs'))).sort().at(-1) ?? '';
+    const manifest = JSON.parse(await readFile(join(out, '_runs', newest), 'utf8')) as { command: string; units: unknown[] };
+    expect(manifest.command).toBe(`accept traffic ${hidden}`);
+    expect(manifest.units).toEqual([
+      {
+        metric: 'traffic',
+        day: hidden,
+        store: null,
+        path: null,
+        rows: null,
+        bytes: null,
+        sha256: null,
+        changed: false,
+        status: 'final',
+        finalized: true,
+      },
+    ]);
   });
 });
 

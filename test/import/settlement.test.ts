@@ -1,0 +1,87 @@
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ObjectStores } from '../../src/destination/object-stores.js';
+import { openDestination } from '../../src/destination/open.js';
+import { destinationSpec } from '../../src/destination/spec.js';
+import { recordSettlement } from '../../src/import/settlement.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { sha256Hex } from '../../src/output/content-hash.js';
+import { loadStateFile } from '../helpers/state-file.js';
+import { useTempDirs } from '../helpers/tmp.js';
+
+const NOW = new Date('2026-11-21T12:00:00Z');
+const tempDir = useTempDirs('settlement-');
+
+async function folderWith(files: Record<string, string>) {
+  const dir = await tempDir();
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(join(dir, path, '..'), { recursive: true });
+    await writeFile(join(dir, path), text);
+  }
+  const stores = new ObjectStores({ env: {}, forcePathStyle: false, retries: 0, timeoutMs: 1000, logger: silentLogger });
+  const destination = openDestination(destinationSpec(dir, '-o/--output'), { stores, stdout: process.stdout });
+  const state = await loadStateFile(join(dir, '.area-metrics-state.json'), { now: NOW, metricNames: ['traffic'] });
+  const manifest = async () => {
+    const newest = (await readdir(join(dir, '_runs'))).sort().at(-1) ?? '';
+    return JSON.parse(await readFile(join(dir, '_runs', newest), 'utf8')) as { command: string; units: Record<string, unknown>[] };
+  };
+  return { dir, destination, state, manifest };
+}
+
+describe('recordSettlement', () => {
+  it('an accepted day is final and finalized in a manifest of its own, with its file as the last import left it', async () => {
+    const text = 'store_code,date,day,granularity,zone,traffic_pct\nS001,2026-11-18T00:00:00Z,2026-11-18,daily,A,1.00000\n';
+    const { destination, state, manifest } = await folderWith({ 'traffic/2026-11-18.csv': text });
+    await state.markPending('traffic', '2026-11-18', { reason: 'suspect' });
+    await recordSettlement(
+      destination,
+      state,
+      { command: 'accept traffic 2026-11-18..2026-11-19', metrics: ['traffic'], days: ['2026-11-18', '2026-11-19'] },
+      () => state.accept('traffic', ['2026-11-18', '2026-11-19']),
+    );
+    const written = await manifest();
+    expect(written.command).toBe('accept traffic 2026-11-18..2026-11-19');
+    expect(written.units).toEqual([
+      {
+        metric: 'traffic',
+        day: '2026-11-18',
+        store: null,
+        path: 'traffic/2026-11-18.csv',
+        rows: null,
+        bytes: text.length,
+        sha256: sha256Hex(Buffer.from(text)),
+        changed: false,
+        status: 'final',
+        finalized: true,
+      },
+      {
+        metric: 'traffic',
+        day: '2026-11-19',
+        store: null,
+        path: null,
+        rows: null,
+        bytes: null,
+        sha256: null,
+        changed: false,
+        status: 'final',
+        finalized: true,
+      },
+    ]);
+  });
+
+  it('a reopened day is provisional again; one final before and after is not finalized again', async () => {
+    const { destination, state, manifest } = await folderWith({});
+    await state.markComplete('traffic', '2026-11-18', ['S001']);
+    await recordSettlement(destination, state, { command: 'reopen traffic 2026-11-18', metrics: ['traffic'], days: ['2026-11-18'] }, () =>
+      state.reopen('traffic', ['2026-11-18']),
+    );
+    expect((await manifest()).units).toMatchObject([{ day: '2026-11-18', status: 'provisional', reason: 'reopened' }]);
+    await state.markComplete('traffic', '2026-11-18', ['S001']);
+    await recordSettlement(destination, state, { command: 'accept traffic 2026-11-18', metrics: ['traffic'], days: ['2026-11-18'] }, () =>
+      state.accept('traffic', ['2026-11-18']),
+    );
+    expect((await manifest()).units[0]).toMatchObject({ status: 'final' });
+    expect((await manifest()).units[0]).not.toHaveProperty('finalized');
+  });
+});
