@@ -207,7 +207,7 @@ export class DayCompletion {
     const suspicion = this.rules.onSuspect === 'off' ? undefined : this.suspicionOf(key, day, tally, profile, judged, values);
     // A suspect day's figures are kept out of the history that judges later days until it is accepted.
     const figures: JudgedFigures | undefined =
-      judged.length === 0 ? undefined : { codes: judged, values, suspect: suspicion !== undefined };
+      judged.length === 0 ? undefined : { codes: judged, values, suspect: suspicion !== undefined, found: suspicion?.stores?.all ?? [] };
     if (suspicion !== undefined) {
       const held = this.rules.onSuspect === 'hold';
       notes.push({ metric, day, kind: 'suspect', suspicion, held });
@@ -235,14 +235,25 @@ export class DayCompletion {
     const figures = { measure: tally.total.measure, total: profile[3], allZero: tally.measure.weight > 0 && tally.measure.nonZero === 0 };
     const byTotal = suspicionOf(day, figures, this.state?.completeProfiles(key) ?? new Map());
     if (this.state === undefined || codes.length === 0) return byTotal;
-    const judgement = judgeStores(day, storeFigures(codes, Float64Array.from(values)), this.state.storeHistory(key));
+    const judgement = judgeStores(
+      day,
+      storeFigures(codes, Float64Array.from(values)),
+      this.state.storeHistory(key),
+      this.state.foundStores(key, day),
+    );
     if (judgement.batch === undefined && judgement.stores.length === 0) return byTotal;
     return {
       ...(byTotal ?? { measure: tally.total.measure, value: profile[3] }),
       ...(judgement.batch === undefined ? {} : { batch: judgement.batch }),
       ...(judgement.stores.length === 0
         ? {}
-        : { stores: { count: judgement.stores.length, first: judgement.stores.slice(0, NAMED_STORES) } }),
+        : {
+            stores: {
+              count: judgement.stores.length,
+              first: judgement.stores.slice(0, NAMED_STORES),
+              all: judgement.stores.map(({ store }) => store),
+            },
+          }),
     };
   }
 

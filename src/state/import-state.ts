@@ -11,7 +11,7 @@ import { formatState } from './storage/state-text.js';
 import type { StateStorage } from './storage/storage.js';
 import { decodeStoreSet, encodeStoreSet, pruneStoreSets, storeSetId } from './storage/store-sets.js';
 import type { StoreFigures } from './judgement/store-figures.js';
-import { recordFigures, storeHistory, type JudgedFigures } from './store-history.js';
+import { foundStores, recordFigures, storeHistory, type JudgedFigures } from './store-history.js';
 import { lastRunSchema, type LastRun, type PendingDay, type StateEntry, type StateFile } from './storage/versions/current.js';
 
 /**
@@ -130,6 +130,11 @@ export class ImportState {
   /** Each store's figures of the days that judge later ones (see `storeHistory`), decoded as the rule asks. */
   storeHistory(key: string): (day: CalendarDay) => StoreFigures | undefined {
     return storeHistory(this.file, this.file.metrics[key], this.path);
+  }
+
+  /** The stores a suspect day of the weeks before `day` already found (see `foundStores`). */
+  foundStores(key: string, day: CalendarDay): ReadonlySet<string> {
+    return foundStores(this.file.metrics[key], day);
   }
 
   /**

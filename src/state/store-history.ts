@@ -13,6 +13,8 @@ export interface JudgedFigures {
   readonly values: ArrayLike<number>;
   /** Judged suspect: kept (accepting the day puts it in the history) but not in the history meanwhile. */
   readonly suspect: boolean;
+  /** The stores it found suspect on their own. */
+  readonly found?: readonly string[];
 }
 
 /** Days of figures kept behind the newest: the rule's eight weeks, and two more for days judged late. */
@@ -23,7 +25,8 @@ export function recordFigures(file: StateFile, entry: StateEntry, day: CalendarD
   const id = storeSetId(figures.codes);
   if (file.storeSets[id] === undefined) file.storeSets[id] = encodeStoreSet(figures.codes);
   const text = encodeFigures(figures.values);
-  const record: StoreFiguresDay = figures.suspect ? [id, text, 1] : [id, text];
+  const found = figures.found ?? [];
+  const record: StoreFiguresDay = !figures.suspect ? [id, text] : found.length === 0 ? [id, text, 1] : [id, text, 1, [...found]];
   const kept = { ...entry.storeFigures, [day]: record };
   const days = Object.keys(kept).sort();
   const oldest = addDays(days.at(-1)!, -FIGURE_DAYS + 1);
@@ -62,4 +65,17 @@ export function storeHistory(file: StateFile, entry: StateEntry | undefined, pat
     decoded.set(day, figures);
     return figures;
   };
+}
+
+/**
+ * The stores a suspect day of the eight weeks before `day` already found, held or not: one finding each, not one a
+ * night (a store closed for good is named once; its zeros become its history as the days after it are recorded).
+ */
+export function foundStores(entry: StateEntry | undefined, day: CalendarDay): ReadonlySet<string> {
+  const found = new Set<string>();
+  const oldest = addDays(day, -STORE_RULE.weeks * 7);
+  for (const [other, record] of Object.entries(entry?.storeFigures ?? {})) {
+    if (other >= oldest && other < day) for (const store of record[3] ?? []) found.add(store);
+  }
+  return found;
 }

@@ -14,7 +14,7 @@ import { unitDataOf } from '../helpers/unit-data.js';
 const tempDir = useTempDirs('store-judgement-');
 const NOW = '2026-12-31T12:00:00Z';
 const STORES = ['S001', 'S002', 'S003', 'S004', 'S005'];
-const FIRST = '2026-11-01';
+const FIRST = '2026-09-01';
 const RULES = {
   storeCodes: [],
   settleDays: 3,
@@ -73,7 +73,11 @@ describe('DayCompletion: each store judged', () => {
         day: dark,
         held: true,
         suspicion: expect.objectContaining({
-          stores: { count: 1, first: [expect.objectContaining({ store: 'S003', value: 0, allZero: true, basis: 'weekday' })] },
+          stores: {
+            count: 1,
+            first: [expect.objectContaining({ store: 'S003', value: 0, allZero: true, basis: 'weekday' })],
+            all: ['S003'],
+          },
         }),
       }),
     ]);
@@ -89,6 +93,19 @@ describe('DayCompletion: each store judged', () => {
     const path = join(await tempDir(), STATE_FILE_NAME);
     const { notes } = await importDays(weeksOf(35), path);
     expect(notes).toEqual([]);
+  });
+
+  it('names a store closed for good once: its first day at zero is held, the weeks after it are complete, accept settles it', async () => {
+    const path = join(await tempDir(), STATE_FILE_NAME);
+    const days = weeksOf(56, (index, store, users) => (index >= 35 && store === 2 ? 0 : users));
+    const { state, notes } = await importDays(days, path);
+    expect(notes.map((note) => [note.kind, note.day])).toEqual([['suspect', days[35]![0]]]);
+    expect(state.coverage('unique-users').pending.map(({ day }) => day)).toEqual([days[35]![0]]);
+    await state.accept('unique-users', [days[35]![0]]);
+    expect(state.coverage('unique-users').pending).toEqual([]);
+    // Eight weeks on, its zeros are its history: not judged, not held.
+    const later = await importDays(weeksOf(100, (index, store, users) => (index >= 35 && store === 2 ? 0 : users)).slice(56), path);
+    expect(later.notes).toEqual([]);
   });
 
   it('makes a half day one suspicion of the whole day', async () => {

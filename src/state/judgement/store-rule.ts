@@ -67,12 +67,14 @@ interface Baseline {
 
 /**
  * Judges each store's figure of `day` against its history: `history(d)` gives the figures of a complete day that was
- * not suspect (undefined otherwise), so a suspect day never judges later ones.
+ * not suspect (undefined otherwise), so a suspect day never judges later ones. Stores in `found` were named by an
+ * earlier suspect day and are not judged again (one finding, not one a night).
  */
 export function judgeStores(
   day: CalendarDay,
   figures: StoreFigures,
   history: (day: CalendarDay) => StoreFigures | undefined,
+  found: ReadonlySet<string> = new Set(),
 ): StoreJudgement {
   const weekdays: StoreFigures[] = [];
   for (let week = 1; week <= STORE_RULE.weeks; week++) {
@@ -88,6 +90,7 @@ export function judgeStores(
   const zeros: StoreFinding[] = [];
   for (let index = 0; index < figures.codes.length; index++) {
     const store = figures.codes[index]!;
+    if (found.has(store)) continue;
     const baseline = baselineOf(store, weekdays, recent);
     if (baseline === undefined || baseline.zeros) continue;
     const value = figures.values[index]!;

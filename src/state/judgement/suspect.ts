@@ -23,7 +23,7 @@ export interface Suspicion {
   /** Every value of the day is zero. */
   readonly allZero?: true;
   /** Stores outside their usual range (the per-store rule): how many, and the first few with their ranges. */
-  readonly stores?: { readonly count: number; readonly first: readonly StoreFinding[] };
+  readonly stores?: { readonly count: number; readonly first: readonly StoreFinding[]; readonly all: readonly string[] };
   /** Most stores moved together by one factor: one suspicion of the whole day, the vendor's batch. */
   readonly batch?: BatchFinding;
 }

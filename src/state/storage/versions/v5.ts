@@ -13,9 +13,13 @@ const pendingSchema = v4Pending.extend({
 
 /**
  * A day's figure per store: the id of its store set (in `storeSets`), the figures as two bytes a store in Base64, and
- * 1 when the day was judged suspect (then it judges later days only once accepted).
+ * 1 when the day was judged suspect (then it judges later days only once accepted), with the stores it found.
  */
-const storeFiguresSchema = z.union([z.tuple([z.string(), z.string()]), z.tuple([z.string(), z.string(), z.literal(1)])]);
+const storeFiguresSchema = z.union([
+  z.tuple([z.string(), z.string(), z.literal(1), z.array(z.string())]),
+  z.tuple([z.string(), z.string(), z.literal(1)]),
+  z.tuple([z.string(), z.string()]),
+]);
 
 const entrySchema = v4Entry.extend({
   pending: z.record(z.string(), pendingSchema).optional(),
