@@ -67,7 +67,13 @@ export type DayNote = { readonly metric: string; readonly day: CalendarDay } & (
   | { readonly kind: 'partly-published'; readonly missing: MissingStores; readonly stores: number }
   | { readonly kind: 'complete-anyway'; readonly missing: MissingStores; readonly settleDays: number }
   | { readonly kind: 'kept' }
-  | { readonly kind: 'suspect'; readonly suspicion: Suspicion; readonly held: boolean }
+  | {
+      readonly kind: 'suspect';
+      readonly suspicion: Suspicion;
+      readonly held: boolean;
+      /** Held already before this run: said in one line per metric with the others, not in full again. */
+      readonly again?: true;
+    }
 );
 
 /** A held suspect day as the state keeps it: the total's figures, and how many stores, which first, what factor. */
@@ -210,7 +216,8 @@ export class DayCompletion {
       judged.length === 0 ? undefined : { codes: judged, values, suspect: suspicion !== undefined, found: suspicion?.stores?.all ?? [] };
     if (suspicion !== undefined) {
       const held = this.rules.onSuspect === 'hold';
-      notes.push({ metric, day, kind: 'suspect', suspicion, held });
+      const again = held && this.state?.pendingReason(key, day) === 'suspect';
+      notes.push({ metric, day, kind: 'suspect', suspicion, held, ...(again ? { again: true as const } : {}) });
       if (held) {
         await this.state?.markPending(key, day, pendingSuspect(suspicion, tally.stores.size), figures);
         return notes;

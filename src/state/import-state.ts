@@ -94,6 +94,11 @@ export class ImportState {
     return entry !== undefined && isFinal(entry, day);
   }
 
+  /** Why a day is pending, if it is. */
+  pendingReason(key: string, day: CalendarDay): PendingDay['reason'] | undefined {
+    return this.file.metrics[key]?.pending?.[day]?.reason;
+  }
+
   isGivenUp(key: string, day: CalendarDay): boolean {
     return rangesHold(this.file.metrics[key]?.givenUp ?? [], day);
   }

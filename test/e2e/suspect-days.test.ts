@@ -127,6 +127,14 @@ describe('a day whose numbers look wrong', () => {
     expect(prometheus).toContain('area_metrics_suspect_days{metric="unique-users",key="unique-users"} 1\n');
     expect(prometheus).toContain('area_metrics_suspect_days{metric="traffic",key="traffic"} 0\n');
 
+    // Fetched again while still wrong: one line for the metric, not the warning in full again.
+    const again = await run(['unique-users', '-o', out, '--catch-up']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.warnings).toEqual([
+      `warn: unique-users: 1 day still held as suspect (${day}): fetched again, the numbers still look wrong; ` +
+        '`area-metrics status` names their stores, `area-metrics accept` settles a day whose numbers are right',
+    ]);
+
     // The vendor corrects the day: the next --catch-up asks for it again and completes it.
     sandbox.setPublishing({});
     const before = sandbox.requests.length;

@@ -85,6 +85,9 @@ describe('DayCompletion: each store judged', () => {
       { day: dark, status: expect.objectContaining({ reason: 'suspect', suspectStores: 1, firstStores: ['S003'] }) },
     ]);
     expect(state.storeHistory('unique-users')(dark)).toBeUndefined();
+    // Fetched again the next night and still wrong: said as held again, in one line with the others.
+    const again = await importDays([days[35]!], path);
+    expect(again.notes).toEqual([expect.objectContaining({ kind: 'suspect', day: dark, held: true, again: true })]);
     await state.accept('unique-users', [dark]);
     expect(state.storeHistory('unique-users')(dark)?.values[2]).toBe(0);
   });
