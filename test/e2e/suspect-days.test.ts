@@ -111,7 +111,7 @@ describe('a day whose numbers look wrong', () => {
     expect(status.stderr).toContain(`unique-users (2 days behind, gaps ${day}, suspect ${day})`);
     expect(status.stdout).toMatch(
       new RegExp(
-        `^unique-users .*  ${day} suspect \\(sum of unique_users far from the median\\), ${daysAgo(1)} imported before it was over$`,
+        `^unique-users .*  ${day} suspect \\(sum of unique_users far from the median; most stores at x0\\.1\\d* of their usual\\), ${daysAgo(1)} imported before it was over$`,
         'm',
       ),
     );
