@@ -127,3 +127,63 @@ function scale() {
 
 for (const stores of [2, 20, 200]) console.table(falseHolds(stores));
 console.table([scale()]);
+
+/** The state file itself with 20,000 stores' figures for 3 metrics x 70 days: its size, a run's read, one day recorded. */
+async function stateAtScale() {
+  const { mkdtemp, rm, stat, writeFile } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { ImportState } = await import('../dist/state/import-state.js');
+  const { FileStateStorage } = await import('../dist/state/storage/storage.js');
+  const { encodeStoreSet, storeSetId } = await import('../dist/state/storage/store-sets.js');
+  const stores = 20_000;
+  const codes = Array.from({ length: stores }, (_, index) => `S${String(index + 1).padStart(5, '0')}`);
+  const id = storeSetId(codes);
+  const now = Date.parse('2026-11-28T12:00:00Z');
+  const last = '2026-11-26';
+  /** @type {Record<string, unknown>} */
+  const metrics = {};
+  for (const metric of DESCRIPTORS) {
+    /** @type {Record<string, [string, string]>} */
+    const figures = {};
+    for (let back = 0; back < 70; back++) {
+      const values = Float64Array.from({ length: stores }, (_, index) => 100 + ((index * 7919 + back * 104_729) % 900));
+      figures[addDays(last, -back)] = [id, encodeFigures(values)];
+    }
+    metrics[metric.name] = { complete: [[addDays(last, -364), last]], stores, storeSet: id, storeFigures: figures };
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'store-rule-'));
+  const path = join(dir, 'state.json');
+  await writeFile(path, JSON.stringify({ version: 5, metrics, storeSets: { [id]: encodeStoreSet(codes) } }));
+  const options = { now: new Date(now), metricNames: DESCRIPTORS.map((metric) => metric.name) };
+  const reads = [];
+  for (let round = 0; round < 3; round++) {
+    const started = performance.now();
+    await ImportState.load(new FileStateStorage(path), options);
+    reads.push(performance.now() - started);
+  }
+  const state = await ImportState.load(new FileStateStorage(path), options);
+  const judgeStarted = performance.now();
+  const today = storeFigures(
+    codes,
+    Float64Array.from({ length: stores }, (_, index) => 100 + ((index * 31) % 900)),
+  );
+  judgeStores('2026-11-27', today, state.storeHistory('unique-users'));
+  const judgeMs = performance.now() - judgeStarted;
+  const recordStarted = performance.now();
+  await state.markComplete('unique-users', '2026-11-27', codes, undefined, { codes, values: today.values, suspect: false });
+  const recordMs = performance.now() - recordStarted;
+  const bytes = (await stat(path)).size;
+  await rm(dir, { recursive: true, force: true });
+  return {
+    stores,
+    metrics: DESCRIPTORS.length,
+    days: 70,
+    stateMB: Number((bytes / 1e6).toFixed(1)),
+    readMs: reads.map((ms) => Math.round(ms)).join(' '),
+    decodeAndJudgeMs: Math.round(judgeMs),
+    recordDayMs: Math.round(recordMs),
+  };
+}
+
+console.table([await stateAtScale()]);
