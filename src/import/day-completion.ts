@@ -248,9 +248,12 @@ export class DayCompletion {
       this.state.storeHistory(key),
       this.state.foundStores(key, day),
     );
-    if (judgement.batch === undefined && judgement.stores.length === 0) return byTotal;
+    // Where stores could be judged, they judge the day: a chain that grows or closes stores moves its total for good,
+    // and that is the new normal, not a suspicion. Every value zero is one still (it needs no history).
+    const total = judgement.judged > 0 && !byTotal?.allZero ? undefined : byTotal;
+    if (judgement.batch === undefined && judgement.stores.length === 0) return total;
     return {
-      ...(byTotal ?? { measure: tally.total.measure, value: profile[3] }),
+      ...(total ?? { measure: tally.total.measure, value: profile[3] }),
       ...(judgement.batch === undefined ? {} : { batch: judgement.batch }),
       ...(judgement.stores.length === 0
         ? {}

@@ -90,4 +90,18 @@ describe('each store judged against its own weekdays', () => {
       ),
     ]);
   });
+
+  it('a chain growing from 3 to 12 stores is its new normal: no day held, nobody settles anything', async () => {
+    const out = await tempDir();
+    const late = ['S004', 'S005', 'S006', 'S007', 'S008', 'S009', 'S010', 'S011', 'S012'];
+    const early = Array.from({ length: 21 }, (_, index) => daysAgo(37 - index));
+    sandbox.setPublishing({ hidden: early.map((day) => ({ day, stores: late })) });
+    const grown = await run(out, ['--from', daysAgo(37), '--to', daysAgo(3)]);
+    expect(grown.code, grown.stderr).toBe(0);
+    expect(grown.warnings).toEqual([]);
+    const status = JSON.parse((await runCli(['status', '-o', out, '--json'])).stdout) as {
+      metrics: { stores: number; suspect: unknown[] }[];
+    };
+    expect(status.metrics).toEqual([expect.objectContaining({ stores: 12, suspect: [] })]);
+  });
 });
