@@ -72,6 +72,10 @@ describe('each store judged against its own weekdays', () => {
     ]);
     const status = await runCli(['status', '-o', out]);
     expect(status.stdout).toMatch(new RegExp(`^unique-users .*  ${DAY} suspect \\(1 store outside their range: S003\\)$`, 'm'));
+    const json = JSON.parse((await runCli(['status', '-o', out, '--json'])).stdout) as { metrics: { pending: unknown[] }[] };
+    expect(json.metrics[0]!.pending).toEqual([
+      expect.objectContaining({ day: DAY, reason: 'suspect', suspectStores: 1, firstStores: ['S003'] }),
+    ]);
     expect((await runCli(['status', '-o', out, '--format', 'prometheus'])).stdout).toContain(
       'area_metrics_suspect_stores{metric="unique-users",key="unique-users"} 1\n',
     );

@@ -24,8 +24,11 @@ export interface CatchUpPlan {
   readonly fresh: CalendarDay[];
   /** Set when `--max-days` cut the new days: the first and last day left for a later run, and how many. */
   readonly freshLeft?: { readonly from: CalendarDay; readonly to: CalendarDay; readonly count: number };
-  /** Pending days left for a later run by `--max-days`. */
+  /** Pending days left for a later run by `--max-days` (held suspect days apart). */
   readonly pendingLeft?: number;
+  /** Held suspect days among `pending`, and those left for the next nights (at most `SUSPECT_REFETCHES` a run). */
+  readonly heldRetried?: number;
+  readonly heldLeft?: number;
 }
 
 /** What catch-up needs of a metric's coverage. */
@@ -67,7 +70,8 @@ export function catchUpDays(
   const freshAll = first > last ? [] : daysBetween(first, last).filter((day) => !waiting.has(day));
   const fresh = freshAll.slice(0, options.maxDays);
   // Days pending for other reasons (not over, not published, partly published, failed) first: held days never starve them.
-  const others = pendingAll.filter((day) => !coverage.suspect?.has(day)).slice(0, options.maxDays);
+  const othersAll = pendingAll.filter((day) => !coverage.suspect?.has(day));
+  const others = othersAll.slice(0, options.maxDays);
   const held = pendingAll.filter((day) => coverage.suspect?.has(day));
   const room = Math.min(SUSPECT_REFETCHES, options.maxDays - others.length, held.length);
   const turn = held.length === 0 ? 0 : (Math.floor(now.getTime() / 86_400_000) * SUSPECT_REFETCHES) % held.length;
@@ -81,7 +85,9 @@ export function catchUpDays(
     pending,
     fresh,
     ...(freshRest.length > 0 ? { freshLeft: { from: freshRest[0]!, to: freshRest.at(-1)!, count: freshRest.length } } : {}),
-    ...(pendingAll.length > pending.length ? { pendingLeft: pendingAll.length - pending.length } : {}),
+    ...(othersAll.length > others.length ? { pendingLeft: othersAll.length - others.length } : {}),
+    ...(heldTaken.length > 0 ? { heldRetried: heldTaken.length } : {}),
+    ...(held.length > heldTaken.length ? { heldLeft: held.length - heldTaken.length } : {}),
   };
 }
 
