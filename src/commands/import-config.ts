@@ -28,7 +28,10 @@ export async function resolveImportConfig(
 
   const { output } = options;
   const { shape } = options;
-  const format = options.format ?? (output.streams || shape === 'results' ? 'ndjson' : 'csv');
+  // A folder keeps its format: without -f, the state's is taken once it is open; a stream keeps none. Like
+  // AREA_METRICS_LAYOUT, AREA_METRICS_FORMAT describes a folder's files: it does not stop a quick look at stdout.
+  const stated = output.streams && given('format') === 'env' ? undefined : options.format;
+  const format = stated ?? (output.streams || shape === 'results' ? 'ndjson' : undefined);
   if (shape === 'results' && format !== 'ndjson')
     throw new UsageError(`--shape results is NDJSON only, not ${format}; use --format ndjson`);
   if (output.streams && format === 'parquet')
@@ -55,15 +58,24 @@ export async function resolveImportConfig(
     ...(credentials ? { credentials } : {}),
     secretOnCommandLine: resolved?.secretOnCommandLine ?? false,
     window,
-    dayMode: options.days,
+    ...(options.days === undefined ? {} : { dayMode: options.days }),
     settleDays: options.settleDays,
     giveUpDays: options.giveUpDays,
     onSuspect: options.onSuspect,
     storeCodes: [...new Set(options.store)],
+    settingsFromEnv: (
+      [
+        ['mode', 'days'],
+        ['layout', 'layout'],
+        ['format', 'format'],
+      ] as const
+    )
+      .filter(([, key]) => given(key) === 'env')
+      .map(([name]) => name),
     output,
-    layout: options.layout,
+    ...(options.layout === undefined ? {} : { layout: options.layout }),
     ...(lineage === undefined ? {} : { lineage }),
-    format,
+    ...(format === undefined ? {} : { format }),
     shape,
     pageSize: options.pageSize,
     concurrency: options.concurrency,

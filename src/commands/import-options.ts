@@ -1,4 +1,4 @@
-import type { OutputFormat, OutputShape } from '../output/format.js';
+import { OUTPUT_FORMATS, type OutputShape } from '../output/format.js';
 import { LAYOUTS } from '../output/layout.js';
 import { SUSPECT_MODES } from '../state/judgement/suspect.js';
 import { parseLineageUrl } from '../lineage/settings.js';
@@ -10,7 +10,6 @@ import { integer, listOption, oneOf, switchOption, valueOption, type OptionValue
 import { API_OPTIONS, IMPORT_REQUEST_BUDGET, OUTPUT_OPTIONS, path, requestBudgetOptions } from './shared-options.js';
 import { WINDOW_OPTIONS } from './window-flags.js';
 
-const OUTPUT_FORMATS = ['csv', 'ndjson', 'parquet'] as const satisfies readonly OutputFormat[];
 const OUTPUT_SHAPES = ['rows', 'results'] as const satisfies readonly OutputShape[];
 const LOG_FORMATS = ['text', 'json'] as const satisfies readonly LogFormat[];
 const ON_INVALID = ['fail', 'skip'] as const;
@@ -26,7 +25,7 @@ export const IMPORT_OPTIONS = {
     env: 'AREA_METRICS_DAYS',
     parse: oneOf(DAY_MODES),
     choices: DAY_MODES,
-    default: 'utc',
+    defaultText: "the state's, else utc",
     description: "utc: a file per UTC day (the vendor's windows); local: a file per store-local calendar day. An output folder keeps one",
   }),
   ...WINDOW_OPTIONS,
@@ -80,7 +79,7 @@ export const IMPORT_OPTIONS = {
     env: 'AREA_METRICS_LAYOUT',
     parse: oneOf(LAYOUTS),
     choices: LAYOUTS,
-    default: 'flat',
+    defaultText: "the state's, else flat",
     description:
       'flat: <metric>/<day>.<ext>; hive: metric=<metric>/dt=<day>/<metric>_<day>.<ext>, partitions a lake reads as columns. An output keeps one',
   }),
@@ -93,10 +92,11 @@ export const IMPORT_OPTIONS = {
   }),
   format: valueOption({
     flags: '-f, --format <format>',
+    env: 'AREA_METRICS_FORMAT',
     parse: oneOf(OUTPUT_FORMATS),
     choices: OUTPUT_FORMATS,
-    defaultText: 'csv for files, ndjson for stdout',
-    description: 'file format',
+    defaultText: "the state's, else csv for files; ndjson for stdout",
+    description: 'file format. An output folder keeps one',
   }),
   shape: valueOption({
     flags: '--shape <shape>',

@@ -6,12 +6,13 @@ import { describeImport } from '../import/invocation.js';
 import { useColor } from '../log/logger.js';
 import { createImportProgress } from '../log/progress.js';
 import { DESCRIPTORS, METRICS } from '../metrics/descriptors.js';
-import { createRedactor, type Credential } from '../redact.js';
+import type { Credential } from '../redact.js';
 import { nowOf } from './clock.js';
 import { SECRET_FLAG_WARNING } from './credentials.js';
 import type { CommandAction } from './declaration.js';
 import { resolveImportConfig } from './import-config.js';
 import type { IMPORT_OPTIONS, ImportCommandName } from './import-options.js';
+import { keepSecrets } from './preamble.js';
 
 /** The composition root of an import: config, logs and reporter, object stores and the destination; then `importMetrics` runs it. */
 export function importAction(command: ImportCommandName): CommandAction<typeof IMPORT_OPTIONS> {
@@ -20,8 +21,9 @@ export function importAction(command: ImportCommandName): CommandAction<typeof I
     const credentials = credentialsOf(config, context.env);
     const color = useColor(context.stderr, context.env);
     const progress = await createImportProgress(context.stderr, { format: config.logFormat, level: config.logLevel, credentials, color });
-    const redact = createRedactor(credentials);
-    reporter.use({ logger: progress.logger, redact });
+    // The one preamble's redactor; the logger is the progress reporter's (a spinner on a terminal).
+    const redact = keepSecrets({ context, reporter, credentials });
+    reporter.use({ logger: progress.logger });
     const stores = new ObjectStores({
       env: context.env,
       forcePathStyle: config.s3ForcePathStyle,

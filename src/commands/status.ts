@@ -1,7 +1,7 @@
 import { BehindError, UsageError } from '../errors.js';
 import { statusOf } from '../state/status/status.js';
 import { formatPrometheus, prometheusWithoutState } from '../state/status/status-prometheus.js';
-import { behindMessage, formatText } from '../state/status/status-report.js';
+import { behindMessage, formatText, settleLines } from '../state/status/status-report.js';
 import { defaultDay } from '../window/day-mode.js';
 import { yesterday } from '../window/days.js';
 import { nowOf } from './clock.js';
@@ -33,9 +33,24 @@ export const statusAction: CommandAction<typeof STATUS_OPTIONS> = async ({ conte
     context.stdout.write(formatPrometheus(statuses, lastRun));
   } else {
     context.stdout.write(
-      `${formatText(statuses, lastRun)}days: ${state.dayMode === 'utc' ? 'UTC (--days utc)' : 'store-local (--days local)'}\n`,
+      `${formatText(statuses, lastRun)}days: ${state.dayMode === 'utc' ? 'UTC (--days utc)' : 'store-local (--days local)'}\n` +
+        settleLines(statuses, stateFlagsOf(options)),
     );
   }
   const behind = statuses.filter((status) => status.behind);
   if (behind.length > 0) throw new BehindError(behindMessage(behind, maxBehind));
 };
+
+/** The flags that name this state on another command line, so a suggested `accept` works as printed. */
+function stateFlagsOf(options: {
+  readonly output: { readonly output: string | undefined };
+  readonly state: string | undefined;
+  readonly s3ForcePathStyle: boolean;
+}): string {
+  const quote = (word: string): string => (/^[\w./:@%+=,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
+  return [
+    ...(options.output.output === undefined ? [] : [` -o ${quote(options.output.output)}`]),
+    ...(options.state === undefined ? [] : [` --state ${quote(options.state)}`]),
+    ...(options.s3ForcePathStyle ? [' --s3-force-path-style'] : []),
+  ].join('');
+}

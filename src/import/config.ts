@@ -16,18 +16,21 @@ export interface ImportConfig {
   /** The secret came as `--client-secret`, visible to every user of the machine: the run warns once. */
   readonly secretOnCommandLine: boolean;
   readonly window: WindowRequest | { readonly kind: 'catch-up'; readonly maxDays: number; readonly lookback: number };
-  /** UTC days or store-local calendar days. */
-  readonly dayMode: DayMode;
+  /** UTC days or store-local calendar days; absent: the state's (UTC for a new one). */
+  readonly dayMode?: DayMode;
   readonly settleDays: number;
   readonly giveUpDays: number;
   readonly onSuspect: SuspectMode;
   readonly storeCodes: readonly string[];
+  /** Which of the settings an output keeps came from an env var, not a flag: a refusal names the variable. */
+  readonly settingsFromEnv: readonly ('mode' | 'layout' | 'format')[];
   readonly output: DestinationSpec;
-  /** How files are named under a folder or bucket prefix; stdout has none. */
-  readonly layout: Layout;
+  /** How files are named under a folder or bucket prefix; stdout has none. Absent: the state's (flat for a new one). */
+  readonly layout?: Layout;
   /** Where and as whom the run posts its OpenLineage events; absent: none. */
   readonly lineage?: LineageSettings;
-  readonly format: OutputFormat;
+  /** Absent: the state's (CSV for a new one); always given for stdout, which keeps none. */
+  readonly format?: OutputFormat;
   readonly shape: OutputShape;
   readonly pageSize: number;
   readonly concurrency: number;
@@ -46,4 +49,11 @@ export interface ImportConfig {
   readonly dryRun: boolean;
   readonly logLevel: LogLevel;
   readonly logFormat: LogFormat;
+}
+
+/** A config with the settings an output keeps settled: stated by the run, or taken from its state. */
+export interface SettledConfig extends ImportConfig {
+  readonly dayMode: DayMode;
+  readonly layout: Layout;
+  readonly format: OutputFormat;
 }

@@ -4,14 +4,14 @@ import { DEFAULT_RETRY_POLICY, HttpClient } from '../fetch/http-client.js';
 import type { Pacer } from '../fetch/pacer.js';
 import type { ImportProgress } from '../log/progress.js';
 import { fetchUnit, unitLabel, type Unit, type UnitData, type UnitFetchOptions } from '../metrics/unit.js';
-import type { ImportConfig } from './config.js';
+import type { SettledConfig } from './config.js';
 
 /**
  * How a unit is fetched: one connection pool and one HTTP client for the run, every request paced by the run's pacer
  * (whose clock the client waits on too), Basic auth on every request, pages shown as progress. `close` ends the pool.
  */
 export function unitFetcher(
-  config: ImportConfig & { readonly credentials: ClientCredentials },
+  config: SettledConfig & { readonly credentials: ClientCredentials },
   progress: ImportProgress,
   env: NodeJS.ProcessEnv,
   signal: AbortSignal,

@@ -10,8 +10,9 @@ import { unitFirstPageUrl } from '../metrics/unit.js';
 import type { Redactor } from '../redact.js';
 import { DayCompletion } from './day-completion.js';
 import { ImportState } from '../state/import-state.js';
-import type { ImportConfig } from './config.js';
+import type { ImportConfig, SettledConfig } from './config.js';
 import { unitFetcher } from './fetcher.js';
+import { DayFinality } from './finality.js';
 import type { RunDescription } from './invocation.js';
 import { planDays, planUnits } from './plan.js';
 import { RunRecords } from './records.js';
@@ -19,6 +20,9 @@ import { ImportReport } from './report.js';
 import { runFailure, runImport } from './run.js';
 import { leftUnits } from './stop.js';
 import { RunTally } from './tally.js';
+
+/** The format of files when neither the run nor the state names one. */
+const DEFAULT_FORMAT = 'csv';
 
 /** What an import gets from the command that starts it. */
 export interface ImportWorld {
@@ -58,12 +62,46 @@ export async function importMetrics(
   // Reading the state object is also the first call to the store: missing credentials, a wrong bucket or region fail
   // here, before any download. A dry run of named days needs no store at all.
   const stateless = place === undefined || (config.dryRun && config.window.kind !== 'catch-up' && place.inBucket);
-  // A stream has no files to lay out: its state (--state) keeps whatever layout it has.
-  const layout = config.output.streams ? {} : { layout: config.layout };
+  // A stream has no files to lay out or format: its state (--state) keeps whatever layout and format it has.
+  const kept = config.output.streams
+    ? {}
+    : {
+        ...(config.layout ? { layout: config.layout } : {}),
+        ...(config.format ? { format: config.format } : {}),
+        defaultFormat: DEFAULT_FORMAT,
+      };
   const state = stateless
     ? undefined
-    : await ImportState.load(await place.storage(world.stores), { now, metricNames: known, mode: config.dayMode, ...layout });
+    : await ImportState.load(await place.storage(world.stores), {
+        now,
+        metricNames: known,
+        ...(config.dayMode ? { mode: config.dayMode } : {}),
+        ...kept,
+        fromEnv: config.settingsFromEnv,
+      });
   for (const warning of state?.warnings ?? []) progress.logger.warn(warning);
+  // Every setting the run did not state is the state's, so a folder needs none of them again.
+  const settled: SettledConfig = {
+    ...config,
+    dayMode: config.dayMode ?? state?.dayMode ?? 'utc',
+    layout: config.layout ?? state?.layout ?? 'flat',
+    format: config.format ?? state?.format ?? DEFAULT_FORMAT,
+  };
+  return runSettled(metrics, settled, run, world, state, known);
+}
+
+/** The import once its settings are settled and its state (if any) is open. */
+async function runSettled(
+  metrics: readonly MetricDescriptor[],
+  config: SettledConfig,
+  run: RunDescription,
+  world: ImportWorld,
+  state: ImportState | undefined,
+  known: readonly string[],
+): Promise<void> {
+  const { progress, now, destination } = world;
+  const stateless = state === undefined;
+  const place = destination.statePlace(config.stateLocation);
   const { plan, cuts } = planDays(
     metrics.map((metric) => metric.name),
     config,
@@ -95,7 +133,7 @@ export async function importMetrics(
   if (!config.credentials) throw new Error('credentials are resolved for every run but --dry-run');
   // A read-only, unwritable or full folder fails now, in a second, rather than after the downloads.
   const destinationPlan = { metrics: known, units, encoding: { format: config.format, shape: config.shape }, layout: config.layout };
-  const stale = [...(await destination.prepare(destinationPlan)), ...(stateless ? [] : await place.prepare())];
+  const stale = [...(await destination.prepare(destinationPlan)), ...(place === undefined || stateless ? [] : await place.prepare())];
   for (const file of stale) report.removedTempFile(file.path, file.pid, file.reason);
 
   const halt = new AbortController();
@@ -122,6 +160,7 @@ export async function importMetrics(
     units,
     destination,
     tally,
+    finality: new DayFinality(state, config.storeCodes, units),
     env: world.env,
     logger: progress.logger,
     redact: world.redact,

@@ -30,7 +30,7 @@ function describeWindow(config: ImportConfig): string {
 
 /** The window and, in local mode, the day mode, as the command line gave them. */
 function describeRun(config: ImportConfig): string {
-  if (config.dayMode === 'utc') return describeWindow(config);
+  if (config.dayMode !== 'local') return describeWindow(config);
   return `--days local ${config.window.kind === 'default' ? '(the latest local day over everywhere)' : describeWindow(config)}`;
 }
 

@@ -2,6 +2,9 @@ import { exitCodeFor, InterruptedError, messageOf } from '../errors.js';
 import { LineageClient } from '../lineage/client.js';
 import type { Destination } from '../destination/destination.js';
 import { apiDataset } from '../lineage/datasets.js';
+import { lineageParentFrom, type LineageParent } from '../lineage/parent.js';
+import { extensionOf } from '../output/format.js';
+import { addDays } from '../window/days.js';
 import { runEvent, type DatasetField, type OutputDataset, type OutputStatistics, type RunEventType } from '../lineage/events.js';
 import type { Logger } from '../log/logger.js';
 import { typedColumns, type MetricDescriptor } from '../metrics/descriptors.js';
@@ -11,7 +14,8 @@ import { metricFolder, rejectedPath } from '../output/layout.js';
 import { newRunId, RunManifestBuilder, saveManifest, type ManifestShelf } from '../output/run-manifest.js';
 import type { Redactor } from '../redact.js';
 import { VERSION } from '../version.js';
-import type { ImportConfig } from './config.js';
+import type { SettledConfig } from './config.js';
+import type { DayFinality } from './finality.js';
 import type { RunTally } from './tally.js';
 
 /** What the records of a run are made from. */
@@ -20,7 +24,7 @@ export interface RunRecordsInput {
   readonly commandName: string;
   /** The command with its window, as the manifest tells it (`traffic --catch-up --max-days 31`). */
   readonly command: string;
-  readonly config: ImportConfig;
+  readonly config: SettledConfig;
   readonly units: readonly Unit[];
   /** Where the run writes: the manifest's shelf and the lineage datasets are its. */
   readonly destination: Destination;
@@ -30,6 +34,8 @@ export interface RunRecordsInput {
   readonly logger: Logger;
   /** Applied to every error message the records carry. */
   readonly redact: Redactor;
+  /** What the manifest says of each unit's day, from the state. */
+  readonly finality?: DayFinality;
   /** The longest the run waits on the lineage server, in all; tests make it short. */
   readonly lineageBudgetMs?: number;
 }
@@ -57,7 +63,11 @@ export class RunRecords {
     private readonly runId: string,
     private readonly manifest: { readonly builder: RunManifestBuilder; readonly shelf: ManifestShelf } | undefined,
     private readonly lineage: LineageClient | undefined,
+    private readonly parent: LineageParent,
   ) {}
+
+  /** Per metric, the days the run wrote a file of: with the hive layout, the partitions lineage names. */
+  private readonly written = new Map<string, Set<string>>();
 
   /** Opens the run's records and posts its START event (without waiting for the lineage server). */
   static async open(input: RunRecordsInput): Promise<RunRecords> {
@@ -77,7 +87,10 @@ export class RunRecords {
       { runId, version: VERSION, command: input.command, start, layout: config.layout, format: config.format, days: config.dayMode },
       input.units,
     );
-    const records = new RunRecords(input, runId, shelf && { builder, shelf }, lineage);
+    // A malformed parent is said once and left out: lineage never fails a run.
+    const parent = lineage === undefined ? {} : lineageParentFrom(input.env);
+    if (parent.warning !== undefined) input.logger.warn(parent.warning);
+    const records = new RunRecords(input, runId, shelf && { builder, shelf }, lineage, parent);
     lineage?.begin(records.event('START'));
     return records;
   }
@@ -94,6 +107,10 @@ export class RunRecords {
       return;
     }
     const { data, file } = outcome;
+    if (file !== undefined) {
+      const days = this.written.get(unit.metric.name) ?? new Set<string>();
+      this.written.set(unit.metric.name, days.add(unit.day));
+    }
     const rejected =
       data.rejected.length === 0 ? undefined : { records: data.rejected.length, path: rejectedPath(unit, this.input.config.layout) };
     this.manifest?.builder.record(unit, {
@@ -114,12 +131,14 @@ export class RunRecords {
     let { exitCode, failure } = end;
     if (this.manifest) {
       const { builder, shelf } = this.manifest;
+      const { finality } = this.input;
       const manifest = builder.build({
         end: new Date(),
         exitCode,
         requests: end.requests,
         throttled: end.throttled,
         notAttempted: end.notAttempted ?? 'not attempted: the run ended before it',
+        ...(finality === undefined ? {} : { standing: (unit) => finality.standing(unit.metric.name, unit.day) }),
       });
       try {
         const saved = await saveManifest(shelf, manifest);
@@ -153,15 +172,25 @@ export class RunRecords {
     return runEvent({
       type,
       time: new Date(),
-      run: { runId: this.runId, namespace: config.lineage?.namespace ?? '', job: this.input.commandName },
+      run: {
+        runId: this.runId,
+        namespace: config.lineage?.namespace ?? '',
+        job: jobName(this.input.commandName, config.window.kind),
+        ...nominalTime(this.input.units),
+        ...(this.parent.parent === undefined ? {} : { parent: this.parent.parent }),
+        ...(this.parent.root === undefined ? {} : { root: this.parent.root }),
+      },
       inputs: metrics.map((metric) => apiDataset(config.baseUrl, metric.resource)),
-      outputs: metrics.flatMap((metric) => this.output(metric, type === 'START' ? undefined : this.input.tally.of(metric.name))),
+      outputs: metrics.flatMap((metric) => this.output(metric, type !== 'START')),
       ...(errorMessage === undefined ? {} : { errorMessage }),
     });
   }
 
-  /** A metric's folder or prefix as an output dataset, with its columns and, once the run is over, what it wrote. */
-  private output(metric: MetricDescriptor, statistics: OutputStatistics | undefined): OutputDataset[] {
+  /**
+   * A metric's folder or prefix as an output dataset, with its columns and storage and, once the run is over, what it
+   * wrote (with the hive layout, which partitions).
+   */
+  private output(metric: MetricDescriptor, ended: boolean): OutputDataset[] {
     const { config } = this.input;
     const name = this.input.destination.dataset(metricFolder(metric.name, config.layout));
     if (name === undefined) return [];
@@ -170,6 +199,35 @@ export class RunRecords {
       config.shape === 'results'
         ? undefined
         : [...(config.format === 'ndjson' ? [{ name: 'metric', type: 'string' as const }] : []), ...typedColumns(metric)];
-    return [{ ...name, ...(fields === undefined ? {} : { fields }), ...(statistics === undefined ? {} : { statistics }) }];
+    const storage = { layer: name.namespace === 'file' ? 'file' : 's3', fileFormat: extensionOf(config) };
+    const statistics: OutputStatistics | undefined = ended ? this.input.tally.of(metric.name) : undefined;
+    const days = ended && config.layout === 'hive' ? [...(this.written.get(metric.name) ?? [])].sort() : [];
+    return [
+      {
+        ...name,
+        ...(fields === undefined ? {} : { fields }),
+        storage,
+        ...(statistics === undefined ? {} : { statistics }),
+        ...(config.layout === 'hive' ? { partitionColumns: ['metric', 'dt'] } : {}),
+        ...(days.length === 0 ? {} : { partitions: days.map((dt) => ({ metric: metric.name, dt })) }),
+      },
+    ];
   }
+}
+
+/**
+ * The lineage job: the command and the kind of run, so a catalog keeps the nightly catch-up, a backfill of named
+ * days and a run of the default day apart (`all.catch-up`, `all.backfill`, `all.daily`).
+ */
+export function jobName(command: string, window: SettledConfig['window']['kind']): string {
+  return `${command}.${window === 'catch-up' ? 'catch-up' : window === 'default' ? 'daily' : 'backfill'}`;
+}
+
+/** The days a run covers as a time: the start of the first (UTC) to the end of the last. */
+function nominalTime(units: readonly Unit[]): { nominal?: { start: string; end: string } } {
+  const days = units.map((unit) => unit.day).sort();
+  const first = days[0];
+  const last = days.at(-1);
+  if (first === undefined || last === undefined) return {};
+  return { nominal: { start: `${first}T00:00:00Z`, end: `${addDays(last, 1)}T00:00:00Z` } };
 }

@@ -2,7 +2,8 @@ import { stringify } from 'csv-stringify/sync';
 import { boundedMemo } from '../memo.js';
 
 /** `parquet` is for files only: a Parquet file is read from its footer, so it cannot be a stream. */
-export type OutputFormat = 'csv' | 'ndjson' | 'parquet';
+export const OUTPUT_FORMATS = ['csv', 'ndjson', 'parquet'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 export type OutputShape = 'rows' | 'results';
 
 export interface OutputEncoding {

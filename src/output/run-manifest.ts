@@ -44,6 +44,14 @@ export interface ManifestUnit {
   readonly sha256: string | null;
   /** True when the file's bytes are new; false when it was already there as it is (left untouched), or none. */
   readonly changed: boolean;
+  /**
+   * What the file is: `final` (its day is recorded complete, or accepted), `provisional` (its day is pending: the
+   * bytes may still change, `reason` says why), or `failed` (no file from this run: failed or not attempted).
+   */
+  readonly status: 'final' | 'provisional' | 'failed';
+  readonly reason?: string;
+  /** The run made its day final, with new bytes or not: a loader that skipped it as provisional loads it now. */
+  readonly finalized?: true;
   /** Records set aside by `--on-invalid skip`, and where. */
   readonly rejected?: { readonly records: number; readonly path: string };
   /** Why the unit failed, or why it was not attempted. */
@@ -70,6 +78,11 @@ export interface RunManifest {
   /** In plan order: metric, day, store. */
   readonly units: readonly ManifestUnit[];
 }
+
+/** What the state says of a unit's day when the run ends. */
+export type DayStanding =
+  | { readonly status: 'final'; readonly finalized?: true }
+  | { readonly status: 'provisional'; readonly reason: string };
 
 /** What a committed unit gave, as far as a manifest cares. */
 export type UnitRecord =
@@ -99,6 +112,8 @@ export interface ManifestEnd {
   readonly throttled?: number | undefined;
   /** Said of each planned unit that has no record: why the run did not get to it. */
   readonly notAttempted: string;
+  /** Each written unit's day as the state has it now; absent: provisional, nothing recorded it. */
+  readonly standing?: (unit: UnitPlace) => DayStanding;
 }
 
 const placeKey = (unit: UnitPlace): string => JSON.stringify([unit.metric.name, unit.day, unit.storeCode ?? null]);
@@ -132,16 +147,20 @@ export class RunManifestBuilder {
       layout,
       format,
       days,
-      units: this.planned.map((unit) => manifestUnit(unit, this.records.get(placeKey(unit)), end.notAttempted)),
+      units: this.planned.map((unit) =>
+        manifestUnit(unit, this.records.get(placeKey(unit)), end.notAttempted, end.standing?.(unit) ?? UNKNOWN),
+      ),
     };
   }
 }
 
-function manifestUnit(unit: UnitPlace, record: UnitRecord | undefined, notAttempted: string): ManifestUnit {
+const UNKNOWN: DayStanding = { status: 'provisional', reason: 'not-judged' };
+
+function manifestUnit(unit: UnitPlace, record: UnitRecord | undefined, notAttempted: string, standing: DayStanding): ManifestUnit {
   const place = { metric: unit.metric.name, day: unit.day, store: unit.storeCode ?? null };
   if (record === undefined || !record.ok) {
     const error = record === undefined ? { exitCode: null, message: notAttempted } : { exitCode: record.exitCode, message: record.message };
-    return { ...place, path: null, rows: null, bytes: null, sha256: null, changed: false, error };
+    return { ...place, path: null, rows: null, bytes: null, sha256: null, changed: false, status: 'failed', error };
   }
   const { file } = record;
   return {
@@ -149,6 +168,7 @@ function manifestUnit(unit: UnitPlace, record: UnitRecord | undefined, notAttemp
     ...(file === undefined
       ? { path: null, rows: record.rows, bytes: null, sha256: null, changed: false }
       : { path: file.path, rows: record.rows, bytes: file.bytes, sha256: file.sha256, changed: record.changed }),
+    ...standing,
     ...(record.rejected === undefined ? {} : { rejected: record.rejected }),
   };
 }

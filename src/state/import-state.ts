@@ -5,7 +5,7 @@ import type { Layout } from '../output/layout.js';
 import type { DayMode } from '../window/day-mode.js';
 import { isFinal, type KeyCoverage } from './coverage.js';
 import type { DayProfile } from './judgement/day-profile.js';
-import { addSettings, refuseOtherSettings } from './storage/kept-settings.js';
+import { addSettings, type KeptSettings, refuseOtherSettings, settleSettings } from './storage/kept-settings.js';
 import { checkWritable, emptyState, parseState, readState, type StateLoadOptions } from './storage/state-file.js';
 import { formatState } from './storage/state-text.js';
 import type { StateStorage } from './storage/storage.js';
@@ -41,17 +41,23 @@ export class ImportState {
   static async load(store: StateStorage, options: StateLoadOptions): Promise<ImportState> {
     const { file, warnings } = readState(await store.read(), store.location, options);
     if (file !== undefined) refuseOtherSettings(file, options, store.location);
-    return new ImportState(store, file ?? emptyState(), options, warnings);
+    // From here on the state's own settings are the run's: its first change records them in a new state.
+    return new ImportState(store, file ?? emptyState(), { ...options, ...settleSettings(file, options) }, warnings);
   }
 
   /** The state's day mode: UTC days unless a local-mode run created it. */
   get dayMode(): DayMode {
-    return this.file.days ?? 'utc';
+    return this.options.mode ?? this.file.days ?? 'utc';
   }
 
   /** The state's file layout: flat unless a hive-layout run created it. */
   get layout(): Layout {
-    return this.file.layout ?? 'flat';
+    return this.options.layout ?? this.file.layout ?? 'flat';
+  }
+
+  /** The state's file format; undefined when no run has recorded one (every earlier release). */
+  get format(): KeptSettings['format'] {
+    return this.options.format ?? this.file.format;
   }
 
   /** Like `load`, but no state is an error too (for `status`, which only reads). */

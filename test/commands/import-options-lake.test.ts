@@ -5,14 +5,24 @@ import { UsageError } from '../../src/errors.js';
 const required = { baseUrl: 'https://api.example.test', clientId: 'id', clientSecret: 'secret' };
 
 describe('--layout and --openlineage-url', () => {
-  it('the layout is flat unless --layout or AREA_METRICS_LAYOUT says hive; the flag wins; anything else is exit 2', async () => {
-    expect((await importConfigOf(required, {}, 1)).layout).toBe('flat');
+  it("the layout is the state's unless --layout or AREA_METRICS_LAYOUT says; the flag wins; anything else is exit 2", async () => {
+    expect((await importConfigOf(required, {}, 1)).layout).toBeUndefined();
     expect((await importConfigOf(required, { AREA_METRICS_LAYOUT: 'hive' }, 1)).layout).toBe('hive');
     expect((await importConfigOf({ ...required, layout: 'flat' }, { AREA_METRICS_LAYOUT: 'hive' }, 1)).layout).toBe('flat');
     await expect(importConfigOf({ ...required, layout: 'partitioned' }, {}, 1)).rejects.toThrow(
       /--layout "partitioned" must be one of flat, hive/,
     );
     await expect(importConfigOf(required, { AREA_METRICS_LAYOUT: 'Hive' }, 1)).rejects.toThrow(UsageError);
+  });
+
+  it('-f or AREA_METRICS_FORMAT state the format; the flag wins; the env var does not apply to stdout', async () => {
+    expect((await importConfigOf(required, { AREA_METRICS_FORMAT: 'parquet' }, 1)).format).toBe('parquet');
+    expect((await importConfigOf({ ...required, format: 'ndjson' }, { AREA_METRICS_FORMAT: 'parquet' }, 1)).format).toBe('ndjson');
+    expect((await importConfigOf({ ...required, output: '-' }, { AREA_METRICS_FORMAT: 'parquet' }, 1)).format).toBe('ndjson');
+    await expect(importConfigOf({ ...required, output: '-', format: 'parquet' }, {}, 1)).rejects.toThrow(
+      /Parquet is written to files only/,
+    );
+    await expect(importConfigOf(required, { AREA_METRICS_FORMAT: 'xlsx' }, 1)).rejects.toThrow(UsageError);
   });
 
   it('--layout with -o - is exit 2 (stdout has no files); the env var alone does not stop a quick look at stdout', async () => {

@@ -18,7 +18,6 @@ describe('the import config', () => {
     expect(config).toMatchObject({
       window: { kind: 'default' },
       output: { kind: 'folder', dir: './area-metrics-data', name: './area-metrics-data', streams: false },
-      format: 'csv',
       shape: 'rows',
       pageSize: 1000,
       concurrency: 4,
@@ -29,6 +28,8 @@ describe('the import config', () => {
       logFormat: 'text',
       credentials: { clientId: 'id', clientSecret: 'secret' },
     });
+    // The settings a folder keeps are the state's unless the run states them.
+    expect([config.format, config.layout, config.dayMode]).toEqual([undefined, undefined, undefined]);
   });
 
   it('reads env vars, lets flags win, and treats empty env vars as unset', async () => {

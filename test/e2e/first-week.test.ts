@@ -3,6 +3,8 @@
  * about once, and an output path the kernel will not create fails at once (and never holds off a SIGTERM). The
  * suggestion runs in-process; what only a process shows (its real stderr, a real signal) spawns the BUILT binary.
  */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, startCli, stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
@@ -135,6 +137,17 @@ describe.runIf(process.platform === 'linux')('an output path the kernel will not
     expect(result.stderr.split('\n').filter((line) => line.startsWith('error: '))).toEqual([
       `error: cannot create folder /proc/area-metrics-${process.pid}: the file system there takes no new folders (ENOENT); choose another path`,
     ]);
+  });
+
+  it('a folder under a file is exit 7 with one line, for the import and for status', async () => {
+    const file = join(await tempDir(), 'a-file');
+    await writeFile(file, 'not a folder');
+    const result = await runCli(args(join(file, 'sub')), { env, timeoutMs: 10_000 });
+    expect(result.code).toBe(7);
+    expect(result.stderr.split('\n').filter((line) => line.startsWith('error: '))).toEqual([
+      `error: cannot read state file ${join(file, 'sub', '.area-metrics-state.json')}: a part of the path is a file, not a folder (ENOTDIR); move that file or choose another path`,
+    ]);
+    expect((await runCli(['status', '-o', join(file, 'sub')], { env })).code).toBe(7);
   });
 
   it('a SIGTERM once the run has started ends it at once, if it has not ended by itself', async () => {

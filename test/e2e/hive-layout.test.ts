@@ -203,12 +203,39 @@ describe('the state keeps the layout', () => {
     const before = await dataFiles(out);
     const stateBefore = await readFile(join(out, STATE), 'utf8');
     const requests = sandbox.requests.length;
-    const refused = await runCli(['traffic', '--date', daysAgo(4), '-o', out, ...api()]);
+    const refused = await runCli(['traffic', '--date', daysAgo(4), '--layout', 'flat', '-o', out, ...api()]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(
       /^error: --layout flat does not match the state .*whose files are laid out in hive partitions \(--layout hive\).*use --layout hive/m,
     );
     expect(await dataFiles(out)).toEqual(before);
+    expect(await readFile(join(out, STATE), 'utf8')).toBe(stateBefore);
+    expect(sandbox.requests.length).toBe(requests);
+  });
+
+  it('a Hive Parquet folder needs neither flag again: a catch-up without -f or --layout writes Parquet there; -f csv is exit 2', async () => {
+    const out = await tempDir();
+    await imported(['traffic', '--from', daysAgo(4), '--to', daysAgo(3), '--layout', 'hive', '-f', 'parquet', '-o', out]);
+    expect(JSON.parse(await readFile(join(out, STATE), 'utf8'))).toMatchObject({ layout: 'hive', format: 'parquet' });
+    await imported(['all', '--catch-up', '--lookback', '1', '-o', out]);
+    const files = await dataFiles(out);
+    expect(files.filter((file) => !file.endsWith('.parquet'))).toEqual([]);
+    expect(files).toContain(`metric=traffic/dt=${daysAgo(2)}/traffic_${daysAgo(2)}.parquet`);
+
+    const stateBefore = await readFile(join(out, STATE), 'utf8');
+    const requests = sandbox.requests.length;
+    const byFlag = await runCli(['traffic', '--date', daysAgo(4), '-f', 'csv', '-o', out, ...api()]);
+    expect(byFlag.code).toBe(2);
+    expect(byFlag.stderr).toMatch(
+      /^error: -f csv does not match the state .*whose files are Parquet \(-f parquet\).*leave -f out .*start a new folder: another -o folder and --state/m,
+    );
+    // Set in the environment (/etc/area-metrics/env), the fix is there: the refusal names the variable.
+    const byEnv = await runCli(['traffic', '--date', daysAgo(4), '-o', out, ...api()], { env: { AREA_METRICS_FORMAT: 'csv' } });
+    expect(byEnv.code).toBe(2);
+    expect(byEnv.stderr).toMatch(
+      /^error: AREA_METRICS_FORMAT=csv does not match the state .*whose files are Parquet \(-f parquet\).*unset AREA_METRICS_FORMAT \(or set it to parquet\)/m,
+    );
+    expect(await dataFiles(out)).toEqual(files);
     expect(await readFile(join(out, STATE), 'utf8')).toBe(stateBefore);
     expect(sandbox.requests.length).toBe(requests);
   });

@@ -100,7 +100,7 @@ describe('OpenLineage events', () => {
     };
     expect(start!.run.runId).toBe(manifest.runId);
     expect(complete!.run.runId).toBe(manifest.runId);
-    expect(complete!.job).toEqual({ namespace: 'area-metrics', name: 'all', facets: {} });
+    expect(complete!.job).toMatchObject({ namespace: 'area-metrics', name: 'all.backfill' });
     expect(complete!.inputs.map(({ namespace, name }) => [namespace, name])).toEqual(
       METRICS.map((metric) => [sandbox.url, `/api/bi/area-metrics/${metric}/`]),
     );
@@ -137,7 +137,7 @@ describe('OpenLineage events', () => {
     const [start, fail] = events();
     expect([start!.eventType, fail!.eventType]).toEqual(['START', 'FAIL']);
     expect(fail!.run.runId).toBe(start!.run.runId);
-    expect(fail!.job).toMatchObject({ namespace: 'nightly', name: 'traffic' });
+    expect(fail!.job).toMatchObject({ namespace: 'nightly', name: 'traffic.backfill' });
     expect(fail!.run.facets.errorMessage?.message).toMatch(/^traffic .*401/);
     expect(JSON.stringify(lineage.received)).not.toContain('wrong-secret');
   });

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
+import { latestUnit } from '../helpers/manifests.js';
 import { dataFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 import { METRIC_NAMES } from '../../src/metrics/names.js';
 
@@ -93,6 +94,21 @@ describe('a day is over only when its local days are', () => {
     expect(state.metrics.traffic?.complete).toEqual([['2026-11-22', '2026-11-22']]);
     // Yesterday (2026-11-23) is asked too, and is not over either.
     expect(state.metrics.traffic?.pending?.['2026-11-23']?.reason).toBe('not-over');
+  });
+
+  it('the manifest says a not-over file is provisional, and the night it becomes final without new bytes says so', async () => {
+    const out = await tempDir();
+    // Every store's part of 11-22 is served by 00:30Z on 11-24, but the day is not over until 00:59:59Z.
+    expect((await run(['traffic', '--date', '2026-11-22', '-o', out], new Date('2026-11-24T00:30:00Z'))).code).toBe(0);
+    expect(await latestUnit(out, 'traffic', '2026-11-22')).toMatchObject({ status: 'provisional', reason: 'not-over', changed: true });
+    expect((await run(['traffic', '--catch-up', '-o', out], new Date('2026-11-24T01:00:00Z'))).code).toBe(0);
+    const unit = await latestUnit(out, 'traffic', '2026-11-22');
+    expect(unit).toMatchObject({ status: 'final', finalized: true, changed: false });
+    expect(unit).not.toHaveProperty('reason');
+    // A day final before the run (a look-back) is final, not finalized again.
+    expect((await run(['traffic', '--catch-up', '--lookback', '1', '-o', out], new Date('2026-11-24T01:00:00Z'))).code).toBe(0);
+    expect(await latestUnit(out, 'traffic', '2026-11-22')).toEqual(expect.not.objectContaining({ finalized: true }));
+    expect(await latestUnit(out, 'traffic', '2026-11-22')).toMatchObject({ status: 'final', changed: false });
   });
 });
 
@@ -199,11 +215,14 @@ describe('one folder, one day mode', () => {
     const second = await tempDir();
     expect((await run(['traffic', '--days', 'local', '--date', '2026-11-22', '-o', first], at)).code).toBe(0);
     const state = await readFile(join(first, STATE), 'utf8');
-    const mixed = await run(['traffic', '--date', '2026-11-22', '-o', second, '--state', join(first, STATE)], at);
+    const mixed = await run(['traffic', '--days', 'utc', '--date', '2026-11-22', '-o', second, '--state', join(first, STATE)], at);
     expect(mixed.code).toBe(2);
     expect(mixed.stderr).toContain('--days utc does not match the state');
     expect(await readFile(join(first, STATE), 'utf8')).toBe(state);
     expect(await dataFiles(second)).toEqual([]);
+    // Without --days, the run takes the state's mode (a UTC run would be refused as above).
+    const kept = await run(['traffic', '--date', '2026-11-22', '-o', second, '--state', join(first, STATE)], at);
+    expect(kept.code, kept.stderr).toBe(0);
   });
 
   it('status reports the mode and counts behind from the latest local day over everywhere', async () => {

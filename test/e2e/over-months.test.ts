@@ -157,7 +157,7 @@ describe('a day the vendor never publishes', () => {
       gaps: [[hidden, hidden]],
     });
     expect((await runCli(['status', '-o', out])).stdout).toMatch(
-      new RegExp(`unique-users .* ${hidden}  ${hidden}  ${daysAgo(1)} imported before it was over\\n`),
+      new RegExp(`unique-users .* ${hidden}  ${hidden}  -  +${daysAgo(1)} imported before it was over\\n`),
     );
 
     const accepted = await runCli(['accept', 'unique-users', '--date', hidden, '-o', out]);
@@ -195,7 +195,7 @@ describe('an interrupted backfill', () => {
     // Every metric had days asked for and not finished: none of them reads "0 behind, nothing pending".
     for (const metric of ['avg-screen-time', 'traffic']) {
       expect(byKey.get(metric)?.pending).toEqual(
-        Array.from({ length: 10 }, (_, index) => ({ day: daysAgo(10 - index), reason: 'interrupted' })),
+        Array.from({ length: 10 }, (_, index) => ({ day: daysAgo(10 - index), reason: 'interrupted', settledBy: ['catch-up'] })),
       );
     }
     expect(byKey.get('unique-users')?.firstDay).toBe(from);

@@ -150,6 +150,7 @@ describe('run manifests', () => {
     expect(manifest!.units[0]).toMatchObject({ day: DAYS[0], path: `metric=traffic/dt=${DAYS[0]}/traffic_${DAYS[0]}.csv`, changed: true });
     expect(manifest!.units[1]).toMatchObject({
       day: DAYS[1],
+      status: 'failed',
       path: null,
       rows: null,
       changed: false,
@@ -164,6 +165,7 @@ describe('run manifests', () => {
       bytes: null,
       sha256: null,
       changed: false,
+      status: 'failed',
       error: { exitCode: null, message: 'not attempted: the credentials were rejected' },
     });
     expect(JSON.stringify(manifest)).not.toContain(SECRET);

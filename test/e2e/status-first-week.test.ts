@@ -134,7 +134,7 @@ describe('an interrupted run', () => {
     expect(text).not.toContain('rows: none');
     // Untouched metrics: every day of the run pending, one range, one line.
     for (const metric of ['avg-screen-time', 'traffic']) {
-      expect(rowOf(text, metric)).toEqual([metric, from, 'none yet', '10', '-', '-', '-', `${shortRange(from, to)} interrupted`]);
+      expect(rowOf(text, metric)).toEqual([metric, from, 'none yet', '10', '-', '-', '-', '-', `${shortRange(from, to)} interrupted`]);
     }
     const done = files.filter((path) => path.startsWith('unique-users/')).length;
     expect(rowOf(text, 'unique-users')).toEqual([
@@ -143,6 +143,7 @@ describe('an interrupted run', () => {
       daysAgo(11 - done),
       expect.any(String),
       '3',
+      '-',
       '-',
       '-',
       `${shortRange(daysAgo(10 - done), to)} interrupted`,
@@ -189,6 +190,7 @@ describe('pending and given-up days in the text', () => {
       '-',
       `${shortRange(daysAgo(45), daysAgo(6))}, ${daysAgo(4)}`,
       `${shortRange(daysAgo(45), daysAgo(41))}, ${daysAgo(4)}`,
+      '-',
       `${shortRange(daysAgo(40), daysAgo(10))} interrupted, ${shortRange(daysAgo(9), daysAgo(7))} partly published (1 store missing), ` +
         `${daysAgo(6)} partly published (2 stores missing), ${daysAgo(1)} imported before it was over`,
     ]);

@@ -87,15 +87,16 @@ describe('area-metrics status', () => {
       .split('\n')
       .map((line) => line.split(/\s{2,}/));
     expect(lines.slice(0, 3)).toEqual([
-      ['metric', 'first day', 'last complete', 'behind', 'stores', 'gaps', 'given up', 'pending'],
+      ['metric', 'first day', 'last complete', 'behind', 'stores', 'gaps', 'given up', 'accepted', 'pending'],
       // Yesterday is imported but not over: pending, so a metric is at least 1 day behind yesterday.
-      ['traffic', daysAgo(4), daysAgo(2), '1', '3', '-', '-', `${daysAgo(1)} imported before it was over`],
+      ['traffic', daysAgo(4), daysAgo(2), '1', '3', '-', '-', '-', `${daysAgo(1)} imported before it was over`],
       [
         'unique-users',
         daysAgo(4),
         daysAgo(3),
         '2',
         '3',
+        '-',
         '-',
         '-',
         `${daysAgo(2)} partly published (1 store missing), ${daysAgo(1)} imported before it was over`,
@@ -125,7 +126,7 @@ describe('area-metrics status', () => {
         stores: 3,
         gaps: [],
         gapDays: 0,
-        pending: [{ day: daysAgo(1), reason: 'not-over', stores: 3 }],
+        pending: [{ day: daysAgo(1), reason: 'not-over', stores: 3, settledBy: ['catch-up'] }],
         givenUp: [],
         accepted: [],
         suspect: [],
@@ -141,8 +142,8 @@ describe('area-metrics status', () => {
         gaps: [],
         gapDays: 0,
         pending: [
-          { day: daysAgo(2), reason: 'partly-published', missingStores: 1, stores: 2 },
-          { day: daysAgo(1), reason: 'not-over', stores: 0 },
+          { day: daysAgo(2), reason: 'partly-published', missingStores: 1, stores: 2, settledBy: ['catch-up', 'accept'] },
+          { day: daysAgo(1), reason: 'not-over', stores: 0, settledBy: ['catch-up'] },
         ],
         givenUp: [],
         accepted: [],

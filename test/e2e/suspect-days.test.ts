@@ -10,6 +10,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import type { SandboxPublishing } from '../../src/sandbox/types.js';
 import { assertBuilt } from '../helpers/cli.js';
 import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { latestUnit } from '../helpers/manifests.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Suspect-S3cret-5b7c';
@@ -107,6 +108,9 @@ describe('a day whose numbers look wrong', () => {
     expect(pending).toMatchObject({ reason: 'suspect', measure: 'sum of unique_users' });
     expect(pending).toMatchObject({ factor: expect.any(Number) });
     for (const metric of ['avg-screen-time', 'traffic']) expect(await pendingOf(out, metric)).not.toHaveProperty(day);
+    // The manifest says the held file is provisional, and why; the other metrics' files of the day are final.
+    expect(await latestUnit(out, 'unique-users', day)).toMatchObject({ changed: true, status: 'provisional', reason: 'suspect' });
+    expect(await latestUnit(out, 'traffic', day)).toMatchObject({ status: 'final', finalized: true });
 
     const status = await runCli(['status', '-o', out, '--max-behind', '1']);
     expect(status.code).toBe(8);
@@ -117,14 +121,20 @@ describe('a day whose numbers look wrong', () => {
         'm',
       ),
     );
+    // The text says how the held day settles, with a command that works as printed.
+    expect(status.stdout).toContain(
+      `held: unique-users ${day} suspect: the next --catch-up asks again; if the numbers are right, \`area-metrics accept unique-users --date ${day} -o ${out}\` records it as final\n`,
+    );
     const json = JSON.parse((await runCli(['status', '-o', out, '--json'])).stdout) as {
-      metrics: { key: string; suspect: [string, string][]; gaps: [string, string][] }[];
+      metrics: { key: string; suspect: [string, string][]; pending: { day: string; reason: string; settledBy: string[] }[] }[];
     };
     expect(json.metrics.map(({ key, suspect }) => [key, suspect])).toEqual([
       ['avg-screen-time', []],
       ['traffic', []],
       ['unique-users', [[day, day]]],
     ]);
+    expect(json.metrics[2]!.pending).toContainEqual(expect.objectContaining({ day, reason: 'suspect', settledBy: ['catch-up', 'accept'] }));
+    expect(json.metrics[2]!.pending).toContainEqual(expect.objectContaining({ reason: 'not-over', settledBy: ['catch-up'] }));
     const prometheus = (await runCli(['status', '-o', out, '--format', 'prometheus'])).stdout;
     expect(prometheus).toContain('area_metrics_suspect_days{metric="unique-users",key="unique-users"} 1\n');
     expect(prometheus).toContain('area_metrics_suspect_days{metric="traffic",key="traffic"} 0\n');
@@ -146,6 +156,8 @@ describe('a day whose numbers look wrong', () => {
     expect(sandbox.requests.slice(before).map((request) => request.query.datetime_gte?.slice(0, 10))).toContain(day);
     expect(await pendingOf(out, 'unique-users')).not.toHaveProperty(day);
     expect((await runCli(['status', '-o', out, '--max-behind', '1'])).code).toBe(0);
+    // The next night's manifest marks it final: this run made it so.
+    expect(await latestUnit(out, 'unique-users', day)).toMatchObject({ changed: true, status: 'final', finalized: true });
   });
 
   it('all zeros are held even without history, accept settles the day; a drop with too little history is not judged', async () => {
@@ -181,6 +193,11 @@ describe('a day whose numbers look wrong', () => {
       metrics: { key: string; suspect: unknown[]; accepted: unknown[] }[];
     };
     expect(status.metrics.find(({ key }) => key === 'avg-screen-time')).toMatchObject({ suspect: [], accepted: [[day, day]] });
+    // The text shows the accepted day too, and no longer a way to settle it.
+    const text = (await runCli(['status', '-o', out])).stdout;
+    expect(text).toMatch(new RegExp(`^avg-screen-time .*  ${day}  .*$`, 'm'));
+    expect(text.split('\n')[0]).toMatch(/ accepted +pending$/);
+    expect(text).not.toContain('held: avg-screen-time');
     const before = sandbox.requests.length;
     expect((await run(['avg-screen-time', '-o', out, '--catch-up'])).code).toBe(0);
     expect(sandbox.requests.slice(before).map((request) => request.query.datetime_gte?.slice(0, 10))).not.toContain(day);

@@ -4,14 +4,17 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { ROOT } from './cli.js';
 
-const FIXTURES = join(ROOT, 'test/fixtures/openlineage');
+/** The spec's own schemas (copied), and the schema of this project's own facet, as it ships in docs/. */
+const SCHEMA_FOLDERS = [join(ROOT, 'test/fixtures/openlineage'), join(ROOT, 'docs/openlineage')];
 
-/** Ajv with the OpenLineage spec's own schemas (test/fixtures/openlineage), formats checked. */
+/** Ajv with the OpenLineage spec's own schemas (test/fixtures/openlineage) and ours, formats checked. */
 function specValidator(): Ajv2020 {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats.default(ajv);
-  for (const name of readdirSync(FIXTURES).filter((file) => file.endsWith('.json'))) {
-    ajv.addSchema(JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as object);
+  for (const folder of SCHEMA_FOLDERS) {
+    for (const name of readdirSync(folder).filter((file) => file.endsWith('.json'))) {
+      ajv.addSchema(JSON.parse(readFileSync(join(folder, name), 'utf8')) as object);
+    }
   }
   return ajv;
 }

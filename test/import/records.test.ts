@@ -55,7 +55,7 @@ async function openRecords(
   const records = await RunRecords.open({
     commandName: 'traffic',
     command: 'traffic --from ...',
-    config,
+    config: { ...config, dayMode: 'utc', layout: 'hive', format: 'csv' },
     units,
     destination: openDestination(config.output, { stores, stdout: process.stdout }),
     tally,

@@ -2,6 +2,7 @@ import { readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  type DayStanding,
   FolderManifests,
   formatManifest,
   MANIFESTS_KEPT,
@@ -62,6 +63,13 @@ describe('RunManifestBuilder', () => {
       requests: 9,
       throttled: 1,
       notAttempted: 'not attempted: the run ended before it',
+      // The state's word on each day: made final by this run, final before it, or pending.
+      standing: (unit): DayStanding =>
+        unit.day === '2026-11-18'
+          ? { status: 'final', finalized: true }
+          : unit.day === '2026-11-19'
+            ? { status: 'final' }
+            : { status: 'provisional', reason: 'not-published' },
     });
     expect(manifest).toMatchObject({
       manifestVersion: 1,
@@ -84,6 +92,8 @@ describe('RunManifestBuilder', () => {
         bytes: 400,
         sha256: 'a'.repeat(64),
         changed: true,
+        status: 'final',
+        finalized: true,
       },
       {
         metric: 'traffic',
@@ -94,9 +104,21 @@ describe('RunManifestBuilder', () => {
         bytes: 380,
         sha256: 'b'.repeat(64),
         changed: false,
+        status: 'final',
         rejected: { records: 1, path: '_rejected/x.ndjson' },
       },
-      { metric: 'traffic', day: '2026-11-20', store: null, path: null, rows: 0, bytes: null, sha256: null, changed: false },
+      {
+        metric: 'traffic',
+        day: '2026-11-20',
+        store: null,
+        path: null,
+        rows: 0,
+        bytes: null,
+        sha256: null,
+        changed: false,
+        status: 'provisional',
+        reason: 'not-published',
+      },
       {
         metric: 'traffic',
         day: '2026-11-21',
@@ -106,6 +128,7 @@ describe('RunManifestBuilder', () => {
         bytes: null,
         sha256: null,
         changed: false,
+        status: 'failed',
         error: { exitCode: 4, message: 'traffic 2026-11-21 page 1: HTTP 503 after 5 retries' },
       },
       {
@@ -117,6 +140,7 @@ describe('RunManifestBuilder', () => {
         bytes: null,
         sha256: null,
         changed: false,
+        status: 'failed',
         error: { exitCode: null, message: 'not attempted: the run ended before it' },
       },
     ]);

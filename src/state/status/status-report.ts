@@ -71,7 +71,7 @@ function describeRun(run: LastRun): string {
 /** A table with one line per key, then the last run. */
 export function formatText(statuses: readonly KeyStatus[], lastRun: LastRun | undefined): string {
   const rows = [
-    ['metric', 'first day', 'last complete', 'behind', 'stores', 'gaps', 'given up', 'pending'],
+    ['metric', 'first day', 'last complete', 'behind', 'stores', 'gaps', 'given up', 'accepted', 'pending'],
     ...statuses.map((status) => [
       status.key,
       status.firstDay ?? '-',
@@ -80,6 +80,7 @@ export function formatText(statuses: readonly KeyStatus[], lastRun: LastRun | un
       status.stores === null ? '-' : String(status.stores),
       list(status.gaps),
       list(status.givenUp),
+      list(status.accepted),
       describePending(status.pending),
     ]),
   ];
@@ -100,4 +101,23 @@ export function behindMessage(behind: readonly KeyStatus[], maxBehind: number | 
     return `${status.key} (${days.join(', ')})`;
   });
   return `behind by more than --max-behind ${maxBehind}, or with gaps: ${which.join('; ')}`;
+}
+
+/**
+ * How each held (suspect) day settles, one line a range: the next `--catch-up` asks again, and `accept` records it
+ * final if its numbers are right. `stateFlags` name the state on the command line (` -o ./data`).
+ */
+export function settleLines(statuses: readonly KeyStatus[], stateFlags: string): string {
+  return statuses
+    .flatMap((status) =>
+      // One line a range, so that each printed command settles exactly the days it names.
+      status.suspect.map(([first, last]) => {
+        const held = `held: ${status.key} ${describeShortRange([first, last])} suspect: the next --catch-up asks again`;
+        // `accept` settles a metric's days, not a store selection's: those only the vendor's numbers settle.
+        if (status.key !== status.metric) return `${held}\n`;
+        const window = first === last ? `--date ${first}` : `--from ${first} --to ${last}`;
+        return `${held}; if the numbers are right, \`area-metrics accept ${status.metric} ${window}${stateFlags}\` records it as final\n`;
+      }),
+    )
+    .join('');
 }

@@ -23,13 +23,27 @@ export interface KeyStatus {
   /** Days between the first and the latest final day that are neither complete nor accepted, as ranges. */
   readonly gaps: readonly DayRange[];
   readonly gapDays: number;
-  readonly pending: readonly ({ readonly day: CalendarDay } & PendingDay)[];
+  /** Each pending day, why, and what settles it: the next `--catch-up` asks again, or `accept` records it final. */
+  readonly pending: readonly ({ readonly day: CalendarDay; readonly settledBy: readonly Settler[] } & PendingDay)[];
   readonly givenUp: readonly DayRange[];
   readonly accepted: readonly DayRange[];
   /** Pending days whose complete data looks wrong (they are gaps too). */
   readonly suspect: readonly DayRange[];
   /** More than `--max-behind` days behind, or a gap. */
   readonly behind: boolean;
+}
+
+/** What can settle a pending day: the next `--catch-up` (it asks again), or `accept` (a person records it final). */
+export type Settler = 'catch-up' | 'accept';
+
+/**
+ * Data a vendor may never fix (held as suspect, stores missing, nothing published) may need a person's `accept`;
+ * the other reasons settle by themselves with the next `--catch-up`. `accept` settles a metric's days, not those of
+ * a store selection (`traffic[store=S1]`).
+ */
+function settlersOf(reason: PendingDay['reason'], wholeMetric: boolean): Settler[] {
+  const vendors = reason === 'suspect' || reason === 'partly-published' || reason === 'not-published';
+  return vendors && wholeMetric ? ['catch-up', 'accept'] : ['catch-up'];
 }
 
 /** What `status` knows, from the state alone. */
@@ -53,7 +67,11 @@ export function statusOf(state: ImportState, now: Date, maxBehind: number | unde
       stores: state.storeCount(key) ?? null,
       gaps: rangesOfDays(gaps),
       gapDays: gaps.length,
-      pending: coverage.pending.map(({ day, status }) => ({ day, ...status })),
+      pending: coverage.pending.map(({ day, status }) => ({
+        day,
+        ...status,
+        settledBy: settlersOf(status.reason, key === metricOfKey(key)),
+      })),
       givenUp: coverage.givenUp,
       accepted: coverage.accepted,
       suspect: rangesOfDays(coverage.pending.filter(({ status }) => status.reason === 'suspect').map(({ day }) => day)),

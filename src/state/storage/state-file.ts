@@ -3,7 +3,7 @@ import { boundedMemo } from '../../memo.js';
 import { daysOfRanges, rangesOfDays, type DayRange } from '../../window/day-ranges.js';
 import { addDays, isValidDay, today, type CalendarDay } from '../../window/days.js';
 import { isKnownKey } from '../keys.js';
-import type { KeptSettings } from './kept-settings.js';
+import type { KeptDefaults, KeptSettings } from './kept-settings.js';
 import { upgradeV1, v1Schema } from './versions/v1.js';
 import { upgradeV2, v2Schema } from './versions/v2.js';
 import { upgradeV3, v3Schema } from './versions/v3.js';
@@ -11,7 +11,7 @@ import { stateSchema as v4Schema } from './versions/v4.js';
 import { upgradeV4 } from './versions/v5.js';
 import { lastRunSchema, STATE_VERSION, stateSchema, type StateFile } from './versions/current.js';
 
-export interface StateLoadOptions extends KeptSettings {
+export interface StateLoadOptions extends KeptSettings, KeptDefaults {
   /** The clock that tells which days are in the future. */
   readonly now: Date;
   /** The metric names a key may start with. */

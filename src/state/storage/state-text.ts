@@ -55,6 +55,7 @@ export function formatState(file: StateFile): string {
       ['lastRun', file.lastRun === undefined ? undefined : JSON.stringify(file.lastRun)],
       ['days', file.days === undefined ? undefined : JSON.stringify(file.days)],
       ['layout', file.layout === undefined ? undefined : JSON.stringify(file.layout)],
+      ['format', file.format === undefined ? undefined : JSON.stringify(file.format)],
     ],
     '',
   )}\n`;

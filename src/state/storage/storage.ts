@@ -30,6 +30,8 @@ export class FileStateStorage implements StateStorage {
       return await readFile(this.location, 'utf8');
     } catch (error) {
       if (errnoCode(error) === 'ENOENT') return undefined;
+      // A path under a file (`-o /etc/hostname/sub`) is an unusable output folder, not a bad state.
+      if (errnoCode(error) === 'ENOTDIR') throw asOutputError(error, `cannot read state file ${this.location}`);
       throw new UsageError(`cannot read state file ${this.location}: ${(error as Error).message}`);
     }
   }

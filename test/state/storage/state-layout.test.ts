@@ -51,4 +51,23 @@ describe('the state keeps its output layout', () => {
     expect([state.dayMode, state.layout]).toEqual(['local', 'hive']);
     await expect(loadStateFile(path, { now, metricNames, mode: 'utc', layout: 'hive' })).rejects.toThrow(/--days utc/);
   });
+
+  it('keeps the format: a new state records the stated or default one; a state without one (earlier releases) records only a stated one', async () => {
+    const path = join(await tempDir(), 'state.json');
+    await (await loadStateFile(path, { now, metricNames, defaultFormat: 'csv' })).markComplete('traffic', '2026-11-22', ['S1']);
+    expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({ format: 'csv' });
+    expect((await loadStateFile(path, { now, metricNames, defaultFormat: 'parquet' })).format).toBe('csv');
+    await expect(loadStateFile(path, { now, metricNames, format: 'parquet' })).rejects.toThrow(
+      /-f parquet does not match the state .*whose files are CSV \(-f csv\)/,
+    );
+
+    const old = join(await tempDir(), 'old.json');
+    await (await loadStateFile(old, { now, metricNames })).markComplete('traffic', '2026-11-22', ['S1']);
+    const unknown = await loadStateFile(old, { now, metricNames, defaultFormat: 'csv' });
+    expect(unknown.format).toBeUndefined();
+    await unknown.markComplete('traffic', '2026-11-23', ['S1']);
+    expect(JSON.parse(await readFile(old, 'utf8'))).not.toHaveProperty('format');
+    await (await loadStateFile(old, { now, metricNames, format: 'parquet' })).markComplete('traffic', '2026-11-24', ['S1']);
+    expect(JSON.parse(await readFile(old, 'utf8'))).toMatchObject({ format: 'parquet' });
+  });
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { OUTPUT_FORMATS } from '../../../output/format.js';
 import { LAYOUTS } from '../../../output/layout.js';
 import { DAY_MODES } from '../../../window/day-mode.js';
 import { lastRunSchema, rangeSchema, storeCountSchema } from './parts.js';
@@ -68,6 +69,8 @@ export const stateSchema = z.strictObject({
   days: z.enum(DAY_MODES).optional(),
   /** `hive`: its files are `metric=<metric>/dt=<day>/...`; absent: `<metric>/<day>.<ext>` (every earlier release). */
   layout: z.enum(LAYOUTS).optional(),
+  /** The files' format, recorded by the first run that knows it; absent: not known (every earlier release). */
+  format: z.enum(OUTPUT_FORMATS).optional(),
 });
 
 export type StateFile = z.infer<typeof stateSchema>;
