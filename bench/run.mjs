@@ -3,7 +3,8 @@
 // benchmark (autocannon vs a bare node:http server, cold burst); pacing (a backfill at a vendor's limit of 10/s, and
 // unthrottled against a plain download). One summary table at the end; the raw numbers go to
 // bench/results/<timestamp>.json. Options: --rounds N (default 3), --skip-import, --skip-broker, --skip-memory,
-// --skip-startup, --skip-object-store, --skip-pacing, --skip-state.
+// --skip-startup, --skip-object-store, --skip-pacing, --skip-state, --skip-store-rule (the per-store rule: a year of
+// honest sandbox data at 2, 20 and 200 stores, and its state at 20,000 stores; its own tables, after the summary).
 import { execSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -26,6 +27,7 @@ const { values: flags } = parseArgs({
     'skip-startup': { type: 'boolean', default: false },
     'skip-object-store': { type: 'boolean', default: false },
     'skip-state': { type: 'boolean', default: false },
+    'skip-store-rule': { type: 'boolean', default: false },
     'skip-pacing': { type: 'boolean', default: false },
     // Only these import variants (and the CSV import), e.g. `--variants hive,lean`.
     variants: { type: 'string' },
@@ -467,4 +469,5 @@ if (brokerTable.length) {
 }
 out.push(`total ${totalSeconds.toFixed(0)} s; raw numbers in ${resultsPath}`);
 process.stdout.write(`${out.join('\n')}\n`);
+if (!flags['skip-store-rule']) execSync(`node ${join(ROOT, 'bench', 'store-rule.mjs')}`, { stdio: 'inherit' });
 if (failures) process.exitCode = 1;

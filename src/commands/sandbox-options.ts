@@ -61,19 +61,23 @@ const correctRule: Parser<CorrectedRule> = (value, source) => {
   return { day: match[1]!, revision: match[2] === undefined ? 1 : within(SANDBOX_LIMITS.revision)(match[2], `${source} revision`) };
 };
 
-/** `[METRIC@]DAY:FACTOR[:S001,S002]`: the day's values (of one metric) scaled by FACTOR (0: all zero), for all stores or these. */
+/**
+ * `[METRIC@]DAY:FACTOR[:S001,S002]`: the day's values (of one metric) scaled by FACTOR (0 or `dark`: all zero, a store
+ * whose sensors failed), for all stores or these.
+ */
 const distortRule: Parser<DistortedRule> = (value, source) => {
-  const match = /^(?:([a-z-]+)@)?(\d{4}-\d{2}-\d{2}):(\d+(?:\.\d+)?)(?::(.+))?$/.exec(value);
+  const match = /^(?:([a-z-]+)@)?(\d{4}-\d{2}-\d{2}):(\d+(?:\.\d+)?|dark)(?::(.+))?$/.exec(value);
   const metric = METRIC_NAMES.find((name) => name === match?.[1]);
   const { min, max } = SANDBOX_LIMITS.distortFactor;
-  if (!match || (match[1] !== undefined && metric === undefined) || Number(match[3]) > max) {
+  const factor = match?.[3] === 'dark' ? 0 : Number(match?.[3]);
+  if (!match || (match[1] !== undefined && metric === undefined) || factor > max) {
     throw new UsageError(
-      `${source} expects [METRIC@]DAY:FACTOR[:STORE,STORE...] with FACTOR from ${min} to ${max}, e.g. 2026-11-20:0 or unique-users@2026-11-20:0.1:S001 (got "${value}")`,
+      `${source} expects [METRIC@]DAY:FACTOR[:STORE,STORE...] with FACTOR from ${min} to ${max} or dark (0), e.g. 2026-11-20:0.5, 2026-11-20:dark:S003 or unique-users@2026-11-20:0.1:S001 (got "${value}")`,
     );
   }
   return {
     day: match[2]!,
-    factor: Number(match[3]),
+    factor,
     ...(metric === undefined ? {} : { metrics: [metric] }),
     ...(match[4] === undefined ? {} : { stores: match[4].split(',') }),
   };
@@ -200,7 +204,8 @@ export const SANDBOX_OPTIONS = {
   distortDay: listOption({
     flags: '--distort-day <[METRIC@]DAY:FACTOR[:STORES]>',
     parse: distortRule,
-    description: "wrong numbers: the UTC day's values (of one metric, of these stores) scaled by FACTOR, 0 for all zero; repeatable",
+    description:
+      "wrong numbers: the UTC day's values (of one metric, of these stores) scaled by FACTOR, 0 or dark for all zero (a store gone dark: DAY:dark:S003); repeatable",
   }),
   publishAfter: valueOption({
     flags: '--publish-after <seconds>',

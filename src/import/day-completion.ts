@@ -2,10 +2,14 @@ import type { CalendarDay } from '../window/days.js';
 import { isNotOver, overAt, type DayMode } from '../window/day-mode.js';
 import { isPastSettleDays, shouldGiveUp } from '../state/judgement/day-rules.js';
 import type { ImportState } from '../state/import-state.js';
+import type { PendingDay } from '../state/storage/versions/current.js';
 import { stateKey } from '../state/keys.js';
 import { addSums, emptySums, totalOf, type MeasureSums, type MetricTotal } from '../metrics/measure.js';
 import type { DayProfile } from '../state/judgement/day-profile.js';
-import { suspicionOf, type Suspicion, type SuspectMode } from '../state/judgement/suspect.js';
+import { NAMED_STORES, suspicionOf, type Suspicion, type SuspectMode } from '../state/judgement/suspect.js';
+import { judgeStores } from '../state/judgement/store-rule.js';
+import { storeFigures } from '../state/judgement/store-figures.js';
+import type { JudgedFigures } from '../state/store-history.js';
 
 /** What judging a day needs of a unit: its metric (and how its day is totalled) and day. */
 export interface DayUnit {
@@ -23,6 +27,8 @@ export interface UnitFigures {
   readonly storeCodes: readonly string[];
   /** The metric's total over its results, as sums. */
   readonly measure: MeasureSums;
+  /** The same, store by store. */
+  readonly storeMeasures: ReadonlyMap<string, MeasureSums>;
 }
 
 /** A unit as the pipeline commits it: written (with its figures), or failed. */
@@ -61,8 +67,30 @@ export type DayNote = { readonly metric: string; readonly day: CalendarDay } & (
   | { readonly kind: 'partly-published'; readonly missing: MissingStores; readonly stores: number }
   | { readonly kind: 'complete-anyway'; readonly missing: MissingStores; readonly settleDays: number }
   | { readonly kind: 'kept' }
-  | { readonly kind: 'suspect'; readonly suspicion: Suspicion; readonly held: boolean }
+  | {
+      readonly kind: 'suspect';
+      readonly suspicion: Suspicion;
+      readonly held: boolean;
+      /** Held already before this run: said in one line per metric with the others, not in full again. */
+      readonly again?: true;
+    }
 );
+
+/** A held suspect day as the state keeps it: the total's figures, and how many stores, which first, what factor. */
+function pendingSuspect(suspicion: Suspicion, stores: number): PendingDay {
+  return {
+    reason: 'suspect',
+    measure: suspicion.measure,
+    value: suspicion.value,
+    ...(suspicion.median === undefined ? {} : { median: suspicion.median }),
+    ...(suspicion.allZero ? { allZero: true } : {}),
+    ...(suspicion.stores === undefined
+      ? {}
+      : { suspectStores: suspicion.stores.count, firstStores: suspicion.stores.first.map(({ store }) => store) }),
+    ...(suspicion.batch === undefined ? {} : { factor: suspicion.batch.factor }),
+    stores,
+  };
+}
 
 /** What the units of one (metric, day) brought, filled in as they are committed. */
 interface DayTally {
@@ -72,6 +100,7 @@ interface DayTally {
   results: number;
   rows: number;
   readonly measure: MeasureSums;
+  readonly storeMeasures: Map<string, MeasureSums>;
   readonly stores: Set<string>;
 }
 
@@ -102,6 +131,7 @@ export class DayCompletion {
         results: 0,
         rows: 0,
         measure: emptySums(),
+        storeMeasures: new Map<string, MeasureSums>(),
         stores: new Set<string>(),
       };
       tally.left++;
@@ -129,6 +159,11 @@ export class DayCompletion {
       tally.results += outcome.data.count - outcome.data.dropped;
       tally.rows += outcome.data.rowCount;
       addSums(tally.measure, outcome.data.measure);
+      for (const [store, sums] of outcome.data.storeMeasures) {
+        const kept = tally.storeMeasures.get(store) ?? emptySums();
+        addSums(kept, sums);
+        tally.storeMeasures.set(store, kept);
+      }
       for (const code of outcome.data.storeCodes) tally.stores.add(code);
     } else {
       tally.failed = true;
@@ -173,23 +208,63 @@ export class DayCompletion {
     }
     const notes: DayNote[] = codes.length > 0 ? [{ metric, day, kind: 'complete-anyway', missing, settleDays: this.rules.settleDays }] : [];
     const profile: DayProfile = [tally.results, tally.stores.size, tally.rows, totalOf(tally.measure, tally.total)];
-    const suspicion = this.rules.onSuspect === 'off' ? undefined : this.suspicionOf(key, day, tally, profile);
+    const judged = [...tally.storeMeasures.keys()].sort();
+    const values = judged.map((code) => totalOf(tally.storeMeasures.get(code)!, tally.total));
+    const suspicion = this.rules.onSuspect === 'off' ? undefined : this.suspicionOf(key, day, tally, profile, judged, values);
+    // A suspect day's figures are kept out of the history that judges later days until it is accepted.
+    const figures: JudgedFigures | undefined =
+      judged.length === 0 ? undefined : { codes: judged, values, suspect: suspicion !== undefined, found: suspicion?.stores?.all ?? [] };
     if (suspicion !== undefined) {
       const held = this.rules.onSuspect === 'hold';
-      notes.push({ metric, day, kind: 'suspect', suspicion, held });
+      const again = held && this.state?.pendingReason(key, day) === 'suspect';
+      notes.push({ metric, day, kind: 'suspect', suspicion, held, ...(again ? { again: true as const } : {}) });
       if (held) {
-        await this.state?.markPending(key, day, { reason: 'suspect', ...suspicion, stores: tally.stores.size });
+        await this.state?.markPending(key, day, pendingSuspect(suspicion, tally.stores.size), figures);
         return notes;
       }
     }
-    await this.state?.markComplete(key, day, [...tally.stores], profile);
+    await this.state?.markComplete(key, day, [...tally.stores], profile, figures);
     return notes;
   }
 
-  /** Whether the day's numbers look wrong next to the metric's complete days before it. */
-  private suspicionOf(key: string, day: CalendarDay, tally: DayTally, profile: DayProfile): Suspicion | undefined {
+  /**
+   * Whether the day's numbers look wrong: its total next to the metric's complete days before it, and each store's
+   * figure next to the same store's history.
+   */
+  private suspicionOf(
+    key: string,
+    day: CalendarDay,
+    tally: DayTally,
+    profile: DayProfile,
+    codes: readonly string[],
+    values: readonly number[],
+  ): Suspicion | undefined {
     const figures = { measure: tally.total.measure, total: profile[3], allZero: tally.measure.weight > 0 && tally.measure.nonZero === 0 };
-    return suspicionOf(day, figures, this.state?.completeProfiles(key) ?? new Map());
+    const byTotal = suspicionOf(day, figures, this.state?.completeProfiles(key) ?? new Map());
+    if (this.state === undefined || codes.length === 0) return byTotal;
+    const judgement = judgeStores(
+      day,
+      storeFigures(codes, Float64Array.from(values)),
+      this.state.storeHistory(key),
+      this.state.foundStores(key, day),
+    );
+    // Where stores could be judged, they judge the day: a chain that grows or closes stores moves its total for good,
+    // and that is the new normal, not a suspicion. Every value zero is one still (it needs no history).
+    const total = judgement.judged > 0 && !byTotal?.allZero ? undefined : byTotal;
+    if (judgement.batch === undefined && judgement.stores.length === 0) return total;
+    return {
+      ...(total ?? { measure: tally.total.measure, value: profile[3] }),
+      ...(judgement.batch === undefined ? {} : { batch: judgement.batch }),
+      ...(judgement.stores.length === 0
+        ? {}
+        : {
+            stores: {
+              count: judgement.stores.length,
+              first: judgement.stores.slice(0, NAMED_STORES),
+              all: judgement.stores.map(({ store }) => store),
+            },
+          }),
+    };
   }
 
   /** The run's days whose tally passes, as state keys and days. */

@@ -84,8 +84,8 @@ export function planDays<M extends string>(
     if (metric.pendingLeft) {
       cuts.push({
         message:
-          `${metric.metric}: --max-days ${window.maxDays} cut the pending days: retrying the oldest ${metric.pending.length} ` +
-          `(${describeDays(metric.pending)}), ${metric.pendingLeft} more wait for the next --catch-up`,
+          `${metric.metric}: --max-days ${window.maxDays} cut the pending days: retrying the oldest ${metric.pending.length - (metric.heldRetried ?? 0)} ` +
+          `(${describeDays(metric.pending)}${metric.heldRetried ? `, held suspect days among them` : ''}), ${metric.pendingLeft} more wait for the next --catch-up`,
         fields: { metric: metric.metric, max_days: window.maxDays, pending_left: metric.pendingLeft },
       });
     }

@@ -5,6 +5,7 @@ import { describeRequests, type PacerStats } from '../fetch/pacer.js';
 import type { UnitOutcome } from './pipeline.js';
 import { unitLabel } from '../metrics/unit.js';
 import { describeDays } from '../window/day-ranges.js';
+import type { CalendarDay } from '../window/days.js';
 import { VERSION } from '../version.js';
 import type { DayNote, MissingStores } from './day-completion.js';
 import { describeSuspicion } from '../state/judgement/suspect.js';
@@ -14,6 +15,7 @@ import type { RunDescription } from './invocation.js';
 import { leftUnits } from './stop.js';
 
 type NotOver = Extract<DayNote, { kind: 'not-over' }>;
+type HeldAgain = Extract<DayNote, { kind: 'suspect' }>;
 
 /** How many store codes a warning names before it says "...". */
 const NAMED_STORES = 5;
@@ -35,6 +37,7 @@ function describeMissing({ codes, expected, askedFor }: MissingStores): string {
 export class ImportReport implements UnitReport {
   private warnings = 0;
   private notOver: NotOver[] = [];
+  private heldAgain: HeldAgain[] = [];
 
   constructor(
     private readonly progress: ImportProgress,
@@ -114,12 +117,33 @@ export class ImportReport implements UnitReport {
   days(notes: readonly DayNote[]): void {
     for (const note of notes) {
       if (note.kind === 'not-over') this.notOver.push(note);
+      else if (note.kind === 'suspect' && note.again) this.heldAgain.push(note);
       else this.warn(`${note.metric} ${note.day}: ${this.describeNote(note)}`, { metric: note.metric, day: note.day, note: note.kind });
+    }
+  }
+
+  /**
+   * Days held as suspect before this run and still held: one line per metric with their count, since each was said
+   * in full the night it was first held.
+   */
+  private daysHeldAgain(): void {
+    const groups = new Map<string, CalendarDay[]>();
+    for (const note of this.heldAgain) groups.set(note.metric, [...(groups.get(note.metric) ?? []), note.day]);
+    this.heldAgain = [];
+    for (const [metric, days] of groups) {
+      const named = days.slice(0, 3).join(', ');
+      const more = days.length > 3 ? ` and ${days.length - 3} more` : '';
+      this.warn(
+        `${metric}: ${plural(days.length, 'day')} still held as suspect (${named}${more}): fetched again, the numbers still look wrong; ` +
+          `\`area-metrics status\` names their stores, \`area-metrics accept\` settles a day whose numbers are right`,
+        { metric, days: days.length, note: 'suspect-again' },
+      );
     }
   }
 
   /** The days not over, one line for each day (and the metrics it holds); before the summary, or when a run stops. */
   daysNotOver(): void {
+    this.daysHeldAgain();
     const groups = new Map<string, NotOver[]>();
     for (const note of this.notOver) {
       const key = `${note.day} ${note.until} ${note.results > 0}`;

@@ -3,7 +3,7 @@ import type { MetricDescriptor, MetricResult } from './descriptors.js';
 import { checkResult, type RequestScope, type Violation } from './check.js';
 import type { ResultEncoder } from './encode.js';
 import { envelopeSchema, type Envelope } from './schema.js';
-import { emptySums, type MeasureSums } from './measure.js';
+import { addSums, emptySums, type MeasureSums } from './measure.js';
 import { localDayOf } from '../window/day-mode.js';
 
 export interface RejectedRecord extends Violation {
@@ -36,6 +36,8 @@ export interface DecodedPage {
   readonly warnings: string[];
   /** The metric's day total over the results kept, as sums. */
   readonly measure: MeasureSums;
+  /** The same sums store by store: each store's day is judged on its own. */
+  readonly storeMeasures: Map<string, MeasureSums>;
 }
 
 /** What decoding a page of one unit needs besides the body. */
@@ -116,6 +118,7 @@ export function decodePage(body: Uint8Array, context: PageContext): DecodedPage 
   const rejected: RejectedRecord[] = [];
   const warnings: string[] = [];
   const measure = emptySums();
+  const storeMeasures = new Map<string, MeasureSums>();
   let rowCount = 0;
   let dropped = 0;
   for (const record of envelope.results) {
@@ -137,7 +140,12 @@ export function decodePage(body: Uint8Array, context: PageContext): DecodedPage 
     ends.push(writer.write(text));
     valid.push({ result, instant });
     rowCount += result.values.length;
-    metric.total.add(measure, result);
+    const sums = emptySums();
+    metric.total.add(sums, result);
+    addSums(measure, sums);
+    const storeSums = storeMeasures.get(result.store_code);
+    if (storeSums === undefined) storeMeasures.set(result.store_code, sums);
+    else addSums(storeSums, sums);
     const warning = metric.warningOf?.(result);
     if (warning) warnings.push(`store ${result.store_code} ${result.date}: ${warning}`);
   }
@@ -161,5 +169,6 @@ export function decodePage(body: Uint8Array, context: PageContext): DecodedPage 
     rejected,
     warnings,
     measure,
+    storeMeasures,
   };
 }

@@ -7,8 +7,11 @@ import { screenTimeSeconds } from './schema.js';
 export interface SyntheticValues {
   /** Mixed into the data set's seed, so that each metric's values differ. */
   readonly salt: number;
-  /** One day's raw values for a store's zones, from a hash per zone and the store's size (its usual visitors). */
-  readonly values: (zoneHashes: readonly number[], storeSize: number) => unknown[];
+  /**
+   * One day's raw values for a store's zones: from a hash per zone and day, the store's visitors that day (its size
+   * times the day's rhythm), and a hash per zone that stays from day to day (the zone's own size and character).
+   */
+  readonly values: (zoneHashes: readonly number[], storeSize: number, zoneShapes: readonly number[]) => unknown[];
   /** A raw value as a broken batch publishes it: scaled by `factor` (0: zero), still valid for the data contract. */
   readonly scaled: (raw: unknown, factor: number) => unknown;
 }
@@ -63,17 +66,34 @@ export function distributeTraffic(weights: readonly number[]): string[] {
   return shares;
 }
 
-/** Unique users: a share of the store's size, and about one zone in 97 had nobody that day. */
+/**
+ * Unique users: each zone its own share of the store's visitors that day (20-150%, kept from day to day) and 5% of
+ * luck of its own; about one zone in 97 is closed and has nobody, day after day (a zone that empties on one day only
+ * would be a store's bad day for a store of two zones).
+ */
 export const SYNTHETIC_USERS: SyntheticValues = {
   salt: 11,
-  values: (hashes, size) => hashes.map((hash) => (hash % 97 === 0 ? 0 : Math.floor((size * (20 + ((hash >>> 8) % 130))) / 100))),
+  values: (hashes, size, shapes) =>
+    hashes.map((hash, zone) => {
+      const shape = shapes[zone] ?? hash;
+      if (shape % 97 === 0) return 0;
+      return Math.floor((size * (20 + ((shape >>> 8) % 130)) * (95 + (hash % 11))) / 10_000);
+    }),
   scaled: (raw, factor) => Math.round((raw as number) * factor),
 };
 
-/** Average screen time: up to three hours, and about one zone in 89 had none. */
+/**
+ * Average screen time: each zone its own, up to three hours (people linger in a café, not at the tills), 10% either
+ * way from day to day and no weekly rhythm; about one zone in 89 has none, day after day.
+ */
 export const SYNTHETIC_SCREEN_TIME: SyntheticValues = {
   salt: 13,
-  values: (hashes) => hashes.map((hash) => formatDuration(hash % 89 === 0 ? 0 : (hash >>> 7) % 10_800)),
+  values: (hashes, _size, shapes) =>
+    hashes.map((hash, zone) => {
+      const shape = shapes[zone] ?? hash;
+      if (shape % 89 === 0) return formatDuration(0);
+      return formatDuration(Math.min(10_799, Math.floor((((shape >>> 7) % 10_800) * (90 + (hash % 21))) / 100)));
+    }),
   scaled: (raw, factor) => formatDuration(Math.min(MAX_SCREEN_SECONDS, Math.round(screenTimeSeconds(raw as string) * factor))),
 };
 

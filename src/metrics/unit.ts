@@ -66,6 +66,8 @@ export interface UnitData extends UnitContent {
   readonly attempts: number;
   /** The metric's day total over the results kept, as sums (pages and units add up). */
   readonly measure: MeasureSums;
+  /** The same, store by store. */
+  readonly storeMeasures: ReadonlyMap<string, MeasureSums>;
   /** Requests the unit sent (every fetch, retries included), and the 429s among their answers. */
   readonly requests: number;
   readonly throttled: number;
@@ -112,6 +114,7 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number,
   const warnings: string[] = [];
   const seen = new Set<string>();
   const measure = emptySums();
+  const storeMeasures = new Map<string, MeasureSums>();
   let rowCount = 0;
   let dropped = 0;
   let repeated = 0;
@@ -163,6 +166,11 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number,
       dropped += page.dropped;
       rowCount += page.rowCount;
       addSums(measure, page.measure);
+      for (const [store, sums] of page.storeMeasures) {
+        const kept = storeMeasures.get(store);
+        if (kept === undefined) storeMeasures.set(store, sums);
+        else addSums(kept, sums);
+      }
       options.onPage?.(unit, number, rowCount);
     }
   } catch (error) {
@@ -194,6 +202,7 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number,
       dropped,
       attempts: attempt,
       measure,
+      storeMeasures,
       requests: tally.requests,
       throttled: tally.throttled,
     },

@@ -2,6 +2,7 @@ import { DateTime } from 'luxon';
 import { hash5, hashInts, hashString, seededRandom } from './hash.js';
 import { DESCRIPTORS, type MetricDescriptor } from '../metrics/descriptors.js';
 import { pad2 } from '../metrics/synthetic.js';
+import { dayFactor } from './rhythm.js';
 
 /**
  * The sandbox's synthetic data set. Every datum is a pure function of (seed, store, local day, zone), so the
@@ -73,7 +74,7 @@ export interface StoreProfile {
   /** `+hh:mm` / `-hh:mm`, as the vendor's `date` shape shows it (`+00:00` for UTC). */
   readonly offsetText: string;
   readonly zoneNames: readonly string[];
-  /** Typical daily visitors per zone, so that stores differ in size. */
+  /** Typical daily visitors per zone on an average day, so that stores differ in size (the rhythm in `rhythm.ts`). */
   readonly size: number;
 }
 
@@ -303,9 +304,12 @@ export class Dataset {
     const { synthetic, valueKey } = descriptor;
     const date = `${new Date(localDay * DAY_MS).toISOString().slice(0, 10)}T00:00:00${store.offsetText}`;
     const zoneNames = store.zoneNames;
+    // The zones' shapes come from the data set's seed, not the revision's: a correction is the same store's day.
     const raw = synthetic.values(
       zoneNames.map((_zone, zoneIndex) => hash5(seed, synthetic.salt, storeIndex, localDay, zoneIndex)),
-      store.size,
+      // Whole visitors: a metric may count with it.
+      Math.max(1, Math.round(store.size * dayFactor(seed, storeIndex, localDay))),
+      zoneNames.map((_zone, zoneIndex) => hashInts(this.config.seed, synthetic.salt, storeIndex, zoneIndex)),
     );
     const values = zoneNames.map((zone, zoneIndex) => ({ zone, [valueKey]: raw[zoneIndex] }));
     return { store_code: store.code, date, granularity: 'daily', values };

@@ -10,6 +10,8 @@ import { checkWritable, emptyState, parseState, readState, type StateLoadOptions
 import { formatState } from './storage/state-text.js';
 import type { StateStorage } from './storage/storage.js';
 import { decodeStoreSet, encodeStoreSet, pruneStoreSets, storeSetId } from './storage/store-sets.js';
+import type { StoreFigures } from './judgement/store-figures.js';
+import { foundStores, recordFigures, storeHistory, type JudgedFigures } from './store-history.js';
 import { lastRunSchema, type LastRun, type PendingDay, type StateEntry, type StateFile } from './storage/versions/current.js';
 
 /**
@@ -98,6 +100,11 @@ export class ImportState {
     return entry !== undefined && isFinal(entry, day);
   }
 
+  /** Why a day is pending, if it is. */
+  pendingReason(key: string, day: CalendarDay): PendingDay['reason'] | undefined {
+    return this.file.metrics[key]?.pending?.[day]?.reason;
+  }
+
   isGivenUp(key: string, day: CalendarDay): boolean {
     return rangesHold(this.file.metrics[key]?.givenUp ?? [], day);
   }
@@ -131,13 +138,31 @@ export class ImportState {
     return profiles;
   }
 
+  /** Each store's figures of the days that judge later ones (see `storeHistory`), decoded as the rule asks. */
+  storeHistory(key: string): (day: CalendarDay) => StoreFigures | undefined {
+    return storeHistory(this.file, this.file.metrics[key], this.path);
+  }
+
+  /** The stores a suspect day of the weeks before `day` already found (see `foundStores`). */
+  foundStores(key: string, day: CalendarDay): ReadonlySet<string> {
+    return foundStores(this.file.metrics[key], day);
+  }
+
   /**
-   * Records `day` complete with the stores it had (no longer pending, given up or accepted), and its profile when it
-   * has one. The stores become the expectation for other days when `day` is the latest complete one.
+   * Records `day` complete with the stores it had (no longer pending, given up or accepted), and its profile and its
+   * stores' figures when it has them. The stores become the expectation for other days when `day` is the latest
+   * complete one.
    */
-  async markComplete(key: string, day: CalendarDay, storeCodes: readonly string[], profile?: DayProfile): Promise<void> {
+  async markComplete(
+    key: string,
+    day: CalendarDay,
+    storeCodes: readonly string[],
+    profile?: DayProfile,
+    figures?: JudgedFigures,
+  ): Promise<void> {
     await this.update((file) => {
       const entry = cleared(file.metrics[key] ?? {}, [day]);
+      if (figures !== undefined) recordFigures(file, entry, day, figures);
       const latest = entry.complete?.at(-1)?.[1];
       entry.complete = withDays(entry.complete ?? [], [day]);
       if (profile !== undefined) entry.profiles = lastYearOf({ ...entry.profiles, [day]: [...profile] });
@@ -154,12 +179,16 @@ export class ImportState {
     });
   }
 
-  /** Notes why a day is not final; a final day stays final (a look-back that meets a hiccup changes nothing). */
-  async markPending(key: string, day: CalendarDay, status: PendingDay): Promise<boolean> {
+  /**
+   * Notes why a day is not final, with its stores' figures when it was judged suspect; a final day stays final (a
+   * look-back that meets a hiccup changes nothing).
+   */
+  async markPending(key: string, day: CalendarDay, status: PendingDay, figures?: JudgedFigures): Promise<boolean> {
     return this.update((file) => {
       const entry = file.metrics[key] ?? {};
       if (isFinal(entry, day)) return false;
       const next = cleared(entry, [day]);
+      if (figures !== undefined) recordFigures(file, next, day, figures);
       (next.pending ??= {})[day] = { ...status };
       file.metrics[key] = next;
       return true;

@@ -375,7 +375,7 @@ describe('state format 4', () => {
     expect((await runCli(importArgs('avg-screen-time', out, '--from', daysAgo(5), '--to', daysAgo(1)))).code).toBe(0);
     const state = JSON.parse(await readFile(join(out, STATE), 'utf8')) as Record<string, unknown>;
     expect(state).toMatchObject({
-      version: 4,
+      version: 5,
       metrics: {
         'avg-screen-time': {
           complete: [

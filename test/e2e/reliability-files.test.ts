@@ -41,7 +41,7 @@ interface StateV4 {
 
 async function readState(out: string): Promise<StateV4> {
   const state = JSON.parse(await readFile(join(out, STATE), 'utf8')) as StateV4;
-  expect(state.version).toBe(4);
+  expect(state.version).toBe(5);
   return state;
 }
 

@@ -161,7 +161,7 @@ describe('pending and given-up days in the text', () => {
     pending[daysAgo(6)] = { reason: 'partly-published', missingStores: 2, stores: 1 };
     pending[daysAgo(1)] = { reason: 'not-over', stores: 3 };
     const state = {
-      version: 4,
+      version: 5,
       metrics: {
         traffic: {
           complete: [

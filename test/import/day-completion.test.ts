@@ -40,6 +40,7 @@ function outcome(
       requests: 1,
       throttled: 0,
       measure,
+      storeMeasures: new Map(),
     },
   };
 }

@@ -21,7 +21,11 @@ describe('synthetic values', () => {
     (metric) => {
       const { synthetic, isValue } = METRICS[metric];
       const hashes = Array.from({ length: 500 }, (_, index) => Math.imul(index + 1, 2_654_435_761) >>> 0);
-      const values = synthetic.values(hashes, 900);
+      const values = synthetic.values(
+        hashes,
+        900,
+        hashes.map((hash) => hash ^ 0x5bd1e995),
+      );
       expect(values).toHaveLength(hashes.length);
       for (const value of values) {
         expect(isValue(value), String(value)).toBe(true);

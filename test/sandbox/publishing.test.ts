@@ -180,13 +180,25 @@ describe('sandbox command publishing flags', () => {
   });
 
   it('--distort-day is repeatable, with a factor and optionally stores, and shown in the banner', async () => {
-    const result = await run(['--distort-day', '2026-11-20:0', '--distort-day', 'traffic@2026-11-19:0.1:S001,S003']);
+    const result = await run([
+      '--distort-day',
+      '2026-11-20:0',
+      '--distort-day',
+      'traffic@2026-11-19:0.1:S001,S003',
+      '--distort-day',
+      '2026-11-18:dark:S003',
+      '--distort-day',
+      '2026-11-17:0.5',
+    ]);
     expect(result.code, result.errors.join('\n')).toBe(0);
     const line = result.stdout.split('\n').find((text) => text.startsWith('publishing:'));
     expect(JSON.parse(line!.slice('publishing:'.length))).toEqual({
       distorted: [
         { day: '2026-11-20', factor: 0 },
         { day: '2026-11-19', factor: 0.1, metrics: ['traffic'], stores: ['S001', 'S003'] },
+        // A store gone dark, and a half day on every store.
+        { day: '2026-11-18', factor: 0, stores: ['S003'] },
+        { day: '2026-11-17', factor: 0.5 },
       ],
     });
   });

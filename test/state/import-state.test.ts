@@ -41,7 +41,7 @@ describe('ImportState', () => {
     expect(reloaded.storeCodes('traffic')).toEqual(['S001', 'S002', 'S003']);
     const file = await onDisk();
     expect(file.version).toBe(STATE_VERSION);
-    expect(STATE_VERSION).toBe(4);
+    expect(STATE_VERSION).toBe(5);
     expect(Object.keys(file.storeSets)).toHaveLength(1);
   });
 
@@ -102,7 +102,7 @@ describe('ImportState', () => {
     const profiles = Object.fromEntries(days.slice(0, -1).map((day, index) => [day, [12, 3, 36, 100 + index]]));
     await writeFile(
       path,
-      JSON.stringify({ version: 4, metrics: { traffic: { complete: [[days[0], days.at(-2)]], profiles } }, storeSets: {} }),
+      JSON.stringify({ version: 5, metrics: { traffic: { complete: [[days[0], days.at(-2)]], profiles } }, storeSets: {} }),
     );
     const state = await loadStateFile(path, { ...OPTIONS, now: new Date('2027-12-31T12:00:00Z') });
     expect(state.completeProfiles('traffic').size).toBe(399);

@@ -1,5 +1,6 @@
 import { addDays, type CalendarDay } from '../../window/days.js';
 import type { DayProfile } from './day-profile.js';
+import type { BatchFinding, StoreFinding } from './store-rule.js';
 
 /** What a day whose numbers look wrong does: stays pending, is recorded complete with a warning, or is not judged. */
 export const SUSPECT_MODES = ['hold', 'warn', 'off'] as const;
@@ -21,7 +22,14 @@ export interface Suspicion {
   readonly median?: number;
   /** Every value of the day is zero. */
   readonly allZero?: true;
+  /** Stores outside their usual range (the per-store rule): how many, and the first few with their ranges. */
+  readonly stores?: { readonly count: number; readonly first: readonly StoreFinding[]; readonly all: readonly string[] };
+  /** Most stores moved together by one factor: one suspicion of the whole day, the vendor's batch. */
+  readonly batch?: BatchFinding;
 }
+
+/** How many stores a suspicion names by name; the rest are counted. */
+export const NAMED_STORES = 3;
 
 /**
  * Judges a day's total against the profiles of the metric's complete days: suspect when every value is zero (which
@@ -48,9 +56,31 @@ export function suspicionOf(
 
 /** The words of a suspicion, for a warning: `the sum of unique_users is 120, below a third of 1432, the median of ...`. */
 export function describeSuspicion(suspicion: Suspicion): string {
-  if (suspicion.allZero) return `every value is zero (the ${suspicion.measure} is 0)`;
-  const side = suspicion.value < (suspicion.median ?? 0) ? 'below a third of' : 'above three times';
-  return `the ${suspicion.measure} is ${suspicion.value}, ${side} ${suspicion.median}, the median of the complete days of the ${SUSPECT_RULE.days} before it`;
+  const parts: string[] = [];
+  if (suspicion.allZero) parts.push(`every value is zero (the ${suspicion.measure} is 0)`);
+  else if (suspicion.median !== undefined) {
+    const side = suspicion.value < suspicion.median ? 'below a third of' : 'above three times';
+    parts.push(
+      `the ${suspicion.measure} is ${suspicion.value}, ${side} ${suspicion.median}, the median of the complete days of the ${SUSPECT_RULE.days} before it`,
+    );
+  }
+  const { batch, stores } = suspicion;
+  if (batch !== undefined) {
+    parts.push(
+      `${batch.stores} of ${batch.judged} stores moved together to x${batch.factor} of their usual ${suspicion.measure} (the vendor's batch?)`,
+    );
+  }
+  if (stores !== undefined) {
+    const named = stores.first.map(
+      (store) =>
+        `${store.store} ${store.value} (expected ${store.low} to ${store.high}, ${store.basis === 'weekday' ? 'its same weekday' : 'its recent days'})`,
+    );
+    const more = stores.count > stores.first.length ? `, and ${stores.count - stores.first.length} more` : '';
+    parts.push(
+      `${stores.count} ${stores.count === 1 ? 'store' : 'stores'} outside their usual ${suspicion.measure}: ${named.join(', ')}${more}`,
+    );
+  }
+  return parts.join('; ');
 }
 
 function medianOf(values: readonly number[]): number {

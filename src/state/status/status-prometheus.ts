@@ -81,6 +81,11 @@ export function formatPrometheus(statuses: readonly KeyStatus[], lastRun: LastRu
         'Days held pending because their complete data looks wrong (gaps too).',
         (status) => daysOfRanges(status.suspect).length,
       ),
+      ...family(
+        'area_metrics_suspect_stores',
+        'Stores found outside their usual range on the days held as suspect, summed over those days.',
+        (status) => status.pending.reduce((sum, pending) => sum + (pending.reason === 'suspect' ? (pending.suspectStores ?? 0) : 0), 0),
+      ),
       ...run,
     ].join('\n') + '\n'
   );

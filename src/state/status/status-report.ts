@@ -17,10 +17,24 @@ function describeReason(pending: StatusPending): string {
     case 'asked':
       return 'asked (not judged yet)';
     case 'suspect':
-      return pending.allZero ? 'suspect (every value zero)' : `suspect (${pending.measure ?? 'its total'} far from the median)`;
+      return `suspect (${describeSuspect(pending)})`;
     default:
       return pending.reason.replace('-', ' ');
   }
+}
+
+/** What a held day's judgement found: every value zero, its total, the vendor's batch, its stores. */
+function describeSuspect(pending: StatusPending): string {
+  const parts: string[] = [];
+  if (pending.allZero) parts.push('every value zero');
+  else if (pending.median !== undefined) parts.push(`${pending.measure ?? 'its total'} far from the median`);
+  if (pending.factor !== undefined) parts.push(`most stores at x${pending.factor} of their usual`);
+  if (pending.suspectStores !== undefined) {
+    const named = pending.firstStores ?? [];
+    const more = pending.suspectStores > named.length ? ` and ${pending.suspectStores - named.length} more` : '';
+    parts.push(`${pending.suspectStores} store${pending.suspectStores === 1 ? '' : 's'} outside their range: ${named.join(', ')}${more}`);
+  }
+  return parts.length === 0 ? `${pending.measure ?? 'its total'} far from the median` : parts.join('; ');
 }
 
 /** `2026-10-25..11-24`: the second day without its year when the range stays in one year. */

@@ -7,6 +7,8 @@ import type { KeptDefaults, KeptSettings } from './kept-settings.js';
 import { upgradeV1, v1Schema } from './versions/v1.js';
 import { upgradeV2, v2Schema } from './versions/v2.js';
 import { upgradeV3, v3Schema } from './versions/v3.js';
+import { stateSchema as v4Schema } from './versions/v4.js';
+import { upgradeV4 } from './versions/v5.js';
 import { lastRunSchema, STATE_VERSION, stateSchema, type StateFile } from './versions/current.js';
 
 export interface StateLoadOptions extends KeptSettings, KeptDefaults {
@@ -89,14 +91,16 @@ export function checkWritable(file: StateFile, path: string): void {
 function upgrade(parsed: unknown, path: string): StateFile {
   const current = stateSchema.safeParse(parsed);
   if (current.success) return current.data;
+  const v4 = v4Schema.safeParse(parsed);
+  if (v4.success) return upgradeV4(v4.data);
   const v3 = v3Schema.safeParse(parsed);
-  if (v3.success) return upgradeV3(v3.data);
+  if (v3.success) return upgradeV4(upgradeV3(v3.data));
   const v2 = v2Schema.safeParse(parsed);
-  if (v2.success) return upgradeV3(upgradeV2(v2.data, path));
+  if (v2.success) return upgradeV4(upgradeV3(upgradeV2(v2.data, path)));
   const v1 = v1Schema.safeParse(parsed);
-  if (v1.success) return upgradeV3(upgradeV2(upgradeV1(v1.data), path));
+  if (v1.success) return upgradeV4(upgradeV3(upgradeV2(upgradeV1(v1.data), path)));
   const version = (parsed as { version?: unknown } | null)?.version;
-  const schema = version === STATE_VERSION ? stateSchema : version === 3 ? v3Schema : undefined;
+  const schema = version === STATE_VERSION ? stateSchema : version === 4 ? v4Schema : version === 3 ? v3Schema : undefined;
   const issue = schema?.safeParse(parsed).error?.issues[0];
   const where = issue === undefined ? '' : `: ${issue.path.join('.')}: ${issue.message}`;
   throw new UsageError(`state file ${path} is not an area-metrics state file${where}; fix or delete it`);
@@ -135,6 +139,11 @@ function checkState(file: StateFile, path: string, options: StateLoadOptions): v
     }
     for (const day of Object.keys(entry.pending ?? {})) checkDay(key, 'pending day', day, current);
     for (const day of Object.keys(entry.profiles ?? {})) checkDay(key, 'profile day', day, lastFinal);
+    for (const [day, [id]] of Object.entries(entry.storeFigures ?? {})) {
+      checkDay(key, 'store figures day', day, lastFinal);
+      if (file.storeSets[id] === undefined)
+        fail(`${key} ${day}'s store figures name store set ${JSON.stringify(id)}, which is not in storeSets`);
+    }
     if (entry.storeSet !== undefined && file.storeSets[entry.storeSet] === undefined) {
       fail(`${key} names store set ${JSON.stringify(entry.storeSet)}, which is not in storeSets`);
     }

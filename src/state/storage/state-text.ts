@@ -42,6 +42,7 @@ export function formatState(file: StateFile): string {
         ['stores', entry.stores === undefined ? undefined : String(entry.stores)],
         ['storeSet', entry.storeSet === undefined ? undefined : JSON.stringify(entry.storeSet)],
         ['profiles', byDay(entry.profiles)],
+        ['storeFigures', byDay(entry.storeFigures)],
       ] as const;
       return [key, object(fields, '    ')] as const;
     });

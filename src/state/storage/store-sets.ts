@@ -25,6 +25,10 @@ export function decodeStoreSet(encoded: string | undefined, path: string, id: st
 
 /** Sets no key refers to any more are dropped, so the file does not grow with every change of a chain's stores. */
 export function pruneStoreSets(file: StateFile): void {
-  const used = new Set(Object.values(file.metrics).map((entry) => entry.storeSet));
+  const used = new Set<string | undefined>();
+  for (const entry of Object.values(file.metrics)) {
+    used.add(entry.storeSet);
+    for (const [id] of Object.values(entry.storeFigures ?? {})) used.add(id);
+  }
   for (const id of Object.keys(file.storeSets)) if (!used.has(id)) delete file.storeSets[id];
 }

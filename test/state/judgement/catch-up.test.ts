@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { catchUpDays } from '../../../src/state/judgement/catch-up.js';
+import { catchUpDays, SUSPECT_REFETCHES } from '../../../src/state/judgement/catch-up.js';
+import { addDays } from '../../../src/window/days.js';
 
 describe('catchUpDays', () => {
   const now = new Date('2026-11-21T02:30:00Z');
@@ -59,5 +60,39 @@ describe('catchUpDays', () => {
       days: ['2026-11-20'],
       lookback: ['2026-11-20'],
     });
+  });
+});
+
+describe('catchUpDays: held suspect days', () => {
+  const now = new Date('2026-12-31T12:00:00Z');
+  const held = Array.from({ length: 40 }, (_, index) => addDays('2026-11-01', index));
+  const coverage = {
+    complete: [],
+    settledThrough: '2026-12-29',
+    pending: [...held, '2026-12-30'],
+    suspect: new Set(held),
+  };
+
+  it('40 held days never keep a not-over day from being fetched: it comes first, then at most 7 held days', () => {
+    const plan = catchUpDays(coverage, { maxDays: 31, lookback: 0 }, now);
+    expect(plan.pending).toContain('2026-12-30');
+    expect(plan.pending.filter((day) => held.includes(day))).toHaveLength(SUSPECT_REFETCHES);
+    expect(SUSPECT_REFETCHES).toBe(7);
+    // Held days waiting for their turn are not a cut of --max-days: no warning every night about them.
+    expect(plan).toMatchObject({ heldRetried: 7, heldLeft: 40 - 7 });
+    expect(plan.pendingLeft).toBeUndefined();
+  });
+
+  it('takes the held days in turns, night by night, so that each is fetched again within a week', () => {
+    const fetched = new Set<string>();
+    for (let night = 0; night < 6; night++) {
+      const plan = catchUpDays(coverage, { maxDays: 31, lookback: 0 }, new Date(now.getTime() + night * 86_400_000));
+      for (const day of plan.pending) fetched.add(day);
+    }
+    expect(held.every((day) => fetched.has(day))).toBe(true);
+  });
+
+  it('gives held days only the room --max-days leaves', () => {
+    expect(catchUpDays(coverage, { maxDays: 3, lookback: 0 }, now).pending.filter((day) => held.includes(day))).toHaveLength(2);
   });
 });

@@ -29,7 +29,7 @@ describe('the state file of each release', () => {
     expect(state.storeCodes('traffic')).toBeUndefined();
     await state.markComplete('traffic', '2026-11-19', ['S001']);
     const file = await onDisk();
-    expect(file.version).toBe(4);
+    expect(file.version).toBe(5);
     expect(file.metrics['unique-users[store=S001]']).toEqual({ complete: [['2026-11-17', '2026-11-17']] });
     expect(file.metrics.traffic).toMatchObject({ complete: [['2026-11-18', '2026-11-19']], stores: 1 });
 
@@ -48,6 +48,28 @@ describe('the state file of each release', () => {
       complete: [['2026-11-17', '2026-11-17']],
       pending: [{ day: '2026-11-18', status: { reason: 'partly-published', missingStores: 2, stores: 2 } }],
     });
+  });
+
+  it('reads version 4, which had no store figures, and writes version 5 with the figures of the next day judged', async () => {
+    await writeFile(
+      path,
+      JSON.stringify({
+        version: 4,
+        metrics: { traffic: { complete: [['2026-11-16', '2026-11-17']], profiles: { '2026-11-17': [2, 2, 4, 1] } } },
+        storeSets: {},
+      }),
+    );
+    const state = await loadStateFile(path, OPTIONS);
+    expect(state.storeHistory('traffic')('2026-11-17')).toBeUndefined();
+    await state.markComplete('traffic', '2026-11-18', ['S001', 'S002'], [2, 2, 4, 1], {
+      codes: ['S001', 'S002'],
+      values: [1, 0.5],
+      suspect: false,
+    });
+    const file = await onDisk();
+    expect(file.version).toBe(5);
+    expect(Object.keys(file.metrics.traffic?.storeFigures as object)).toEqual(['2026-11-18']);
+    expect([...(state.storeHistory('traffic')('2026-11-18')?.values ?? [])]).toEqual([1, 0.5]);
   });
 
   it('reads version 3, whose `interrupted` was written before the first request, as `asked`', async () => {
@@ -73,7 +95,7 @@ describe('the state file of each release', () => {
     expect(state.lastRun()).toMatchObject({ exitCode: 130 });
     await state.markComplete('traffic', '2026-11-19', ['S001', 'S002']);
     const file = await onDisk();
-    expect(file.version).toBe(4);
+    expect(file.version).toBe(5);
     expect(file.metrics.traffic).toMatchObject({
       complete: [
         ['2026-11-16', '2026-11-17'],
@@ -105,9 +127,9 @@ describe('the state file of each release', () => {
       /not an area-metrics state file: metrics.traffic.pending.2026-11-05.reason/,
     ],
     [{ version: 1, lastCompleteDay: { trafic: '2026-11-01' } }, /unknown metric key "trafic"/],
-    [{ version: 5, metrics: {} }, /has version 5, newer than this area-metrics reads \(4\); upgrade area-metrics/],
+    [{ version: 6, metrics: {} }, /has version 6, newer than this area-metrics reads \(5\); upgrade area-metrics/],
     [
-      { version: 4, metrics: { traffic: { pending: { '2026-11-05': { reason: 'lost' } } } }, storeSets: {} },
+      { version: 5, metrics: { traffic: { pending: { '2026-11-05': { reason: 'lost' } } } }, storeSets: {} },
       /not an area-metrics state file: metrics.traffic.pending.2026-11-05.reason/,
     ],
     [
@@ -149,7 +171,7 @@ describe('a last run record no number can make the coverage unreadable with', ()
   ])(
     'reads a state whose last run is %j: the coverage kept, one warning, and the next write leaves the record out',
     async (lastRun, warning) => {
-      await writeFile(path, JSON.stringify({ version: 4, metrics: coverage, storeSets: {}, lastRun }));
+      await writeFile(path, JSON.stringify({ version: 5, metrics: coverage, storeSets: {}, lastRun }));
       const state = await loadStateFile(path, OPTIONS);
       expect(state.coverage('traffic').complete).toEqual([['2026-11-16', '2026-11-17']]);
       expect(state.lastRun()).toBeUndefined();

@@ -21,7 +21,7 @@ export const PENDING_REASONS = [
   'reopened',
 ] as const;
 
-const pendingSchema = z.strictObject({
+export const pendingSchema = z.strictObject({
   reason: z.enum(PENDING_REASONS),
   /** With `partly-published`: stores of the metric's latest complete day that this window lacks. */
   missingStores: storeCountSchema.optional(),
@@ -36,7 +36,7 @@ const pendingSchema = z.strictObject({
 
 export type PendingDay = z.infer<typeof pendingSchema>;
 
-const entrySchema = z.strictObject({
+export const entrySchema = z.strictObject({
   /** Days whose data is final, as ranges. */
   complete: z.array(rangeSchema).optional(),
   /** Days settled by hand as final whatever their data (`area-metrics accept`). */

@@ -1,0 +1,176 @@
+import { addDays, type CalendarDay } from '../../window/days.js';
+import type { StoreFigures } from './store-figures.js';
+
+/**
+ * The per-store rule's numbers. A store's day is judged against the same store's same weekday over the 8 weeks before
+ * (a Saturday against Saturdays: the week's rhythm is the largest honest change a store has); while fewer than 4 of
+ * them are complete, against every complete day of the 28 before, with a wider floor, as that history mixes the
+ * rhythm in. Fewer than 7 such days: the store is not judged (a new store, a new metric). On a log scale, so that a
+ * half and a double are the same distance, with median and MAD (robust: one odd day among eight moves them little).
+ * Suspect when the distance passes both the floor (a store's ordinary variation, a sale or a storm, is never a
+ * suspicion) and `mads` times the scaled MAD (a store whose days vary a lot is allowed more).
+ */
+export const STORE_RULE = {
+  weeks: 8,
+  minimumSameWeekdays: 4,
+  recentDays: 28,
+  minimumRecentDays: 7,
+  /** ln 1.6: beyond a 60% rise or a fall to 62.5% of the weekday's median. */
+  weekdayFloor: Math.log(1.6),
+  /** ln 2.5: the fallback's history holds Tuesdays and Saturdays alike. */
+  recentFloor: Math.log(2.5),
+  mads: 4,
+  /** A whole-day suspicion: at least 3 judged stores, 60% of them within ln 1.25 of their common factor. */
+  batchMinimumStores: 3,
+  batchShare: 0.6,
+  batchSpread: Math.log(1.25),
+} as const;
+
+/** 1.4826 x MAD estimates a standard deviation for normal data. */
+const MAD_SCALE = 1.4826;
+
+/** A store's day found suspect, with the range it was expected in. */
+export interface StoreFinding {
+  readonly store: string;
+  readonly value: number;
+  readonly median: number;
+  readonly low: number;
+  readonly high: number;
+  /** What it was judged against: its same weekday, or every recent day while too few weekdays are complete. */
+  readonly basis: 'weekday' | 'recent';
+  readonly allZero?: true;
+}
+
+/** Most stores moved together by `factor`: one suspicion of the whole day (the vendor's batch). */
+export interface BatchFinding {
+  readonly factor: number;
+  readonly stores: number;
+  readonly judged: number;
+}
+
+export interface StoreJudgement {
+  /** Stores judged (those with history enough). */
+  readonly judged: number;
+  readonly batch?: BatchFinding;
+  /** Stores suspect on their own (after the batch's factor, when there is one), by store code. */
+  readonly stores: readonly StoreFinding[];
+}
+
+/** A store's expectation: the median of its history's logs and how far from it a day may be. */
+interface Baseline {
+  readonly median: number;
+  readonly allowed: number;
+  readonly basis: 'weekday' | 'recent';
+  /** Every day of its history was zero: zeros are its normal. */
+  readonly zeros: boolean;
+}
+
+/**
+ * Judges each store's figure of `day` against its history: `history(d)` gives the figures of a complete day that was
+ * not suspect (undefined otherwise), so a suspect day never judges later ones. Stores in `found` were named by an
+ * earlier suspect day and are not judged again (one finding, not one a night).
+ */
+export function judgeStores(
+  day: CalendarDay,
+  figures: StoreFigures,
+  history: (day: CalendarDay) => StoreFigures | undefined,
+  found: ReadonlySet<string> = new Set(),
+): StoreJudgement {
+  const weekdays: StoreFigures[] = [];
+  for (let week = 1; week <= STORE_RULE.weeks; week++) {
+    const figuresOf = history(addDays(day, -7 * week));
+    if (figuresOf !== undefined) weekdays.push(figuresOf);
+  }
+  const recent: StoreFigures[] = [];
+  for (let back = 1; back <= STORE_RULE.recentDays; back++) {
+    const figuresOf = history(addDays(day, -back));
+    if (figuresOf !== undefined) recent.push(figuresOf);
+  }
+  const judged: { store: string; value: number; distance: number; baseline: Baseline }[] = [];
+  const zeros: StoreFinding[] = [];
+  for (let index = 0; index < figures.codes.length; index++) {
+    const store = figures.codes[index]!;
+    if (found.has(store)) continue;
+    const baseline = baselineOf(store, weekdays, recent);
+    if (baseline === undefined || baseline.zeros) continue;
+    const value = figures.values[index]!;
+    if (value <= 0) {
+      zeros.push({ ...rangeOf(store, value, baseline), allZero: true });
+      continue;
+    }
+    judged.push({ store, value, distance: Math.log(value) - baseline.median, baseline });
+  }
+  // While any store is judged from a history that mixes the weekdays, the whole day moves with the rhythm: its floor.
+  const batchFloor = judged.some(({ baseline }) => baseline.basis === 'recent') ? STORE_RULE.recentFloor : STORE_RULE.weekdayFloor;
+  const batch = batchOf(
+    judged.map(({ distance }) => distance),
+    judged.length + zeros.length,
+    batchFloor,
+  );
+  const shift = batch === undefined ? 0 : Math.log(batch.factor);
+  const stores = [
+    ...zeros,
+    ...judged
+      .filter(({ distance, baseline }) => Math.abs(distance - shift) > baseline.allowed)
+      .map(({ store, value, baseline }) => rangeOf(store, value, baseline)),
+  ].sort((a, b) => (a.store < b.store ? -1 : 1));
+  return { judged: judged.length + zeros.length, ...(batch === undefined ? {} : { batch }), stores };
+}
+
+function baselineOf(store: string, weekdays: readonly StoreFigures[], recent: readonly StoreFigures[]): Baseline | undefined {
+  const sameWeekday = valuesOf(store, weekdays);
+  if (sameWeekday.length >= STORE_RULE.minimumSameWeekdays) return robust(sameWeekday, 'weekday', STORE_RULE.weekdayFloor);
+  const recentValues = valuesOf(store, recent);
+  if (recentValues.length >= STORE_RULE.minimumRecentDays) return robust(recentValues, 'recent', STORE_RULE.recentFloor);
+  return undefined;
+}
+
+function valuesOf(store: string, days: readonly StoreFigures[]): number[] {
+  const values: number[] = [];
+  for (const figures of days) {
+    const index = figures.indexOf.get(store);
+    if (index !== undefined) values.push(figures.values[index]!);
+  }
+  return values;
+}
+
+function robust(values: readonly number[], basis: Baseline['basis'], floor: number): Baseline {
+  const positive = values.filter((value) => value > 0);
+  // Mostly zeros: zeros are what this store reports (a closed zone, a closed store), not a failure.
+  if (positive.length * 2 <= values.length) return { median: 0, allowed: 0, basis, zeros: true };
+  const logs = positive.map(Math.log);
+  const median = medianOf(logs);
+  const mad = medianOf(logs.map((log) => Math.abs(log - median)));
+  return { median, allowed: Math.max(floor, STORE_RULE.mads * MAD_SCALE * mad), basis, zeros: false };
+}
+
+function rangeOf(store: string, value: number, baseline: Baseline): StoreFinding {
+  const round = (figure: number): number => Number(figure.toPrecision(4));
+  return {
+    store,
+    value,
+    median: round(Math.exp(baseline.median)),
+    low: round(Math.exp(baseline.median - baseline.allowed)),
+    high: round(Math.exp(baseline.median + baseline.allowed)),
+    basis: baseline.basis,
+  };
+}
+
+/**
+ * When most judged stores moved by about the same factor, and that factor is beyond the floor, the day is one
+ * suspicion: a store's own failure does not move the others. Stores at zero count as judged but not as moved.
+ */
+function batchOf(distances: readonly number[], judged: number, floor: number): BatchFinding | undefined {
+  if (distances.length < STORE_RULE.batchMinimumStores) return undefined;
+  const common = medianOf(distances);
+  if (Math.abs(common) <= floor) return undefined;
+  const together = distances.filter((distance) => Math.abs(distance - common) <= STORE_RULE.batchSpread).length;
+  if (together < STORE_RULE.batchShare * judged) return undefined;
+  return { factor: Number(Math.exp(common).toPrecision(3)), stores: together, judged };
+}
+
+function medianOf(values: readonly number[]): number {
+  const sorted = Float64Array.from(values).sort();
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}

@@ -1,0 +1,81 @@
+import { UsageError } from '../errors.js';
+import { rangesHold } from '../window/day-ranges.js';
+import { addDays, type CalendarDay } from '../window/days.js';
+import { decodeFigures, encodeFigures, storeFigures, type StoreFigures } from './judgement/store-figures.js';
+import { STORE_RULE } from './judgement/store-rule.js';
+import { decodeStoreSet, encodeStoreSet, storeSetId } from './storage/store-sets.js';
+import type { StateEntry, StateFile, StoreFiguresDay } from './storage/versions/current.js';
+
+/** A judged day's figure per store, as the import hands it to the state. */
+export interface JudgedFigures {
+  /** Sorted store codes. */
+  readonly codes: readonly string[];
+  readonly values: ArrayLike<number>;
+  /** Judged suspect: kept (accepting the day puts it in the history) but not in the history meanwhile. */
+  readonly suspect: boolean;
+  /** The stores it found suspect on their own. */
+  readonly found?: readonly string[];
+}
+
+/** Days of figures kept behind the newest: the rule's eight weeks, and two more for days judged late. */
+const FIGURE_DAYS = STORE_RULE.weeks * 7 + 14;
+
+/** Records the day's figures in the entry (of a freshly read state), dropping those too old to judge by. */
+export function recordFigures(file: StateFile, entry: StateEntry, day: CalendarDay, figures: JudgedFigures): void {
+  const id = storeSetId(figures.codes);
+  if (file.storeSets[id] === undefined) file.storeSets[id] = encodeStoreSet(figures.codes);
+  const text = encodeFigures(figures.values);
+  const found = figures.found ?? [];
+  const record: StoreFiguresDay = !figures.suspect ? [id, text] : found.length === 0 ? [id, text, 1] : [id, text, 1, [...found]];
+  const kept = { ...entry.storeFigures, [day]: record };
+  const days = Object.keys(kept).sort();
+  const oldest = addDays(days.at(-1)!, -FIGURE_DAYS + 1);
+  for (const old of days) {
+    if (old >= oldest) break;
+    delete kept[old];
+  }
+  entry.storeFigures = kept;
+}
+
+/**
+ * The figures a later day is judged by: those of complete days not judged suspect, and of accepted days (a person
+ * said their numbers are right). Decoded once each, when the rule asks for them; days with one store set share it.
+ */
+export function storeHistory(file: StateFile, entry: StateEntry | undefined, path: string): (day: CalendarDay) => StoreFigures | undefined {
+  const sets = new Map<string, { codes: readonly string[]; indexOf: ReadonlyMap<string, number> }>();
+  const decoded = new Map<CalendarDay, StoreFigures | undefined>();
+  return (day) => {
+    if (decoded.has(day)) return decoded.get(day);
+    const kept = entry?.storeFigures?.[day];
+    let figures: StoreFigures | undefined;
+    const accepted = rangesHold(entry?.accepted ?? [], day);
+    if (kept !== undefined && (accepted || (kept[2] === undefined && rangesHold(entry?.complete ?? [], day)))) {
+      const [id, text] = kept;
+      let set = sets.get(id);
+      if (set === undefined) {
+        const codes = decodeStoreSet(file.storeSets[id], path, id);
+        set = { codes, indexOf: new Map(codes.map((code, index) => [code, index])) };
+        sets.set(id, set);
+      }
+      const values = decodeFigures(text, set.codes.length);
+      if (values === undefined)
+        throw new UsageError(`state file ${path}: the store figures of ${day} do not match their store set; fix or delete them`);
+      figures = storeFigures(set.codes, values, set.indexOf);
+    }
+    decoded.set(day, figures);
+    return figures;
+  };
+}
+
+/**
+ * The stores a suspect day of the eight weeks before `day` already found, held or not: one finding each, not one a
+ * night (a store closed for good is named once; its zeros become its history as the days after it are recorded).
+ */
+export function foundStores(entry: StateEntry | undefined, day: CalendarDay): ReadonlySet<string> {
+  const found = new Set<string>();
+  const oldest = addDays(day, -STORE_RULE.weeks * 7);
+  for (const [other, record] of Object.entries(entry?.storeFigures ?? {})) {
+    if (other >= oldest && other < day) for (const store of record[3] ?? []) found.add(store);
+  }
+  return found;
+}

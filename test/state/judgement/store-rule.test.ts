@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { STORE_RULE, judgeStores } from '../../../src/state/judgement/store-rule.js';
+import { storeFigures, type StoreFigures } from '../../../src/state/judgement/store-figures.js';
+import { addDays, type CalendarDay } from '../../../src/window/days.js';
+
+const DAY = '2026-11-28';
+const CODES = ['S001', 'S002', 'S003', 'S004', 'S005'];
+const INDEX = new Map(CODES.map((code, index) => [code, index]));
+
+function figures(values: readonly number[]): StoreFigures {
+  return storeFigures(CODES, Float64Array.from(values), INDEX);
+}
+
+/** A history of the days `back` days before DAY (1 = the day before), every store at its `level`. */
+function historyOf(backs: Iterable<number>, level: (store: number, back: number) => number = () => 100) {
+  const days = new Map<CalendarDay, StoreFigures>();
+  for (const back of backs) days.set(addDays(DAY, -back), figures(CODES.map((_code, store) => level(store, back))));
+  return (day: CalendarDay) => days.get(day);
+}
+
+const weeks = (...numbers: number[]) => numbers.map((week) => 7 * week);
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, index) => from + index);
+/** One store (S003) at `value`, the others at their usual 100. */
+const oneStoreAt = (value: number) => figures([100, 100, value, 100, 100]);
+
+describe('the per-store rule', () => {
+  it('judges a store by its same weekday over 8 weeks: the 8th week back counts, the 9th does not', () => {
+    // Four complete Saturdays at 100: weeks 5-8 are in the window.
+    expect(judgeStores(DAY, oneStoreAt(300), historyOf(weeks(5, 6, 7, 8))).stores.map(({ store }) => store)).toEqual(['S003']);
+    // Weeks 6-9: only three are in it, too few weekdays and too few recent days, so nobody is judged.
+    expect(judgeStores(DAY, oneStoreAt(300), historyOf(weeks(6, 7, 8, 9)))).toEqual({ judged: 0, stores: [] });
+  });
+
+  it('needs 4 same weekdays; with 3 it falls back to the 28 recent days, the 28th counting and the 29th not', () => {
+    const weekdayJudged = judgeStores(DAY, oneStoreAt(100), historyOf(weeks(1, 2, 3, 4)));
+    expect(weekdayJudged.judged).toBe(5);
+    // Three Saturdays (the 28th day back is one) and four other days: 7 recent days, judged from them.
+    const recent = judgeStores(DAY, oneStoreAt(1000), historyOf([...weeks(1, 2), 1, 2, 3, 4, 28]));
+    expect(recent.stores).toEqual([expect.objectContaining({ store: 'S003', basis: 'recent' })]);
+    // The same with the 29th day instead of the 28th: 6 recent days, not judged.
+    expect(judgeStores(DAY, oneStoreAt(1000), historyOf([...weeks(1, 2), 1, 2, 3, 4, 29])).judged).toBe(0);
+    expect(STORE_RULE.minimumRecentDays).toBe(7);
+  });
+
+  it('holds a store within the floor of its weekday (x1.6) and finds it just beyond, either way', () => {
+    const history = historyOf(weeks(1, 2, 3, 4, 5, 6, 7, 8));
+    expect(judgeStores(DAY, oneStoreAt(159), history).stores).toEqual([]);
+    expect(judgeStores(DAY, oneStoreAt(161), history).stores).toEqual([
+      { store: 'S003', value: 161, median: 100, low: 62.5, high: 160, basis: 'weekday' },
+    ]);
+    expect(judgeStores(DAY, oneStoreAt(63), history).stores).toEqual([]);
+    expect(judgeStores(DAY, oneStoreAt(62), history).stores.map(({ store }) => store)).toEqual(['S003']);
+  });
+
+  it('in the fallback, allows the whole week (x2.5), since Tuesdays and Saturdays are mixed in its history', () => {
+    const history = historyOf(range(1, 10));
+    expect(judgeStores(DAY, oneStoreAt(249), history).stores).toEqual([]);
+    expect(judgeStores(DAY, oneStoreAt(251), history).stores).toEqual([expect.objectContaining({ high: 250, basis: 'recent' })]);
+  });
+
+  it('allows a store that varies much more: 4 scaled MADs when they pass the floor', () => {
+    // S003 alternates 50 and 200 over its Saturdays: MAD of the logs ln 2, so the floor is not what decides.
+    const history = historyOf(weeks(1, 2, 3, 4, 5, 6, 7, 8), (store, back) => (store === 2 ? (back % 14 === 0 ? 50 : 200) : 100));
+    expect(judgeStores(DAY, oneStoreAt(1000), history).stores).toEqual([]);
+  });
+
+  it('finds a store at zero where its history is not, and leaves one whose history is mostly zeros', () => {
+    const history = historyOf(weeks(1, 2, 3, 4), (store, back) => (store === 4 && back > 7 ? 0 : 100));
+    const judgement = judgeStores(DAY, figures([100, 100, 0, 100, 0]), history);
+    expect(judgement.stores).toEqual([expect.objectContaining({ store: 'S003', value: 0, allZero: true })]);
+  });
+
+  it('makes most stores moving by one factor one suspicion of the day, and still names a store that moved apart', () => {
+    const history = historyOf(weeks(1, 2, 3, 4));
+    const half = judgeStores(DAY, figures([50, 52, 48, 51, 5]), history);
+    expect(half.batch).toEqual({ factor: 0.5, stores: 4, judged: 5 });
+    expect(half.stores.map(({ store }) => store)).toEqual(['S005']);
+    // Two of five stores moving together is not the day's batch, but two stores' own findings.
+    const two = judgeStores(DAY, figures([50, 50, 100, 100, 100]), history);
+    expect(two.batch).toBeUndefined();
+    expect(two.stores.map(({ store }) => store)).toEqual(['S001', 'S002']);
+  });
+
+  it('does not judge a store with no history, nor the batch of fewer than 3 judged stores', () => {
+    const history = historyOf(weeks(1, 2, 3, 4));
+    const judgement = judgeStores(DAY, storeFigures(['S006', 'S007'], Float64Array.from([0, 5000])), history);
+    expect(judgement).toEqual({ judged: 0, stores: [] });
+  });
+});
