@@ -140,15 +140,17 @@ export function decodePage(body: Uint8Array, context: PageContext): DecodedPage 
     ends.push(writer.write(text));
     valid.push({ result, instant });
     rowCount += result.values.length;
-    const sums = emptySums();
-    metric.total.add(sums, result);
-    addSums(measure, sums);
-    const storeSums = storeMeasures.get(result.store_code);
-    if (storeSums === undefined) storeMeasures.set(result.store_code, sums);
-    else addSums(storeSums, sums);
+    // Summed store by store; the page's total is their sum, made once at the end (no object per result).
+    let storeSums = storeMeasures.get(result.store_code);
+    if (storeSums === undefined) {
+      storeSums = emptySums();
+      storeMeasures.set(result.store_code, storeSums);
+    }
+    metric.total.add(storeSums, result);
     const warning = metric.warningOf?.(result);
     if (warning) warnings.push(`store ${result.store_code} ${result.date}: ${warning}`);
   }
+  for (const sums of storeMeasures.values()) addSums(measure, sums);
   const output = writer.take();
   const results = valid.map(
     ({ result, instant }, index): EncodedResult => ({
