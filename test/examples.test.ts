@@ -71,3 +71,9 @@ describe('no example passes a secret as a flag', () => {
     expect(secretFlags(stdout.text)).toEqual([]);
   });
 });
+
+describe('the README', () => {
+  it('stays a front page: at most 250 lines, the reference in docs/', () => {
+    expect(readFileSync(join(ROOT, 'README.md'), 'utf8').trimEnd().split('\n').length).toBeLessThanOrEqual(250);
+  });
+});
