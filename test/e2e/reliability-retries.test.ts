@@ -51,6 +51,11 @@ function importArgs(out: string, ...extra: string[]): string[] {
   ];
 }
 
+/** A day of unique users from a crafted server at `baseUrl` into `out`, with two retries. */
+function argsFor(baseUrl: string, out: string): string[] {
+  return ['unique-users', '--base-url', baseUrl, '--client-id', 'c', '--client-secret', SECRET, '--date', DAY, '-o', out, '--retries', '2'];
+}
+
 function metricRequests(): Timed[] {
   return answered.filter((request) => request.path.startsWith('/api/bi/area-metrics/'));
 }
@@ -200,21 +205,7 @@ describe('transient failures are retried and leave no trace', () => {
       response.end(envelopeFor(DAY));
     });
     const out = await tempDir();
-    const result = await runVirtual([
-      'unique-users',
-      '--base-url',
-      server.url,
-      '--client-id',
-      'c',
-      '--client-secret',
-      SECRET,
-      '--date',
-      DAY,
-      '-o',
-      out,
-      '--retries',
-      '2',
-    ]);
+    const result = await runVirtual(argsFor(server.url, out));
     expect(result.code, result.stderr).toBe(0);
     expect(server.calls).toHaveLength(2);
     expect(result.clock.waits).toHaveLength(1);
@@ -236,21 +227,7 @@ describe('transient failures are retried and leave no trace', () => {
       response.end(body);
     });
     const out = await tempDir();
-    const result = await runVirtual([
-      'unique-users',
-      '--base-url',
-      server.url,
-      '--client-id',
-      'c',
-      '--client-secret',
-      SECRET,
-      '--date',
-      DAY,
-      '-o',
-      out,
-      '--retries',
-      '2',
-    ]);
+    const result = await runVirtual(argsFor(server.url, out));
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/network error.*retry 1\/2/);
     expect(server.calls).toHaveLength(2);
@@ -323,21 +300,7 @@ describe('failures that do not go away', () => {
   it('connection refused is retried, then exit 4 naming the error and the attempts', async () => {
     const out = await tempDir();
     const port = await closedPort();
-    const result = await runVirtual([
-      'unique-users',
-      '--base-url',
-      `http://127.0.0.1:${port}`,
-      '--client-id',
-      'c',
-      '--client-secret',
-      SECRET,
-      '--date',
-      DAY,
-      '-o',
-      out,
-      '--retries',
-      '2',
-    ]);
+    const result = await runVirtual(argsFor(`http://127.0.0.1:${port}`, out));
     expect(result.code).toBe(4);
     expect(result.stderr).toContain('ECONNREFUSED');
     expect(result.stderr).toMatch(/retry 2\/2/);
