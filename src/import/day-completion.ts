@@ -5,6 +5,7 @@ import type { ImportState } from '../state/import-state.js';
 import type { PendingDay } from '../state/storage/versions/current.js';
 import { stateKey } from '../state/keys.js';
 import { addSums, emptySums, totalOf, type MeasureSums, type MetricTotal } from '../metrics/measure.js';
+import { mergeStoreSums, storeTotals, type StoreSums } from '../metrics/store-sums.js';
 import type { DayProfile } from '../state/judgement/day-profile.js';
 import { NAMED_STORES, suspicionOf, type Suspicion, type SuspectMode } from '../state/judgement/suspect.js';
 import { judgeStores } from '../state/judgement/store-rule.js';
@@ -23,12 +24,12 @@ export interface UnitFigures {
   readonly count: number;
   readonly dropped: number;
   readonly rowCount: number;
-  /** The stores of its results. */
+  /** The stores of its results, sorted. */
   readonly storeCodes: readonly string[];
   /** The metric's total over its results, as sums. */
   readonly measure: MeasureSums;
-  /** The same, store by store. */
-  readonly storeMeasures: ReadonlyMap<string, MeasureSums>;
+  /** The same store by store, in the order of `storeCodes`. */
+  readonly storeSums: readonly MeasureSums[];
 }
 
 /** A unit as the pipeline commits it: written (with its figures), or failed. */
@@ -100,7 +101,8 @@ interface DayTally {
   results: number;
   rows: number;
   readonly measure: MeasureSums;
-  readonly storeMeasures: Map<string, MeasureSums>;
+  /** Each unit's store sums, made one when the day is judged. */
+  readonly storeSums: StoreSums[];
   readonly stores: Set<string>;
 }
 
@@ -131,7 +133,7 @@ export class DayCompletion {
         results: 0,
         rows: 0,
         measure: emptySums(),
-        storeMeasures: new Map<string, MeasureSums>(),
+        storeSums: [],
         stores: new Set<string>(),
       };
       tally.left++;
@@ -159,11 +161,7 @@ export class DayCompletion {
       tally.results += outcome.data.count - outcome.data.dropped;
       tally.rows += outcome.data.rowCount;
       addSums(tally.measure, outcome.data.measure);
-      for (const [store, sums] of outcome.data.storeMeasures) {
-        const kept = tally.storeMeasures.get(store) ?? emptySums();
-        addSums(kept, sums);
-        tally.storeMeasures.set(store, kept);
-      }
+      tally.storeSums.push({ codes: outcome.data.storeCodes, sums: outcome.data.storeSums });
       for (const code of outcome.data.storeCodes) tally.stores.add(code);
     } else {
       tally.failed = true;
@@ -208,8 +206,9 @@ export class DayCompletion {
     }
     const notes: DayNote[] = codes.length > 0 ? [{ metric, day, kind: 'complete-anyway', missing, settleDays: this.rules.settleDays }] : [];
     const profile: DayProfile = [tally.results, tally.stores.size, tally.rows, totalOf(tally.measure, tally.total)];
-    const judged = [...tally.storeMeasures.keys()].sort();
-    const values = judged.map((code) => totalOf(tally.storeMeasures.get(code)!, tally.total));
+    const stores = mergeStoreSums(tally.storeSums);
+    const judged = stores.codes;
+    const values = storeTotals(stores, tally.total);
     const suspicion = this.rules.onSuspect === 'off' ? undefined : this.suspicionOf(key, day, tally, profile, judged, values);
     // A suspect day's figures are kept out of the history that judges later days until it is accepted.
     const figures: JudgedFigures | undefined =
@@ -237,17 +236,12 @@ export class DayCompletion {
     tally: DayTally,
     profile: DayProfile,
     codes: readonly string[],
-    values: readonly number[],
+    values: Float64Array,
   ): Suspicion | undefined {
     const figures = { measure: tally.total.measure, total: profile[3], allZero: tally.measure.weight > 0 && tally.measure.nonZero === 0 };
     const byTotal = suspicionOf(day, figures, this.state?.completeProfiles(key) ?? new Map());
     if (this.state === undefined || codes.length === 0) return byTotal;
-    const judgement = judgeStores(
-      day,
-      storeFigures(codes, Float64Array.from(values)),
-      this.state.storeHistory(key),
-      this.state.foundStores(key, day),
-    );
+    const judgement = judgeStores(day, storeFigures(codes, values), this.state.storeHistory(key), this.state.foundStores(key, day));
     // Where stores could be judged, they judge the day: a chain that grows or closes stores moves its total for good,
     // and that is the new normal, not a suspicion. Every value zero is one still (it needs no history).
     const total = judgement.judged > 0 && !byTotal?.allZero ? undefined : byTotal;

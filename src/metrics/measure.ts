@@ -28,8 +28,13 @@ export interface MetricTotal {
   readonly kind: 'sum' | 'mean';
 }
 
+/** The total as it is: a store's figure, which the state keeps on a log scale of its own. */
+export function exactTotalOf(sums: MeasureSums, total: MetricTotal): number {
+  return total.kind === 'sum' ? sums.value : sums.weight === 0 ? 0 : sums.value / sums.weight;
+}
+
+/** The total as the state and warnings show it. */
 export function totalOf(sums: MeasureSums, total: MetricTotal): number {
-  const value = total.kind === 'sum' ? sums.value : sums.weight === 0 ? 0 : sums.value / sums.weight;
   // Six significant digits: enough to compare with a median, and a year of days stays short in the state.
-  return Number(value.toPrecision(6));
+  return Number(exactTotalOf(sums, total).toPrecision(6));
 }

@@ -3,7 +3,7 @@ import type { MetricDescriptor, MetricResult } from './descriptors.js';
 import { checkResult, type RequestScope, type Violation } from './check.js';
 import type { ResultEncoder } from './encode.js';
 import { envelopeSchema, type Envelope } from './schema.js';
-import { addSums, emptySums, type MeasureSums } from './measure.js';
+import { emptySums, type MeasureSums } from './measure.js';
 import { localDayOf } from '../window/day-mode.js';
 
 export interface RejectedRecord extends Violation {
@@ -17,6 +17,8 @@ export interface EncodedResult {
   /** The instant of `date` (the store's local midnight), epoch ms. */
   readonly instant: number;
   readonly bytes: Uint8Array;
+  /** What it adds to its store's day total. */
+  readonly sums: MeasureSums;
 }
 
 /** One page, checked and encoded. */
@@ -34,10 +36,6 @@ export interface DecodedPage {
   readonly rejected: RejectedRecord[];
   /** The metric's warnings about valid results (e.g. traffic not summing to 1), naming the store and date. */
   readonly warnings: string[];
-  /** The metric's day total over the results kept, as sums. */
-  readonly measure: MeasureSums;
-  /** The same sums store by store: each store's day is judged on its own. */
-  readonly storeMeasures: Map<string, MeasureSums>;
 }
 
 /** What decoding a page of one unit needs besides the body. */
@@ -114,11 +112,9 @@ export function decodePage(body: Uint8Array, context: PageContext): DecodedPage 
   const keys: string[] = [];
   const writer = new ByteWriter();
   const ends: number[] = [];
-  const valid: { result: MetricResult; instant: number }[] = [];
+  const valid: { result: MetricResult; instant: number; sums: MeasureSums }[] = [];
   const rejected: RejectedRecord[] = [];
   const warnings: string[] = [];
-  const measure = emptySums();
-  const storeMeasures = new Map<string, MeasureSums>();
   let rowCount = 0;
   let dropped = 0;
   for (const record of envelope.results) {
@@ -138,26 +134,22 @@ export function decodePage(body: Uint8Array, context: PageContext): DecodedPage 
     if (text === undefined) throw new MalformedBodyError(`a result of store ${result.store_code} is nested too deeply to write`);
     keys.push(`${result.store_code}\u0000${instant}`);
     ends.push(writer.write(text));
-    valid.push({ result, instant });
     rowCount += result.values.length;
-    // Summed store by store; the page's total is their sum, made once at the end (no object per result).
-    let storeSums = storeMeasures.get(result.store_code);
-    if (storeSums === undefined) {
-      storeSums = emptySums();
-      storeMeasures.set(result.store_code, storeSums);
-    }
-    metric.total.add(storeSums, result);
+    // Each result its own sums: its store's day is judged on its own, once the unit's results are sorted by store.
+    const sums = emptySums();
+    metric.total.add(sums, result);
+    valid.push({ result, instant, sums });
     const warning = metric.warningOf?.(result);
     if (warning) warnings.push(`store ${result.store_code} ${result.date}: ${warning}`);
   }
-  for (const sums of storeMeasures.values()) addSums(measure, sums);
   const output = writer.take();
   const results = valid.map(
-    ({ result, instant }, index): EncodedResult => ({
+    ({ result, instant, sums }, index): EncodedResult => ({
       storeCode: result.store_code,
       date: result.date,
       instant,
       bytes: output.subarray(ends[index - 1] ?? 0, ends[index]),
+      sums,
     }),
   );
   return {
@@ -170,7 +162,5 @@ export function decodePage(body: Uint8Array, context: PageContext): DecodedPage 
     rowCount,
     rejected,
     warnings,
-    measure,
-    storeMeasures,
   };
 }

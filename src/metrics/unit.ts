@@ -7,7 +7,8 @@ import { silentLogger, type Logger } from '../log/logger.js';
 import type { OutputEncoding } from '../output/format.js';
 import type { ParquetTable } from '../output/parquet.js';
 import type { UnitContent } from '../output/sinks.js';
-import { addSums, emptySums, type MeasureSums } from './measure.js';
+import type { MeasureSums } from './measure.js';
+import { storeSumsOf } from './store-sums.js';
 import { dayWindow, type DayMode } from '../window/day-mode.js';
 import type { CalendarDay } from '../window/days.js';
 import { describeValue, describeViolation, type RequestScope } from './check.js';
@@ -59,15 +60,15 @@ export interface UnitData extends UnitContent {
   readonly rejected: RejectedRecord[];
   readonly warnings: string[];
   /** The distinct store codes of the valid results, sorted: which stores the vendor has published for the unit. */
-  readonly storeCodes: string[];
+  readonly storeCodes: readonly string[];
   /** Results of a neighbouring local day, received and counted but not written (local mode). */
   readonly dropped: number;
   /** Fetches of the whole unit it took (1 unless it came back incomplete). */
   readonly attempts: number;
-  /** The metric's day total over the results kept, as sums (pages and units add up). */
+  /** The metric's day total over the results kept, as sums (the units of a day add up). */
   readonly measure: MeasureSums;
-  /** The same, store by store. */
-  readonly storeMeasures: ReadonlyMap<string, MeasureSums>;
+  /** The same store by store, in the order of `storeCodes`. */
+  readonly storeSums: readonly MeasureSums[];
   /** Requests the unit sent (every fetch, retries included), and the 429s among their answers. */
   readonly requests: number;
   readonly throttled: number;
@@ -113,8 +114,6 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number,
   const rejected: RejectedRecord[] = [];
   const warnings: string[] = [];
   const seen = new Set<string>();
-  const measure = emptySums();
-  const storeMeasures = new Map<string, MeasureSums>();
   let rowCount = 0;
   let dropped = 0;
   let repeated = 0;
@@ -165,12 +164,6 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number,
       for (const result of page.results) results.push(result);
       dropped += page.dropped;
       rowCount += page.rowCount;
-      addSums(measure, page.measure);
-      for (const [store, sums] of page.storeMeasures) {
-        const kept = storeMeasures.get(store);
-        if (kept === undefined) storeMeasures.set(store, sums);
-        else addSums(kept, sums);
-      }
       options.onPage?.(unit, number, rowCount);
     }
   } catch (error) {
@@ -182,8 +175,7 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number,
     return { complete: false, reason: `expected ${count} results, received ${received}${repeats}` };
   }
   results.sort(compareResults);
-  const storeCodes: string[] = [];
-  for (const result of results) if (storeCodes.at(-1) !== result.storeCode) storeCodes.push(result.storeCode);
+  const stores = storeSumsOf(results);
   const header = headerOf(unit.metric, options.encoding);
   const table = parquetTableOf(unit.metric, options.encoding, unitWindow(unit));
   return {
@@ -198,11 +190,11 @@ async function fetchOnce(unit: Unit, options: UnitFetchOptions, attempt: number,
       pieces: results.map((result) => result.bytes),
       rejected,
       warnings,
-      storeCodes,
+      storeCodes: stores.codes,
       dropped,
       attempts: attempt,
-      measure,
-      storeMeasures,
+      measure: stores.total,
+      storeSums: stores.sums,
       requests: tally.requests,
       throttled: tally.throttled,
     },

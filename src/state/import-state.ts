@@ -11,7 +11,7 @@ import { formatState } from './storage/state-text.js';
 import type { StateStorage } from './storage/storage.js';
 import { decodeStoreSet, encodeStoreSet, pruneStoreSets, storeSetId } from './storage/store-sets.js';
 import type { StoreFigures } from './judgement/store-figures.js';
-import { foundStores, recordFigures, storeHistory, type JudgedFigures } from './store-history.js';
+import { DecodedFigures, foundStores, recordFigures, storeHistory, type JudgedFigures } from './store-history.js';
 import { lastRunSchema, type LastRun, type PendingDay, type StateEntry, type StateFile } from './storage/versions/current.js';
 
 /**
@@ -24,6 +24,8 @@ import { lastRunSchema, type LastRun, type PendingDay, type StateEntry, type Sta
  */
 export class ImportState {
   private readonly storeSetCache = new Map<string, readonly string[]>();
+  /** Per key, the store figures decoded so far: each day's once a run, not once a judged day. */
+  private readonly decodedFigures = new Map<string, DecodedFigures>();
 
   private constructor(
     readonly storage: StateStorage,
@@ -140,7 +142,12 @@ export class ImportState {
 
   /** Each store's figures of the days that judge later ones (see `storeHistory`), decoded as the rule asks. */
   storeHistory(key: string): (day: CalendarDay) => StoreFigures | undefined {
-    return storeHistory(this.file, this.file.metrics[key], this.path);
+    let decoded = this.decodedFigures.get(key);
+    if (decoded === undefined) {
+      decoded = new DecodedFigures();
+      this.decodedFigures.set(key, decoded);
+    }
+    return storeHistory(this.file, this.file.metrics[key], this.path, decoded);
   }
 
   /** The stores a suspect day of the weeks before `day` already found (see `foundStores`). */

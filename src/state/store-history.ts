@@ -10,7 +10,7 @@ import type { StateEntry, StateFile, StoreFiguresDay } from './storage/versions/
 export interface JudgedFigures {
   /** Sorted store codes. */
   readonly codes: readonly string[];
-  readonly values: ArrayLike<number>;
+  readonly values: Float64Array;
   /** Judged suspect: kept (accepting the day puts it in the history) but not in the history meanwhile. */
   readonly suspect: boolean;
   /** The stores it found suspect on their own. */
@@ -39,32 +39,56 @@ export function recordFigures(file: StateFile, entry: StateEntry, day: CalendarD
 
 /**
  * The figures a later day is judged by: those of complete days not judged suspect, and of accepted days (a person
- * said their numbers are right). Decoded once each, when the rule asks for them; days with one store set share it.
+ * said their numbers are right). Decoded when the rule asks for them, each day once in `decoded`'s life.
  */
-export function storeHistory(file: StateFile, entry: StateEntry | undefined, path: string): (day: CalendarDay) => StoreFigures | undefined {
-  const sets = new Map<string, { codes: readonly string[]; indexOf: ReadonlyMap<string, number> }>();
-  const decoded = new Map<CalendarDay, StoreFigures | undefined>();
+export function storeHistory(
+  file: StateFile,
+  entry: StateEntry | undefined,
+  path: string,
+  decoded: DecodedFigures = new DecodedFigures(),
+): (day: CalendarDay) => StoreFigures | undefined {
   return (day) => {
-    if (decoded.has(day)) return decoded.get(day);
     const kept = entry?.storeFigures?.[day];
-    let figures: StoreFigures | undefined;
+    if (kept === undefined) return undefined;
     const accepted = rangesHold(entry?.accepted ?? [], day);
-    if (kept !== undefined && (accepted || (kept[2] === undefined && rangesHold(entry?.complete ?? [], day)))) {
-      const [id, text] = kept;
-      let set = sets.get(id);
-      if (set === undefined) {
-        const codes = decodeStoreSet(file.storeSets[id], path, id);
-        set = { codes, indexOf: new Map(codes.map((code, index) => [code, index])) };
-        sets.set(id, set);
-      }
-      const values = decodeFigures(text, set.codes.length);
-      if (values === undefined)
-        throw new UsageError(`state file ${path}: the store figures of ${day} do not match their store set; fix or delete them`);
-      figures = storeFigures(set.codes, values, set.indexOf);
-    }
-    decoded.set(day, figures);
-    return figures;
+    if (!accepted && (kept[2] !== undefined || !rangesHold(entry?.complete ?? [], day))) return undefined;
+    return decoded.figuresOf(file, path, day, kept);
   };
+}
+
+/**
+ * One metric's store figures as decoded so far in a run. The state is read again at every write, so a day's record
+ * is decoded again only when its text changed; a store set once, its id being its content's hash.
+ */
+export class DecodedFigures {
+  private readonly sets = new Map<string, { readonly codes: readonly string[]; readonly indexOf: ReadonlyMap<string, number> }>();
+  private readonly days = new Map<CalendarDay, { readonly id: string; readonly text: string; readonly figures: StoreFigures }>();
+
+  figuresOf(file: StateFile, path: string, day: CalendarDay, [id, text]: StoreFiguresDay): StoreFigures {
+    const known = this.days.get(day);
+    if (known !== undefined && known.id === id && known.text === text) return known.figures;
+    const set = this.storeSet(file, path, id);
+    const values = decodeFigures(text, set.codes.length);
+    if (values === undefined)
+      throw new UsageError(`state file ${path}: the store figures of ${day} do not match their store set; fix or delete them`);
+    const figures = storeFigures(set.codes, values, set.indexOf);
+    this.days.set(day, { id, text, figures });
+    return figures;
+  }
+
+  private storeSet(
+    file: StateFile,
+    path: string,
+    id: string,
+  ): { readonly codes: readonly string[]; readonly indexOf: ReadonlyMap<string, number> } {
+    let set = this.sets.get(id);
+    if (set === undefined) {
+      const codes = decodeStoreSet(file.storeSets[id], path, id);
+      set = { codes, indexOf: new Map(codes.map((code, index) => [code, index])) };
+      this.sets.set(id, set);
+    }
+    return set;
+  }
 }
 
 /**

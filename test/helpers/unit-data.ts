@@ -19,6 +19,6 @@ export function unitDataOf(unit: Unit, rows: number, rejected: readonly Rejected
     requests: 1,
     throttled: 0,
     measure: emptySums(),
-    storeMeasures: new Map(),
+    storeSums: [],
   };
 }

@@ -40,7 +40,8 @@ function outcome(
       requests: 1,
       throttled: 0,
       measure,
-      storeMeasures: new Map(),
+      // Stores that add nothing of their own are never judged: these days are judged by their total alone.
+      storeSums: storeCodes.map(() => ({ value: 0, weight: 0, nonZero: 0 })),
     },
   };
 }

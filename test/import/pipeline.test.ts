@@ -27,7 +27,7 @@ function data(unit: Unit): UnitData {
     requests: 1,
     throttled: 0,
     measure: emptySums(),
-    storeMeasures: new Map(),
+    storeSums: [],
   };
 }
 

@@ -30,16 +30,14 @@ const honest = (store: number, index: number): number =>
 
 function usersDay(day: string, users: readonly number[]): UnitOutcome {
   const unit: Unit = { metric: METRICS['unique-users'], day };
-  const storeMeasures = new Map<string, MeasureSums>(
-    STORES.map((store, index) => [store, { value: Math.round(users[index]!), weight: 4, nonZero: users[index]! > 0 ? 4 : 0 }]),
-  );
+  const storeSums: MeasureSums[] = users.map((value) => ({ value: Math.round(value), weight: 4, nonZero: value > 0 ? 4 : 0 }));
   const measure = { value: 0, weight: 0, nonZero: 0 };
-  for (const sums of storeMeasures.values()) {
+  for (const sums of storeSums) {
     measure.value += sums.value;
     measure.weight += sums.weight;
     measure.nonZero += sums.nonZero;
   }
-  const data = { ...unitDataOf(unit, STORES.length), storeCodes: [...STORES], measure, storeMeasures };
+  const data = { ...unitDataOf(unit, STORES.length), storeCodes: [...STORES], measure, storeSums };
   return { unit, ok: true, destination: 'test', changed: true, data };
 }
 

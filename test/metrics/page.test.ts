@@ -42,12 +42,15 @@ describe('decodePage', () => {
     expect(page.keys).toEqual([`S2\u0000${Date.parse('2026-11-19T23:00:00Z')}`, `Ś1\u0000${Date.parse('2026-11-19T23:00:00Z')}`]);
   });
 
-  it("adds the valid results to the metric's day total, not those set aside", () => {
+  it("gives each valid result what it adds to its store's day total; those set aside add nothing", () => {
     const page = decodePage(
       bytes(envelope([result('S1', ['a', 'b'], (index) => index * 5), result('S3', ['a'], () => -1), result('S2', ['a'], () => 7)])),
       csvJob,
     );
-    expect(page.measure).toEqual({ value: 12, weight: 3, nonZero: 2 });
+    expect(page.results.map(({ storeCode, sums }) => [storeCode, sums])).toEqual([
+      ['S1', { value: 5, weight: 2, nonZero: 1 }],
+      ['S2', { value: 7, weight: 1, nonZero: 1 }],
+    ]);
   });
 
   it('sets invalid records aside with the field, the value and the reason, and still counts them (not as repeats)', () => {

@@ -28,7 +28,7 @@ export function figureOf(code: number): number {
 }
 
 /** The figures in `codes`' order as base64 text, two bytes (big-endian) a store. */
-export function encodeFigures(values: ArrayLike<number>): string {
+export function encodeFigures(values: Float64Array): string {
   const bytes = new Uint8Array(values.length * 2);
   for (let index = 0; index < values.length; index++) {
     const code = figureCode(values[index]!);

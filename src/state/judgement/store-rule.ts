@@ -148,7 +148,8 @@ function rangeOf(store: string, value: number, baseline: Baseline): StoreFinding
   const round = (figure: number): number => Number(figure.toPrecision(4));
   return {
     store,
-    value,
+    // Six significant digits, as a day's total is shown.
+    value: Number(value.toPrecision(6)),
     median: round(Math.exp(baseline.median)),
     low: round(Math.exp(baseline.median - baseline.allowed)),
     high: round(Math.exp(baseline.median + baseline.allowed)),

@@ -11,7 +11,7 @@ describe('store figures', () => {
   });
 
   it('writes two bytes a store and reads them back; text of another length is refused', () => {
-    const text = encodeFigures([0, 1, 250, 80_000]);
+    const text = encodeFigures(Float64Array.of(0, 1, 250, 80_000));
     expect(Buffer.from(text, 'base64')).toHaveLength(8);
     const values = decodeFigures(text, 4)!;
     expect([...values].map((value) => Number(value.toPrecision(3)))).toEqual([0, 1, 250, 80_000]);

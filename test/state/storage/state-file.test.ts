@@ -63,7 +63,7 @@ describe('the state file of each release', () => {
     expect(state.storeHistory('traffic')('2026-11-17')).toBeUndefined();
     await state.markComplete('traffic', '2026-11-18', ['S001', 'S002'], [2, 2, 4, 1], {
       codes: ['S001', 'S002'],
-      values: [1, 0.5],
+      values: Float64Array.of(1, 0.5),
       suspect: false,
     });
     const file = await onDisk();
