@@ -5,7 +5,7 @@
 // metrics: the size of eight weeks of store figures, the time to read them back, and the time to judge one day.
 import { parseArgs } from 'node:util';
 import { DESCRIPTORS } from '../dist/metrics/descriptors.js';
-import { emptySums, totalOf } from '../dist/metrics/measure.js';
+import { emptySums, exactTotalOf } from '../dist/metrics/measure.js';
 import { Dataset } from '../dist/sandbox/data.js';
 import { decodeFigures, encodeFigures, storeFigures } from '../dist/state/judgement/store-figures.js';
 import { judgeStores } from '../dist/state/judgement/store-rule.js';
@@ -43,7 +43,7 @@ function falseHolds(stores) {
       for (let store = 0; store < stores; store++) {
         const sums = emptySums();
         metric.total.add(sums, dataset.result(metric.name, store, local));
-        values[store] = totalOf(sums, metric.total);
+        values[store] = exactTotalOf(sums, metric.total);
       }
       // As kept: through the two-byte code.
       const figures = storeFigures(codes, decoded(encodeFigures(values), stores), indexOf);

@@ -52,6 +52,11 @@ describe('the per-store rule', () => {
     expect(judgeStores(DAY, oneStoreAt(62), history).stores.map(({ store }) => store)).toEqual(['S003']);
   });
 
+  it("names a store's figure to six significant digits, as a day's total is shown", () => {
+    const history = historyOf(weeks(1, 2, 3, 4, 5, 6, 7, 8));
+    expect(judgeStores(DAY, oneStoreAt(1000 / 3), history).stores).toEqual([expect.objectContaining({ store: 'S003', value: 333.333 })]);
+  });
+
   it('in the fallback, allows the whole week (x2.5), since Tuesdays and Saturdays are mixed in its history', () => {
     const history = historyOf(range(1, 10));
     expect(judgeStores(DAY, oneStoreAt(249), history).stores).toEqual([]);
