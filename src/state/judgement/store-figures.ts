@@ -29,13 +29,18 @@ export function figureOf(code: number): number {
 
 /** The figures in `codes`' order as base64 text, two bytes (big-endian) a store. */
 export function encodeFigures(values: Float64Array): string {
+  return Buffer.from(figureBytes(values)).toString('base64');
+}
+
+/** Two bytes a store; a function of its own, so that the optimizing compiler takes this loop without the Base64 after it. */
+function figureBytes(values: Float64Array): Uint8Array {
   const bytes = new Uint8Array(values.length * 2);
   for (let index = 0; index < values.length; index++) {
     const code = figureCode(values[index]!);
     bytes[index * 2] = code >>> 8;
     bytes[index * 2 + 1] = code & 0xff;
   }
-  return Buffer.from(bytes).toString('base64');
+  return bytes;
 }
 
 /** Reads `encodeFigures`' text back; undefined when it does not hold one figure per store. */
