@@ -86,7 +86,13 @@ export function judgeStores(
     const figuresOf = history(addDays(day, -back));
     if (figuresOf !== undefined) recent.push(figuresOf);
   }
-  const { judged, zeros } = storesAgainstBaselines(figures, weekdays, recent, found);
+  const lists = new Map<readonly string[], Int32Array>();
+  const { judged, zeros } = storesAgainstBaselines(
+    figures,
+    aligned(figures.codes, weekdays, lists),
+    aligned(figures.codes, recent, lists),
+    found,
+  );
   // While any store is judged from a history that mixes the weekdays, the whole day moves with the rhythm: its floor.
   const batchFloor = judged.some(({ baseline }) => baseline.basis === 'recent') ? STORE_RULE.recentFloor : STORE_RULE.weekdayFloor;
   const batch = batchOf(
@@ -119,8 +125,8 @@ interface JudgedStore {
  */
 function storesAgainstBaselines(
   figures: StoreFigures,
-  weekdays: readonly StoreFigures[],
-  recent: readonly StoreFigures[],
+  weekdays: AlignedHistory,
+  recent: AlignedHistory,
   found: ReadonlySet<string>,
 ): { judged: JudgedStore[]; zeros: StoreFinding[] } {
   const judged: JudgedStore[] = [];
@@ -128,7 +134,7 @@ function storesAgainstBaselines(
   for (let index = 0; index < figures.codes.length; index++) {
     const store = figures.codes[index]!;
     if (found.has(store)) continue;
-    const baseline = baselineOf(store, weekdays, recent);
+    const baseline = baselineOf(index, weekdays, recent);
     if (baseline === undefined || baseline.zeros) continue;
     const value = figures.values[index]!;
     if (value <= 0) {
@@ -140,19 +146,48 @@ function storesAgainstBaselines(
   return { judged, zeros };
 }
 
-function baselineOf(store: string, weekdays: readonly StoreFigures[], recent: readonly StoreFigures[]): Baseline | undefined {
-  const sameWeekday = valuesOf(store, weekdays);
+/** Days of history, and where each store of the day judged stands in each day's list (-1 where it is not). */
+interface AlignedHistory {
+  readonly days: readonly StoreFigures[];
+  readonly positions: readonly Int32Array[];
+}
+
+/**
+ * The days with each store's place in them: days with the same stores share their list (and `lists` keeps it for
+ * the other days), so a store is looked up once a list, not once a day of eight weeks.
+ */
+function aligned(codes: readonly string[], days: readonly StoreFigures[], lists: Map<readonly string[], Int32Array>): AlignedHistory {
+  const positions = days.map((figures) => {
+    let placed = lists.get(figures.codes);
+    if (placed === undefined) {
+      placed = placesIn(codes, figures);
+      lists.set(figures.codes, placed);
+    }
+    return placed;
+  });
+  return { days, positions };
+}
+
+function placesIn(codes: readonly string[], figures: StoreFigures): Int32Array {
+  const places = new Int32Array(codes.length);
+  for (let index = 0; index < codes.length; index++) places[index] = figures.indexOf.get(codes[index]!) ?? -1;
+  return places;
+}
+
+/** The baseline of the store at `index` of the day judged, if its history is long enough. */
+function baselineOf(index: number, weekdays: AlignedHistory, recent: AlignedHistory): Baseline | undefined {
+  const sameWeekday = valuesOf(index, weekdays);
   if (sameWeekday.length >= STORE_RULE.minimumSameWeekdays) return robust(sameWeekday, 'weekday', STORE_RULE.weekdayFloor);
-  const recentValues = valuesOf(store, recent);
+  const recentValues = valuesOf(index, recent);
   if (recentValues.length >= STORE_RULE.minimumRecentDays) return robust(recentValues, 'recent', STORE_RULE.recentFloor);
   return undefined;
 }
 
-function valuesOf(store: string, days: readonly StoreFigures[]): number[] {
+function valuesOf(index: number, history: AlignedHistory): number[] {
   const values: number[] = [];
-  for (const figures of days) {
-    const index = figures.indexOf.get(store);
-    if (index !== undefined) values.push(figures.values[index]!);
+  for (let day = 0; day < history.days.length; day++) {
+    const place = history.positions[day]![index]!;
+    if (place >= 0) values.push(history.days[day]!.values[place]!);
   }
   return values;
 }
