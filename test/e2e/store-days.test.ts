@@ -9,13 +9,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import type { SandboxPublishing } from '../../src/sandbox/types.js';
 import { assertBuilt } from '../helpers/cli.js';
-import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Store-Days-S3cret-9d1e';
 const CLOCK = noonToday();
 const { runCli } = clockedCli(CLOCK);
-const daysAgo = (n: number): string => new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
+const daysAgo = daysBefore(CLOCK);
 const DAY = daysAgo(2);
 
 let sandbox: Sandbox;
