@@ -64,6 +64,23 @@ describe('the per-store rule', () => {
     expect(judgeStores(DAY, oneStoreAt(1000), history).stores).toEqual([]);
   });
 
+  it('allows exactly 4 x 1.4826 MADs (on the logs) when they pass the floor', () => {
+    // S003's Saturdays alternate 120 and 100/1.2: a median of 100 and a MAD of ln 1.2, so 100 x 1.2^(4 x 1.4826) either way.
+    const history = historyOf(weeks(1, 2, 3, 4, 5, 6, 7, 8), (store, back) => (store !== 2 ? 100 : back % 14 === 0 ? 120 : 100 / 1.2));
+    expect(judgeStores(DAY, oneStoreAt(294), history).stores).toEqual([]);
+    expect(judgeStores(DAY, oneStoreAt(296), history).stores).toEqual([
+      { store: 'S003', value: 296, median: 100, low: 33.92, high: 294.8, basis: 'weekday' },
+    ]);
+    expect(judgeStores(DAY, oneStoreAt(34), history).stores).toEqual([]);
+    expect(judgeStores(DAY, oneStoreAt(33.8), history).stores.map(({ store }) => store)).toEqual(['S003']);
+  });
+
+  it('judges by the days before it: the day itself is never its own history', () => {
+    // With the day itself, these would be 4 same weekdays, or 7 recent days.
+    expect(judgeStores(DAY, oneStoreAt(1000), historyOf([0, ...weeks(1, 2, 3)])).judged).toBe(0);
+    expect(judgeStores(DAY, oneStoreAt(1000), historyOf(range(0, 6))).judged).toBe(0);
+  });
+
   it('finds a store at zero where its history is not, and leaves one whose history is mostly zeros', () => {
     const history = historyOf(weeks(1, 2, 3, 4), (store, back) => (store === 4 && back > 7 ? 0 : 100));
     const judgement = judgeStores(DAY, figures([100, 100, 0, 100, 0]), history);
@@ -79,6 +96,29 @@ describe('the per-store rule', () => {
     const two = judgeStores(DAY, figures([50, 50, 100, 100, 100]), history);
     expect(two.batch).toBeUndefined();
     expect(two.stores.map(({ store }) => store)).toEqual(['S001', 'S002']);
+  });
+
+  it('makes a batch of 3 judged stores moving together, not of 2', () => {
+    const history = historyOf(weeks(1, 2, 3, 4));
+    const three = judgeStores(DAY, storeFigures(['S001', 'S002', 'S003'], Float64Array.from([50, 50, 50])), history);
+    expect(three).toEqual({ judged: 3, batch: { factor: 0.5, stores: 3, judged: 3 }, stores: [] });
+    const two = judgeStores(DAY, storeFigures(['S001', 'S002'], Float64Array.from([50, 50])), history);
+    expect(two.batch).toBeUndefined();
+    expect(two.stores.map(({ store }) => store)).toEqual(['S001', 'S002']);
+  });
+
+  it('needs 60% of the judged stores within x1.25 of their common move for a batch', () => {
+    const codes = ['S001', 'S002', 'S003', 'S004', 'S005', 'S006', 'S007'];
+    // Every day before it, every store at 100.
+    const usual = storeFigures(codes, Float64Array.from(codes.map(() => 100)));
+    const history = () => usual;
+    const judge = (values: number[]) => judgeStores(DAY, storeFigures(codes.slice(0, values.length), Float64Array.from(values)), history);
+    // 3 of 5 (60%) at half: one suspicion of the day; 4 of 7 (57%): each store's own finding.
+    expect(judge([50, 50, 50, 100, 100]).batch).toEqual({ factor: 0.5, stores: 3, judged: 5 });
+    expect(judge([50, 50, 50, 50, 100, 100, 100]).batch).toBeUndefined();
+    // A store x1.22 from the common move is with it, one x1.27 is not (3 of 5 against 2 of 5).
+    expect(judge([50 / 1.22, 50, 50, 100, 100]).batch).toEqual({ factor: 0.5, stores: 3, judged: 5 });
+    expect(judge([50 / 1.27, 50, 50, 100, 100]).batch).toBeUndefined();
   });
 
   it('does not judge a store with no history, nor the batch of fewer than 3 judged stores', () => {
