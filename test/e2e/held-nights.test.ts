@@ -79,7 +79,7 @@ describe("the week's rhythm", () => {
     expect(held.warnings).toEqual([
       expect.stringMatching(
         new RegExp(
-          `^warn: unique-users ${saturday}: suspect: 1 store outside their usual sum of unique_users: S003 \\d+ \\(expected \\d+ to \\d+, its same weekday\\);`,
+          `^warn: unique-users ${saturday}: suspect: 1 store outside their usual sum of unique_users: S003 [\\d.]+ \\(expected [\\d.]+ to [\\d.]+, its same weekday\\);`,
         ),
       ),
     ]);
@@ -106,7 +106,7 @@ describe('a store closed for good, night after night', () => {
     expect(nights[1]!.warnings).toEqual([
       expect.stringMatching(
         new RegExp(
-          `^warn: unique-users ${closed}: suspect: 1 store outside their usual sum of unique_users: S003 0 \\(expected \\d+ to \\d+, its same weekday\\);`,
+          `^warn: unique-users ${closed}: suspect: 1 store outside their usual sum of unique_users: S003 0 \\(expected [\\d.]+ to [\\d.]+, its same weekday\\);`,
         ),
       ),
     ]);

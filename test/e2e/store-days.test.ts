@@ -81,6 +81,17 @@ describe('each store judged against its own weekdays', () => {
     );
   });
 
+  it('four stores gone dark: the first 3 named with their ranges, the fourth counted, in the warning and in status', async () => {
+    const { out, warnings } = await judgeDay([{ day: DAY, stores: ['S002', 'S005', 'S008', 'S011'], factor: 0 }]);
+    const named = ['S002', 'S005', 'S008'].map((store) => `${store} 0 \\(expected [\\d.]+ to [\\d.]+, its same weekday\\)`).join(', ');
+    expect(warnings).toEqual([
+      expect.stringMatching(new RegExp(`suspect: 4 stores outside their usual sum of unique_users: ${named}, and 1 more; file written`)),
+    ]);
+    expect((await runCli(['status', '-o', out])).stdout).toContain(
+      `${DAY} suspect (4 stores outside their range: S002, S005, S008 and 1 more)`,
+    );
+  });
+
   it('a store at five times its usual is held and named', async () => {
     const { warnings } = await judgeDay([{ day: DAY, stores: ['S007'], factor: 5 }]);
     expect(warnings).toEqual([expect.stringContaining('suspect: 1 store outside their usual sum of unique_users: S007 ')]);

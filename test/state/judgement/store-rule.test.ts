@@ -85,6 +85,11 @@ describe('the per-store rule', () => {
     const history = historyOf(weeks(1, 2, 3, 4), (store, back) => (store === 4 && back > 7 ? 0 : 100));
     const judgement = judgeStores(DAY, figures([100, 100, 0, 100, 0]), history);
     expect(judgement.stores).toEqual([expect.objectContaining({ store: 'S003', value: 0, allZero: true })]);
+    // Half its days at zero is zeros' normal too; one in four is not.
+    const half = historyOf(weeks(1, 2, 3, 4), (store, back) => (store === 4 && back > 14 ? 0 : 100));
+    expect(judgeStores(DAY, figures([100, 100, 100, 100, 0]), half).stores).toEqual([]);
+    const quarter = historyOf(weeks(1, 2, 3, 4), (store, back) => (store === 4 && back > 21 ? 0 : 100));
+    expect(judgeStores(DAY, figures([100, 100, 100, 100, 0]), quarter).stores.map(({ store }) => store)).toEqual(['S005']);
   });
 
   it('makes most stores moving by one factor one suspicion of the day, and still names a store that moved apart', () => {
