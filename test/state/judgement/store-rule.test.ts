@@ -23,6 +23,17 @@ const range = (from: number, to: number) => Array.from({ length: to - from + 1 }
 /** One store (S003) at `value`, the others at their usual 100. */
 const oneStoreAt = (value: number) => figures([100, 100, value, 100, 100]);
 
+/** S003 at each value `inside` is not found, and at each value `beyond` is, with `expected` as its range. */
+function expectEdges(
+  history: (day: CalendarDay) => StoreFigures | undefined,
+  values: { readonly inside: readonly number[]; readonly beyond: readonly number[] },
+  expected: { median: number; low: number; high: number; basis: 'weekday' | 'recent' },
+): void {
+  for (const value of values.inside) expect(judgeStores(DAY, oneStoreAt(value), history).stores).toEqual([]);
+  for (const value of values.beyond)
+    expect(judgeStores(DAY, oneStoreAt(value), history).stores).toEqual([{ store: 'S003', value, ...expected }]);
+}
+
 describe('the per-store rule', () => {
   it('judges a store by its same weekday over 8 weeks: the 8th week back counts, the 9th does not', () => {
     // Four complete Saturdays at 100: weeks 5-8 are in the window.
@@ -44,18 +55,12 @@ describe('the per-store rule', () => {
 
   it('holds a store within the floor of its weekday (x1.6) and finds it just beyond, either way', () => {
     const history = historyOf(weeks(1, 2, 3, 4, 5, 6, 7, 8));
-    expect(judgeStores(DAY, oneStoreAt(159), history).stores).toEqual([]);
-    expect(judgeStores(DAY, oneStoreAt(161), history).stores).toEqual([
-      { store: 'S003', value: 161, median: 100, low: 62.5, high: 160, basis: 'weekday' },
-    ]);
-    expect(judgeStores(DAY, oneStoreAt(63), history).stores).toEqual([]);
-    expect(judgeStores(DAY, oneStoreAt(62), history).stores.map(({ store }) => store)).toEqual(['S003']);
+    expectEdges(history, { inside: [159, 63], beyond: [161, 62] }, { median: 100, low: 62.5, high: 160, basis: 'weekday' });
   });
 
   it('in the fallback, allows the whole week (x2.5), since Tuesdays and Saturdays are mixed in its history', () => {
     const history = historyOf(range(1, 10));
-    expect(judgeStores(DAY, oneStoreAt(249), history).stores).toEqual([]);
-    expect(judgeStores(DAY, oneStoreAt(251), history).stores).toEqual([expect.objectContaining({ high: 250, basis: 'recent' })]);
+    expectEdges(history, { inside: [249, 41], beyond: [251, 39] }, { median: 100, low: 40, high: 250, basis: 'recent' });
   });
 
   it('allows a store that varies much more: 4 scaled MADs when they pass the floor', () => {
@@ -67,12 +72,7 @@ describe('the per-store rule', () => {
   it('allows exactly 4 x 1.4826 MADs (on the logs) when they pass the floor', () => {
     // S003's Saturdays alternate 120 and 100/1.2: a median of 100 and a MAD of ln 1.2, so 100 x 1.2^(4 x 1.4826) either way.
     const history = historyOf(weeks(1, 2, 3, 4, 5, 6, 7, 8), (store, back) => (store !== 2 ? 100 : back % 14 === 0 ? 120 : 100 / 1.2));
-    expect(judgeStores(DAY, oneStoreAt(294), history).stores).toEqual([]);
-    expect(judgeStores(DAY, oneStoreAt(296), history).stores).toEqual([
-      { store: 'S003', value: 296, median: 100, low: 33.92, high: 294.8, basis: 'weekday' },
-    ]);
-    expect(judgeStores(DAY, oneStoreAt(34), history).stores).toEqual([]);
-    expect(judgeStores(DAY, oneStoreAt(33.8), history).stores.map(({ store }) => store)).toEqual(['S003']);
+    expectEdges(history, { inside: [294, 34], beyond: [296, 33.8] }, { median: 100, low: 33.92, high: 294.8, basis: 'weekday' });
   });
 
   it('judges by the days before it: the day itself is never its own history', () => {
