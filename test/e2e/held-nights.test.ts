@@ -1,7 +1,8 @@
 /**
- * Held suspect days night after night: the nightly `--catch-up` run in this process with its clock a day later each
- * night, against a sandbox whose clock moves with it. A store closed for good is one finding a person settles, not a
- * held day every night; forty held days never keep the other pending days from being fetched again.
+ * Days judged night after night: the import run in this process with its clock a day later each night, against a
+ * sandbox (with its weekly rhythm) whose clock moves with it. A Saturday is judged against Saturdays; a store closed
+ * for good is one finding a person settles, not a held day every night; forty held days never keep the other pending
+ * days from being fetched again.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
