@@ -9,7 +9,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import type { SandboxPublishing } from '../../src/sandbox/types.js';
 import { WEEKDAY_WEIGHTS } from '../../src/sandbox/rhythm.js';
 import { addDays, daysBetween } from '../../src/window/days.js';
-import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
+import { clockedCli, daysBefore, noonToday } from '../helpers/sandbox-clock.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Held-Nights-S3cret-4a2f';
@@ -17,8 +17,9 @@ const DAY_MS = 86_400_000;
 /** The first night's clock: noon, when the day before yesterday is over and yesterday is not. */
 const FIRST_NIGHT = noonToday();
 let clock = FIRST_NIGHT;
+const daysAgo = daysBefore(FIRST_NIGHT);
 /** Day `n` of the story: 0 is the first night's day, -1 its yesterday. */
-const day = (n: number): string => addDays(FIRST_NIGHT.toISOString().slice(0, 10), n);
+const day = (n: number): string => daysAgo(-n);
 
 let sandbox: Sandbox;
 const tempDir = useTempDirs('held-nights-');
