@@ -26,7 +26,8 @@ export function recordFigures(file: StateFile, entry: StateEntry, day: CalendarD
   if (file.storeSets[id] === undefined) file.storeSets[id] = encodeStoreSet(figures.codes);
   const text = encodeFigures(figures.values);
   const found = figures.found ?? [];
-  const record: StoreFiguresDay = !figures.suspect ? [id, text] : found.length === 0 ? [id, text, 1] : [id, text, 1, [...found]];
+  const flag = figures.suspect ? 1 : 0;
+  const record: StoreFiguresDay = found.length > 0 ? [id, text, flag, [...found]] : figures.suspect ? [id, text, 1] : [id, text];
   const kept = { ...entry.storeFigures, [day]: record };
   const days = Object.keys(kept).sort();
   const oldest = addDays(days.at(-1)!, -FIGURE_DAYS + 1);
@@ -49,7 +50,7 @@ export function storeHistory(file: StateFile, entry: StateEntry | undefined, pat
     const kept = entry?.storeFigures?.[day];
     let figures: StoreFigures | undefined;
     const accepted = rangesHold(entry?.accepted ?? [], day);
-    if (kept !== undefined && (accepted || (kept[2] === undefined && rangesHold(entry?.complete ?? [], day)))) {
+    if (kept !== undefined && (accepted || (!kept[2] && rangesHold(entry?.complete ?? [], day)))) {
       const [id, text] = kept;
       let set = sets.get(id);
       if (set === undefined) {

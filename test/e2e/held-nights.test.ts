@@ -1,7 +1,8 @@
 /**
  * Days judged night after night: the import run in this process with its clock a day later each night, against a
  * sandbox (with its weekly rhythm) whose clock moves with it. A Saturday is judged against Saturdays; a store closed
- * for good is one finding a person settles, not a held day every night; forty held days never keep the other pending
+ * for good is one finding a person settles, not a held day every night; a store at a new size settles by itself once
+ * the days after it confirm the level; forty held days never keep the other pending
  * days from being fetched again.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -144,6 +145,37 @@ describe('a store closed for good, night after night', () => {
     expect(quiet.warnings).toEqual([]);
     expect(quiet.fetched).not.toContain(closed);
     expect((await statusOf(out)).metric.pending.map(({ reason }) => reason)).toEqual(['not-over']);
+  });
+});
+
+describe('a store at a new size for good, night after night', () => {
+  it('holds its first day until the days after it confirm the level, then settles it without a person', async () => {
+    const out = await tempDir();
+    const history = await runNight(0, out, ['--from', day(-36), '--to', day(-2)]);
+    expect(history.code, history.stderr).toBe(0);
+    // S005 doubles from the first night's yesterday on (a store enlarged), for good.
+    const enlarged = day(-1);
+    sandbox.setPublishing({ distorted: daysBetween(enlarged, day(20)).map((each) => ({ day: each, stores: ['S005'], factor: 2 })) });
+
+    const nights = [];
+    for (let night = 0; night < 14; night++) nights.push(await runNight(night, out, ['--catch-up']));
+    for (const night of nights) expect(night.code, night.stderr).toBe(0);
+    expect(nights[1]!.warnings).toEqual([
+      expect.stringMatching(new RegExp(`^warn: unique-users ${enlarged}: suspect: 1 store outside .*: S005 `)),
+    ]);
+    // Held while too few days came after it; then one night says the new level, and the nights after are quiet.
+    const settledOn = nights.findIndex((night) => night.stdout.includes('at a new level') || night.stderr.includes('at a new level'));
+    // Fetched first each night, it is judged before that night's new day is in: 7 complete days after it on night 9.
+    expect(settledOn).toBe(9);
+    for (const night of nights.slice(2, settledOn)) expect(night.warnings).toEqual([expect.stringMatching(/1 day still held as suspect/)]);
+    expect(nights[settledOn]!.stderr).toMatch(
+      new RegExp(`^unique-users ${enlarged}: 1 store \\(S005\\) at a new level from this day on`, 'm'),
+    );
+    for (const night of nights.slice(settledOn)) expect(night.warnings).toEqual([]);
+    const { metric } = await statusOf(out);
+    expect(metric.suspect).toEqual([]);
+    expect(metric.accepted).toEqual([]);
+    expect(metric.pending.map(({ reason }) => reason)).toEqual(['not-over']);
   });
 });
 

@@ -29,4 +29,13 @@ describe('the store figures a state keeps', () => {
     expect(foundStores(entry, addDays('2026-09-01', 56))).toEqual(new Set(['S002']));
     expect(foundStores(entry, addDays('2026-09-01', 57))).toEqual(new Set());
   });
+
+  it('keeps a complete day with stores found at a new level in the history, and names those stores after it', () => {
+    const file = emptyState();
+    const entry: StateEntry = { complete: [['2026-09-01', '2026-09-01']] };
+    recordFigures(file, entry, '2026-09-01', { codes: CODES, values: [100, 400, 300], suspect: false, found: ['S002'] });
+    expect(entry.storeFigures?.['2026-09-01']).toEqual([expect.any(String), expect.any(String), 0, ['S002']]);
+    expect(storeHistory(file, entry, 'state.json')('2026-09-01')?.values[1]).toBeCloseTo(400, 0);
+    expect(foundStores(entry, '2026-09-02')).toEqual(new Set(['S002']));
+  });
 });

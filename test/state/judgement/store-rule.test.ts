@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STORE_RULE, judgeStores } from '../../../src/state/judgement/store-rule.js';
+import { STORE_RULE, confirmedByLaterDays, judgeStores } from '../../../src/state/judgement/store-rule.js';
 import { storeFigures, type StoreFigures } from '../../../src/state/judgement/store-figures.js';
 import { addDays, type CalendarDay } from '../../../src/window/days.js';
 
@@ -130,5 +130,28 @@ describe('the per-store rule', () => {
     const history = historyOf(weeks(1, 2, 3, 4));
     const judgement = judgeStores(DAY, storeFigures(['S006', 'S007'], Float64Array.from([0, 5000])), history);
     expect(judgement).toEqual({ judged: 0, stores: [] });
+  });
+});
+
+describe('a held store confirmed by the days after it', () => {
+  /** S003 found at `value` on DAY, judged against the days `ahead` days after DAY (1 = the day after) at `level`. */
+  function confirmed(value: number, ahead: Iterable<number>, level: number): ReadonlySet<string> {
+    const before = historyOf(weeks(1, 2, 3, 4, 5, 6, 7, 8));
+    const [finding] = judgeStores(DAY, oneStoreAt(value), before).stores;
+    expect(finding).toMatchObject({ store: 'S003', value });
+    const after = new Map([...ahead].map((days) => [addDays(DAY, days), figures([100, 100, level, 100, 100])]));
+    return confirmedByLaterDays(DAY, (day) => after.get(day) ?? before(day), [finding!]);
+  }
+
+  it('is at a new level once 7 of the 28 days after it (the 28th counting) hold it, or 4 of its weekdays', () => {
+    expect(confirmed(200, [1, 2, 3, 4, 5, 6, 28], 200)).toEqual(new Set(['S003']));
+    expect(confirmed(200, [1, 2, 3, 4, 5, 6], 200)).toEqual(new Set());
+    expect(confirmed(200, [1, 2, 3, 4, 5, 6, 29], 200)).toEqual(new Set());
+    expect(confirmed(200, weeks(1, 2, 3, 4), 200)).toEqual(new Set(['S003']));
+  });
+
+  it('is not when the days after it are back at the old level (a one-day spike), nor when it is at zero', () => {
+    expect(confirmed(500, range(1, 28), 100)).toEqual(new Set());
+    expect(confirmed(0, range(1, 28), 0)).toEqual(new Set());
   });
 });
