@@ -1,0 +1,187 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { MetricName } from '../../src/metrics/descriptors.js';
+import { METRIC_NAMES } from '../../src/metrics/names.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { assertBuilt, stopAllClis, waitUntil } from '../helpers/cli.js';
+import { startPostgres, warnIfPostgresMissing, type TestPostgres } from '../helpers/postgres.js';
+import { daysFrom, rowVersions, sandboxRows, tableRows } from '../helpers/postgres-rows.js';
+import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
+
+/**
+ * Imports into a real PostgreSQL server (a throwaway cluster) from the sandbox, and reads the tables back with the pg
+ * client: the rows the sandbox holds, a late correction replacing exactly its day, a re-run changing nothing, a
+ * killed run leaving each unit old or new, two runs never interleaving, `status` reading the database.
+ */
+const skip = warnIfPostgresMissing('the PostgreSQL end-to-end tests');
+const CLOCK = noonToday();
+const SECRET = 'e2e-Postgres-Secret-5';
+const { runCli, startCli, startInProcess } = clockedCli(CLOCK);
+const utcDay = (offsetDays: number) => new Date(CLOCK.getTime() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+const FROM = utcDay(-4);
+const TO = utcDay(-2);
+const SCHEMA = 'area_metrics';
+
+let sandbox: Sandbox;
+let server: TestPostgres;
+let databases = 0;
+const auth = () => ['--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET];
+
+/** A fresh database of the cluster and its `-o` URL. */
+async function freshDatabase(): Promise<{ database: string; schema: string; url: string }> {
+  const database = `run_${++databases}`;
+  await server.query(`CREATE DATABASE ${database}`);
+  return { database, schema: SCHEMA, url: server.url({ database, params: { schema: SCHEMA } }) };
+}
+
+async function everyTable(at: { database: string; schema: string }): Promise<Map<MetricName, string[]>> {
+  return new Map(await Promise.all(METRIC_NAMES.map(async (metric) => [metric, await tableRows(server, at, metric)] as const)));
+}
+
+describe.skipIf(skip)('-o postgresql://', () => {
+  beforeAll(async () => {
+    [sandbox, server] = await Promise.all([
+      startSandbox({ stores: 6, zones: 4, days: 10, seed: 5, clientId: 'pg-client', clientSecret: SECRET, now: () => CLOCK }),
+      startPostgres(),
+    ]);
+  });
+  afterEach(async () => {
+    await stopAllClis();
+    sandbox.setPublishing({});
+    sandbox.setFaults({});
+  });
+  afterAll(async () => {
+    await Promise.all([sandbox?.close(), server?.stop()]);
+  });
+
+  it('a backfill equals the sandbox row for row; a re-run writes nothing; a late correction replaces exactly its day', async () => {
+    const at = await freshDatabase();
+    const first = await runCli(['all', ...auth(), '--from', FROM, '--to', TO, '-o', at.url]);
+    expect(first.code, first.stderr).toBe(0);
+    for (const metric of METRIC_NAMES)
+      expect(await tableRows(server, at, metric)).toEqual(sandboxRows(sandbox, metric, daysFrom(FROM, TO)));
+
+    const versions = async () =>
+      Promise.all(daysFrom(FROM, TO).flatMap((day) => METRIC_NAMES.map(async (metric) => rowVersions(server, at, metric, day))));
+    const before = await versions();
+    const again = await runCli(['all', ...auth(), '--from', FROM, '--to', TO, '-o', at.url]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toMatch(/imported 9 of 9 units, 162 rows, 9 unchanged/);
+    // No new row versions: every row is the one the first run wrote.
+    expect(await versions()).toEqual(before);
+
+    const corrected = utcDay(-3);
+    sandbox.setPublishing({ corrected: [{ day: corrected, revision: 1 }] });
+    const late = await runCli(['traffic', ...auth(), '--from', FROM, '--to', TO, '-o', at.url]);
+    expect(late.code, late.stderr).toBe(0);
+    expect(late.stderr).toMatch(/2 unchanged/);
+    expect(await tableRows(server, at, 'traffic', corrected)).toEqual(sandboxRows(sandbox, 'traffic', [corrected]));
+    for (const day of [FROM, TO])
+      expect(await rowVersions(server, at, 'traffic', day)).toEqual(before[daysFrom(FROM, TO).indexOf(day) * 3 + 2]);
+    expect(await rowVersions(server, at, 'traffic', corrected)).not.toEqual(before[5]);
+
+    // The state, the coverage and the run manifests are rows beside the data.
+    const units = await server.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${SCHEMA}.area_metrics_units`, [], at.database);
+    expect(units[0]?.n).toBe('9');
+    const runs = await server.query<{ exit_code: number; units: string }>(
+      `SELECT exit_code, jsonb_array_length(manifest->'units')::text AS units FROM ${SCHEMA}.area_metrics_runs ORDER BY run_id`,
+      [],
+      at.database,
+    );
+    expect(runs).toEqual([
+      { exit_code: 0, units: '9' },
+      { exit_code: 0, units: '9' },
+      { exit_code: 0, units: '3' },
+    ]);
+  });
+
+  it('status and --catch-up read the state from the database', async () => {
+    const at = await freshDatabase();
+    const imported = await runCli(['all', ...auth(), '--from', FROM, '--to', TO, '-o', at.url]);
+    expect(imported.code, imported.stderr).toBe(0);
+    const status = await runCli(['status', '-o', at.url, '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    const report = JSON.parse(status.stdout) as { state: string; metrics: { metric: string; lastCompleteDay: string | null }[] };
+    expect(report.state).toContain('area_metrics.area_metrics_state');
+    expect(report.metrics.map((metric) => [metric.metric, metric.lastCompleteDay]).sort()).toEqual(
+      METRIC_NAMES.map((metric) => [metric, TO]).sort(),
+    );
+    const catchUp = await runCli(['all', ...auth(), '--catch-up', '-o', at.url]);
+    expect(catchUp.code, catchUp.stderr).toBe(0);
+    // From the day after the last complete one, through yesterday: the state came from the database.
+    expect(catchUp.stderr).toContain(`unique-users ${utcDay(-1)}`);
+    expect(catchUp.stderr).not.toContain(`unique-users ${TO}`);
+  });
+
+  it('SIGKILL in the middle of a run leaves every unit either old or new, never mixed; the next run finishes the job', async () => {
+    assertBuilt();
+    const at = await freshDatabase();
+    const days = daysFrom(utcDay(-9), TO);
+    const first = await runCli(['all', ...auth(), '--from', days[0]!, '--to', TO, '-o', at.url]);
+    expect(first.code, first.stderr).toBe(0);
+    const old = await everyTable(at);
+    sandbox.setPublishing({ corrected: days.map((day) => ({ day, revision: 1 })) });
+    const fresh = new Map(METRIC_NAMES.map((metric) => [metric, sandboxRows(sandbox, metric, days)] as const));
+    // Slow answers and one unit at a time: the kill lands between commits or inside one.
+    sandbox.setFaults({ latencyMs: 60 });
+    const started = new Date();
+    const run = startCli(['all', ...auth(), '--from', days[0]!, '--to', TO, '-o', at.url, '--concurrency', '1'], { process: true });
+    await waitUntil(async () => {
+      const rows = await server.query<{ n: string }>(
+        `SELECT count(*)::text AS n FROM ${SCHEMA}.area_metrics_units WHERE loaded_at > $1`,
+        [started],
+        at.database,
+      );
+      return Number(rows[0]?.n) >= 4;
+    }, 'four units committed');
+    run.kill('SIGKILL');
+    const ended = await run.done;
+    expect(ended.signal).toBe('SIGKILL');
+
+    const states = { old: 0, new: 0 };
+    for (const metric of METRIC_NAMES) {
+      for (const day of days) {
+        const rows = await tableRows(server, at, metric, day);
+        const inDay = (all: readonly string[]) => all.filter((row) => tableRowsOfDay(row, day));
+        const isNew = JSON.stringify(rows) === JSON.stringify(inDay(fresh.get(metric)!));
+        const isOld = JSON.stringify(rows) === JSON.stringify(inDay(old.get(metric)!));
+        expect(isNew || isOld, `${metric} ${day} is neither the old rows nor the new ones`).toBe(true);
+        states[isNew ? 'new' : 'old']++;
+      }
+    }
+    expect(states.new).toBeGreaterThanOrEqual(4);
+    expect(states.old).toBeGreaterThan(0);
+
+    sandbox.setFaults({});
+    const next = await runCli(['all', ...auth(), '--from', days[0]!, '--to', TO, '-o', at.url]);
+    expect(next.code, next.stderr).toBe(0);
+    expect(await everyTable(at)).toEqual(fresh);
+  });
+
+  it('two runs on one database never interleave: the second waits for the lock and says who holds it', async () => {
+    const at = await freshDatabase();
+    const holder = await server.connect(at.database);
+    try {
+      await holder.query(`SELECT pg_advisory_lock(${0x414d4554}, hashtext($1) & 2147483647)`, [SCHEMA]);
+      const waiting = startInProcess(['unique-users', ...auth(), '--date', TO, '-o', at.url]);
+      await waitUntil(() => waiting.stderr().includes('waiting for it to end'), 'the run to wait for the lock');
+      expect(waiting.stderr()).toMatch(/another run \(server pid \d+, .*\) is writing to postgresql:\/\/.*; waiting for it to end/);
+      await holder.query(`SELECT pg_advisory_unlock(${0x414d4554}, hashtext($1) & 2147483647)`, [SCHEMA]);
+      expect((await waiting.done).code).toBe(0);
+    } finally {
+      await holder.end();
+    }
+
+    const both = await Promise.all([0, 1].map(() => runCli(['all', ...auth(), '--from', FROM, '--to', TO, '-o', at.url])));
+    for (const result of both) expect(result.code, result.stderr).toBe(0);
+    // One ran first and wrote; the other ran after it, and found every unit as it was.
+    expect(both.filter((result) => /9 unchanged/.test(result.stderr))).toHaveLength(1);
+    for (const metric of METRIC_NAMES)
+      expect(await tableRows(server, at, metric)).toEqual(sandboxRows(sandbox, metric, daysFrom(FROM, TO)));
+  });
+});
+
+/** Whether a row's instant (its second field, in milliseconds) lies in the UTC day. */
+function tableRowsOfDay(row: string, day: string): boolean {
+  const ms = Number((JSON.parse(row) as string[])[1]);
+  return ms >= Date.parse(`${day}T00:00:00Z`) && ms <= Date.parse(`${day}T23:59:59Z`);
+}
