@@ -64,13 +64,8 @@ export async function startPostgres(): Promise<TestPostgres> {
   if (!postgresBin) throw new Error('PostgreSQL is not installed');
   const dir = mkdtempSync(join(tmpdir(), 'area-metrics-pg-'));
   chmodSync(dir, 0o755);
-  if (asRoot) {
-    const { uid, gid } = await run('id', ['-u', 'postgres']).then(async ({ stdout }) => ({
-      uid: Number(stdout),
-      gid: Number((await run('id', ['-g', 'postgres'])).stdout),
-    }));
-    chownSync(dir, uid, gid);
-  }
+  const owner = await postgresOwner();
+  if (owner !== undefined) chownSync(dir, owner.uid, owner.gid);
   const data = join(dir, 'data');
   await run(
     ...command('initdb', ['-D', data, '-U', SUPERUSER, '--auth=trust', '--no-sync', '--no-instructions', '-E', 'UTF8', '--locale=C']),
@@ -119,4 +114,11 @@ export async function startPostgres(): Promise<TestPostgres> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The `postgres` system user's ids, as root gives it a folder (a tablespace on a test's own disk). */
+export async function postgresOwner(): Promise<{ uid: number; gid: number } | undefined> {
+  if (!asRoot) return undefined;
+  const [uid, gid] = await Promise.all([run('id', ['-u', 'postgres']), run('id', ['-g', 'postgres'])]);
+  return { uid: Number(uid.stdout), gid: Number(gid.stdout) };
 }
