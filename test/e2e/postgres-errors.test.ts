@@ -20,7 +20,7 @@ const SECRET = 'e2e-Postgres-Errors-Secret-8';
 const { runCli } = clockedCli(CLOCK);
 const DAY = new Date(CLOCK.getTime() - 3 * 86_400_000).toISOString().slice(0, 10);
 const DATABASE = 'errors';
-const PASSWORDS = { loader: 'Loader-Pass-9z', writer: 'Writer-Pass-3y', nobody: 'Nobody-Pass-1x' } as const;
+const PASSWORDS = { loader: 'Loader-Pass-9z', writer: 'Writer-Pass-3y', nobody: 'Nobody-Pass-1x', tls_only: 'Tls-Pass-7w' } as const;
 
 let sandbox: Sandbox;
 let server: TestPostgres;
@@ -38,16 +38,16 @@ describe.skipIf(skip)('-o postgresql:// when something is wrong', () => {
   beforeAll(async () => {
     [sandbox, server, home] = await Promise.all([
       startSandbox({ stores: 4, zones: 3, days: 8, seed: 9, clientId: 'pg-errors', clientSecret: SECRET, now: () => CLOCK }),
-      startPostgres(),
+      startPostgres({ tls: true }),
       mkdtemp(join(tmpdir(), 'pg-home-')),
     ]);
     await server.query(`CREATE DATABASE ${DATABASE}`);
     for (const [role, password] of Object.entries(PASSWORDS)) await server.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'`);
-    await server.query(`GRANT CREATE ON DATABASE ${DATABASE} TO loader`);
+    await server.query(`GRANT CREATE ON DATABASE ${DATABASE} TO loader, tls_only`);
   });
   afterEach(() => sandbox.setPublishing({}));
   afterAll(async () => {
-    await Promise.all([sandbox?.close(), server?.stop(), rm(home, { recursive: true, force: true })]);
+    await Promise.all([sandbox?.close(), server?.stop(), home === undefined ? undefined : rm(home, { recursive: true, force: true })]);
   });
 
   it('a server that cannot be reached: exit 4 after the retries, one line naming it, no password', async () => {
@@ -84,6 +84,36 @@ describe.skipIf(skip)('-o postgresql:// when something is wrong', () => {
     const fromFile = await runCli(args, { env: envOf({ PGPASSFILE: file }) });
     expect(fromFile.code, fromFile.stderr).toBe(0);
     expect(await tableRows(server, { database: DATABASE, schema: 'loaded' }, 'traffic')).toEqual(sandboxRows(sandbox, 'traffic', [DAY]));
+  });
+
+  it("libpq's PG* variables fill what the URL leaves out; sslmode is honoured as libpq means it", async () => {
+    const args = (url: string) => ['traffic', ...auth(), '--date', DAY, '-o', url];
+    const pg = { PGHOST: '127.0.0.1', PGPORT: String(server.port), PGDATABASE: DATABASE };
+    const fromEnv = await runCli(args('postgresql://?schema=from_env'), {
+      env: envOf({ ...pg, PGUSER: 'loader', PGPASSWORD: PASSWORDS.loader }),
+    });
+    expect(fromEnv.code, fromEnv.stderr).toBe(0);
+    expect(await tableRows(server, { database: DATABASE, schema: 'from_env' }, 'traffic')).toEqual(sandboxRows(sandbox, 'traffic', [DAY]));
+
+    // tls_only is let in over TLS alone: prefer (the default) and require encrypt, disable does not.
+    const tls = (params: string, extra: Record<string, string> = {}) =>
+      runCli(args(`postgresql://tls_only@127.0.0.1:${server.port}/${DATABASE}?schema=tls${params}`), {
+        env: envOf({ PGPASSWORD: PASSWORDS.tls_only, ...extra }),
+      });
+    expect((await tls('')).code).toBe(0);
+    expect((await tls('&sslmode=require')).code).toBe(0);
+    expect((await tls('', { PGSSLMODE: 'require' })).code).toBe(0);
+    const plain = await tls('&sslmode=disable');
+    expect(plain.code).toBe(3);
+    expect(errorsIn(plain.stderr)).toEqual([expect.stringMatching(/credentials rejected; .*\(28000: .*no encryption\)/)]);
+    // verify-full checks the certificate: against the system's CAs a self-signed one fails, against its own it passes.
+    const unverified = await tls('&sslmode=verify-full');
+    expect(unverified.code).toBe(4);
+    expect(errorsIn(unverified.stderr)).toEqual([
+      expect.stringContaining("the server's certificate cannot be verified; name its CA with sslrootcert"),
+    ]);
+    const verified = await tls(`&sslmode=verify-full&sslrootcert=${encodeURIComponent(server.certificate!)}`);
+    expect(verified.code, verified.stderr).toBe(0);
   });
 
   it('the least privileges: USAGE on a made schema and SELECT, INSERT, DELETE on its tables are enough; without them, exit 7', async () => {

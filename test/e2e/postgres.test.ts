@@ -5,6 +5,8 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, stopAllClis, waitUntil } from '../helpers/cli.js';
 import { startPostgres, warnIfPostgresMissing, type TestPostgres } from '../helpers/postgres.js';
 import { daysFrom, rowVersions, sandboxRows, tableRows } from '../helpers/postgres-rows.js';
+import { startLineageServer } from '../helpers/lineage-server.js';
+import { openLineageErrors } from '../helpers/openlineage.js';
 import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
 
 /**
@@ -110,6 +112,37 @@ describe.skipIf(skip)('-o postgresql://', () => {
     // From the day after the last complete one, through yesterday: the state came from the database.
     expect(catchUp.stderr).toContain(`unique-users ${utcDay(-1)}`);
     expect(catchUp.stderr).not.toContain(`unique-users ${TO}`);
+  });
+
+  it("lineage names each table as OpenLineage does (postgres://host:port, db.schema.table), and the run id is the manifest row's", async () => {
+    const at = await freshDatabase();
+    const lineage = await startLineageServer();
+    try {
+      const result = await runCli(['all', ...auth(), '--date', TO, '-o', at.url], { env: { OPENLINEAGE_URL: lineage.url } });
+      expect(result.code, result.stderr).toBe(0);
+      for (const { body } of lineage.received) expect(openLineageErrors(body)).toEqual([]);
+      const complete = lineage.received[1]?.body as {
+        run: { runId: string };
+        outputs: { namespace: string; name: string; facets: Record<string, unknown> }[];
+      };
+      expect(complete.outputs.map(({ namespace, name }) => [namespace, name])).toEqual(
+        METRIC_NAMES.map((metric) => [`postgres://127.0.0.1:${server.port}`, `${at.database}.${SCHEMA}.${metric.replaceAll('-', '_')}`]),
+      );
+      expect(Object.keys(complete.outputs[0]!.facets).sort()).toEqual(['schema']);
+      const runs = await server.query<{ run_id: string }>(`SELECT run_id FROM ${SCHEMA}.area_metrics_runs`, [], at.database);
+      expect(runs).toEqual([{ run_id: complete.run.runId }]);
+    } finally {
+      await lineage.close();
+    }
+  });
+
+  it('sslmode=require against a server without TLS: exit 4, one line saying so', async () => {
+    const url = server.url({ database: 'postgres', params: { schema: 'never', sslmode: 'require' } });
+    const result = await runCli(['traffic', ...auth(), '--date', TO, '-o', url]);
+    expect(result.code).toBe(4);
+    expect(result.stderr).toBe(
+      `error: cannot connect to ${url}: the server does not offer TLS, which sslmode=require asks for; turn on ssl on the server, or use sslmode=prefer\n`,
+    );
   });
 
   it('SIGKILL in the middle of a run leaves every unit either old or new, never mixed; the next run finishes the job', async () => {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -37,6 +37,8 @@ export const SUPERUSER = 'postgres';
 export interface TestPostgres {
   readonly host: string;
   readonly port: number;
+  /** With `tls`: the server's self-signed certificate (for 127.0.0.1 and localhost), to name as `sslrootcert`. */
+  readonly certificate: string | undefined;
   /** A `postgresql://` URL for `user` (the superuser by default) and `database`, with `params` as its query. */
   url(options?: { user?: string; database?: string; params?: Record<string, string> }): string;
   /** One statement as the superuser, on `database` (default `postgres`). */
@@ -58,9 +60,10 @@ function command(binary: string, args: readonly string[]): [string, string[]] {
 /**
  * A throwaway cluster: initdb into a temp folder, then pg_ctl start on a free loopback port with its unix socket in
  * that folder, durability off (a test's data need not survive a power cut). Loopback connections: the superuser
- * trusted, every other role by SCRAM password.
+ * trusted, every other role by SCRAM password. With `tls`, the server offers TLS with a self-signed certificate, and
+ * the role `tls_only` is let in over TLS alone.
  */
-export async function startPostgres(): Promise<TestPostgres> {
+export async function startPostgres(options: { readonly tls?: boolean } = {}): Promise<TestPostgres> {
   if (!postgresBin) throw new Error('PostgreSQL is not installed');
   const dir = mkdtempSync(join(tmpdir(), 'area-metrics-pg-'));
   chmodSync(dir, 0o755);
@@ -70,8 +73,25 @@ export async function startPostgres(): Promise<TestPostgres> {
   await run(
     ...command('initdb', ['-D', data, '-U', SUPERUSER, '--auth=trust', '--no-sync', '--no-instructions', '-E', 'UTF8', '--locale=C']),
   );
-  const hba = [`local all ${SUPERUSER} trust`, `host all ${SUPERUSER} 127.0.0.1/32 trust`, 'host all all 127.0.0.1/32 scram-sha-256'];
+  const hba = [
+    `local all ${SUPERUSER} trust`,
+    `host all ${SUPERUSER} 127.0.0.1/32 trust`,
+    ...(options.tls ? ['hostnossl all tls_only 127.0.0.1/32 reject'] : []),
+    'host all all 127.0.0.1/32 scram-sha-256',
+  ];
   writeFileSync(join(data, 'pg_hba.conf'), `${hba.join('\n')}\n`);
+  const certificate = options.tls ? join(dir, 'server.crt') : undefined;
+  if (certificate !== undefined) {
+    const key = join(data, 'server.key');
+    const served = join(data, 'server.crt');
+    await run('openssl', [
+      ...['req', '-new', '-x509', '-days', '2', '-nodes', '-subj', '/CN=localhost'],
+      ...['-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-keyout', key, '-out', served],
+    ]);
+    writeFileSync(certificate, readFileSync(served));
+    chmodSync(key, 0o600);
+    if (owner !== undefined) for (const file of [key, served]) chownSync(file, owner.uid, owner.gid);
+  }
   const port = await closedPort();
   const settings = [
     `-c port=${port}`,
@@ -81,6 +101,7 @@ export async function startPostgres(): Promise<TestPostgres> {
     '-c synchronous_commit=off',
     '-c full_page_writes=off',
     "-c password_encryption='scram-sha-256'",
+    ...(options.tls ? ['-c ssl=on'] : []),
   ];
   await run(...command('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-o', settings.join(' '), '-w', '-s', 'start']));
   const host = '127.0.0.1';
@@ -89,6 +110,7 @@ export async function startPostgres(): Promise<TestPostgres> {
   return {
     host,
     port,
+    certificate,
     url: ({ user = SUPERUSER, database = 'postgres', params = {} } = {}) => {
       const query = new URLSearchParams(params).toString();
       return `postgresql://${user}@${host}:${port}/${database}${query === '' ? '' : `?${query}`}`;

@@ -16,6 +16,10 @@ const UNREACHABLE: Failure = {
   retry: true,
 };
 const STARTING: Failure = { error: UnavailableError, words: 'the server is starting up or shutting down', retry: true };
+const UNVERIFIED: Failure = {
+  error: UnavailableError,
+  words: "the server's certificate cannot be verified; name its CA with sslrootcert, or use sslmode=require to encrypt without checking",
+};
 const CREDENTIALS: Failure = {
   error: AuthError,
   words: 'credentials rejected; check the role, PGPASSWORD or the password file, and pg_hba.conf',
@@ -37,6 +41,15 @@ const FAILURES: Readonly<Record<string, Failure>> = {
   ENOTFOUND: { error: UnavailableError, words: 'cannot resolve the host name', retry: true },
   EAI_AGAIN: { error: UnavailableError, words: 'cannot resolve the host name', retry: true },
   ENOENT: { error: UnavailableError, words: 'no server listens on that unix socket', retry: true },
+  DEPTH_ZERO_SELF_SIGNED_CERT: UNVERIFIED,
+  SELF_SIGNED_CERT_IN_CHAIN: UNVERIFIED,
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: UNVERIFIED,
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: UNVERIFIED,
+  CERT_HAS_EXPIRED: UNVERIFIED,
+  ERR_TLS_CERT_ALTNAME_INVALID: {
+    error: UnavailableError,
+    words: "the server's certificate is for another host name (sslmode=verify-full)",
+  },
   '57P01': STARTING,
   '57P02': STARTING,
   '57P03': STARTING,

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { ConnectionOptions } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client, ClientConfig } from 'pg';
-import { AuthError, UsageError } from '../../errors.js';
+import { AuthError, UnavailableError, UsageError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { databaseError, isRetryable } from './failures.js';
 import { passwordFilePath, passwordFromFile } from './pgpass.js';
@@ -145,9 +145,12 @@ export class Session {
     try {
       return await open(tls);
     } catch (error) {
+      if (!NO_TLS.test((error as Error).message)) throw error;
       // sslmode=prefer: TLS where the server offers it, plain text where it does not, as libpq does.
-      if (target.sslmode === 'prefer' && NO_TLS.test((error as Error).message)) return open(false);
-      throw error;
+      if (target.sslmode === 'prefer') return open(false);
+      throw new UnavailableError(
+        `cannot connect to ${target.shown}: the server does not offer TLS, which sslmode=${target.sslmode} asks for; turn on ssl on the server, or use sslmode=prefer`,
+      );
     }
   }
 }
