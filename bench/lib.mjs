@@ -142,3 +142,28 @@ export function formatTable(header, rows) {
 
 export const mb = (/** @type {number | undefined} */ kb) => (kb === undefined ? 'n/a' : (kb / 1024).toFixed(0));
 export const seconds = (/** @type {number | undefined} */ ms) => (ms === undefined ? 'n/a' : (ms / 1000).toFixed(2));
+
+/**
+ * @typedef {{ baseUrl: string, from: string, to: string }} ImportWindow
+ * @typedef {Awaited<ReturnType<typeof measure>> & { units: number, rows: number, unchanged: number }} ImportRun
+ */
+
+const SUMMARY = /imported (\d+) of (\d+) units, (\d+) rows(?:, (\d+) unchanged)?/;
+
+/**
+ * The built binary's `all` import of the window into `output` (a folder, a bucket, a database), measured; throws
+ * unless every unit was imported.
+ * @param {ImportWindow} window
+ * @param {string} output
+ * @param {Record<string, string>} extraEnv
+ * @returns {Promise<ImportRun>}
+ */
+export async function importInto(window, output, extraEnv) {
+  const args = [BIN, 'all', '--base-url', window.baseUrl, '--from', window.from, '--to', window.to, '-o', output];
+  const env = { ...process.env, AREA_METRICS_CLIENT_ID: 'demo-client', AREA_METRICS_CLIENT_SECRET: 'demo-secret', ...extraEnv };
+  const run = await measure(process.execPath, args, { env });
+  const summary = SUMMARY.exec(run.stderr);
+  if (run.code !== 0 || !summary || summary[1] !== summary[2])
+    throw new Error(`import into ${output} failed with exit ${run.code}:\n${run.stderr.slice(-2000)}`);
+  return { ...run, units: Number(summary[2]), rows: Number(summary[3]), unchanged: Number(summary[4] ?? 0) };
+}

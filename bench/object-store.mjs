@@ -4,31 +4,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from 's3rver';
-import { BIN, measure, median, startSandboxProcess, tempDir, utcDay } from './lib.mjs';
+import { importInto, median, startSandboxProcess, tempDir, utcDay } from './lib.mjs';
 
 const BUCKET = 'area-metrics-bench';
-/**
- * @typedef {{ baseUrl: string, from: string, to: string }} ImportWindow
- * @typedef {Awaited<ReturnType<typeof measure>> & { units: number, rows: number, unchanged: number }} ImportRun
- */
-
-const SUMMARY = /imported (\d+) of (\d+) units, (\d+) rows(?:, (\d+) unchanged)?/;
-
-/**
- * @param {ImportWindow} window
- * @param {string} output
- * @param {Record<string, string>} extraEnv
- * @returns {Promise<ImportRun>}
- */
-async function importInto(window, output, extraEnv) {
-  const args = [BIN, 'all', '--base-url', window.baseUrl, '--from', window.from, '--to', window.to, '-o', output];
-  const env = { ...process.env, AREA_METRICS_CLIENT_ID: 'demo-client', AREA_METRICS_CLIENT_SECRET: 'demo-secret', ...extraEnv };
-  const run = await measure(process.execPath, args, { env });
-  const summary = SUMMARY.exec(run.stderr);
-  if (run.code !== 0 || !summary || summary[1] !== summary[2])
-    throw new Error(`import into ${output} failed with exit ${run.code}:\n${run.stderr.slice(-2000)}`);
-  return { ...run, units: Number(summary[2]), rows: Number(summary[3]), unchanged: Number(summary[4] ?? 0) };
-}
+/** @typedef {import('./lib.mjs').ImportRun} ImportRun */
 
 /** @param {{ rounds: number, log: (line: string) => void }} options */
 export async function objectStoreBenchmark({ rounds, log }) {

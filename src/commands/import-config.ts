@@ -32,13 +32,13 @@ export async function resolveImportConfig(
   // AREA_METRICS_LAYOUT, AREA_METRICS_FORMAT describes a folder's files: it does not stop a quick look at stdout.
   const stated = (output.streams || output.tables) && given('format') === 'env' ? undefined : options.format;
   if (output.tables) {
-    // A database's tables have the Parquet file's typed columns: its rows are made as for Parquet, whatever -f says.
+    // A database's tables have the Parquet file's typed columns, loaded from the unit's CSV rows (COPY reads CSV).
     if (given('format') === 'flag' || given('layout') === 'flag' || shape === 'results')
       throw new UsageError('-f, --layout and --shape results describe files; a PostgreSQL output has typed tables, so drop them');
     if (options.state !== undefined)
       throw new UsageError('a PostgreSQL output keeps its state in the database, beside the data; drop --state');
   }
-  const format = output.tables ? 'parquet' : (stated ?? (output.streams || shape === 'results' ? 'ndjson' : undefined));
+  const format = output.tables ? 'csv' : (stated ?? (output.streams || shape === 'results' ? 'ndjson' : undefined));
   if (shape === 'results' && format !== 'ndjson')
     throw new UsageError(`--shape results is NDJSON only, not ${format}; use --format ndjson`);
   if (output.streams && format === 'parquet')

@@ -33,6 +33,8 @@ export interface UnitContent {
   /** With `-f parquet`: the columns' types and the file's metadata; the pieces are then its rows as JSON lines. */
   readonly table?: ParquetTable | undefined;
   readonly rejected: readonly SetAsideRecord[];
+  /** Its rows, for a sink that records them. */
+  readonly rowCount?: number;
 }
 
 /** A unit's data file as a run manifest records it: where under the output, its size and SHA-256. */

@@ -50,8 +50,8 @@ export class PostgresDestination implements Destination {
     return [];
   }
 
-  sink(): Promise<UnitSink> {
-    return Promise.resolve(withoutEmptyUnits(new PostgresSink(this.session)));
+  sink(plan: DestinationPlan): Promise<UnitSink> {
+    return Promise.resolve(withoutEmptyUnits(new PostgresSink(this.session, plan.columns)));
   }
 
   manifests(): Promise<ManifestShelf> {

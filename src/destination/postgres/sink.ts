@@ -1,11 +1,12 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Client } from 'pg';
-import { rejectedLines, type UnitContent, type UnitSink, type UnitWrite } from '../../output/sinks.js';
+import type { ParquetColumn } from '../../output/parquet.js';
+import { rejectedLines, unitChunks, type UnitContent, type UnitSink, type UnitWrite } from '../../output/sinks.js';
 import { dayWindow } from '../../window/day-mode.js';
-import { copyChunks, unitDigest } from './copy-text.js';
 import { inTransaction, type Session } from './session.js';
 import { OWN_TABLES, quoteName, tableNameOf } from './tables.js';
+import { unitDigest } from './unit-digest.js';
 
 /** A unit's place in the coverage table: `store` is '' for a unit of every store. */
 interface UnitKey {
@@ -16,23 +17,26 @@ interface UnitKey {
 
 /**
  * Each unit into its metric's table as one transaction: its old rows deleted (its day's, and its store's with
- * `--store`), the new ones loaded with `COPY ... FROM STDIN`, and its coverage (the rows' SHA-256, their count) and
+ * `--store`), the new ones loaded with `COPY ... FROM STDIN` in CSV (the unit's own CSV rows, as a file would hold
+ * them: the server types each field from that text), and its coverage (the rows' SHA-256, their count) and
  * set-aside records written, then committed, so a crash leaves the unit's old rows or its new ones, never a mix. A
  * unit whose digest equals its coverage's is left untouched: no statement writes, no new row versions.
  */
 export class PostgresSink implements UnitSink {
-  constructor(private readonly session: Session) {}
+  constructor(
+    private readonly session: Session,
+    /** Each metric's columns, in the CSV's order. */
+    private readonly columns: ReadonlyMap<string, readonly ParquetColumn[]>,
+  ) {}
 
   private get schema(): string {
     return this.session.target.schema;
   }
 
   async commit(data: UnitContent): Promise<UnitWrite> {
-    const { table } = data;
-    if (table === undefined) throw new Error(`no typed columns for ${data.unit.metric.name} ${data.unit.day}`);
     const key: UnitKey = { metric: data.unit.metric.name, day: data.unit.day, store: data.unit.storeCode ?? '' };
     const rejected = rejectedLines(data);
-    const digest = unitDigest(data, table, rejected);
+    const digest = unitDigest(data, rejected);
     const file = { path: `${this.schema}.${tableNameOf(key.metric)}`, bytes: digest.bytes, sha256: digest.sha256 };
     // Where the rows went, as logs and the tally name a unit's file: the table and the unit.
     const path = this.describe(data);
@@ -57,7 +61,7 @@ export class PostgresSink implements UnitSink {
           key.day,
           key.store,
           digest.sha256,
-          digest.rows,
+          data.rowCount ?? 0,
           digest.bytes,
         ]);
         await this.replaceRejected(client, key, rejected);
@@ -71,19 +75,26 @@ export class PostgresSink implements UnitSink {
     return `${this.schema}.${tableNameOf(metric.name)} ${day}${storeCode === undefined ? '' : ` store ${storeCode}`}`;
   }
 
-  /** The unit's rows: a UTC day's are those whose instant lies in its window; a local day's, those of that `day`. */
+  /**
+   * The unit's rows: a local day's are those of that `day`; a UTC day's, those whose instant lies in its window, found
+   * through the `day` index (an instant of UTC day D is on local day D-1, D or D+1 in every offset).
+   */
   private async replaceRows(client: Client, data: UnitContent, key: UnitKey): Promise<void> {
     // Loaded with pg: only when a unit goes to a database.
     const { from: copyFrom } = await import('pg-copy-streams');
     const qualified = `${quoteName(this.schema)}.${quoteName(tableNameOf(key.metric))}`;
     const mode = data.unit.mode ?? 'utc';
     const window = dayWindow(key.day, mode);
-    const [where, values] = mode === 'local' ? ['day = $1', [key.day]] : ['date >= $1 AND date <= $2', [window.gte, window.lte]];
+    const [where, values] =
+      mode === 'local'
+        ? ['day = $1', [key.day]]
+        : ['day BETWEEN $1::date - 1 AND $1::date + 1 AND date >= $2 AND date <= $3', [key.day, window.gte, window.lte]];
     const store = key.store === '' ? '' : ` AND store_code = $${values.length + 1}`;
     await client.query(`DELETE FROM ${qualified} WHERE ${where}${store}`, key.store === '' ? values : [...values, key.store]);
-    const table = data.table!;
-    const columns = table.columns.map((column) => quoteName(column.name)).join(', ');
-    await pipeline(Readable.from(copyChunks(table, data.pieces)), client.query(copyFrom(`COPY ${qualified} (${columns}) FROM STDIN`)));
+    const columns = (this.columns.get(key.metric) ?? []).map((column) => quoteName(column.name)).join(', ');
+    // No column is ever NULL: an empty field is an empty text, never a NULL the table would refuse.
+    const copy = `COPY ${qualified} (${columns}) FROM STDIN WITH (FORMAT csv, FORCE_NOT_NULL (${columns}))`;
+    await pipeline(Readable.from(unitChunks(data, false)), client.query(copyFrom(copy)));
   }
 
   private async replaceRejected(client: Client, key: UnitKey, lines: readonly string[]): Promise<void> {

@@ -95,8 +95,8 @@ export function columnDifferences(expected: readonly ParquetColumn[], found: Rea
 }
 
 /**
- * The metric's table with its typed columns, its primary key on the unit's grain and an index for the day and one for
- * the instant (a unit's rows are found by either), made when missing. One that exists with other columns is exit 2
+ * The metric's table with its typed columns, its primary key on the unit's grain and an index for the day (a unit's
+ * rows are found through it, UTC day or local), made when missing. One that exists with other columns is exit 2
  * naming them: a table is never altered behind its users' backs.
  */
 export async function ensureMetricTable(client: Client, schema: string, table: string, columns: readonly ParquetColumn[]): Promise<void> {
@@ -112,5 +112,4 @@ export async function ensureMetricTable(client: Client, schema: string, table: s
   const definitions = columns.map((column) => `${quoteName(column.name)} ${sqlTypeOf(column.type)} NOT NULL`);
   await client.query(`CREATE TABLE IF NOT EXISTS ${qualified} (${definitions.join(', ')}, PRIMARY KEY (${PRIMARY_KEY.join(', ')}))`);
   await client.query(`CREATE INDEX IF NOT EXISTS ${quoteName(`${table}_day`)} ON ${qualified} (day)`);
-  await client.query(`CREATE INDEX IF NOT EXISTS ${quoteName(`${table}_date`)} ON ${qualified} (date)`);
 }
