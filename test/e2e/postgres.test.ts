@@ -5,6 +5,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, stopAllClis, waitUntil } from '../helpers/cli.js';
 import { startPostgres, warnIfPostgresMissing, type TestPostgres } from '../helpers/postgres.js';
 import { daysFrom, rowVersions, sandboxRows, tableRows } from '../helpers/postgres-rows.js';
+import { answerPage, envelope, startCraftedVendor } from '../helpers/crafted-vendor.js';
 import { startLineageServer } from '../helpers/lineage-server.js';
 import { openLineageErrors } from '../helpers/openlineage.js';
 import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
@@ -134,6 +135,89 @@ describe.skipIf(skip)('-o postgresql://', () => {
     } finally {
       await lineage.close();
     }
+  });
+
+  it('text a CSV quotes or escapes (comma, quote, backslash, \\N, spaces, non-ASCII) arrives in the table as the vendor sent it', async () => {
+    const at = await freshDatabase();
+    // Control characters are refused by the data contract before any output; what it lets through must arrive whole.
+    const zones = ['a,b', 'say "hi"', "it's", 'back\\slash', 'Zoné ☕', '\\N', ' spaced '];
+    const vendor = await startCraftedVendor((request, response) =>
+      answerPage(
+        response,
+        envelope([
+          {
+            store_code: 'S,"1"',
+            date: `${request.day}T12:00:00Z`,
+            granularity: 'daily',
+            values: zones.map((zone, index) => ({ zone, unique_users: index })),
+          },
+        ]),
+      ),
+    );
+    try {
+      const result = await runCli([
+        'unique-users',
+        '--base-url',
+        vendor.url,
+        '--client-id',
+        'c',
+        '--client-secret',
+        SECRET,
+        '--date',
+        TO,
+        '-o',
+        at.url,
+      ]);
+      expect(result.code, result.stderr).toBe(0);
+    } finally {
+      await vendor.close();
+    }
+    const rows = await server.query<{ store_code: string; zone: string; unique_users: string }>(
+      `SELECT store_code, zone, unique_users::text FROM ${SCHEMA}.unique_users ORDER BY unique_users`,
+      [],
+      at.database,
+    );
+    expect(rows).toEqual(zones.map((zone, index) => ({ store_code: 'S,"1"', zone, unique_users: String(index) })));
+  });
+
+  it("--days local replaces a local day by its `day`; --store replaces only that store's rows", async () => {
+    const at = await freshDatabase();
+    const localRows = (day: string) =>
+      sandboxRows(sandbox, 'traffic', [utcDay(-5), utcDay(-4), utcDay(-3)]).filter((row) => (JSON.parse(row) as string[])[2] === day);
+    const local = await runCli(['traffic', ...auth(), '--days', 'local', '--from', FROM, '--to', utcDay(-3), '-o', at.url]);
+    expect(local.code, local.stderr).toBe(0);
+    const day = (text: string) => ` WHERE day = '${text}'`;
+    const readDay = async (text: string) =>
+      (
+        await server.query(
+          `SELECT store_code, (extract(epoch FROM date) * 1000)::bigint::text AS ms, day::text, granularity, zone, traffic_pct::text FROM ${SCHEMA}.traffic${day(text)}`,
+          [],
+          at.database,
+        )
+      )
+        .map((row) => JSON.stringify(Object.values(row)))
+        .sort();
+    expect(await readDay(FROM)).toEqual(localRows(FROM));
+    const [store] = sandbox.results('traffic', { gte: `${FROM}T00:00:00Z`, lte: `${FROM}T23:59:59Z` }) as { store_code: string }[];
+    sandbox.setPublishing({ corrected: [{ day: FROM, stores: [store!.store_code], revision: 1 }] });
+    const before = await readDay(utcDay(-3));
+    const one = await runCli(['traffic', ...auth(), '--days', 'local', '--date', FROM, '--store', store!.store_code, '-o', at.url]);
+    expect(one.code, one.stderr).toBe(0);
+    expect(await readDay(FROM)).toEqual(localRows(FROM));
+    expect(await readDay(utcDay(-3))).toEqual(before);
+    const units = await server.query(
+      `SELECT day::text, store, rows FROM ${SCHEMA}.area_metrics_units ORDER BY day, store`,
+      [],
+      at.database,
+    );
+    expect(units).toEqual([
+      {
+        day: FROM,
+        store: store!.store_code,
+        rows: String(localRows(FROM).filter((row) => row.startsWith(`["${store!.store_code}"`)).length),
+      },
+      { day: utcDay(-3), store: '', rows: String(before.length) },
+    ]);
   });
 
   it('sslmode=require against a server without TLS: exit 4, one line saying so', async () => {
