@@ -167,3 +167,52 @@ export async function importInto(window, output, extraEnv) {
     throw new Error(`import into ${output} failed with exit ${run.code}:\n${run.stderr.slice(-2000)}`);
   return { ...run, units: Number(summary[2]), rows: Number(summary[3]), unchanged: Number(summary[4] ?? 0) };
 }
+
+/**
+ * Medians of runs' wall time, CPU and peak memory; the rows and unchanged units of the first.
+ * @param {readonly ImportRun[]} runs
+ */
+export function summarizeRuns(runs) {
+  return {
+    wallMs: median(runs.map((run) => run.wallMs)),
+    cpuSeconds: median(runs.map((run) => run.cpuSeconds)),
+    maxRssKb: median(runs.map((run) => run.maxRssKb)),
+    rows: runs[0]?.rows,
+    unchanged: runs[0]?.unchanged,
+  };
+}
+
+/**
+ * The same `all` import into a fresh folder and into a destination, interleaved round by round, then the re-run into
+ * the destination, where every unit must be found unchanged (nothing written again).
+ * @param {{ rounds: number, log: (line: string) => void, window: ImportWindow, name: string,
+ *   place: (round: number) => string, env: Record<string, string> }} options
+ */
+export async function againstFolder({ rounds, log, window, name, place, env }) {
+  /** @type {{ folder: ImportRun[], destination: ImportRun[], rerun: ImportRun[] }} */
+  const samples = { folder: [], destination: [], rerun: [] };
+  for (let round = 1; round <= rounds; round++) {
+    const folder = await tempDir(`${name}-folder`);
+    try {
+      samples.folder.push(await importInto(window, folder, {}));
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+    samples.destination.push(await importInto(window, place(round), env));
+    const rerun = await importInto(window, place(round), env);
+    if (rerun.unchanged !== rerun.units)
+      throw new Error(`the re-run into ${place(round)} rewrote ${rerun.units - rerun.unchanged} of ${rerun.units} units`);
+    samples.rerun.push(rerun);
+    const wall = (/** @type {ImportRun[]} */ runs) => ((runs.at(-1)?.wallMs ?? Number.NaN) / 1000).toFixed(2);
+    log(
+      `round ${round}/${rounds}: folder ${wall(samples.folder)} s, ${name} ${wall(samples.destination)} s, ${name} re-run ${wall(samples.rerun)} s`,
+    );
+  }
+  return {
+    folder: summarizeRuns(samples.folder),
+    destination: summarizeRuns(samples.destination),
+    rerun: summarizeRuns(samples.rerun),
+    /** The destination's time over the folder's, round by round. */
+    byRound: samples.destination.map((run, index) => run.wallMs / (samples.folder[index]?.wallMs ?? Number.NaN)),
+  };
+}

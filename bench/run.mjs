@@ -191,23 +191,31 @@ const destinationRow = (name, sample, note) => [
   '',
 ];
 
+/**
+ * The rows of a 7-day import into a destination against the same into a folder, and of its re-run.
+ * @param {string} label what it is, as the rows name it
+ * @param {string} how how it writes
+ * @param {Awaited<ReturnType<typeof import('./lib.mjs').againstFolder>>} result
+ */
+const rowsAgainstFolder = (label, how, result) => [
+  destinationRow('7 days: all --format csv into a folder', result.folder, ''),
+  destinationRow(
+    `7 days: the same into ${label} (${how})`,
+    result.destination,
+    `${fmtRatio(ratio(result.destination.wallMs, result.folder.wallMs))} the folder's time`,
+  ),
+  destinationRow(
+    `7 days: the re-run into ${label} (all unchanged)`,
+    result.rerun,
+    `${fmtRatio(ratio(result.rerun.wallMs, result.destination.wallMs))} the first run's time`,
+  ),
+];
+
 if (!flags['skip-object-store']) {
   await section('object store', async () => {
     const objects = await objectStoreBenchmark({ rounds, log });
     results.objectStore = objects;
-    table.push(
-      destinationRow('7 days: all --format csv into a folder', objects.folder, ''),
-      destinationRow(
-        '7 days: the same into s3rver (one PUT per object)',
-        objects.bucket,
-        `${fmtRatio(ratio(objects.bucket.wallMs, objects.folder.wallMs))} the folder's time`,
-      ),
-      destinationRow(
-        '7 days: the re-run into s3rver (all unchanged)',
-        objects.rerun,
-        `${fmtRatio(ratio(objects.rerun.wallMs, objects.bucket.wallMs))} the first run's time`,
-      ),
-    );
+    table.push(...rowsAgainstFolder('s3rver', 'one PUT per object', objects));
   });
 }
 
@@ -215,23 +223,13 @@ if (!flags['skip-postgres'] && postgresAvailable) {
   await section('postgres', async () => {
     const database = await postgresBenchmark({ rounds, log });
     results.postgres = database;
-    log(`postgres: database vs folder, round by round: ${database.databaseVsFolderByRound.map(fmtRatio).join(', ')}`);
+    log(`postgres: database vs folder, round by round: ${database.byRound.map(fmtRatio).join(', ')}`);
     table.push(
-      destinationRow('7 days: all --format csv into a folder', database.folder, ''),
-      destinationRow(
-        '7 days: the same into PostgreSQL (COPY per unit)',
-        database.database,
-        `${fmtRatio(ratio(database.database.wallMs, database.folder.wallMs))} the folder's time`,
-      ),
-      destinationRow(
-        '7 days: the re-run into PostgreSQL (all unchanged)',
-        database.rerun,
-        `${fmtRatio(ratio(database.rerun.wallMs, database.database.wallMs))} the first run's time`,
-      ),
+      ...rowsAgainstFolder('PostgreSQL', 'COPY per unit', database),
       destinationRow(
         '1 day: all into PostgreSQL',
         database.oneDay,
-        `peak memory ${fmtRatio(ratio(database.database.maxRssKb, database.oneDay.maxRssKb))} at 7 days`,
+        `peak memory ${fmtRatio(ratio(database.destination.maxRssKb, database.oneDay.maxRssKb))} at 7 days`,
       ),
     );
   });

@@ -2,10 +2,10 @@
 // one place that knows where the binaries are, how root runs them, and how the cluster is set up.
 import { execFile } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './free-port.mjs';
 
 const run = promisify(execFile);
 
@@ -48,19 +48,6 @@ export async function postgresOwner() {
   if (!asRoot) return undefined;
   const [uid, gid] = await Promise.all([run('id', ['-u', 'postgres']), run('id', ['-g', 'postgres'])]);
   return { uid: Number(uid.stdout), gid: Number(gid.stdout) };
-}
-
-/** @returns {Promise<number>} a loopback port free a moment ago */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**
