@@ -145,7 +145,7 @@ export const seconds = (/** @type {number | undefined} */ ms) => (ms === undefin
 
 /**
  * @typedef {{ baseUrl: string, from: string, to: string }} ImportWindow
- * @typedef {Awaited<ReturnType<typeof measure>> & { units: number, rows: number, unchanged: number }} ImportRun
+ * @typedef {Awaited<ReturnType<typeof measure>> & { units: number, rows: number, unchanged: number, serverCpuSeconds?: number }} ImportRun
  */
 
 const SUMMARY = /imported (\d+) of (\d+) units, (\d+) rows(?:, (\d+) unchanged)?/;
@@ -177,6 +177,8 @@ export function summarizeRuns(runs) {
     wallMs: median(runs.map((run) => run.wallMs)),
     cpuSeconds: median(runs.map((run) => run.cpuSeconds)),
     maxRssKb: median(runs.map((run) => run.maxRssKb)),
+    /** A server's CPU for the run, where it was measured (a database's). */
+    serverCpuSeconds: median(runs.map((run) => run.serverCpuSeconds)),
     rows: runs[0]?.rows,
     unchanged: runs[0]?.unchanged,
   };
@@ -185,10 +187,16 @@ export function summarizeRuns(runs) {
 /**
  * The same `all` import into a fresh folder and into a destination, interleaved round by round, then the re-run into
  * the destination, where every unit must be found unchanged (nothing written again).
+ * With `serverCpu` (the destination's server's CPU seconds so far), each run into the destination records its server's.
  * @param {{ rounds: number, log: (line: string) => void, window: ImportWindow, name: string,
- *   place: (round: number) => string, env: Record<string, string> }} options
+ *   place: (round: number) => string, env: Record<string, string>, serverCpu?: () => number }} options
  */
-export async function againstFolder({ rounds, log, window, name, place, env }) {
+export async function againstFolder({ rounds, log, window, name, place, env, serverCpu }) {
+  const into = async (/** @type {string} */ output) => {
+    const before = serverCpu?.();
+    const run = await importInto(window, output, env);
+    return before === undefined || serverCpu === undefined ? run : { ...run, serverCpuSeconds: serverCpu() - before };
+  };
   /** @type {{ folder: ImportRun[], destination: ImportRun[], rerun: ImportRun[] }} */
   const samples = { folder: [], destination: [], rerun: [] };
   for (let round = 1; round <= rounds; round++) {
@@ -198,8 +206,8 @@ export async function againstFolder({ rounds, log, window, name, place, env }) {
     } finally {
       await rm(folder, { recursive: true, force: true });
     }
-    samples.destination.push(await importInto(window, place(round), env));
-    const rerun = await importInto(window, place(round), env);
+    samples.destination.push(await into(place(round)));
+    const rerun = await into(place(round));
     if (rerun.unchanged !== rerun.units)
       throw new Error(`the re-run into ${place(round)} rewrote ${rerun.units - rerun.unchanged} of ${rerun.units} units`);
     samples.rerun.push(rerun);

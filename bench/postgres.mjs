@@ -23,7 +23,7 @@ export async function postgresBenchmark({ rounds, log }) {
     log(`postgres: warm-up import of ${window.from}..${window.to}`);
     await importInto(window, urlOf('warm'), {});
     const place = (/** @type {number} */ round) => urlOf(`round_${round}`);
-    const compared = await againstFolder({ rounds, log, window, name: 'database', place, env: {} });
+    const compared = await againstFolder({ rounds, log, window, name: 'database', place, env: {}, serverCpu: cluster.cpuSeconds });
     const twoWeeks = summarizeRuns([await importInto({ ...window, from: utcDay(-14) }, urlOf('two_weeks'), {})]);
     return { window, ...compared, twoWeeks };
   } finally {

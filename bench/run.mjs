@@ -224,6 +224,11 @@ if (!flags['skip-postgres'] && postgresAvailable) {
     const database = await postgresBenchmark({ rounds, log });
     results.postgres = database;
     log(`postgres: database vs folder, round by round: ${database.byRound.map(fmtRatio).join(', ')}`);
+    const cpu = (/** @type {number | undefined} */ value) => (value === undefined ? 'n/a' : value.toFixed(2));
+    log(
+      `postgres: CPU seconds (medians): folder import ${cpu(database.folder.cpuSeconds)}; database import ${cpu(database.destination.cpuSeconds)} ` +
+        `+ server ${cpu(database.destination.serverCpuSeconds)}; re-run ${cpu(database.rerun.cpuSeconds)} + server ${cpu(database.rerun.serverCpuSeconds)}`,
+    );
     table.push(
       ...rowsAgainstFolder('PostgreSQL', 'COPY per unit', database),
       destinationRow(

@@ -51,8 +51,28 @@ export async function postgresOwner() {
 }
 
 /**
- * @typedef {{ host: string, port: number, certificate: string | undefined, stop: () => Promise<void> }} Cluster
+ * @typedef {{ host: string, port: number, certificate: string | undefined, cpuSeconds: () => number, stop: () => Promise<void> }} Cluster
  */
+
+/** Clock ticks a second in /proc's times (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * The CPU time the server has spent so far: its postmaster's own and that of its ended children (each session's
+ * backend is counted once its connection has closed), from /proc; NaN where there is no /proc.
+ * @param {string} data the cluster's data folder
+ */
+function serverCpuSeconds(data) {
+  try {
+    const pid = readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0];
+    // The fields after the command's closing parenthesis: utime, stime, cutime and cstime are the 12th to 15th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields.slice(11, 15).reduce((sum, field) => sum + Number(field), 0) / TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
+}
 
 /**
  * A throwaway cluster: initdb into a temp folder, then pg_ctl start on a free loopback port with its unix socket in
@@ -108,6 +128,7 @@ export async function startCluster(options = {}) {
     host: '127.0.0.1',
     port,
     certificate,
+    cpuSeconds: () => serverCpuSeconds(data),
     stop: async () => {
       if (stopped) return;
       stopped = true;
