@@ -97,7 +97,7 @@ describe.skipIf(skip)('-o postgresql://', () => {
     ]);
   });
 
-  it('status and --catch-up read the state from the database', async () => {
+  it('status, reopen, accept and --catch-up read the state from the database', async () => {
     const at = await freshDatabase();
     const imported = await runCli(['all', ...auth(), '--from', FROM, '--to', TO, '-o', at.url]);
     expect(imported.code, imported.stderr).toBe(0);
@@ -108,6 +108,24 @@ describe.skipIf(skip)('-o postgresql://', () => {
     expect(report.metrics.map((metric) => [metric.metric, metric.lastCompleteDay]).sort()).toEqual(
       METRIC_NAMES.map((metric) => [metric, TO]).sort(),
     );
+    // reopen and accept change the state row; their manifests are rows too.
+    const traffic = async () => {
+      const json = JSON.parse((await runCli(['status', '-o', at.url, '--json'])).stdout) as {
+        metrics: { metric: string; pending: { day: string }[]; accepted: string[][] }[];
+      };
+      const status = json.metrics.find((metric) => metric.metric === 'traffic');
+      return { pending: status?.pending.map((pending) => pending.day), accepted: status?.accepted };
+    };
+    expect((await runCli(['reopen', 'traffic', '--date', TO, '-o', at.url])).code).toBe(0);
+    expect(await traffic()).toEqual({ pending: [TO], accepted: [] });
+    expect((await runCli(['accept', 'traffic', '--date', TO, '-o', at.url])).code).toBe(0);
+    expect(await traffic()).toEqual({ pending: [], accepted: [[TO, TO]] });
+    const settled = await server.query<{ command: string }>(
+      `SELECT manifest->>'command' AS command FROM ${SCHEMA}.area_metrics_runs ORDER BY run_id`,
+      [],
+      at.database,
+    );
+    expect(settled.map((row) => row.command.split(' ')[0])).toEqual(['all', 'reopen', 'accept']);
     const catchUp = await runCli(['all', ...auth(), '--catch-up', '-o', at.url]);
     expect(catchUp.code, catchUp.stderr).toBe(0);
     // From the day after the last complete one, through yesterday: the state came from the database.
@@ -272,6 +290,43 @@ describe.skipIf(skip)('-o postgresql://', () => {
     const next = await runCli(['all', ...auth(), '--from', days[0]!, '--to', TO, '-o', at.url]);
     expect(next.code, next.stderr).toBe(0);
     expect(await everyTable(at)).toEqual(fresh);
+  });
+
+  it('a connection lost in the middle (the session terminated): exit 7, one line, every unit whole or absent', async () => {
+    const at = await freshDatabase();
+    sandbox.setFaults({ latencyMs: 40 });
+    const run = startInProcess(['all', ...auth(), '--from', FROM, '--to', TO, '-o', at.url, '--concurrency', '1']);
+    const committed = async () =>
+      Number(
+        (
+          await server.query<{ n: string }>(
+            `SELECT count(*)::text AS n FROM pg_stat_user_tables WHERE relname = 'area_metrics_units'`,
+            [],
+            at.database,
+          )
+        )[0]?.n,
+      ) > 0 &&
+      Number((await server.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${SCHEMA}.area_metrics_units`, [], at.database))[0]?.n) >=
+        2;
+    await waitUntil(committed, 'two units committed');
+    await server.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'area-metrics'");
+    const result = await run.done;
+    expect(result.code).toBe(7);
+    const errors = result.stderr.split('\n').filter((line) => line.startsWith('error: '));
+    expect(errors).toEqual([
+      expect.stringMatching(
+        /^error: cannot .* postgresql:\/\/.*: the connection to the server was lost, what it was writing is rolled back; run again \(/,
+      ),
+    ]);
+    // Each unit the coverage names holds its rows, whole; the rest hold none.
+    const units = await server.query<{ metric: MetricName; day: string }>(
+      `SELECT metric, day::text FROM ${SCHEMA}.area_metrics_units`,
+      [],
+      at.database,
+    );
+    for (const { metric, day } of units) expect(await tableRows(server, at, metric, day)).toEqual(sandboxRows(sandbox, metric, [day]));
+    const loaded = await Promise.all(METRIC_NAMES.map(async (metric) => (await tableRows(server, at, metric)).length));
+    expect(loaded.reduce((sum, rows) => sum + rows, 0)).toBe(units.length * 18);
   });
 
   it('two runs on one database never interleave: the second waits for the lock and says who holds it', async () => {

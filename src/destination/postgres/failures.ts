@@ -97,7 +97,24 @@ export function databaseError(error: unknown, what: string, where: string): unkn
     return error;
   const failure = failureOf(error) ?? (isRetryable(error) ? UNREACHABLE : undefined);
   if (failure === undefined) return error;
-  const code = errnoCode(error);
-  const detail = error instanceof Error && error.message !== '' ? `: ${error.message}` : '';
-  return new failure.error(`${what} ${where}: ${failure.words} (${code ?? 'no answer'}${detail})`, { cause: error });
+  return new failure.error(`${what} ${where}: ${failure.words} (${detailOf(error)})`, { cause: error });
+}
+
+/** The server's SQLSTATE (or the connection's errno) and its own words. */
+function detailOf(error: unknown): string {
+  const message = error instanceof Error && error.message !== '' ? `: ${error.message}` : '';
+  return `${errnoCode(error) ?? 'no answer'}${message}`;
+}
+
+/**
+ * A connection lost once open (the server restarted, the session terminated) while doing `what`: a write refused,
+ * as a disk gone away is for files (exit 7), since the server rolls back the transaction in flight.
+ */
+export function connectionLost(error: unknown, what: string, where: string): OutputError {
+  return new OutputError(
+    `${what} ${where}: the connection to the server was lost, what it was writing is rolled back; run again (${detailOf(error)})`,
+    {
+      cause: error,
+    },
+  );
 }

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client, ClientConfig } from 'pg';
 import { AuthError, UnavailableError, UsageError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
-import { databaseError, isRetryable } from './failures.js';
+import { connectionLost, databaseError, isRetryable } from './failures.js';
 import { passwordFilePath, passwordFromFile } from './pgpass.js';
 import type { PostgresTarget, PostgresUrl } from './url.js';
 
@@ -72,14 +72,22 @@ export class Session {
     private readonly options: SessionOptions,
   ) {}
 
-  /** Runs `work` with the connection once every earlier caller is done; opens it first if need be. */
+  /**
+   * Runs `work` with the connection once every earlier caller is done; opens it first if need be. A connection lost
+   * once open (the server restarted, the session terminated) is a write refused, as a disk gone away is for files:
+   * the transaction in flight is rolled back by the server, and the run stops rather than fail each unit in turn.
+   */
   use<T>(what: string, work: (client: Client) => Promise<T>): Promise<T> {
     const run = this.queue.then(async () => {
+      const open = this.client !== undefined;
       try {
         if (this.lost !== undefined) throw this.lost;
         return await work(await this.connected());
       } catch (error) {
-        throw databaseError(error, what, this.target.shown);
+        const typed = databaseError(error, what, this.target.shown);
+        if (!open || !(typed instanceof UnavailableError)) throw typed;
+        this.lost ??= error instanceof Error ? error : new Error(String(error));
+        throw connectionLost(error, what, this.target.shown);
       }
     });
     this.queue = run.catch(() => {});
