@@ -32,6 +32,8 @@ export interface Destination {
   claim?(): Promise<void>;
   /** Its connections closed (and its turn given up): the process must be free to end. */
   close?(): Promise<void>;
+  /** Where set-aside records go when that is not a file beside the unit's (`_rejected/...`): a database's table. */
+  rejectedPlace?(): string;
   /**
    * Fails now, in a second, if it cannot be written (a read-only or full folder) rather than after the downloads,
    * and removes what runs killed without a chance to clean up left behind; returns what it removed.

@@ -112,7 +112,9 @@ export class RunRecords {
       this.written.set(unit.metric.name, days.add(unit.day));
     }
     const rejected =
-      data.rejected.length === 0 ? undefined : { records: data.rejected.length, path: rejectedPath(unit, this.input.config.layout) };
+      data.rejected.length === 0
+        ? undefined
+        : { records: data.rejected.length, path: this.input.destination.rejectedPlace?.() ?? rejectedPath(unit, this.input.config.layout) };
     this.manifest?.builder.record(unit, {
       ok: true,
       rows: data.rowCount,

@@ -198,6 +198,52 @@ describe.skipIf(skip)('-o postgresql://', () => {
     expect(rows).toEqual(zones.map((zone, index) => ({ store_code: 'S,"1"', zone, unique_users: String(index) })));
   });
 
+  it('--on-invalid skip: the records set aside are rows of area_metrics_rejected, replaced with their unit', async () => {
+    const at = await freshDatabase();
+    let bad = true;
+    const vendor = await startCraftedVendor((request, response) => {
+      const good = { store_code: 'S1', date: `${request.day}T12:00:00Z`, granularity: 'daily', values: [{ zone: 'A', unique_users: 4 }] };
+      const broken = { ...good, store_code: 'S2', values: [{ zone: 'A', unique_users: -1 }] };
+      answerPage(response, envelope(bad ? [good, broken] : [good]));
+    });
+    const rejected = () =>
+      server.query<{ store: string; field: string }>(
+        `SELECT store, record->>'field' AS field FROM ${SCHEMA}.area_metrics_rejected`,
+        [],
+        at.database,
+      );
+    try {
+      const args = [
+        'unique-users',
+        '--base-url',
+        vendor.url,
+        '--client-id',
+        'c',
+        '--client-secret',
+        SECRET,
+        '--date',
+        TO,
+        '-o',
+        at.url,
+        '--on-invalid',
+        'skip',
+      ];
+      expect((await runCli(args)).code).toBe(0);
+      expect(await rejected()).toEqual([{ store: '', field: 'values[0].unique_users' }]);
+      const [manifest] = await server.query<{ rejected: unknown }>(
+        `SELECT manifest->'units'->0->'rejected' AS rejected FROM ${SCHEMA}.area_metrics_runs`,
+        [],
+        at.database,
+      );
+      expect(manifest?.rejected).toEqual({ records: 1, path: `${SCHEMA}.area_metrics_rejected` });
+      bad = false;
+      expect((await runCli(args)).code).toBe(0);
+      expect(await rejected()).toEqual([]);
+    } finally {
+      await vendor.close();
+    }
+  });
+
   it("--days local replaces a local day by its `day`; --store replaces only that store's rows", async () => {
     const at = await freshDatabase();
     const localRows = (day: string) =>

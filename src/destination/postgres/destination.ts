@@ -11,7 +11,7 @@ import { takeRunLock } from './run-lock.js';
 import { Session, type SessionOptions } from './session.js';
 import { PostgresSink } from './sink.js';
 import { PostgresStateStorage } from './state-storage.js';
-import { ensureMetricTable, ensureSchema, tableNameOf } from './tables.js';
+import { ensureMetricTable, ensureSchema, OWN_TABLES, tableNameOf } from './tables.js';
 import { resolveTarget, type PostgresUrl } from './url.js';
 
 /**
@@ -78,6 +78,10 @@ export class PostgresDestination implements Destination {
       storage: () => Promise.resolve(new PostgresStateStorage(this.session)),
       prepare: () => Promise.resolve([]),
     };
+  }
+
+  rejectedPlace(): string {
+    return `${this.target.schema}.${OWN_TABLES.rejected}`;
   }
 
   close(): Promise<void> {
