@@ -296,14 +296,14 @@ describe.skipIf(skip)('-o postgresql://', () => {
   it('SIGKILL in the middle of a run leaves every unit either old or new, never mixed; the next run finishes the job', async () => {
     assertBuilt();
     const at = await freshDatabase();
-    const days = daysFrom(utcDay(-9), TO);
+    const days = daysFrom(utcDay(-6), TO);
     const first = await runCli(['all', ...auth(), '--from', days[0]!, '--to', TO, '-o', at.url]);
     expect(first.code, first.stderr).toBe(0);
     const old = await everyTable(at);
     sandbox.setPublishing({ corrected: days.map((day) => ({ day, revision: 1 })) });
     const fresh = new Map(METRIC_NAMES.map((metric) => [metric, sandboxRows(sandbox, metric, days)] as const));
     // Slow answers and one unit at a time: the kill lands between commits or inside one.
-    sandbox.setFaults({ latencyMs: 60 });
+    sandbox.setFaults({ latencyMs: 40 });
     const started = new Date();
     const run = startCli(['all', ...auth(), '--from', days[0]!, '--to', TO, '-o', at.url, '--concurrency', '1'], { process: true });
     await waitUntil(async () => {
