@@ -28,6 +28,20 @@ let sandbox: Sandbox;
 let server: TestPostgres;
 let databases = 0;
 const auth = () => ['--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET];
+/** unique-users of the last day from a crafted vendor into a database. */
+const fromCrafted = (vendorUrl: string, output: string) => [
+  'unique-users',
+  '--base-url',
+  vendorUrl,
+  '--client-id',
+  'c',
+  '--client-secret',
+  SECRET,
+  '--date',
+  TO,
+  '-o',
+  output,
+];
 
 /** A fresh database of the cluster and its `-o` URL. */
 async function freshDatabase(): Promise<{ database: string; schema: string; url: string }> {
@@ -180,19 +194,7 @@ describe.skipIf(skip)('-o postgresql://', () => {
       ),
     );
     try {
-      const result = await runCli([
-        'unique-users',
-        '--base-url',
-        vendor.url,
-        '--client-id',
-        'c',
-        '--client-secret',
-        SECRET,
-        '--date',
-        TO,
-        '-o',
-        at.url,
-      ]);
+      const result = await runCli(fromCrafted(vendor.url, at.url));
       expect(result.code, result.stderr).toBe(0);
     } finally {
       await vendor.close();
@@ -220,21 +222,7 @@ describe.skipIf(skip)('-o postgresql://', () => {
         at.database,
       );
     try {
-      const args = [
-        'unique-users',
-        '--base-url',
-        vendor.url,
-        '--client-id',
-        'c',
-        '--client-secret',
-        SECRET,
-        '--date',
-        TO,
-        '-o',
-        at.url,
-        '--on-invalid',
-        'skip',
-      ];
+      const args = [...fromCrafted(vendor.url, at.url), '--on-invalid', 'skip'];
       expect((await runCli(args)).code).toBe(0);
       expect(await rejected()).toEqual([{ store: '', field: 'values[0].unique_users' }]);
       const [manifest] = await server.query<{ rejected: unknown }>(
