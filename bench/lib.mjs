@@ -142,3 +142,85 @@ export function formatTable(header, rows) {
 
 export const mb = (/** @type {number | undefined} */ kb) => (kb === undefined ? 'n/a' : (kb / 1024).toFixed(0));
 export const seconds = (/** @type {number | undefined} */ ms) => (ms === undefined ? 'n/a' : (ms / 1000).toFixed(2));
+
+/**
+ * @typedef {{ baseUrl: string, from: string, to: string }} ImportWindow
+ * @typedef {Awaited<ReturnType<typeof measure>> & { units: number, rows: number, unchanged: number, serverCpuSeconds?: number }} ImportRun
+ */
+
+const SUMMARY = /imported (\d+) of (\d+) units, (\d+) rows(?:, (\d+) unchanged)?/;
+
+/**
+ * The built binary's `all` import of the window into `output` (a folder, a bucket, a database), measured; throws
+ * unless every unit was imported.
+ * @param {ImportWindow} window
+ * @param {string} output
+ * @param {Record<string, string>} extraEnv
+ * @returns {Promise<ImportRun>}
+ */
+export async function importInto(window, output, extraEnv) {
+  const args = [BIN, 'all', '--base-url', window.baseUrl, '--from', window.from, '--to', window.to, '-o', output];
+  const env = { ...process.env, AREA_METRICS_CLIENT_ID: 'demo-client', AREA_METRICS_CLIENT_SECRET: 'demo-secret', ...extraEnv };
+  const run = await measure(process.execPath, args, { env });
+  const summary = SUMMARY.exec(run.stderr);
+  if (run.code !== 0 || !summary || summary[1] !== summary[2])
+    throw new Error(`import into ${output} failed with exit ${run.code}:\n${run.stderr.slice(-2000)}`);
+  return { ...run, units: Number(summary[2]), rows: Number(summary[3]), unchanged: Number(summary[4] ?? 0) };
+}
+
+/**
+ * Medians of runs' wall time, CPU and peak memory; the rows and unchanged units of the first.
+ * @param {readonly ImportRun[]} runs
+ */
+export function summarizeRuns(runs) {
+  return {
+    wallMs: median(runs.map((run) => run.wallMs)),
+    cpuSeconds: median(runs.map((run) => run.cpuSeconds)),
+    maxRssKb: median(runs.map((run) => run.maxRssKb)),
+    /** A server's CPU for the run, where it was measured (a database's). */
+    serverCpuSeconds: median(runs.map((run) => run.serverCpuSeconds)),
+    rows: runs[0]?.rows,
+    unchanged: runs[0]?.unchanged,
+  };
+}
+
+/**
+ * The same `all` import into a fresh folder and into a destination, interleaved round by round, then the re-run into
+ * the destination, where every unit must be found unchanged (nothing written again).
+ * With `serverCpu` (the destination's server's CPU seconds so far), each run into the destination records its server's.
+ * @param {{ rounds: number, log: (line: string) => void, window: ImportWindow, name: string,
+ *   place: (round: number) => string, env: Record<string, string>, serverCpu?: () => number }} options
+ */
+export async function againstFolder({ rounds, log, window, name, place, env, serverCpu }) {
+  const into = async (/** @type {string} */ output) => {
+    const before = serverCpu?.();
+    const run = await importInto(window, output, env);
+    return before === undefined || serverCpu === undefined ? run : { ...run, serverCpuSeconds: serverCpu() - before };
+  };
+  /** @type {{ folder: ImportRun[], destination: ImportRun[], rerun: ImportRun[] }} */
+  const samples = { folder: [], destination: [], rerun: [] };
+  for (let round = 1; round <= rounds; round++) {
+    const folder = await tempDir(`${name}-folder`);
+    try {
+      samples.folder.push(await importInto(window, folder, {}));
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+    samples.destination.push(await into(place(round)));
+    const rerun = await into(place(round));
+    if (rerun.unchanged !== rerun.units)
+      throw new Error(`the re-run into ${place(round)} rewrote ${rerun.units - rerun.unchanged} of ${rerun.units} units`);
+    samples.rerun.push(rerun);
+    const wall = (/** @type {ImportRun[]} */ runs) => ((runs.at(-1)?.wallMs ?? Number.NaN) / 1000).toFixed(2);
+    log(
+      `round ${round}/${rounds}: folder ${wall(samples.folder)} s, ${name} ${wall(samples.destination)} s, ${name} re-run ${wall(samples.rerun)} s`,
+    );
+  }
+  return {
+    folder: summarizeRuns(samples.folder),
+    destination: summarizeRuns(samples.destination),
+    rerun: summarizeRuns(samples.rerun),
+    /** The destination's time over the folder's, round by round. */
+    byRound: samples.destination.map((run, index) => run.wallMs / (samples.folder[index]?.wallMs ?? Number.NaN)),
+  };
+}

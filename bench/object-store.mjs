@@ -4,31 +4,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from 's3rver';
-import { BIN, measure, median, startSandboxProcess, tempDir, utcDay } from './lib.mjs';
+import { againstFolder, importInto, startSandboxProcess, tempDir, utcDay } from './lib.mjs';
 
 const BUCKET = 'area-metrics-bench';
-/**
- * @typedef {{ baseUrl: string, from: string, to: string }} ImportWindow
- * @typedef {Awaited<ReturnType<typeof measure>> & { units: number, rows: number, unchanged: number }} ImportRun
- */
-
-const SUMMARY = /imported (\d+) of (\d+) units, (\d+) rows(?:, (\d+) unchanged)?/;
-
-/**
- * @param {ImportWindow} window
- * @param {string} output
- * @param {Record<string, string>} extraEnv
- * @returns {Promise<ImportRun>}
- */
-async function importInto(window, output, extraEnv) {
-  const args = [BIN, 'all', '--base-url', window.baseUrl, '--from', window.from, '--to', window.to, '-o', output];
-  const env = { ...process.env, AREA_METRICS_CLIENT_ID: 'demo-client', AREA_METRICS_CLIENT_SECRET: 'demo-secret', ...extraEnv };
-  const run = await measure(process.execPath, args, { env });
-  const summary = SUMMARY.exec(run.stderr);
-  if (run.code !== 0 || !summary || summary[1] !== summary[2])
-    throw new Error(`import into ${output} failed with exit ${run.code}:\n${run.stderr.slice(-2000)}`);
-  return { ...run, units: Number(summary[2]), rows: Number(summary[3]), unchanged: Number(summary[4] ?? 0) };
-}
 
 /** @param {{ rounds: number, log: (line: string) => void }} options */
 export async function objectStoreBenchmark({ rounds, log }) {
@@ -45,43 +23,16 @@ export async function objectStoreBenchmark({ rounds, log }) {
   };
   const sandbox = await startSandboxProcess(['--stores', '2000', '--zones', '20', '--days', '30']);
   const window = { baseUrl: sandbox.url, from: utcDay(-7), to: utcDay(-1) };
-  /** @type {{ folder: ImportRun[], bucket: ImportRun[], rerun: ImportRun[] }} */
-  const samples = { folder: [], bucket: [], rerun: [] };
   try {
     log(`object store: warm-up import of ${window.from}..${window.to}`);
     const warm = await tempDir('s3-warm');
     await importInto(window, warm, {});
     await rm(warm, { recursive: true, force: true });
-    for (let round = 1; round <= rounds; round++) {
-      const folder = await tempDir('s3-folder');
-      try {
-        samples.folder.push(await importInto(window, folder, {}));
-      } finally {
-        await rm(folder, { recursive: true, force: true });
-      }
-      const prefix = `s3://${BUCKET}/round-${round}`;
-      samples.bucket.push(await importInto(window, prefix, s3Env));
-      const rerun = await importInto(window, prefix, s3Env);
-      // Every object of the re-run already holds its bytes: nothing may be written again.
-      if (rerun.unchanged !== rerun.units)
-        throw new Error(`the re-run into ${prefix} rewrote ${rerun.units - rerun.unchanged} of ${rerun.units} units`);
-      samples.rerun.push(rerun);
-      const wall = (/** @type {ImportRun[]} */ runs) => ((runs.at(-1)?.wallMs ?? Number.NaN) / 1000).toFixed(2);
-      log(
-        `round ${round}/${rounds}: folder ${wall(samples.folder)} s, bucket ${wall(samples.bucket)} s, bucket re-run ${wall(samples.rerun)} s`,
-      );
-    }
+    const place = (/** @type {number} */ round) => `s3://${BUCKET}/round-${round}`;
+    return { window, ...(await againstFolder({ rounds, log, window, name: 'bucket', place, env: s3Env })) };
   } finally {
     await sandbox.stop();
     await store.close();
     await rm(directory, { recursive: true, force: true });
   }
-  const summarize = (/** @type {ImportRun[]} */ runs) => ({
-    wallMs: median(runs.map((run) => run.wallMs)),
-    cpuSeconds: median(runs.map((run) => run.cpuSeconds)),
-    maxRssKb: median(runs.map((run) => run.maxRssKb)),
-    rows: runs[0]?.rows,
-    unchanged: runs[0]?.unchanged,
-  });
-  return { window, folder: summarize(samples.folder), bucket: summarize(samples.bucket), rerun: summarize(samples.rerun) };
 }

@@ -3,7 +3,8 @@
 // benchmark (autocannon vs a bare node:http server, cold burst); pacing (a backfill at a vendor's limit of 10/s, and
 // unthrottled against a plain download). One summary table at the end; the raw numbers go to
 // bench/results/<timestamp>.json. Options: --rounds N (default 3), --skip-import, --skip-broker, --skip-memory,
-// --skip-startup, --skip-object-store, --skip-pacing, --skip-state, --skip-store-rule (the per-store rule: a year of
+// --skip-startup, --skip-object-store, --skip-postgres (the 7-day import into PostgreSQL against a folder, when
+// PostgreSQL is installed), --skip-pacing, --skip-state, --skip-store-rule (the per-store rule: a year of
 // honest sandbox data at 2, 20 and 200 stores, and its state at 20,000 stores; its own tables, after the summary).
 import { execSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -14,6 +15,7 @@ import { brokerBenchmark } from './broker.mjs';
 import { bigDay, importComparison, thirtyDays } from './import.mjs';
 import { ROOT, formatTable, mb, seconds, toolStatus } from './lib.mjs';
 import { objectStoreBenchmark } from './object-store.mjs';
+import { postgresAvailable, postgresBenchmark } from './postgres.mjs';
 import { pacingBenchmark } from './pacing.mjs';
 import { startupBenchmark } from './startup.mjs';
 import { stateBenchmark } from './state.mjs';
@@ -26,6 +28,7 @@ const { values: flags } = parseArgs({
     'skip-broker': { type: 'boolean', default: false },
     'skip-startup': { type: 'boolean', default: false },
     'skip-object-store': { type: 'boolean', default: false },
+    'skip-postgres': { type: 'boolean', default: false },
     'skip-state': { type: 'boolean', default: false },
     'skip-store-rule': { type: 'boolean', default: false },
     'skip-pacing': { type: 'boolean', default: false },
@@ -73,6 +76,7 @@ if (!tools.curl || !tools.jq) log('curl and/or jq are missing (apt-get install -
  * @type {{
  *   machine: typeof machine, rounds: number, startedAt: string, totalSeconds?: number,
  *   import?: Awaited<ReturnType<typeof importComparison>>, objectStore?: Awaited<ReturnType<typeof objectStoreBenchmark>>,
+ *   postgres?: Awaited<ReturnType<typeof postgresBenchmark>>,
  *   thirtyDays?: Awaited<ReturnType<typeof thirtyDays>>, bigDay?: Awaited<ReturnType<typeof bigDay>>,
  *   pacing?: Awaited<ReturnType<typeof pacingBenchmark>>, startup?: ReturnType<typeof startupBenchmark>,
  *   broker?: Awaited<ReturnType<typeof brokerBenchmark>>, state?: Awaited<ReturnType<typeof stateBenchmark>>,
@@ -169,36 +173,73 @@ if (!flags['skip-import']) {
   });
 }
 
+/**
+ * A summary row of an import into some destination: its time, rows a second, peak memory, and a note.
+ * @param {string} name
+ * @param {{ wallMs?: number | undefined, rows?: number | undefined, maxRssKb?: number | undefined }} sample
+ * @param {string} note
+ */
+const destinationRow = (name, sample, note) => [
+  name,
+  seconds(sample.wallMs),
+  Math.round((sample.rows ?? Number.NaN) / ((sample.wallMs ?? Number.NaN) / 1000)).toLocaleString('en-US'),
+  mb(sample.maxRssKb),
+  '',
+  '',
+  '',
+  note,
+  '',
+];
+
+/**
+ * The rows of a 7-day import into a destination against the same into a folder, and of its re-run.
+ * @param {string} label what it is, as the rows name it
+ * @param {string} how how it writes
+ * @param {Awaited<ReturnType<typeof import('./lib.mjs').againstFolder>>} result
+ */
+const rowsAgainstFolder = (label, how, result) => [
+  destinationRow('7 days: all --format csv into a folder', result.folder, ''),
+  destinationRow(
+    `7 days: the same into ${label} (${how})`,
+    result.destination,
+    `${fmtRatio(ratio(result.destination.wallMs, result.folder.wallMs))} the folder's time`,
+  ),
+  destinationRow(
+    `7 days: the re-run into ${label} (all unchanged)`,
+    result.rerun,
+    `${fmtRatio(ratio(result.rerun.wallMs, result.destination.wallMs))} the first run's time`,
+  ),
+];
+
 if (!flags['skip-object-store']) {
   await section('object store', async () => {
     const objects = await objectStoreBenchmark({ rounds, log });
     results.objectStore = objects;
-    /** @param {string} name @param {(typeof objects)['folder']} sample @param {string} note */
-    const row = (name, sample, note) => [
-      name,
-      seconds(sample.wallMs),
-      Math.round((sample.rows ?? Number.NaN) / ((sample.wallMs ?? Number.NaN) / 1000)).toLocaleString('en-US'),
-      mb(sample.maxRssKb),
-      '',
-      '',
-      '',
-      note,
-      '',
-    ];
+    table.push(...rowsAgainstFolder('s3rver', 'one PUT per object', objects));
+  });
+}
+
+if (!flags['skip-postgres'] && postgresAvailable) {
+  await section('postgres', async () => {
+    const database = await postgresBenchmark({ rounds, log });
+    results.postgres = database;
+    log(`postgres: database vs folder, round by round: ${database.byRound.map(fmtRatio).join(', ')}`);
+    const cpu = (/** @type {number | undefined} */ value) => (value === undefined ? 'n/a' : value.toFixed(2));
+    log(
+      `postgres: CPU seconds (medians): folder import ${cpu(database.folder.cpuSeconds)}; database import ${cpu(database.destination.cpuSeconds)} ` +
+        `+ server ${cpu(database.destination.serverCpuSeconds)}; re-run ${cpu(database.rerun.cpuSeconds)} + server ${cpu(database.rerun.serverCpuSeconds)}`,
+    );
     table.push(
-      row('7 days: all --format csv into a folder', objects.folder, ''),
-      row(
-        '7 days: the same into s3rver (one PUT per object)',
-        objects.bucket,
-        `${fmtRatio(ratio(objects.bucket.wallMs, objects.folder.wallMs))} the folder's time`,
-      ),
-      row(
-        '7 days: the re-run into s3rver (all unchanged)',
-        objects.rerun,
-        `${fmtRatio(ratio(objects.rerun.wallMs, objects.bucket.wallMs))} the first run's time`,
+      ...rowsAgainstFolder('PostgreSQL', 'COPY per unit', database),
+      destinationRow(
+        '14 days: all into PostgreSQL',
+        database.twoWeeks,
+        `peak memory ${fmtRatio(ratio(database.twoWeeks.maxRssKb, database.destination.maxRssKb))} the 7 days'`,
       ),
     );
   });
+} else if (!flags['skip-postgres']) {
+  log('PostgreSQL is not installed (apt-get install -y postgresql): the PostgreSQL benchmark is skipped');
 }
 
 if (!flags['skip-memory']) {

@@ -1,21 +1,18 @@
 #!/usr/bin/env node
 // The per-store rule on the sandbox's honest data, and its cost at the vendor's scale. `node bench/store-rule.mjs`
 // after `npm run build`. Prints how many days the rule would hold over a year at 2, 20 and 200 stores (each day judged
-// against the days before it, suspect days left out of the history as the import does), and for 20,000 stores x 3
+// and recorded as the import does it, by `src/import/rule-replay.ts`, which the tests share), and for 20,000 stores x 3
 // metrics: the size of eight weeks of store figures, the time to read them back, and the time to judge one day.
 import { parseArgs } from 'node:util';
 import { DESCRIPTORS } from '../dist/metrics/descriptors.js';
-import { emptySums, exactTotalOf } from '../dist/metrics/measure.js';
-import { Dataset } from '../dist/sandbox/data.js';
+import { replayDays } from '../dist/import/rule-replay.js';
 import { decodeFigures, encodeFigures, storeFigures } from '../dist/state/judgement/store-figures.js';
 import { judgeStores } from '../dist/state/judgement/store-rule.js';
 import { addDays } from '../dist/window/days.js';
 
 const { values: flags } = parseArgs({ options: { days: { type: 'string', default: '365' }, zones: { type: 'string', default: '8' } } });
 const DAYS = Number(flags.days);
-const DAY_MS = 86_400_000;
-const FIRST = Date.parse('2025-06-01T00:00:00Z') / DAY_MS;
-const dayText = (/** @type {number} */ local) => new Date(local * DAY_MS).toISOString().slice(0, 10);
+const FIRST = '2025-06-01';
 
 /** @param {string} text @param {number} stores */
 function decoded(text, stores) {
@@ -24,57 +21,37 @@ function decoded(text, stores) {
   return values;
 }
 
-/** @param {number} stores */
-function falseHolds(stores) {
-  const dataset = new Dataset({ stores, zones: Number(flags.zones), days: 800, seed: 20_261_128 });
-  const codes = Array.from({ length: stores }, (_, index) => dataset.storeCode(index));
-  const indexOf = new Map(codes.map((code, index) => [code, index]));
-  const rows = [];
-  for (const metric of DESCRIPTORS) {
-    /** @type {Map<string, ReturnType<typeof storeFigures>>} */
-    const history = new Map();
-    let held = 0;
-    let batches = 0;
-    let findings = 0;
-    let judgedDays = 0;
-    const caught = {};
-    for (let local = FIRST; local < FIRST + DAYS; local++) {
-      const values = new Float64Array(stores);
-      for (let store = 0; store < stores; store++) {
-        const sums = emptySums();
-        metric.total.add(sums, dataset.result(metric.name, store, local));
-        values[store] = exactTotalOf(sums, metric.total);
-      }
-      // As kept: through the two-byte code.
-      const figures = storeFigures(codes, decoded(encodeFigures(values), stores), indexOf);
-      const day = dayText(local);
-      const judgement = judgeStores(day, figures, (other) => history.get(other));
-      if (judgement.judged > 0) judgedDays++;
-      const suspect = judgement.batch !== undefined || judgement.stores.length > 0;
-      if (suspect) {
-        held++;
-        if (judgement.batch) batches++;
-        findings += judgement.stores.length;
-      } else history.set(day, figures);
-      if (local === FIRST + DAYS - 1) {
-        // The last day again, broken as vendors break it: is it found?
-        /** @param {(value: number, store: number) => number} change */
-        const broken = (change) => {
-          const changed = storeFigures(codes, figures.values.map(change), indexOf);
-          const found = judgeStores(day, changed, (other) => history.get(other));
-          return found.batch ? `day x${found.batch.factor}` : found.stores.map(({ store }) => store).join(' ') || 'nothing';
-        };
-        Object.assign(caught, {
-          dark: broken((value, store) => (store === 0 ? 0 : value)),
-          tenth: broken((value, store) => (store === 0 ? value / 10 : value)),
-          fiveTimes: broken((value, store) => (store === 0 ? value * 5 : value)),
-          half: broken((value) => value / 2),
-        });
-      }
-    }
-    rows.push({ stores, metric: metric.name, days: DAYS, judgedDays, held, batches, storeFindings: findings, ...caught });
-  }
-  return rows;
+/**
+ * The year replayed as an import judges it (`src/import/rule-replay.ts`, which the tests use too); then the year's
+ * last day again, broken as vendors break it, judged against the history the year left: is it found?
+ * @param {number} stores
+ */
+async function falseHolds(stores) {
+  const replayed = await replayDays({ stores, zones: Number(flags.zones), seed: 20_261_128, from: FIRST, days: DAYS });
+  const last = addDays(FIRST, DAYS - 1);
+  return replayed.map(({ metric, held, notes, state }) => {
+    const history = state.storeHistory(metric);
+    const figures = history(last);
+    if (figures === undefined) throw new Error(`${metric} ${last} was not recorded complete`);
+    /** @param {(value: number, store: number) => number} change */
+    const broken = (change) => {
+      const found = judgeStores(last, storeFigures(figures.codes, figures.values.map(change), figures.indexOf), history);
+      return found.batch ? `day x${found.batch.factor}` : found.stores.map(({ store }) => store).join(' ') || 'nothing';
+    };
+    const suspect = notes.flatMap((note) => (note.kind === 'suspect' ? [note.suspicion] : []));
+    return {
+      stores,
+      metric,
+      days: DAYS,
+      held: held.length,
+      batches: suspect.filter((suspicion) => suspicion.batch).length,
+      storeFindings: suspect.reduce((sum, suspicion) => sum + (suspicion.stores?.count ?? 0), 0),
+      dark: broken((value, store) => (store === 0 ? 0 : value)),
+      tenth: broken((value, store) => (store === 0 ? value / 10 : value)),
+      fiveTimes: broken((value, store) => (store === 0 ? value * 5 : value)),
+      half: broken((value) => value / 2),
+    };
+  });
 }
 
 function scale() {
@@ -125,7 +102,7 @@ function scale() {
   };
 }
 
-for (const stores of [2, 20, 200]) console.table(falseHolds(stores));
+for (const stores of [2, 20, 200]) console.table(await falseHolds(stores));
 console.table([scale()]);
 
 /** The state file itself with 20,000 stores' figures for 3 metrics x 70 days: its size, a run's read, one day recorded. */

@@ -1,7 +1,7 @@
 import { ObjectStores, awsCredentialsIn } from '../destination/object-stores.js';
 import type { DestinationSpec } from '../destination/spec.js';
 import type { Destination } from '../destination/destination.js';
-import { openDestination } from '../destination/open.js';
+import { databaseCredentials, openDestination } from '../destination/open.js';
 import { UsageError } from '../errors.js';
 import { METRIC_NAMES } from '../metrics/descriptors.js';
 import { ImportState } from '../state/import-state.js';
@@ -20,7 +20,8 @@ export async function withExistingState<T>(
   { context, reporter, now }: CommandBase & { readonly now: Date },
   use: (state: ImportState, location: string, destination: Destination) => Promise<T>,
 ): Promise<T> {
-  const { logger } = commandLogs({ context, reporter, credentials: awsCredentialsIn(context.env) }, { level: 'warn' });
+  const credentials = [...awsCredentialsIn(context.env), ...databaseCredentials(options.output, context.env)];
+  const { logger } = commandLogs({ context, reporter, credentials }, { level: 'warn' });
   const stores = new ObjectStores({
     env: context.env,
     forcePathStyle: options.s3ForcePathStyle,
@@ -28,8 +29,12 @@ export async function withExistingState<T>(
     timeoutMs: IMPORT_REQUEST_BUDGET.timeoutSeconds * 1000,
     logger,
   });
+  const destination = openDestination(options.output, {
+    stores,
+    stdout: context.stdout,
+    database: { env: context.env, retries: IMPORT_REQUEST_BUDGET.retries, logger },
+  });
   try {
-    const destination = openDestination(options.output, { stores, stdout: context.stdout });
     const place = destination.statePlace(options.state);
     if (place === undefined) throw new UsageError(`${command} uses a folder's state; with -o - pass --state <file>`);
     const state = await ImportState.loadExisting(await place.storage(stores), { now, metricNames: METRIC_NAMES });
@@ -37,5 +42,6 @@ export async function withExistingState<T>(
     return await use(state, place.url, destination);
   } finally {
     stores.close();
+    await destination.close?.();
   }
 }

@@ -30,8 +30,15 @@ export async function resolveImportConfig(
   const { shape } = options;
   // A folder keeps its format: without -f, the state's is taken once it is open; a stream keeps none. Like
   // AREA_METRICS_LAYOUT, AREA_METRICS_FORMAT describes a folder's files: it does not stop a quick look at stdout.
-  const stated = output.streams && given('format') === 'env' ? undefined : options.format;
-  const format = stated ?? (output.streams || shape === 'results' ? 'ndjson' : undefined);
+  const stated = (output.streams || output.tables) && given('format') === 'env' ? undefined : options.format;
+  if (output.tables) {
+    // A database's tables have the Parquet file's typed columns, loaded from the unit's CSV rows (COPY reads CSV).
+    if (given('format') === 'flag' || given('layout') === 'flag' || shape === 'results')
+      throw new UsageError('-f, --layout and --shape results describe files; a PostgreSQL output has typed tables, so drop them');
+    if (options.state !== undefined)
+      throw new UsageError('a PostgreSQL output keeps its state in the database, beside the data; drop --state');
+  }
+  const format = output.tables ? 'csv' : (stated ?? (output.streams || shape === 'results' ? 'ndjson' : undefined));
   if (shape === 'results' && format !== 'ndjson')
     throw new UsageError(`--shape results is NDJSON only, not ${format}; use --format ndjson`);
   if (output.streams && format === 'parquet')

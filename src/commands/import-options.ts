@@ -157,6 +157,8 @@ Examples:
   $ area-metrics ${name} --catch-up --lookback 2
   # into an S3-compatible bucket, the state beside the data (credentials from the AWS SDK's default chain)
   $ area-metrics ${name} --catch-up -o s3://my-bucket/area-metrics
+  # into PostgreSQL: a typed table per metric, each day replaced in one transaction (password from PGPASSWORD or ~/.pgpass)
+  $ area-metrics ${name} --catch-up -o 'postgresql://loader@db:5432/analytics?schema=area_metrics'
   # partitions a lake reads as columns (metric=.../dt=...), lineage events to Marquez
   $ OPENLINEAGE_URL=http://marquez:5000 area-metrics ${name} --catch-up --layout hive -f parquet -o s3://my-bucket/area-metrics
   # stream to another tool

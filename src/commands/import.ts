@@ -1,5 +1,5 @@
 import { awsCredentialsIn, ObjectStores } from '../destination/object-stores.js';
-import { openDestination } from '../destination/open.js';
+import { databaseCredentials, openDestination } from '../destination/open.js';
 import type { ImportConfig } from '../import/config.js';
 import { importMetrics } from '../import/import-run.js';
 import { describeImport } from '../import/invocation.js';
@@ -31,8 +31,9 @@ export function importAction(command: ImportCommandName): CommandAction<typeof I
       timeoutMs: config.timeoutMs,
       logger: progress.logger,
     });
+    const database = { env: context.env, retries: config.retries, logger: progress.logger };
+    const destination = openDestination(config.output, { stores, stdout: context.stdout, database });
     try {
-      const destination = openDestination(config.output, { stores, stdout: context.stdout });
       const run = describeImport(command, config, config.secretOnCommandLine ? SECRET_FLAG_WARNING : undefined);
       const world = {
         stdout: context.stdout,
@@ -50,8 +51,9 @@ export function importAction(command: ImportCommandName): CommandAction<typeof I
         stores,
       });
     } finally {
-      // The SDK keeps connections open; the process must be free to end.
+      // The SDK and a database keep connections open; the process must be free to end.
       stores.close();
+      await destination.close?.();
     }
   };
 }
@@ -62,5 +64,6 @@ function credentialsOf(config: ImportConfig, env: NodeJS.ProcessEnv): Credential
     ...(config.credentials ? [{ clientId: config.credentials.clientId, secret: config.credentials.clientSecret }] : []),
     ...awsCredentialsIn(env),
     ...(config.lineage?.apiKey === undefined ? [] : [{ secret: config.lineage.apiKey }]),
+    ...databaseCredentials(config.output, env),
   ];
 }

@@ -115,12 +115,12 @@ const S3_FORCE_PATH_STYLE = switchOption({
 /** Where an import writes: a folder, a bucket and prefix, or stdout; and its state, beside it unless named. */
 export const OUTPUT_OPTIONS = {
   output: valueOption({
-    flags: '-o, --output <dir|s3://bucket/prefix|->',
+    flags: '-o, --output <dir|s3://bucket/prefix|postgresql://...|->',
     env: 'AREA_METRICS_OUTPUT',
     parse: destination,
     default: destinationSpec(DEFAULT_OUTPUT, '-o/--output'),
     defaultText: DEFAULT_OUTPUT,
-    description: 'output folder, an S3-compatible bucket and prefix, or - for stdout',
+    description: 'output folder, an S3-compatible bucket and prefix, a PostgreSQL database, or - for stdout',
   }),
   s3ForcePathStyle: S3_FORCE_PATH_STYLE,
   state: valueOption({
@@ -134,12 +134,12 @@ export const OUTPUT_OPTIONS = {
 /** Where `status`, `accept` and `reopen` find the state: an output folder's or bucket prefix's, or one named outright. */
 export const STATE_LOCATION_OPTIONS = {
   output: valueOption({
-    flags: '-o, --output <dir|s3://bucket/prefix>',
+    flags: '-o, --output <dir|s3://bucket/prefix|postgresql://...>',
     env: 'AREA_METRICS_OUTPUT',
     parse: destination,
     default: destinationSpec(DEFAULT_OUTPUT, '-o/--output'),
     defaultText: DEFAULT_OUTPUT,
-    description: 'output folder, or bucket and prefix, whose state to use',
+    description: 'output folder, bucket and prefix, or PostgreSQL database whose state to use',
   }),
   state: { ...OUTPUT_OPTIONS.state, description: 'state file or object to use' },
   s3ForcePathStyle: S3_FORCE_PATH_STYLE,

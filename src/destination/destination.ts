@@ -1,6 +1,7 @@
 import type { DatasetName } from '../lineage/events.js';
 import type { OutputEncoding } from '../output/format.js';
 import type { Layout, UnitPlace } from '../output/layout.js';
+import type { ParquetColumn } from '../output/parquet.js';
 import type { ManifestShelf } from '../output/run-manifest.js';
 import type { StoredFile, UnitSink } from '../output/sinks.js';
 import type { StaleTempFile } from '../output/stale-temp.js';
@@ -13,6 +14,8 @@ export interface DestinationPlan {
   readonly units: readonly UnitPlace[];
   readonly encoding: OutputEncoding;
   readonly layout: Layout;
+  /** Each imported metric's typed columns: what a destination with tables makes its tables of. */
+  readonly columns: ReadonlyMap<string, readonly ParquetColumn[]>;
 }
 
 /**
@@ -22,6 +25,15 @@ export interface DestinationPlan {
  */
 export interface Destination {
   readonly spec: DestinationSpec;
+  /**
+   * Before the run reads its state: a destination that admits one run at a time (a database) waits here for the run
+   * before it to end, and holds its turn until `close`. Files need none.
+   */
+  claim?(): Promise<void>;
+  /** Its connections closed (and its turn given up): the process must be free to end. */
+  close?(): Promise<void>;
+  /** Where set-aside records go when that is not a file beside the unit's (`_rejected/...`): a database's table. */
+  rejectedPlace?(): string;
   /**
    * Fails now, in a second, if it cannot be written (a read-only or full folder) rather than after the downloads,
    * and removes what runs killed without a chance to clean up left behind; returns what it removed.

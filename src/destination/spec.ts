@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
 import { isObjectUrl, objectKey, objectUrl, parseObjectUrl, type ObjectLocation } from '../output/object-location.js';
+import { isPostgresUrl, parsePostgresUrl, type PostgresUrl } from './postgres/url.js';
 
 /** The state's name beside the data: a file in the output folder, or an object under the bucket's prefix. */
 export const STATE_FILE_NAME = '.area-metrics-state.json';
@@ -15,7 +16,8 @@ const STDOUT = '-';
 export type DestinationSpec =
   | (DestinationNames & { readonly kind: 'folder'; readonly dir: string })
   | (DestinationNames & { readonly kind: 'bucket'; readonly location: ObjectLocation })
-  | (DestinationNames & { readonly kind: 'stream' });
+  | (DestinationNames & { readonly kind: 'stream' })
+  | (DestinationNames & { readonly kind: 'postgres'; readonly database: PostgresUrl });
 
 /** What every destination says of itself. */
 export interface DestinationNames {
@@ -25,17 +27,25 @@ export interface DestinationNames {
   readonly output: string | undefined;
   /** Units go out as one stream: no files, so no layout, no Parquet, one CSV header for all. */
   readonly streams: boolean;
+  /** Typed rows in a database's tables: no files, so no format, layout or `--state` of its own choosing. */
+  readonly tables: boolean;
   /** Where its state is kept unless `--state` names another place; none for stdout. */
   readonly stateUrl: string | undefined;
 }
 
 /**
- * An `-o` value as a destination: `-` (stdout), `s3://bucket/prefix` (checked now), or a folder. Blank is refused: it
- * would quietly mean the current folder.
+ * An `-o` value as a destination: `-` (stdout), `s3://bucket/prefix` or `postgresql://...` (checked now), or a
+ * folder. Blank is refused: it would quietly mean the current folder.
  */
 export function destinationSpec(text: string, source: string): DestinationSpec {
-  if (text.trim() === '') throw new UsageError('-o/--output needs a folder, s3://bucket/prefix, or - for stdout');
-  if (text === STDOUT) return { kind: 'stream', name: 'stdout', output: undefined, streams: true, stateUrl: undefined };
+  if (text.trim() === '') throw new UsageError('-o/--output needs a folder, s3://bucket/prefix, postgresql://..., or - for stdout');
+  const plain = { streams: false, tables: false };
+  if (text === STDOUT) return { kind: 'stream', name: 'stdout', output: undefined, streams: true, tables: false, stateUrl: undefined };
+  if (isPostgresUrl(text)) {
+    const database = parsePostgresUrl(text, source);
+    // Its state is a row of a table beside the data: no file or object names it.
+    return { kind: 'postgres', database, name: database.shown, output: database.shown, streams: false, tables: true, stateUrl: undefined };
+  }
   if (isObjectUrl(text)) {
     const location = parseObjectUrl(text, source);
     return {
@@ -43,11 +53,11 @@ export function destinationSpec(text: string, source: string): DestinationSpec {
       location,
       name: text,
       output: text,
-      streams: false,
+      ...plain,
       stateUrl: objectUrl(location.bucket, objectKey(location, STATE_FILE_NAME)),
     };
   }
-  return { kind: 'folder', dir: text, name: text, output: text, streams: false, stateUrl: join(text, STATE_FILE_NAME) };
+  return { kind: 'folder', dir: text, name: text, output: text, ...plain, stateUrl: join(text, STATE_FILE_NAME) };
 }
 
 /** A `--state` value: a file, or an object named by a full `s3://bucket/key`. Blank is refused. */

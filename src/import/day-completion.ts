@@ -8,7 +8,7 @@ import { addSums, emptySums, totalOf, type MeasureSums, type MetricTotal } from 
 import { mergeStoreSums, storeTotals, type StoreSums } from '../metrics/store-sums.js';
 import type { DayProfile } from '../state/judgement/day-profile.js';
 import { NAMED_STORES, suspicionOf, type Suspicion, type SuspectMode } from '../state/judgement/suspect.js';
-import { judgeStores } from '../state/judgement/store-rule.js';
+import { confirmedByLaterDays, judgeStores } from '../state/judgement/store-rule.js';
 import { storeFigures } from '../state/judgement/store-figures.js';
 import type { JudgedFigures } from '../state/store-history.js';
 
@@ -59,7 +59,8 @@ export interface MissingStores {
  * `not-over`: written, pending until every local day in it has ended (`until`); `not-published`: no results yet;
  * `given-up`: no results `giveUpDays` after its window ended; `partly-published`: stores missing, pending;
  * `complete-anyway`: stores missing but `--settle-days` old; `kept`: a final day re-imported without results;
- * `suspect`: complete data whose numbers look wrong, `held` pending (`--on-suspect hold`) or recorded anyway (`warn`).
+ * `suspect`: complete data whose numbers look wrong, `held` pending (`--on-suspect hold`) or recorded anyway (`warn`);
+ * `new-level`: stores whose figure left their range, confirmed as their new level by the days after it (not a warning).
  */
 export type DayNote = { readonly metric: string; readonly day: CalendarDay } & (
   | { readonly kind: 'not-over'; readonly until: string; readonly results: number }
@@ -68,6 +69,7 @@ export type DayNote = { readonly metric: string; readonly day: CalendarDay } & (
   | { readonly kind: 'partly-published'; readonly missing: MissingStores; readonly stores: number }
   | { readonly kind: 'complete-anyway'; readonly missing: MissingStores; readonly settleDays: number }
   | { readonly kind: 'kept' }
+  | { readonly kind: 'new-level'; readonly stores: readonly string[] }
   | {
       readonly kind: 'suspect';
       readonly suspicion: Suspicion;
@@ -209,10 +211,14 @@ export class DayCompletion {
     const stores = mergeStoreSums(tally.storeSums);
     const judged = stores.codes;
     const values = storeTotals(stores, tally.total);
-    const suspicion = this.rules.onSuspect === 'off' ? undefined : this.suspicionOf(key, day, tally, profile, judged, values);
-    // A suspect day's figures are kept out of the history that judges later days until it is accepted.
+    const { suspicion, newLevel } =
+      this.rules.onSuspect === 'off' ? { newLevel: [] } : this.suspicionOf(key, day, tally, profile, judged, values);
+    if (newLevel.length > 0) notes.push({ metric, day, kind: 'new-level', stores: newLevel });
+    // A suspect day's figures are kept out of the history that judges later days until it is accepted; the stores it
+    // found, and those at a new level, are one finding each: not judged again for the weeks after it.
+    const found = [...(suspicion?.stores?.all ?? []), ...newLevel];
     const figures: JudgedFigures | undefined =
-      judged.length === 0 ? undefined : { codes: judged, values, suspect: suspicion !== undefined, found: suspicion?.stores?.all ?? [] };
+      judged.length === 0 ? undefined : { codes: judged, values, suspect: suspicion !== undefined, found };
     if (suspicion !== undefined) {
       const held = this.rules.onSuspect === 'hold';
       const again = held && this.state?.pendingReason(key, day) === 'suspect';
@@ -228,7 +234,8 @@ export class DayCompletion {
 
   /**
    * Whether the day's numbers look wrong: its total next to the metric's complete days before it, and each store's
-   * figure next to the same store's history.
+   * figure next to the same store's history. A store's figure the days after it confirm is its new level, not a
+   * suspicion (a held day judged again once they are in).
    */
   private suspicionOf(
     key: string,
@@ -237,28 +244,28 @@ export class DayCompletion {
     profile: DayProfile,
     codes: readonly string[],
     values: Float64Array,
-  ): Suspicion | undefined {
+  ): { suspicion?: Suspicion; newLevel: readonly string[] } {
     const figures = { measure: tally.total.measure, total: profile[3], allZero: tally.measure.weight > 0 && tally.measure.nonZero === 0 };
     const byTotal = suspicionOf(day, figures, this.state?.completeProfiles(key) ?? new Map());
-    if (this.state === undefined || codes.length === 0) return byTotal;
-    const judgement = judgeStores(day, storeFigures(codes, values), this.state.storeHistory(key), this.state.foundStores(key, day));
+    if (this.state === undefined || codes.length === 0) return { ...(byTotal === undefined ? {} : { suspicion: byTotal }), newLevel: [] };
+    const history = this.state.storeHistory(key);
+    const judgement = judgeStores(day, storeFigures(codes, values), history, this.state.foundStores(key, day));
     // Where stores could be judged, they judge the day: a chain that grows or closes stores moves its total for good,
     // and that is the new normal, not a suspicion. Every value zero is one still (it needs no history).
     const total = judgement.judged > 0 && !byTotal?.allZero ? undefined : byTotal;
-    if (judgement.batch === undefined && judgement.stores.length === 0) return total;
-    return {
+    // A whole day moved by one factor is the vendor's batch whatever came after; a store's move can be its new level.
+    const confirmed = judgement.batch === undefined ? confirmedByLaterDays(day, history, judgement.stores) : new Set<string>();
+    const stores = judgement.stores.filter(({ store }) => !confirmed.has(store));
+    const newLevel = [...confirmed];
+    if (judgement.batch === undefined && stores.length === 0) return { ...(total === undefined ? {} : { suspicion: total }), newLevel };
+    const suspicion: Suspicion = {
       ...(total ?? { measure: tally.total.measure, value: profile[3] }),
       ...(judgement.batch === undefined ? {} : { batch: judgement.batch }),
-      ...(judgement.stores.length === 0
+      ...(stores.length === 0
         ? {}
-        : {
-            stores: {
-              count: judgement.stores.length,
-              first: judgement.stores.slice(0, NAMED_STORES),
-              all: judgement.stores.map(({ store }) => store),
-            },
-          }),
+        : { stores: { count: stores.length, first: stores.slice(0, NAMED_STORES), all: stores.map(({ store }) => store) } }),
     };
+    return { suspicion, newLevel };
   }
 
   /** The run's days whose tally passes, as state keys and days. */

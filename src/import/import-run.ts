@@ -5,7 +5,7 @@ import { exitCodeFor, messageOf, ReportedError } from '../errors.js';
 import type { Clock } from '../fetch/clock.js';
 import { Pacer } from '../fetch/pacer.js';
 import type { ImportProgress } from '../log/progress.js';
-import { DESCRIPTORS, type MetricDescriptor } from '../metrics/descriptors.js';
+import { DESCRIPTORS, typedColumns, type MetricDescriptor } from '../metrics/descriptors.js';
 import { unitFirstPageUrl } from '../metrics/unit.js';
 import type { Redactor } from '../redact.js';
 import { DayCompletion } from './day-completion.js';
@@ -70,6 +70,8 @@ export async function importMetrics(
         ...(config.format ? { format: config.format } : {}),
         defaultFormat: DEFAULT_FORMAT,
       };
+  // A database admits one run at a time: the state is read once this run's turn has come, so it plans from the last.
+  if (!config.dryRun) await destination.claim?.();
   const state = stateless
     ? undefined
     : await ImportState.load(await place.storage(world.stores), {
@@ -132,7 +134,13 @@ async function runSettled(
   }
   if (!config.credentials) throw new Error('credentials are resolved for every run but --dry-run');
   // A read-only, unwritable or full folder fails now, in a second, rather than after the downloads.
-  const destinationPlan = { metrics: known, units, encoding: { format: config.format, shape: config.shape }, layout: config.layout };
+  const destinationPlan = {
+    metrics: known,
+    units,
+    encoding: { format: config.format, shape: config.shape },
+    layout: config.layout,
+    columns: new Map(metrics.map((metric) => [metric.name, typedColumns(metric)])),
+  };
   const stale = [...(await destination.prepare(destinationPlan)), ...(place === undefined || stateless ? [] : await place.prepare())];
   for (const file of stale) report.removedTempFile(file.path, file.pid, file.reason);
 

@@ -112,7 +112,9 @@ export class RunRecords {
       this.written.set(unit.metric.name, days.add(unit.day));
     }
     const rejected =
-      data.rejected.length === 0 ? undefined : { records: data.rejected.length, path: rejectedPath(unit, this.input.config.layout) };
+      data.rejected.length === 0
+        ? undefined
+        : { records: data.rejected.length, path: this.input.destination.rejectedPlace?.() ?? rejectedPath(unit, this.input.config.layout) };
     this.manifest?.builder.record(unit, {
       ok: true,
       rows: data.rowCount,
@@ -199,14 +201,16 @@ export class RunRecords {
       config.shape === 'results'
         ? undefined
         : [...(config.format === 'ndjson' ? [{ name: 'metric', type: 'string' as const }] : []), ...typedColumns(metric)];
-    const storage = { layer: name.namespace === 'file' ? 'file' : 's3', fileFormat: extensionOf(config) };
+    // A table is no file: its storage is the database the namespace names.
+    const layer = STORAGE_LAYERS.find((prefix) => name.namespace.startsWith(prefix));
+    const storage = layer === undefined ? undefined : { layer: layer.replace(/:.*/, ''), fileFormat: extensionOf(config) };
     const statistics: OutputStatistics | undefined = ended ? this.input.tally.of(metric.name) : undefined;
     const days = ended && config.layout === 'hive' ? [...(this.written.get(metric.name) ?? [])].sort() : [];
     return [
       {
         ...name,
         ...(fields === undefined ? {} : { fields }),
-        storage,
+        ...(storage === undefined ? {} : { storage }),
         ...(statistics === undefined ? {} : { statistics }),
         ...(config.layout === 'hive' ? { partitionColumns: ['metric', 'dt'] } : {}),
         ...(days.length === 0 ? {} : { partitions: days.map((dt) => ({ metric: metric.name, dt })) }),
@@ -214,6 +218,9 @@ export class RunRecords {
     ];
   }
 }
+
+/** The dataset namespaces whose data are files, as the storage facet names their layer (`file`, `s3`). */
+const STORAGE_LAYERS = ['file', 's3:'];
 
 /**
  * The lineage job: the command and the kind of run, so a catalog keeps the nightly catch-up, a backfill of named

@@ -24,8 +24,12 @@ function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? '' : 's'}`;
 }
 
+function namedStores(codes: readonly string[]): string {
+  return `${codes.slice(0, NAMED_STORES).join(', ')}${codes.length > NAMED_STORES ? ', ...' : ''}`;
+}
+
 function describeMissing({ codes, expected, askedFor }: MissingStores): string {
-  const named = `${codes.slice(0, NAMED_STORES).join(', ')}${codes.length > NAMED_STORES ? ', ...' : ''}`;
+  const named = namedStores(codes);
   return `${codes.length} of ${expected} stores${askedFor ? ' asked for' : ' of the latest complete day'} missing (${named})`;
 }
 
@@ -118,6 +122,7 @@ export class ImportReport implements UnitReport {
     for (const note of notes) {
       if (note.kind === 'not-over') this.notOver.push(note);
       else if (note.kind === 'suspect' && note.again) this.heldAgain.push(note);
+      else if (note.kind === 'new-level') this.newLevel(note);
       else this.warn(`${note.metric} ${note.day}: ${this.describeNote(note)}`, { metric: note.metric, day: note.day, note: note.kind });
     }
   }
@@ -204,7 +209,15 @@ export class ImportReport implements UnitReport {
     this.progress.finish(line, fieldsOut, runFailure(summary) === undefined);
   }
 
-  private describeNote(note: Exclude<DayNote, NotOver>): string {
+  /** A store's figure out of its range that the days after it confirm: its new level, said once, not a warning. */
+  private newLevel(note: Extract<DayNote, { kind: 'new-level' }>): void {
+    this.progress.logger.info(
+      `${note.metric} ${note.day}: ${plural(note.stores.length, 'store')} (${namedStores(note.stores)}) at a new level from this day on, as the days after it confirm; recorded complete`,
+      { metric: note.metric, day: note.day, note: note.kind, stores: note.stores.length },
+    );
+  }
+
+  private describeNote(note: Exclude<DayNote, NotOver | { kind: 'new-level' }>): string {
     switch (note.kind) {
       case 'kept':
         return 'no results on this re-import; the file of the earlier import is kept';

@@ -7,6 +7,7 @@ import { extensionOf, jsonOrUndefined, type OutputEncoding } from './format.js';
 import { UnitPaths, type Layout } from './layout.js';
 import { parquetFileChunks, type ParquetTable } from './parquet.js';
 import { asOutputError } from './write-failure.js';
+import type { DayMode } from '../window/day-mode.js';
 
 /** A record set aside by `--on-invalid skip`, with where and why it broke the data contract. */
 export interface SetAsideRecord {
@@ -18,7 +19,13 @@ export interface SetAsideRecord {
 
 /** What a sink needs of a complete unit: where it belongs, its encoded text, and the records set aside. */
 export interface UnitContent {
-  readonly unit: { readonly metric: { readonly name: string }; readonly day: string; readonly storeCode?: string };
+  readonly unit: {
+    readonly metric: { readonly name: string };
+    readonly day: string;
+    readonly storeCode?: string;
+    /** What the day is (UTC, the default, or store-local): which rows a database's unit replaces. */
+    readonly mode?: DayMode;
+  };
   /** Written once at the top of a file, and once for a whole stream. */
   readonly header: string | undefined;
   /** UTF-8 bytes, in output order. */
@@ -26,6 +33,8 @@ export interface UnitContent {
   /** With `-f parquet`: the columns' types and the file's metadata; the pieces are then its rows as JSON lines. */
   readonly table?: ParquetTable | undefined;
   readonly rejected: readonly SetAsideRecord[];
+  /** Its rows, for a sink that records them. */
+  readonly rowCount?: number;
 }
 
 /** A unit's data file as a run manifest records it: where under the output, its size and SHA-256. */

@@ -26,7 +26,8 @@ export function recordFigures(file: StateFile, entry: StateEntry, day: CalendarD
   if (file.storeSets[id] === undefined) file.storeSets[id] = encodeStoreSet(figures.codes);
   const text = encodeFigures(figures.values);
   const found = figures.found ?? [];
-  const record: StoreFiguresDay = !figures.suspect ? [id, text] : found.length === 0 ? [id, text, 1] : [id, text, 1, [...found]];
+  const flag = figures.suspect ? 1 : 0;
+  const record: StoreFiguresDay = found.length > 0 ? [id, text, flag, [...found]] : figures.suspect ? [id, text, 1] : [id, text];
   const kept = { ...entry.storeFigures, [day]: record };
   const days = Object.keys(kept).sort();
   const oldest = addDays(days.at(-1)!, -FIGURE_DAYS + 1);
@@ -51,7 +52,7 @@ export function storeHistory(
     const kept = entry?.storeFigures?.[day];
     if (kept === undefined) return undefined;
     const accepted = rangesHold(entry?.accepted ?? [], day);
-    if (!accepted && (kept[2] !== undefined || !rangesHold(entry?.complete ?? [], day))) return undefined;
+    if (!accepted && (kept[2] === 1 || !rangesHold(entry?.complete ?? [], day))) return undefined;
     return decoded.figuresOf(file, path, day, kept);
   };
 }

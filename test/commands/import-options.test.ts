@@ -78,7 +78,7 @@ describe('the import config', () => {
     [{ clientId: undefined }, /missing --client-id/],
     [{ clientSecret: undefined }, /missing client secret: pass --client-secret or --client-secret-file/],
     [{ quiet: true, verbose: true }, /--quiet and --verbose/],
-    [{ output: '' }, /-o\/--output needs a folder, s3:\/\/bucket\/prefix, or - for stdout/],
+    [{ output: '' }, /-o\/--output needs a folder, s3:\/\/bucket\/prefix, postgresql:\/\/..., or - for stdout/],
     [{ output: 's3://Not_A_Bucket/x' }, /--output "s3:\/\/Not_A_Bucket\/x": "Not_A_Bucket" is not a bucket name/],
     [{ state: 's3://bucket-only' }, /--state "s3:\/\/bucket-only" names a bucket but no object/],
     [{ output: '  ' }, /-o\/--output needs a folder/],
@@ -90,6 +90,13 @@ describe('the import config', () => {
     [{ lookback: '2' }, /--lookback needs --catch-up/],
     [{ catchUp: true, lookback: '-1' }, /--lookback "-1" must be a whole number from 0 to 366/],
     [{ settleDays: '0' }, /--settle-days "0" must be a whole number from 1/],
+    [
+      { output: 'postgresql://db/m', format: 'csv' },
+      /-f, --layout and --shape results describe files; a PostgreSQL output has typed tables/,
+    ],
+    [{ output: 'postgresql://db/m', layout: 'hive' }, /a PostgreSQL output has typed tables/],
+    [{ output: 'postgresql://db/m', state: './state.json' }, /keeps its state in the database, beside the data; drop --state/],
+    [{ output: 'postgresql://db/m?schema=s&search_path=x' }, /unknown parameter search_path/],
   ])('%j is a usage error', async (overrides, message) => {
     const raw = { ...required, ...overrides };
     const error = await importConfigOf(raw, {}, 1).catch((e: unknown) => e);

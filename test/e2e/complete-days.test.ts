@@ -7,7 +7,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { stopAllClis } from '../helpers/cli.js';
 import { deadPid, livePid } from '../helpers/pids.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
@@ -25,9 +25,7 @@ const STORES = ['S001', 'S002', 'S003', 'S004'];
 const CLOCK = noonToday();
 
 /** UTC day `n` days before today (negative: after). */
-function daysAgo(n: number): string {
-  return new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
-}
+const daysAgo = daysBefore(CLOCK);
 
 // The secret in the environment, as the README teaches: a flag would add its warning to every run.
 const { runCli, startCli } = clockedCli(CLOCK, { AREA_METRICS_CLIENT_SECRET: SECRET });

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, startCli, stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
 import { runInProcess } from '../helpers/run-in-process.js';
-import { clockedCli, clockEnv, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { clockedCli, clockEnv, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'First-Week-S3cret-91';
@@ -17,9 +17,7 @@ const CLOCK = noonToday();
 const { runCli } = clockedCli(CLOCK);
 const tempDir = useTempDirs('first-week-');
 
-function daysAgo(n: number): string {
-  return new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
-}
+const daysAgo = daysBefore(CLOCK);
 
 let sandbox: Sandbox;
 

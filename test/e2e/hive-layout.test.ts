@@ -13,7 +13,7 @@ import { assertBuilt, type CliResult } from '../helpers/cli.js';
 import { DuckDb, sqlText } from '../helpers/duckdb.js';
 import { deadPid } from '../helpers/pids.js';
 import { S3_SECRET_ACCESS_KEY, startS3, type S3Harness } from '../helpers/s3.js';
-import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Hive-Layout-S3cret-5';
@@ -22,7 +22,7 @@ const STATE = '.area-metrics-state.json';
 const CLOCK = noonToday();
 const { runCli } = clockedCli(CLOCK);
 const tempDir = useTempDirs('hive-layout-');
-const daysAgo = (n: number): string => new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
+const daysAgo = daysBefore(CLOCK);
 const DAYS = [daysAgo(3), daysAgo(2)];
 const FORMATS = ['csv', 'ndjson', 'parquet'] as const;
 

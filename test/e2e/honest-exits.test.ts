@@ -251,7 +251,9 @@ describe.concurrent('configuration mistakes are usage errors, not bugs', () => {
     // The current folder is a process's.
     const result = await runCli(importArgs(base, ''), { cwd, process: true });
     expect(result.code, result.stderr).toBe(2);
-    expect(lines(result.stderr)).toEqual(['area-metrics: -o/--output needs a folder, s3://bucket/prefix, or - for stdout']);
+    expect(lines(result.stderr)).toEqual([
+      'area-metrics: -o/--output needs a folder, s3://bucket/prefix, postgresql://..., or - for stdout',
+    ]);
     expect(await listFiles(cwd)).toEqual([]);
     expect(server.calls('empty-output')).toHaveLength(0);
   });

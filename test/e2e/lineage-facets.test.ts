@@ -12,14 +12,14 @@ import { assertBuilt, type CliResult } from '../helpers/cli.js';
 import { startLineageServer, type LineageServer } from '../helpers/lineage-server.js';
 import { latestManifest } from '../helpers/manifests.js';
 import { openLineageErrors } from '../helpers/openlineage.js';
-import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Lineage-Facets-S3cret-2';
 const CLOCK = noonToday();
 const { runCli } = clockedCli(CLOCK);
 const tempDir = useTempDirs('lineage-facets-');
-const daysAgo = (n: number): string => new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
+const daysAgo = daysBefore(CLOCK);
 const PARENT_RUN = '01936b2e-5c40-7a1e-9d3c-52b1f0e4a7c2';
 const ROOT_RUN = '01936b2e-0000-7a1e-8d3c-52b1f0e4a7c3';
 

@@ -11,7 +11,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, waitUntil, type CliResult } from '../helpers/cli.js';
 import { startLineageServer, type LineageServer } from '../helpers/lineage-server.js';
 import { openLineageErrors } from '../helpers/openlineage.js';
-import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { listFiles, useTempDirs } from '../helpers/tmp.js';
 import { METRIC_NAMES } from '../../src/metrics/names.js';
 
@@ -20,7 +20,7 @@ const API_KEY = 'Marquez-Api-Key-4c1d';
 const CLOCK = noonToday();
 const { runCli, startInProcess } = clockedCli(CLOCK);
 const tempDir = useTempDirs('lineage-e2e-');
-const daysAgo = (n: number): string => new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
+const daysAgo = daysBefore(CLOCK);
 const METRICS = METRIC_NAMES;
 
 let sandbox: Sandbox;

@@ -15,7 +15,7 @@ import {
   STATE_OBJECT_NAME,
   type S3Harness,
 } from '../helpers/s3.js';
-import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { readTree, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Object-Store-S3cret-7f1';
@@ -54,12 +54,9 @@ beforeEach(() => {
   });
 });
 
-function daysAgo(n: number): string {
-  return new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
-}
-
 /** One clock for the sandbox and every run: at noon (UTC) the day before yesterday is over and yesterday is not. */
 const CLOCK = noonToday();
+const daysAgo = daysBefore(CLOCK);
 const { runCli } = clockedCli(CLOCK);
 
 const api = (): string[] => ['--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET];

@@ -7,7 +7,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { LOG_TIMESTAMP, stopAllClis, waitUntil } from '../helpers/cli.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
 import { METRIC_NAMES } from '../../src/metrics/names.js';
@@ -17,12 +17,9 @@ const STATE = '.area-metrics-state.json';
 const METRICS = METRIC_NAMES;
 
 /** UTC day `n` days before today. */
-function daysAgo(n: number): string {
-  return new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
-}
-
 /** One clock for the sandbox and every run: at noon (UTC) the day before yesterday is over and yesterday is not. */
 const CLOCK = noonToday();
+const daysAgo = daysBefore(CLOCK);
 // The secret in the environment, as the README teaches: a flag would add its warning to every run.
 const { runCli, startInProcess } = clockedCli(CLOCK, { AREA_METRICS_CLIENT_SECRET: SECRET });
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { BIN, cliEnv, stopAllClis, withoutTimestamps, type CliResult } from '../helpers/cli.js';
-import { clockedCli, clockEnv, noonToday } from '../helpers/sandbox-clock.js';
+import { clockedCli, clockEnv, noonToday, daysBefore } from '../helpers/sandbox-clock.js';
 import { mountTmpfs, tmpfsUnavailable, type Tmpfs } from '../helpers/tmpfs.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
@@ -23,9 +23,7 @@ const PAGE = 4096;
 const CLOCK = noonToday();
 const { runCli } = clockedCli(CLOCK);
 
-function daysAgo(n: number): string {
-  return new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
-}
+const daysAgo = daysBefore(CLOCK);
 
 let sandbox: Sandbox;
 const tempDir = useTempDirs('reliability-disk-');

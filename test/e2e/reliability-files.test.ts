@@ -6,7 +6,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { stopAllClis, waitUntil } from '../helpers/cli.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 import { METRIC_NAMES } from '../../src/metrics/names.js';
@@ -15,12 +15,9 @@ const SECRET = 'Files-S3cret-41be07';
 const STATE = '.area-metrics-state.json';
 
 /** UTC day `n` days before today. */
-function daysAgo(n: number): string {
-  return new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
-}
-
 /** One clock for the sandbox and every run: at noon (UTC) the day before yesterday is over and yesterday is not. */
 const CLOCK = noonToday();
+const daysAgo = daysBefore(CLOCK);
 const { runCli, startCli, startInProcess } = clockedCli(CLOCK);
 
 let sandbox: Sandbox;

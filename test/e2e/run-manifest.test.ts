@@ -8,14 +8,14 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, ROOT, type CliResult } from '../helpers/cli.js';
-import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { listFiles, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Run-Manifest-S3cret-8';
 const CLOCK = noonToday();
 const { runCli } = clockedCli(CLOCK);
 const tempDir = useTempDirs('run-manifest-e2e-');
-const daysAgo = (n: number): string => new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
+const daysAgo = daysBefore(CLOCK);
 const DAYS = [daysAgo(4), daysAgo(3), daysAgo(2)];
 const { version } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
 

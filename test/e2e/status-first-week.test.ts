@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { stopAllClis, waitUntil } from '../helpers/cli.js';
-import { clockedCli } from '../helpers/sandbox-clock.js';
+import { clockedCli, daysBefore } from '../helpers/sandbox-clock.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'First-Week-S3cret-8e1f';
@@ -22,9 +22,7 @@ const MORNING = new Date(`${TODAY}T09:00:00Z`);
 const night = clockedCli(NIGHT);
 const morning = clockedCli(MORNING);
 
-function daysAgo(n: number): string {
-  return new Date(NIGHT.getTime() - n * 86_400_000).toISOString().slice(0, 10);
-}
+const daysAgo = daysBefore(NIGHT);
 
 /** `2026-10-25..11-24` as status prints a range within one year. */
 function shortRange(first: string, last: string): string {

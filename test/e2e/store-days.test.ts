@@ -9,13 +9,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import type { SandboxPublishing } from '../../src/sandbox/types.js';
 import { assertBuilt } from '../helpers/cli.js';
-import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Store-Days-S3cret-9d1e';
 const CLOCK = noonToday();
 const { runCli } = clockedCli(CLOCK);
-const daysAgo = (n: number): string => new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
+const daysAgo = daysBefore(CLOCK);
 const DAY = daysAgo(2);
 
 let sandbox: Sandbox;
@@ -78,6 +78,17 @@ describe('each store judged against its own weekdays', () => {
     ]);
     expect((await runCli(['status', '-o', out, '--format', 'prometheus'])).stdout).toContain(
       'area_metrics_suspect_stores{metric="unique-users",key="unique-users"} 1\n',
+    );
+  });
+
+  it('four stores gone dark: the first 3 named with their ranges, the fourth counted, in the warning and in status', async () => {
+    const { out, warnings } = await judgeDay([{ day: DAY, stores: ['S002', 'S005', 'S008', 'S011'], factor: 0 }]);
+    const named = ['S002', 'S005', 'S008'].map((store) => `${store} 0 \\(expected [\\d.]+ to [\\d.]+, its same weekday\\)`).join(', ');
+    expect(warnings).toEqual([
+      expect.stringMatching(new RegExp(`suspect: 4 stores outside their usual sum of unique_users: ${named}, and 1 more; file written`)),
+    ]);
+    expect((await runCli(['status', '-o', out])).stdout).toContain(
+      `${DAY} suspect (4 stores outside their range: S002, S005, S008 and 1 more)`,
     );
   });
 

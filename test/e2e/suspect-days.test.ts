@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import type { SandboxPublishing } from '../../src/sandbox/types.js';
 import { assertBuilt } from '../helpers/cli.js';
-import { clockedCli, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { latestUnit } from '../helpers/manifests.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
 
@@ -19,9 +19,7 @@ const STATE = '.area-metrics-state.json';
 const CLOCK = noonToday();
 const { runCli } = clockedCli(CLOCK);
 
-function daysAgo(n: number): string {
-  return new Date(CLOCK.getTime() - n * 86_400_000).toISOString().slice(0, 10);
-}
+const daysAgo = daysBefore(CLOCK);
 
 let sandbox: Sandbox;
 const tempDir = useTempDirs('suspect-days-');

@@ -10,7 +10,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, LOG_TIMESTAMP } from '../helpers/cli.js';
 import { virtualClock } from '../helpers/clock.js';
 import { closedPort } from '../helpers/ports.js';
-import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
+import { clockedCli, noonToday, daysBefore } from '../helpers/sandbox-clock.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
 import { METRIC_NAMES } from '../../src/metrics/names.js';
 
@@ -20,7 +20,7 @@ const SECRET = 'Down-S3cret-5e7a';
 const CLOCK = noonToday();
 const { runCli } = clockedCli(CLOCK);
 const runInProcess = runCli;
-const utcDay = (daysAgo: number): string => new Date(CLOCK.getTime() - daysAgo * 86_400_000).toISOString().slice(0, 10);
+const utcDay = daysBefore(CLOCK);
 // A month: 31 days of three metrics, 93 units.
 const FROM = utcDay(32);
 const TO = utcDay(2);

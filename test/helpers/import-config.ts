@@ -1,3 +1,4 @@
+import { silentLogger } from '../../src/log/logger.js';
 import { resolveImportConfig } from '../../src/commands/import-config.js';
 import type { ImportConfig } from '../../src/import/config.js';
 import { IMPORT_OPTIONS } from '../../src/commands/import-options.js';
@@ -7,3 +8,6 @@ import { parseOptions, type CollectedOptions } from '../../src/commands/options.
 export async function importConfigOf(collected: CollectedOptions, env: NodeJS.ProcessEnv, metricCount: number): Promise<ImportConfig> {
   return resolveImportConfig(parseOptions(IMPORT_OPTIONS, collected, env), env, metricCount);
 }
+
+/** What a destination's database connection gets in a test that writes files: nothing (it never connects). */
+export const NO_DATABASE = { env: {}, retries: 0, logger: silentLogger } as const;

@@ -42,3 +42,8 @@ export function clockedCli(
     startInProcess: (args, options = {}) => startInProcess(args, withClock(options)),
   };
 }
+
+/** The UTC day `n` days before `clock`, as `YYYY-MM-DD`: the days a test at that clock imports. */
+export function daysBefore(clock: Date): (n: number) => string {
+  return (n) => new Date(clock.getTime() - n * 86_400_000).toISOString().slice(0, 10);
+}

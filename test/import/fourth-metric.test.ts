@@ -15,7 +15,7 @@ import { createImportProgress } from '../../src/log/progress.js';
 import { DESCRIPTORS, type MetricDescriptor } from '../../src/metrics/descriptors.js';
 import { resultSchema, uniqueUsersValue } from '../../src/metrics/schema.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { importConfigOf } from '../helpers/import-config.js';
+import { importConfigOf, NO_DATABASE } from '../helpers/import-config.js';
 import { noonToday } from '../helpers/sandbox-clock.js';
 import { loadExistingStateFile } from '../helpers/state-file.js';
 import { useTempDirs } from '../helpers/tmp.js';
@@ -80,7 +80,7 @@ describe('a fourth metric as a test fixture', () => {
       progress,
       redact: (text) => text,
       failed: (code) => failed.push(code),
-      destination: openDestination(config.output, { stores, stdout: quiet }),
+      destination: openDestination(config.output, { stores, stdout: quiet, database: NO_DATABASE }),
       stores,
     });
     expect(failed).toEqual([]);

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { importConfigOf } from '../helpers/import-config.js';
+import { importConfigOf, NO_DATABASE } from '../helpers/import-config.js';
 import { RunRecords } from '../../src/import/records.js';
 import { RunTally } from '../../src/import/tally.js';
 import { ObjectStores } from '../../src/destination/object-stores.js';
@@ -57,7 +57,7 @@ async function openRecords(
     command: 'traffic --from ...',
     config: { ...config, dayMode: 'utc', layout: 'hive', format: 'csv' },
     units,
-    destination: openDestination(config.output, { stores, stdout: process.stdout }),
+    destination: openDestination(config.output, { stores, stdout: process.stdout, database: NO_DATABASE }),
     tally,
     env: {},
     logger,

@@ -1,3 +1,4 @@
+import { NO_DATABASE } from '../helpers/import-config.js';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -20,7 +21,7 @@ async function folderWith(files: Record<string, string>) {
     await writeFile(join(dir, path), text);
   }
   const stores = new ObjectStores({ env: {}, forcePathStyle: false, retries: 0, timeoutMs: 1000, logger: silentLogger });
-  const destination = openDestination(destinationSpec(dir, '-o/--output'), { stores, stdout: process.stdout });
+  const destination = openDestination(destinationSpec(dir, '-o/--output'), { stores, stdout: process.stdout, database: NO_DATABASE });
   const state = await loadStateFile(join(dir, '.area-metrics-state.json'), { now: NOW, metricNames: ['traffic'] });
   const manifest = async () => {
     const newest = (await readdir(join(dir, '_runs'))).sort().at(-1) ?? '';

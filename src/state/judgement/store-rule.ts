@@ -76,16 +76,7 @@ export function judgeStores(
   history: (day: CalendarDay) => StoreFigures | undefined,
   found: ReadonlySet<string> = new Set(),
 ): StoreJudgement {
-  const weekdays: StoreFigures[] = [];
-  for (let week = 1; week <= STORE_RULE.weeks; week++) {
-    const figuresOf = history(addDays(day, -7 * week));
-    if (figuresOf !== undefined) weekdays.push(figuresOf);
-  }
-  const recent: StoreFigures[] = [];
-  for (let back = 1; back <= STORE_RULE.recentDays; back++) {
-    const figuresOf = history(addDays(day, -back));
-    if (figuresOf !== undefined) recent.push(figuresOf);
-  }
+  const { weekdays, recent } = historyOf(day, history, -1);
   const lists = new Map<readonly string[], Int32Array>();
   const { judged, zeros } = storesAgainstBaselines(
     figures,
@@ -108,6 +99,50 @@ export function judgeStores(
       .map(({ store, value, baseline }) => rangeOf(store, value, baseline)),
   ].sort((a, b) => (a.store < b.store ? -1 : 1));
   return { judged: judged.length + zeros.length, ...(batch === undefined ? {} : { batch }), stores };
+}
+
+/**
+ * Of the stores a day found, those the days after it confirm: the same store's level since (its same weekdays after
+ * the day, or every day of the 28 after while fewer than 4 are complete, by the same rule) has the day's figure in its
+ * range, so the day was the first of a new normal (a store enlarged or remodelled), not a failure. A store at zero is
+ * never confirmed: a store closed for good is a person's to settle.
+ */
+export function confirmedByLaterDays(
+  day: CalendarDay,
+  history: (day: CalendarDay) => StoreFigures | undefined,
+  findings: readonly StoreFinding[],
+): ReadonlySet<string> {
+  const confirmed = new Set<string>();
+  const candidates = findings.filter((finding) => finding.value > 0);
+  if (candidates.length === 0) return confirmed;
+  const { weekdays, recent } = historyOf(day, history, 1);
+  const codes = candidates.map(({ store }) => store);
+  const lists = new Map<readonly string[], Int32Array>();
+  const [after, recentAfter] = [aligned(codes, weekdays, lists), aligned(codes, recent, lists)];
+  candidates.forEach(({ store, value }, index) => {
+    const baseline = baselineOf(index, after, recentAfter);
+    if (baseline !== undefined && !baseline.zeros && Math.abs(Math.log(value) - baseline.median) <= baseline.allowed) confirmed.add(store);
+  });
+  return confirmed;
+}
+
+/** The complete days that judge `day`: its same weekdays and its recent days, before it (-1) or after it (1). */
+function historyOf(
+  day: CalendarDay,
+  history: (day: CalendarDay) => StoreFigures | undefined,
+  direction: 1 | -1,
+): { weekdays: StoreFigures[]; recent: StoreFigures[] } {
+  const weekdays: StoreFigures[] = [];
+  for (let week = 1; week <= STORE_RULE.weeks; week++) {
+    const figuresOf = history(addDays(day, direction * 7 * week));
+    if (figuresOf !== undefined) weekdays.push(figuresOf);
+  }
+  const recent: StoreFigures[] = [];
+  for (let offset = 1; offset <= STORE_RULE.recentDays; offset++) {
+    const figuresOf = history(addDays(day, direction * offset));
+    if (figuresOf !== undefined) recent.push(figuresOf);
+  }
+  return { weekdays, recent };
 }
 
 /** A store's figure of the day next to its baseline: how far from it, on the log scale. */
@@ -146,7 +181,7 @@ function storesAgainstBaselines(
   return { judged, zeros };
 }
 
-/** Days of history, and where each store of the day judged stands in each day's list (-1 where it is not). */
+/** Days of history, and where each store judged stands in each day's list (-1 where it is not). */
 interface AlignedHistory {
   readonly days: readonly StoreFigures[];
   readonly positions: readonly Int32Array[];
@@ -174,7 +209,7 @@ function placesIn(codes: readonly string[], figures: StoreFigures): Int32Array {
   return places;
 }
 
-/** The baseline of the store at `index` of the day judged, if its history is long enough. */
+/** The baseline of the store at `index` of those judged, if its history is long enough. */
 function baselineOf(index: number, weekdays: AlignedHistory, recent: AlignedHistory): Baseline | undefined {
   const sameWeekday = valuesOf(index, weekdays);
   if (sameWeekday.length >= STORE_RULE.minimumSameWeekdays) return robust(sameWeekday, 'weekday', STORE_RULE.weekdayFloor);

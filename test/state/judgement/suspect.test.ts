@@ -25,6 +25,7 @@ describe('suspicionOf', () => {
 
   it('needs 7 complete days among the 28 before; days further back do not count', () => {
     expect(suspicionOf('2026-11-29', figures(1), history([100, 100, 100, 100, 100, 100]))).toBeUndefined();
+    expect(suspicionOf('2026-11-29', figures(1), history([100, 100, 100, 100, 100, 100, 100]))).toMatchObject({ median: 100 });
     const sparse = history(
       Array.from({ length: 40 }, () => 100),
       4,

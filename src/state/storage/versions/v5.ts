@@ -16,7 +16,8 @@ const pendingSchema = v4Pending.extend({
  * 1 when the day was judged suspect (then it judges later days only once accepted), with the stores it found.
  */
 const storeFiguresSchema = z.union([
-  z.tuple([z.string(), z.string(), z.literal(1), z.array(z.string())]),
+  // 0: complete, with stores found at a new level; 1: judged suspect, with the stores it found.
+  z.tuple([z.string(), z.string(), z.union([z.literal(0), z.literal(1)]), z.array(z.string())]),
   z.tuple([z.string(), z.string(), z.literal(1)]),
   z.tuple([z.string(), z.string()]),
 ]);

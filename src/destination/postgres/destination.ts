@@ -1,0 +1,90 @@
+import type { DatasetName } from '../../lineage/events.js';
+import type { ManifestShelf } from '../../output/run-manifest.js';
+import { withoutEmptyUnits, type UnitSink } from '../../output/sinks.js';
+import type { StaleTempFile } from '../../output/stale-temp.js';
+import { UsageError } from '../../errors.js';
+import type { Destination, DestinationPlan } from '../destination.js';
+import type { DestinationSpec } from '../spec.js';
+import type { StatePlace } from '../state-place.js';
+import { PostgresManifests } from './manifests.js';
+import { takeRunLock } from './run-lock.js';
+import { Session, type SessionOptions } from './session.js';
+import { PostgresSink } from './sink.js';
+import { PostgresStateStorage } from './state-storage.js';
+import { ensureMetricTable, ensureSchema, OWN_TABLES, tableNameOf } from './tables.js';
+import { resolveTarget, type PostgresUrl } from './url.js';
+
+/**
+ * `-o postgresql://...`: a table per metric in the URL's schema, each unit replaced in one transaction with its
+ * coverage; the state, the run manifests and the run's lock in the same schema. One connection serves the run.
+ */
+export class PostgresDestination implements Destination {
+  private readonly session: Session;
+
+  constructor(
+    readonly spec: DestinationSpec,
+    url: PostgresUrl,
+    private readonly options: SessionOptions,
+  ) {
+    this.session = new Session(url, resolveTarget(url, options.env), options);
+  }
+
+  private get target(): Session['target'] {
+    return this.session.target;
+  }
+
+  /** The schema and the tool's tables made where missing, then the run's lock: a second run waits here. */
+  claim(): Promise<void> {
+    const where = `${this.target.shown} (schema ${this.target.schema})`;
+    return this.session.use('cannot prepare', async (client) => {
+      await ensureSchema(client, this.target.schema);
+      await takeRunLock(client, this.target.schema, this.options.logger, where);
+    });
+  }
+
+  /** Each metric's table made where missing; one whose columns differ stops the run before any download (exit 2). */
+  async prepare(plan: DestinationPlan): Promise<readonly StaleTempFile[]> {
+    await this.session.use('cannot prepare the tables in', async (client) => {
+      for (const [metric, columns] of plan.columns) await ensureMetricTable(client, this.target.schema, tableNameOf(metric), columns);
+    });
+    return [];
+  }
+
+  sink(plan: DestinationPlan): Promise<UnitSink> {
+    return Promise.resolve(withoutEmptyUnits(new PostgresSink(this.session, plan.columns)));
+  }
+
+  manifests(): Promise<ManifestShelf> {
+    return Promise.resolve(new PostgresManifests(this.session));
+  }
+
+  /** Rows have no file: a settled day's manifest names none. */
+  storedFile(): Promise<undefined> {
+    return Promise.resolve(undefined);
+  }
+
+  /** A metric's table, as OpenLineage names a PostgreSQL table: namespace `postgres://host:port`, name `db.schema.table`. */
+  dataset(folder: string): DatasetName {
+    const { host, port, database, schema } = this.target;
+    return { namespace: `postgres://${encodeURIComponent(host)}:${port}`, name: `${database}.${schema}.${tableNameOf(folder)}` };
+  }
+
+  statePlace(state: string | undefined): StatePlace {
+    if (state !== undefined) throw new UsageError('a PostgreSQL output keeps its state in the database, beside the data; drop --state');
+    return {
+      url: new PostgresStateStorage(this.session).location,
+      // Remote, like a bucket's: a dry run of named days does without it.
+      inBucket: true,
+      storage: () => Promise.resolve(new PostgresStateStorage(this.session)),
+      prepare: () => Promise.resolve([]),
+    };
+  }
+
+  rejectedPlace(): string {
+    return `${this.target.schema}.${OWN_TABLES.rejected}`;
+  }
+
+  close(): Promise<void> {
+    return this.session.close();
+  }
+}

@@ -1,0 +1,120 @@
+import { AuthError, errnoCode, OutputError, UnavailableError, UsageError, type AreaMetricsError } from '../../errors.js';
+
+type ErrorClass = new (message: string, options?: { cause?: unknown }) => AreaMetricsError;
+
+interface Failure {
+  readonly error: ErrorClass;
+  /** What went wrong and what to do, in words a user acts on. */
+  readonly words: string;
+  /** Worth another connection attempt: the server may be back in a moment. */
+  readonly retry?: true;
+}
+
+const UNREACHABLE: Failure = {
+  error: UnavailableError,
+  words: 'cannot reach the server; check host, port and that it is running',
+  retry: true,
+};
+const STARTING: Failure = { error: UnavailableError, words: 'the server is starting up or shutting down', retry: true };
+const UNVERIFIED: Failure = {
+  error: UnavailableError,
+  words: "the server's certificate cannot be verified; name its CA with sslrootcert, or use sslmode=require to encrypt without checking",
+};
+const CREDENTIALS: Failure = {
+  error: AuthError,
+  words: 'credentials rejected; check the role, PGPASSWORD or the password file, and pg_hba.conf',
+};
+
+/**
+ * What a server's answer (SQLSTATE) or a connection's failure (errno) means for the run, as one table: exit 4 for a
+ * server that cannot be reached, 3 for credentials it rejects, 7 for a write it refuses, 2 for a URL that names
+ * what is not there. A class of SQLSTATEs is keyed by its first two characters.
+ */
+const FAILURES: Readonly<Record<string, Failure>> = {
+  // connection exceptions
+  '08': UNREACHABLE,
+  ECONNREFUSED: UNREACHABLE,
+  ECONNRESET: UNREACHABLE,
+  ETIMEDOUT: UNREACHABLE,
+  EHOSTUNREACH: UNREACHABLE,
+  ENETUNREACH: UNREACHABLE,
+  ENOTFOUND: { error: UnavailableError, words: 'cannot resolve the host name', retry: true },
+  EAI_AGAIN: { error: UnavailableError, words: 'cannot resolve the host name', retry: true },
+  ENOENT: { error: UnavailableError, words: 'no server listens on that unix socket', retry: true },
+  DEPTH_ZERO_SELF_SIGNED_CERT: UNVERIFIED,
+  SELF_SIGNED_CERT_IN_CHAIN: UNVERIFIED,
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: UNVERIFIED,
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: UNVERIFIED,
+  CERT_HAS_EXPIRED: UNVERIFIED,
+  ERR_TLS_CERT_ALTNAME_INVALID: {
+    error: UnavailableError,
+    words: "the server's certificate is for another host name (sslmode=verify-full)",
+  },
+  '57P01': STARTING,
+  '57P02': STARTING,
+  '57P03': STARTING,
+  '53300': { error: UnavailableError, words: 'the server has too many connections', retry: true },
+  '28P01': CREDENTIALS,
+  '28000': CREDENTIALS,
+  '3D000': { error: UsageError, words: 'the database does not exist; check the URL' },
+  '42501': {
+    error: OutputError,
+    words: 'permission denied; grant the role CREATE on the schema, or INSERT, DELETE and SELECT on its tables',
+  },
+  '53100': { error: OutputError, words: "the server's disk is full; free some space and run again" },
+  '53200': { error: OutputError, words: 'the server is out of memory' },
+  '57014': {
+    error: OutputError,
+    words: 'statement cancelled (a statement timeout or a cancel request); raise statement_timeout for the role',
+  },
+  '25006': { error: OutputError, words: 'the server is read-only (a standby?); point the URL at the primary' },
+  '40P01': { error: OutputError, words: 'deadlock with another session; run again' },
+  '40001': { error: OutputError, words: 'serialization failure with another session; run again' },
+  // data exceptions and integrity violations: a row the table refuses
+  '22': { error: OutputError, words: 'the table refused a value' },
+  '23': { error: OutputError, words: 'the table refused a row (a constraint added to it?)' },
+};
+
+function failureOf(error: unknown): Failure | undefined {
+  const code = errnoCode(error);
+  if (code === undefined) return undefined;
+  return FAILURES[code] ?? FAILURES[code.slice(0, 2)];
+}
+
+/** Whether `error` is one a later connection attempt may not meet. */
+export function isRetryable(error: unknown): boolean {
+  if (failureOf(error)?.retry) return true;
+  // pg's own words for a connection that ended or never answered in time (no errno).
+  return /Connection terminated|timeout expired|connection timeout/i.test(error instanceof Error ? error.message : '');
+}
+
+/**
+ * The run's typed error for what the database said while doing `what` at `where` (a URL without its password), with
+ * the server's own message; `error` itself when it is already typed or means a bug.
+ */
+export function databaseError(error: unknown, what: string, where: string): unknown {
+  if (error instanceof UsageError || error instanceof AuthError || error instanceof UnavailableError || error instanceof OutputError)
+    return error;
+  const failure = failureOf(error) ?? (isRetryable(error) ? UNREACHABLE : undefined);
+  if (failure === undefined) return error;
+  return new failure.error(`${what} ${where}: ${failure.words} (${detailOf(error)})`, { cause: error });
+}
+
+/** The server's SQLSTATE (or the connection's errno) and its own words. */
+function detailOf(error: unknown): string {
+  const message = error instanceof Error && error.message !== '' ? `: ${error.message}` : '';
+  return `${errnoCode(error) ?? 'no answer'}${message}`;
+}
+
+/**
+ * A connection lost once open (the server restarted, the session terminated) while doing `what`: a write refused,
+ * as a disk gone away is for files (exit 7), since the server rolls back the transaction in flight.
+ */
+export function connectionLost(error: unknown, what: string, where: string): OutputError {
+  return new OutputError(
+    `${what} ${where}: the connection to the server was lost, what it was writing is rolled back; run again (${detailOf(error)})`,
+    {
+      cause: error,
+    },
+  );
+}

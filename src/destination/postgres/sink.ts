@@ -1,0 +1,113 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Client } from 'pg';
+import type { ParquetColumn } from '../../output/parquet.js';
+import { rejectedLines, unitChunks, type UnitContent, type UnitSink, type UnitWrite } from '../../output/sinks.js';
+import { dayWindow } from '../../window/day-mode.js';
+import { inTransaction, type Session } from './session.js';
+import { OWN_TABLES, quoteName, tableNameOf } from './tables.js';
+import { unitDigest } from './unit-digest.js';
+
+/** A unit's place in the coverage table: `store` is '' for a unit of every store. */
+interface UnitKey {
+  readonly metric: string;
+  readonly day: string;
+  readonly store: string;
+}
+
+/**
+ * Each unit into its metric's table as one transaction: its old rows deleted (its day's, and its store's with
+ * `--store`), the new ones loaded with `COPY ... FROM STDIN` in CSV (the unit's own CSV rows, as a file would hold
+ * them: the server types each field from that text), and its coverage (the rows' SHA-256, their count) and
+ * set-aside records written, then committed, so a crash leaves the unit's old rows or its new ones, never a mix. A
+ * unit whose digest equals its coverage's is left untouched: no statement writes, no new row versions.
+ */
+export class PostgresSink implements UnitSink {
+  constructor(
+    private readonly session: Session,
+    /** Each metric's columns, in the CSV's order. */
+    private readonly columns: ReadonlyMap<string, readonly ParquetColumn[]>,
+  ) {}
+
+  private get schema(): string {
+    return this.session.target.schema;
+  }
+
+  async commit(data: UnitContent): Promise<UnitWrite> {
+    const key: UnitKey = { metric: data.unit.metric.name, day: data.unit.day, store: data.unit.storeCode ?? '' };
+    const rejected = rejectedLines(data);
+    const digest = unitDigest(data, rejected);
+    const file = { path: `${this.schema}.${tableNameOf(key.metric)}`, bytes: digest.bytes, sha256: digest.sha256 };
+    // Where the rows went, as logs and the tally name a unit's file: the table and the unit.
+    const path = this.describe(data);
+    return this.session.use(`cannot load ${this.describe(data)} into`, async (client) => {
+      const units = `${quoteName(this.schema)}.${OWN_TABLES.units}`;
+      const stored = await client.query<{ sha256: string }>(`SELECT sha256 FROM ${units} WHERE metric = $1 AND day = $2 AND store = $3`, [
+        key.metric,
+        key.day,
+        key.store,
+      ]);
+      if (stored.rows[0]?.sha256 === digest.sha256) return { changed: false, path, file };
+      await inTransaction(client, async () => {
+        await this.replaceRows(client, data, key);
+        // Coverage of the day's other units goes: a day's unit replaces its stores' units, a store's unit the day's.
+        await client.query(`DELETE FROM ${units} WHERE metric = $1 AND day = $2 AND ($3 = '' OR store IN ($3, ''))`, [
+          key.metric,
+          key.day,
+          key.store,
+        ]);
+        await client.query(`INSERT INTO ${units} (metric, day, store, sha256, rows, bytes) VALUES ($1, $2, $3, $4, $5, $6)`, [
+          key.metric,
+          key.day,
+          key.store,
+          digest.sha256,
+          data.rowCount ?? 0,
+          digest.bytes,
+        ]);
+        await this.replaceRejected(client, key, rejected);
+      });
+      return { changed: true, path, file };
+    });
+  }
+
+  describe(data: Pick<UnitContent, 'unit'>): string {
+    const { metric, day, storeCode } = data.unit;
+    return `${this.schema}.${tableNameOf(metric.name)} ${day}${storeCode === undefined ? '' : ` store ${storeCode}`}`;
+  }
+
+  /**
+   * The unit's rows: a local day's are those of that `day`; a UTC day's, those whose instant lies in its window, found
+   * through the `day` index (an instant of UTC day D is on local day D-1, D or D+1 in every offset).
+   */
+  private async replaceRows(client: Client, data: UnitContent, key: UnitKey): Promise<void> {
+    // Loaded with pg: only when a unit goes to a database.
+    const { from: copyFrom } = await import('pg-copy-streams');
+    const qualified = `${quoteName(this.schema)}.${quoteName(tableNameOf(key.metric))}`;
+    const mode = data.unit.mode ?? 'utc';
+    const window = dayWindow(key.day, mode);
+    const [where, values] =
+      mode === 'local'
+        ? ['day = $1', [key.day]]
+        : ['day BETWEEN $1::date - 1 AND $1::date + 1 AND date >= $2 AND date <= $3', [key.day, window.gte, window.lte]];
+    const store = key.store === '' ? '' : ` AND store_code = $${values.length + 1}`;
+    await client.query(`DELETE FROM ${qualified} WHERE ${where}${store}`, key.store === '' ? values : [...values, key.store]);
+    const columns = (this.columns.get(key.metric) ?? []).map((column) => quoteName(column.name)).join(', ');
+    // No column is ever NULL: an empty field is an empty text, never a NULL the table would refuse.
+    const copy = `COPY ${qualified} (${columns}) FROM STDIN WITH (FORMAT csv, FORCE_NOT_NULL (${columns}))`;
+    await pipeline(Readable.from(unitChunks(data, false)), client.query(copyFrom(copy)));
+  }
+
+  private async replaceRejected(client: Client, key: UnitKey, lines: readonly string[]): Promise<void> {
+    const rejected = `${quoteName(this.schema)}.${OWN_TABLES.rejected}`;
+    await client.query(`DELETE FROM ${rejected} WHERE metric = $1 AND day = $2 AND ($3 = '' OR store = $3)`, [
+      key.metric,
+      key.day,
+      key.store,
+    ]);
+    if (lines.length === 0) return;
+    await client.query(
+      `INSERT INTO ${rejected} (metric, day, store, record) SELECT $1, $2, $3, line::jsonb FROM unnest($4::text[]) AS line`,
+      [key.metric, key.day, key.store, lines],
+    );
+  }
+}

@@ -1,0 +1,129 @@
+import { userInfo } from 'node:os';
+import { UsageError } from '../../errors.js';
+
+/** The schemes `-o` takes for a PostgreSQL database, as libpq does. */
+const SCHEMES = ['postgresql:', 'postgres:'];
+
+/** The schema the tables go in when the URL names none. */
+export const DEFAULT_SCHEMA = 'public';
+
+/** libpq's `sslmode` values. */
+export const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
+export type SslMode = (typeof SSL_MODES)[number];
+
+/** The query parameters the URL may carry: libpq's that apply here, and `schema`, ours. */
+const PARAMETERS = ['schema', 'sslmode', 'sslrootcert', 'host', 'port', 'user', 'dbname', 'connect_timeout', 'application_name'];
+
+/** A PostgreSQL `-o` as written: what it says, nothing filled in yet (the environment fills the rest when it opens). */
+export interface PostgresUrl {
+  readonly host?: string;
+  readonly port?: number;
+  readonly database?: string;
+  readonly user?: string;
+  /** Accepted, as libpq does, though a password belongs in `PGPASSWORD` or a password file; never printed. */
+  readonly password?: string;
+  readonly schema?: string;
+  readonly sslmode?: SslMode;
+  readonly sslrootcert?: string;
+  readonly connectTimeoutSeconds?: number;
+  readonly applicationName?: string;
+  /** The URL without its password, for messages. */
+  readonly shown: string;
+}
+
+export function isPostgresUrl(text: string): boolean {
+  return SCHEMES.some((scheme) => text.startsWith(`${scheme}//`));
+}
+
+function portOf(text: string, source: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port < 1 || port > 65_535) throw new UsageError(`${source}: port ${JSON.stringify(text)} is not 1..65535`);
+  return port;
+}
+
+/** Reads `postgresql://user@host:port/db?schema=s&sslmode=require`; a malformed URL or an unknown parameter is exit 2. */
+export function parsePostgresUrl(text: string, source: string): PostgresUrl {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`${source}: not a PostgreSQL URL (postgresql://user@host:port/database?schema=name)`);
+  }
+  const shownUrl = new URL(url.href);
+  shownUrl.password = '';
+  const shown = shownUrl.href;
+  const params = url.searchParams;
+  const unknown = [...params.keys()].filter((key) => !PARAMETERS.includes(key));
+  if (unknown.length > 0)
+    throw new UsageError(`${source}: unknown parameter ${unknown.join(', ')} in ${shown} (known: ${PARAMETERS.join(', ')})`);
+  const param = (key: string): string | undefined => params.get(key) || undefined;
+  const sslmode = param('sslmode');
+  if (sslmode !== undefined && !(SSL_MODES as readonly string[]).includes(sslmode))
+    throw new UsageError(`${source}: sslmode ${JSON.stringify(sslmode)} is not one of ${SSL_MODES.join(', ')}`);
+  const timeout = param('connect_timeout');
+  if (timeout !== undefined && !/^\d+$/.test(timeout))
+    throw new UsageError(`${source}: connect_timeout is whole seconds, not ${JSON.stringify(timeout)}`);
+  const schema = param('schema');
+  const host = decodeURIComponent(url.hostname) || param('host');
+  const port = url.port || param('port');
+  const database = decodeURIComponent(url.pathname.slice(1)) || param('dbname');
+  const user = decodeURIComponent(url.username) || param('user');
+  return {
+    ...(host === undefined ? {} : { host }),
+    ...(port === undefined ? {} : { port: portOf(port, source) }),
+    ...(database === undefined ? {} : { database }),
+    ...(user === undefined ? {} : { user }),
+    ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
+    ...(schema === undefined ? {} : { schema }),
+    ...(sslmode === undefined ? {} : { sslmode: sslmode as SslMode }),
+    ...(param('sslrootcert') === undefined ? {} : { sslrootcert: param('sslrootcert') }),
+    ...(timeout === undefined ? {} : { connectTimeoutSeconds: Number(timeout) }),
+    ...(param('application_name') === undefined ? {} : { applicationName: param('application_name') }),
+    shown,
+  };
+}
+
+/** Where and as whom to connect, once the environment has filled what the URL left out, as libpq fills it. */
+export interface PostgresTarget {
+  readonly host: string;
+  readonly port: number;
+  readonly database: string;
+  readonly user: string;
+  readonly schema: string;
+  readonly sslmode: SslMode;
+  readonly sslrootcert: string | undefined;
+  readonly connectTimeoutMs: number;
+  readonly applicationName: string;
+  /** The URL without its password, for messages. */
+  readonly shown: string;
+}
+
+/** libpq's default wait for a connection is forever; a run waits this long, then retries. */
+const DEFAULT_CONNECT_TIMEOUT_SECONDS = 10;
+
+/**
+ * The URL with the `PG*` variables filling what it leaves out (`PGHOST`, `PGPORT`, `PGDATABASE`, `PGUSER`,
+ * `PGSSLMODE`, `PGSSLROOTCERT`, `PGCONNECT_TIMEOUT`, `PGAPPNAME`), then libpq's defaults: localhost, 5432, the user's
+ * name as role and database, `sslmode=prefer`.
+ */
+export function resolveTarget(url: PostgresUrl, env: NodeJS.ProcessEnv): PostgresTarget {
+  const fromEnv = (name: string): string | undefined => env[name] || undefined;
+  const user = url.user ?? fromEnv('PGUSER') ?? fromEnv('USER') ?? userInfo().username;
+  const port = url.port ?? (fromEnv('PGPORT') === undefined ? 5432 : portOf(fromEnv('PGPORT') ?? '', 'PGPORT'));
+  const sslmode = url.sslmode ?? fromEnv('PGSSLMODE') ?? 'prefer';
+  if (!(SSL_MODES as readonly string[]).includes(sslmode))
+    throw new UsageError(`PGSSLMODE ${JSON.stringify(sslmode)} is not one of ${SSL_MODES.join(', ')}`);
+  const timeout = url.connectTimeoutSeconds ?? Number(fromEnv('PGCONNECT_TIMEOUT') ?? DEFAULT_CONNECT_TIMEOUT_SECONDS);
+  return {
+    host: url.host ?? fromEnv('PGHOST') ?? 'localhost',
+    port,
+    database: url.database ?? fromEnv('PGDATABASE') ?? user,
+    user,
+    schema: url.schema ?? DEFAULT_SCHEMA,
+    sslmode: sslmode as SslMode,
+    sslrootcert: url.sslrootcert ?? fromEnv('PGSSLROOTCERT'),
+    connectTimeoutMs: (Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_CONNECT_TIMEOUT_SECONDS) * 1000,
+    applicationName: url.applicationName ?? fromEnv('PGAPPNAME') ?? 'area-metrics',
+    shown: url.shown,
+  };
+}

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { destinationSpec } from '../../../src/destination/spec.js';
+import { parsePostgresUrl, resolveTarget } from '../../../src/destination/postgres/url.js';
+import { UsageError } from '../../../src/errors.js';
+
+const parse = (text: string) => parsePostgresUrl(text, '-o/--output');
+
+describe('a PostgreSQL -o', () => {
+  it('is read from postgresql:// and postgres:// alike, its password kept out of every name it is shown by', () => {
+    const spec = destinationSpec('postgres://loader:S3cret-Pw@db.example:6543/metrics?schema=area_metrics&sslmode=require', '-o');
+    expect(spec).toMatchObject({ kind: 'postgres', tables: true, streams: false, stateUrl: undefined });
+    if (spec.kind !== 'postgres') throw new Error('not a database');
+    expect(spec.database).toMatchObject({ host: 'db.example', port: 6543, database: 'metrics', user: 'loader', password: 'S3cret-Pw' });
+    expect([spec.name, spec.output]).toEqual([
+      'postgres://loader@db.example:6543/metrics?schema=area_metrics&sslmode=require',
+      'postgres://loader@db.example:6543/metrics?schema=area_metrics&sslmode=require',
+    ]);
+    expect(destinationSpec('postgresql://db/metrics', '-o').kind).toBe('postgres');
+  });
+
+  it('refuses what libpq would not take: an unknown parameter, an sslmode or port out of range', () => {
+    expect(() => parse('postgresql://db/metrics?schema=s&search_path=x')).toThrow(/unknown parameter search_path/);
+    expect(() => parse('postgresql://db/metrics?sslmode=sometimes')).toThrow(/sslmode "sometimes" is not one of disable, allow/);
+    expect(() => parse('postgresql://db:99999/metrics')).toThrow(UsageError);
+    expect(() => parse('postgresql://db/m?connect_timeout=soon')).toThrow(/connect_timeout is whole seconds/);
+  });
+
+  it("fills what it leaves out from libpq's PG* variables, then libpq's defaults", () => {
+    const env = {
+      PGHOST: 'pg.internal',
+      PGPORT: '5433',
+      PGUSER: 'etl',
+      PGDATABASE: 'dw',
+      PGSSLMODE: 'verify-full',
+      PGCONNECT_TIMEOUT: '3',
+    };
+    expect(resolveTarget(parse('postgresql://?schema=am'), env)).toMatchObject({
+      host: 'pg.internal',
+      port: 5433,
+      user: 'etl',
+      database: 'dw',
+      schema: 'am',
+      sslmode: 'verify-full',
+      connectTimeoutMs: 3000,
+    });
+    // The URL beats the environment; the user's name is the database's when neither names one.
+    expect(resolveTarget(parse('postgresql://me@here:7000?sslmode=disable'), env)).toMatchObject({
+      host: 'here',
+      port: 7000,
+      user: 'me',
+      database: 'dw',
+      sslmode: 'disable',
+    });
+    expect(resolveTarget(parse('postgresql://'), { USER: 'ops' })).toMatchObject({
+      host: 'localhost',
+      port: 5432,
+      user: 'ops',
+      database: 'ops',
+      schema: 'public',
+      sslmode: 'prefer',
+    });
+    // libpq's query-parameter spellings of the same fields.
+    expect(resolveTarget(parse('postgresql://?host=/run/pg&port=5999&user=u&dbname=d'), {})).toMatchObject({
+      host: '/run/pg',
+      port: 5999,
+      user: 'u',
+      database: 'd',
+    });
+  });
+});

@@ -1,0 +1,242 @@
+/**
+ * Days judged night after night: the import run in this process with its clock a day later each night, against a
+ * sandbox (with its weekly rhythm) whose clock moves with it. A Saturday is judged against Saturdays; a store closed
+ * for good is one finding a person settles, not a held day every night; a store at a new size settles by itself once
+ * the days after it confirm the level; forty held days never keep the other pending
+ * days from being fetched again.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import type { SandboxPublishing } from '../../src/sandbox/types.js';
+import { WEEKDAY_WEIGHTS } from '../../src/sandbox/rhythm.js';
+import { addDays, daysBetween } from '../../src/window/days.js';
+import { clockedCli, daysBefore, noonToday } from '../helpers/sandbox-clock.js';
+import { useTempDirs } from '../helpers/tmp.js';
+
+const SECRET = 'Held-Nights-S3cret-4a2f';
+const DAY_MS = 86_400_000;
+/** The first night's clock: noon, when the day before yesterday is over and yesterday is not. */
+const FIRST_NIGHT = noonToday();
+let clock = FIRST_NIGHT;
+const daysAgo = daysBefore(FIRST_NIGHT);
+/** Day `n` of the story: 0 is the first night's day, -1 its yesterday. */
+const day = (n: number): string => daysAgo(-n);
+
+let sandbox: Sandbox;
+const tempDir = useTempDirs('held-nights-');
+
+beforeAll(async () => {
+  // The sandbox's clock is the night's: which days exist and which local days have ended move with it.
+  sandbox = await startSandbox({ port: 0, stores: 6, zones: 3, days: 60, clientSecret: SECRET, serveInProgress: true, now: () => clock });
+});
+afterEach(() => {
+  sandbox.setPublishing({});
+  clock = FIRST_NIGHT;
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+/** The metric's command line on night `night` (0: the first night), and its warnings but those of days not over. */
+async function runNight(night: number, out: string, args: readonly string[]) {
+  clock = new Date(FIRST_NIGHT.getTime() + night * DAY_MS);
+  const { runCli } = clockedCli(clock, { AREA_METRICS_CLIENT_SECRET: SECRET });
+  const before = sandbox.requests.length;
+  const result = await runCli(['unique-users', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out, ...args]);
+  const warnings = result.stderr.split('\n').filter((line) => line.startsWith('warn: ') && !line.includes('not over until'));
+  const fetched = new Set(sandbox.requests.slice(before).flatMap(({ query }) => query.datetime_gte?.slice(0, 10) ?? []));
+  return { ...result, warnings, fetched };
+}
+
+/** `status` of the folder at the current night's clock: text and JSON. */
+async function statusOf(out: string) {
+  const { runCli } = clockedCli(clock);
+  const text = (await runCli(['status', '-o', out])).stdout;
+  const json = JSON.parse((await runCli(['status', '-o', out, '--json'])).stdout) as {
+    metrics: {
+      suspect: [string, string][];
+      accepted: [string, string][];
+      pending: { day: string; reason: string; firstStores?: string[] }[];
+    }[];
+  };
+  return { text, metric: json.metrics[0]! };
+}
+
+type Distorted = NonNullable<SandboxPublishing['distorted']>;
+
+describe("the week's rhythm", () => {
+  it('a Saturday at its usual level is not held; one store at its Tuesday level on a Saturday is, against its Saturdays', async () => {
+    const out = await tempDir();
+    // The first night on which the day before yesterday is a Saturday.
+    const night = (6 - new Date(`${day(-2)}T00:00:00Z`).getUTCDay() + 7) % 7;
+    const saturday = day(night - 2);
+    const history = await runNight(night, out, ['--from', addDays(saturday, -35), '--to', saturday]);
+    expect(history.code, history.stderr).toBe(0);
+    expect(history.warnings).toEqual([]);
+    // The same Saturday again, S003 at its Tuesday's level (half its Saturday's): a median of every day would not see it.
+    const { runCli } = clockedCli(clock);
+    expect((await runCli(['reopen', 'unique-users', '--date', saturday, '-o', out])).code).toBe(0);
+    const tuesdayLevel = WEEKDAY_WEIGHTS[2]! / WEEKDAY_WEIGHTS[6]!;
+    sandbox.setPublishing({ distorted: [{ day: saturday, stores: ['S003'], factor: tuesdayLevel }] });
+    const held = await runNight(night, out, ['--date', saturday]);
+    expect(held.warnings).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^warn: unique-users ${saturday}: suspect: 1 store outside their usual sum of unique_users: S003 [\\d.]+ \\(expected [\\d.]+ to [\\d.]+, its same weekday\\);`,
+        ),
+      ),
+    ]);
+  });
+});
+
+describe('a store closed for good, night after night', () => {
+  it('is one held day naming the store, not one a night; accept settles it and the nights after are quiet', async () => {
+    const out = await tempDir();
+    // Five weeks of honest history, through the first night's day before yesterday.
+    const history = await runNight(0, out, ['--from', day(-36), '--to', day(-2)]);
+    expect(history.code, history.stderr).toBe(0);
+    expect(history.warnings).toEqual([]);
+    // S003 reports zeros from the first night's yesterday on, for good.
+    const closed = day(-1);
+    const zeros: Distorted = daysBetween(closed, day(20)).map((each) => ({ day: each, stores: ['S003'], factor: 0 }));
+    sandbox.setPublishing({ distorted: zeros });
+
+    const nights = [];
+    for (let night = 0; night < 15; night++) nights.push(await runNight(night, out, ['--catch-up']));
+    for (const night of nights) expect(night.code, night.stderr).toBe(0);
+    // Night 0 only sees the day not over; night 1 judges it: held, said in full, naming the store and its range.
+    expect(nights[0]!.warnings).toEqual([]);
+    expect(nights[1]!.warnings).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^warn: unique-users ${closed}: suspect: 1 store outside their usual sum of unique_users: S003 0 \\(expected [\\d.]+ to [\\d.]+, its same weekday\\);`,
+        ),
+      ),
+    ]);
+    // Every night after: the same held day in one short line, and no other day held (the store's later zeros complete).
+    for (const night of nights.slice(2)) {
+      expect(night.warnings).toEqual([
+        expect.stringMatching(new RegExp(`^warn: unique-users: 1 day still held as suspect \\(${closed}\\): fetched again`)),
+      ]);
+    }
+    const held = await statusOf(out);
+    expect(held.metric.suspect).toEqual([[closed, closed]]);
+    expect(held.metric.pending.map(({ day: pendingDay, reason }) => [pendingDay, reason])).toEqual([
+      [closed, 'suspect'],
+      [day(13), 'not-over'],
+    ]);
+    expect(held.metric.pending[0]).toMatchObject({ firstStores: ['S003'] });
+    expect(held.text).toMatch(
+      new RegExp(
+        `^unique-users .*  ${closed} suspect \\(1 store outside their range: S003\\), ${day(13)} imported before it was over$`,
+        'm',
+      ),
+    );
+
+    // A person settles it: the store closed.
+    const { runCli } = clockedCli(clock);
+    const accepted = await runCli(['accept', 'unique-users', '--date', closed, '-o', out]);
+    expect(accepted.code, accepted.stderr).toBe(0);
+    const settled = await statusOf(out);
+    expect(settled.metric).toMatchObject({ suspect: [], accepted: [[closed, closed]] });
+    expect(settled.text).not.toContain('held:');
+    const quiet = await runNight(15, out, ['--catch-up']);
+    expect(quiet.code, quiet.stderr).toBe(0);
+    expect(quiet.warnings).toEqual([]);
+    expect(quiet.fetched).not.toContain(closed);
+    expect((await statusOf(out)).metric.pending.map(({ reason }) => reason)).toEqual(['not-over']);
+  });
+});
+
+describe('a store at a new size for good, night after night', () => {
+  it('holds its first day until the days after it confirm the level, then settles it without a person', async () => {
+    const out = await tempDir();
+    const history = await runNight(0, out, ['--from', day(-36), '--to', day(-2)]);
+    expect(history.code, history.stderr).toBe(0);
+    // S005 doubles from the first night's yesterday on (a store enlarged), for good.
+    const enlarged = day(-1);
+    sandbox.setPublishing({ distorted: daysBetween(enlarged, day(20)).map((each) => ({ day: each, stores: ['S005'], factor: 2 })) });
+
+    const nights = [];
+    for (let night = 0; night < 14; night++) nights.push(await runNight(night, out, ['--catch-up']));
+    for (const night of nights) expect(night.code, night.stderr).toBe(0);
+    expect(nights[1]!.warnings).toEqual([
+      expect.stringMatching(new RegExp(`^warn: unique-users ${enlarged}: suspect: 1 store outside .*: S005 `)),
+    ]);
+    // Held while too few days came after it; then one night says the new level, and the nights after are quiet.
+    const settledOn = nights.findIndex((night) => night.stdout.includes('at a new level') || night.stderr.includes('at a new level'));
+    // Fetched first each night, it is judged before that night's new day is in: 7 complete days after it on night 9.
+    expect(settledOn).toBe(9);
+    for (const night of nights.slice(2, settledOn)) expect(night.warnings).toEqual([expect.stringMatching(/1 day still held as suspect/)]);
+    expect(nights[settledOn]!.stderr).toMatch(
+      new RegExp(`^unique-users ${enlarged}: 1 store \\(S005\\) at a new level from this day on`, 'm'),
+    );
+    for (const night of nights.slice(settledOn)) expect(night.warnings).toEqual([]);
+    const { metric } = await statusOf(out);
+    expect(metric.suspect).toEqual([]);
+    expect(metric.accepted).toEqual([]);
+    expect(metric.pending.map(({ reason }) => reason)).toEqual(['not-over']);
+  });
+});
+
+describe('forty held days', () => {
+  /** The state after a first night: 40 days held (every value zero), one unpublished, one partly published, one not over. */
+  async function fortyHeld() {
+    const out = await tempDir();
+    const held = daysBetween(day(-45), day(-6));
+    const unpublished = day(-5);
+    const partly = day(-2);
+    sandbox.setPublishing({
+      distorted: held.map((each) => ({ day: each, factor: 0 })),
+      hidden: [{ day: unpublished }, { day: partly, stores: ['S002'] }],
+    });
+    const first = await runNight(0, out, ['--from', held[0]!, '--to', day(-1)]);
+    expect(first.code, first.stderr).toBe(0);
+    const { metric } = await statusOf(out);
+    expect(metric.suspect).toEqual([[held[0], held.at(-1)]]);
+    expect(metric.pending.filter(({ reason }) => reason !== 'suspect').map(({ day: pendingDay, reason }) => [pendingDay, reason])).toEqual([
+      [unpublished, 'not-published'],
+      [partly, 'partly-published'],
+      [day(-1), 'not-over'],
+    ]);
+    // The vendor publishes the missing day and store; the held days stay wrong.
+    sandbox.setPublishing({ distorted: held.map((each) => ({ day: each, factor: 0 })) });
+    return { out, held, others: [unpublished, partly, day(-1)] };
+  }
+
+  it('never keep a pending day of another reason from being fetched, and are fetched again at most 7 a night, in turns, in one line', async () => {
+    const { out, held, others } = await fortyHeld();
+    const seen = new Set<string>();
+    for (const night of [1, 2]) {
+      const run = await runNight(night, out, ['--catch-up', '--max-days', '31']);
+      expect(run.code, run.stderr).toBe(0);
+      const heldFetched = held.filter((each) => run.fetched.has(each));
+      expect(heldFetched).toHaveLength(7);
+      for (const each of heldFetched) seen.add(each);
+      if (night === 1) {
+        // The other pending days first: fetched, and final now.
+        for (const other of others) expect(run.fetched).toContain(other);
+        const { metric } = await statusOf(out);
+        expect(
+          metric.pending.filter(({ reason }) => reason !== 'suspect').map(({ day: pendingDay, reason }) => [pendingDay, reason]),
+        ).toEqual([[day(0), 'not-over']]);
+      }
+      // The days fetched again and still wrong: one line with their count, not a warning each.
+      expect(run.warnings).toEqual([
+        `warn: unique-users: 7 days still held as suspect (${heldFetched.slice(0, 3).join(', ')} and 4 more): ` +
+          'fetched again, the numbers still look wrong; `area-metrics status` names their stores, `area-metrics accept` settles a day whose numbers are right',
+      ]);
+    }
+    // The second night took the next held days in turn.
+    expect(seen.size).toBe(14);
+    expect((await statusOf(out)).metric.suspect).toEqual([[held[0], held.at(-1)]]);
+  });
+
+  it('take only the room --max-days leaves after the other pending days', async () => {
+    const { out, held, others } = await fortyHeld();
+    const run = await runNight(1, out, ['--catch-up', '--max-days', '4']);
+    expect(run.code, run.stderr).toBe(0);
+    for (const other of others) expect(run.fetched).toContain(other);
+    expect(held.filter((each) => run.fetched.has(each))).toHaveLength(1);
+  });
+});

@@ -1,0 +1,36 @@
+/**
+ * The false-hold rate: the sandbox's honest data (its weekly rhythm and day noise) judged day by day as an import
+ * judges it, from the first day on (no history, then the fallback while fewer than 4 same weekdays are complete, then
+ * the weekdays), at three chain sizes: a year at 2 and 20 stores, a quarter at 200 (the year is `npm run bench`'s,
+ * bench/store-rule.mjs). No honest day may be held; the last day, with one store gone dark, must be.
+ */
+import { describe, expect, it } from 'vitest';
+import { replayDays } from '../../src/import/rule-replay.js';
+import { addDays } from '../../src/window/days.js';
+
+const FROM = '2025-06-01';
+
+describe('honest sandbox days judged as an import judges them', () => {
+  it.each([
+    { stores: 2, zones: 8, days: 365 },
+    { stores: 20, zones: 8, days: 365 },
+    { stores: 200, zones: 4, days: 91 },
+  ])('$days days at $stores stores: none is held, and a store gone dark on the last is', async ({ stores, zones, days }) => {
+    const last = addDays(FROM, days - 1);
+    const metrics = await replayDays({
+      stores,
+      zones,
+      seed: 20_261_128,
+      from: FROM,
+      days,
+      distortion: (store, day) => (day === last && store === 'S002' ? 0 : undefined),
+    });
+    expect(metrics.map(({ metric }) => metric)).toEqual(['unique-users', 'avg-screen-time', 'traffic']);
+    for (const { metric, held, notes } of metrics) {
+      expect({ metric, held }).toEqual({ metric, held: [last] });
+      expect(notes).toEqual([
+        expect.objectContaining({ day: last, suspicion: expect.objectContaining({ stores: expect.objectContaining({ all: ['S002'] }) }) }),
+      ]);
+    }
+  });
+});
