@@ -85,9 +85,11 @@ export class Session {
         return await work(await this.connected());
       } catch (error) {
         const typed = databaseError(error, what, this.target.shown);
-        if (!open || !(typed instanceof UnavailableError)) throw typed;
+        // Lost while `work` ran, pg fails the statement in flight with words of its own ("not queryable"): the loss
+        // it reported is the cause.
+        if (!open || (this.lost === undefined && !(typed instanceof UnavailableError))) throw typed;
         this.lost ??= error instanceof Error ? error : new Error(String(error));
-        throw connectionLost(error, what, this.target.shown);
+        throw connectionLost(this.lost, what, this.target.shown);
       }
     });
     this.queue = run.catch(() => {});
