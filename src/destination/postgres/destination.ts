@@ -66,7 +66,9 @@ export class PostgresDestination implements Destination {
   /** A metric's table, as OpenLineage names a PostgreSQL table: namespace `postgres://host:port`, name `db.schema.table`. */
   dataset(folder: string): DatasetName {
     const { host, port, database, schema } = this.target;
-    return { namespace: `postgres://${encodeURIComponent(host)}:${port}`, name: `${database}.${schema}.${tableNameOf(folder)}` };
+    // An IPv6 address in brackets, as in any URL; a unix socket's folder encoded.
+    const authority = host.includes(':') ? `[${host}]` : encodeURIComponent(host);
+    return { namespace: `postgres://${authority}:${port}`, name: `${database}.${schema}.${tableNameOf(folder)}` };
   }
 
   statePlace(state: string | undefined): StatePlace {

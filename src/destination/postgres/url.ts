@@ -41,6 +41,20 @@ function portOf(text: string, source: string): number {
   return port;
 }
 
+/** PostgreSQL cuts a longer identifier short, and the schema's tables would then be looked for under another name. */
+const MAX_IDENTIFIER_BYTES = 63;
+
+/** A percent-encoded part of the URL, decoded; a malformed one is exit 2, naming the part and never its text. */
+function decoded(text: string, part: string, source: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new UsageError(
+      `${source}: the ${part} of the PostgreSQL URL has a malformed percent-encoding (a % not followed by two hex digits)`,
+    );
+  }
+}
+
 /** Reads `postgresql://user@host:port/db?schema=s&sslmode=require`; a malformed URL or an unknown parameter is exit 2. */
 export function parsePostgresUrl(text: string, source: string): PostgresUrl {
   let url: URL;
@@ -63,17 +77,22 @@ export function parsePostgresUrl(text: string, source: string): PostgresUrl {
   const timeout = param('connect_timeout');
   if (timeout !== undefined && !/^\d+$/.test(timeout))
     throw new UsageError(`${source}: connect_timeout is whole seconds, not ${JSON.stringify(timeout)}`);
+  if (params.has('schema') && !param('schema'))
+    throw new UsageError(`${source}: schema= names no schema; leave it out for ${DEFAULT_SCHEMA}`);
   const schema = param('schema');
-  const host = decodeURIComponent(url.hostname) || param('host');
+  if (schema !== undefined && Buffer.byteLength(schema) > MAX_IDENTIFIER_BYTES)
+    throw new UsageError(`${source}: schema ${JSON.stringify(schema)} is longer than PostgreSQL's ${MAX_IDENTIFIER_BYTES} bytes`);
+  // An IPv6 address is bracketed in a URL, not for the connection.
+  const host = decoded(url.hostname.replace(/^\[(.*)\]$/, '$1'), 'host', source) || param('host');
   const port = url.port || param('port');
-  const database = decodeURIComponent(url.pathname.slice(1)) || param('dbname');
-  const user = decodeURIComponent(url.username) || param('user');
+  const database = decoded(url.pathname.slice(1), 'database', source) || param('dbname');
+  const user = decoded(url.username, 'user', source) || param('user');
   return {
     ...(host === undefined ? {} : { host }),
     ...(port === undefined ? {} : { port: portOf(port, source) }),
     ...(database === undefined ? {} : { database }),
     ...(user === undefined ? {} : { user }),
-    ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
+    ...(url.password === '' ? {} : { password: decoded(url.password, 'password', source) }),
     ...(schema === undefined ? {} : { schema }),
     ...(sslmode === undefined ? {} : { sslmode: sslmode as SslMode }),
     ...(param('sslrootcert') === undefined ? {} : { sslrootcert: param('sslrootcert') }),

@@ -25,6 +25,24 @@ describe('a PostgreSQL -o', () => {
     expect(() => parse('postgresql://db/m?connect_timeout=soon')).toThrow(/connect_timeout is whole seconds/);
   });
 
+  it('refuses an odd spelling in one line, never echoing a password: a stray %, an empty or overlong schema', () => {
+    expect(() => parse('postgresql://loader:S3cr%zz@db/metrics')).toThrow(
+      new UsageError(
+        '-o/--output: the password of the PostgreSQL URL has a malformed percent-encoding (a % not followed by two hex digits)',
+      ),
+    );
+    expect(() => parse('postgresql://lo%ader@db/metrics')).toThrow(/the user of the PostgreSQL URL has a malformed percent-encoding/);
+    expect(() => parse('postgresql://db/met%zrics')).toThrow(/the database of the PostgreSQL URL has a malformed/);
+    expect(() => parse('postgresql://db/metrics?schema=')).toThrow(/schema= names no schema; leave it out for public/);
+    expect(() => parse(`postgresql://db/metrics?schema=${'s'.repeat(64)}`)).toThrow(/longer than PostgreSQL's 63 bytes/);
+    expect(parse(`postgresql://db/metrics?schema=${'s'.repeat(63)}`).schema).toHaveLength(63);
+    expect(parse('postgresql://loader:p%40ss@[::1]:6543/m%C3%A9trics')).toMatchObject({
+      host: '::1',
+      password: 'p@ss',
+      database: 'métrics',
+    });
+  });
+
   it("fills what it leaves out from libpq's PG* variables, then libpq's defaults", () => {
     const env = {
       PGHOST: 'pg.internal',
