@@ -66,7 +66,9 @@ export class ImportState {
   static async loadExisting(store: StateStorage, options: StateLoadOptions): Promise<ImportState> {
     const { file, warnings } = readState(await store.read(), store.location, options);
     if (file === undefined) {
-      throw new UsageError(`no state file at ${store.location}: nothing has been imported into it yet (or pass --state <file>)`);
+      throw new UsageError(
+        store.absence ?? `no state file at ${store.location}: nothing has been imported into it yet (or pass --state <file>)`,
+      );
     }
     return new ImportState(store, file, options, warnings);
   }

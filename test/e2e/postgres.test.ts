@@ -113,6 +113,11 @@ describe.skipIf(skip)('-o postgresql://', () => {
 
   it('status, reopen, accept and --catch-up read the state from the database; a state lost after the commits is repaired', async () => {
     const at = await freshDatabase();
+    const empty = await runCli(['status', '-o', at.url]);
+    expect([empty.code, empty.stderr.trim().split('\n')]).toEqual([
+      2,
+      [expect.stringMatching(/no state in postgresql:.*: nothing has been imported into schema area_metrics of that database yet$/)],
+    ]);
     const imported = await runCli(['all', ...auth(), '--from', FROM, '--to', TO, '-o', at.url]);
     expect(imported.code, imported.stderr).toBe(0);
     const status = await runCli(['status', '-o', at.url, '--json']);

@@ -18,6 +18,10 @@ export class PostgresStateStorage implements StateStorage {
     return `${this.session.target.shown} (table ${this.table})`;
   }
 
+  get absence(): string {
+    return `no state in ${this.location}: nothing has been imported into schema ${this.session.target.schema} of that database yet`;
+  }
+
   private get table(): string {
     return `${this.session.target.schema}.${OWN_TABLES.state}`;
   }

@@ -12,6 +12,8 @@ import { acquireLock } from './file-lock.js';
 export interface StateStorage {
   /** The path or URL, for messages. */
   readonly location: string;
+  /** What to tell a reader that finds no state there (`status`); by default, a state file's words. */
+  readonly absence?: string;
   /** The stored text; undefined when there is none yet. */
   read(): Promise<string | undefined>;
   /**
