@@ -11,8 +11,8 @@ import type { DestinationSpec } from './spec.js';
 export interface StatePlace {
   /** The path or URL, for messages. */
   readonly url: string;
-  /** In a bucket: reading it needs the store (a dry run of named days does without). */
-  readonly inBucket: boolean;
+  /** In a bucket or a database: reading it needs a connection (a dry run of named days does without). */
+  readonly remote: boolean;
   storage(stores: ObjectStores): Promise<StateStorage>;
   /** Before an import writes: a state file's folder is checked writable and cleared of killed runs' temp files. */
   prepare(): Promise<readonly StaleTempFile[]>;
@@ -26,7 +26,7 @@ export function statePlace(destination: DestinationSpec, state: string | undefin
     const folder = dirname(url);
     return {
       url,
-      inBucket: false,
+      remote: false,
       storage: () => Promise.resolve(new FileStateStorage(url)),
       prepare: async () => {
         await checkWritableFolder(folder);
@@ -37,7 +37,7 @@ export function statePlace(destination: DestinationSpec, state: string | undefin
   const { bucket, prefix } = parseObjectUrl(url, '--state');
   return {
     url,
-    inBucket: true,
+    remote: true,
     storage: async (stores) => new ObjectStateStorage(await stores.get(bucket), prefix),
     prepare: () => Promise.resolve([]),
   };

@@ -61,7 +61,7 @@ export async function importMetrics(
   const place = destination.statePlace(config.stateLocation);
   // Reading the state object is also the first call to the store: missing credentials, a wrong bucket or region fail
   // here, before any download. A dry run of named days needs no store at all.
-  const stateless = place === undefined || (config.dryRun && config.window.kind !== 'catch-up' && place.inBucket);
+  const stateless = place === undefined || (config.dryRun && config.window.kind !== 'catch-up' && place.remote);
   // A stream has no files to lay out or format: its state (--state) keeps whatever layout and format it has.
   const kept = config.output.streams
     ? {}

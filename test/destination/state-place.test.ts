@@ -9,17 +9,17 @@ const placeOf = (output: string, state?: string) => statePlace(destinationSpec(o
 
 describe('statePlace', () => {
   it('puts the state beside the output: in the folder, or as an object under the prefix', () => {
-    expect(placeOf('/data/area-metrics')).toMatchObject({ url: join('/data/area-metrics', '.area-metrics-state.json'), inBucket: false });
+    expect(placeOf('/data/area-metrics')).toMatchObject({ url: join('/data/area-metrics', '.area-metrics-state.json'), remote: false });
     expect(placeOf('s3://acme-data/area-metrics/')).toMatchObject({
       url: 's3://acme-data/area-metrics/.area-metrics-state.json',
-      inBucket: true,
+      remote: true,
     });
     expect(placeOf('s3://acme-data')?.url).toBe('s3://acme-data/.area-metrics-state.json');
   });
 
   it('takes --state as given, and has none for stdout without it', () => {
-    expect(placeOf('s3://acme-data/x', '/var/lib/state.json')).toMatchObject({ url: '/var/lib/state.json', inBucket: false });
-    expect(placeOf('./out', 's3://other/states/a.json')).toMatchObject({ url: 's3://other/states/a.json', inBucket: true });
+    expect(placeOf('s3://acme-data/x', '/var/lib/state.json')).toMatchObject({ url: '/var/lib/state.json', remote: false });
+    expect(placeOf('./out', 's3://other/states/a.json')).toMatchObject({ url: 's3://other/states/a.json', remote: true });
     expect(placeOf('-')).toBeUndefined();
   });
 

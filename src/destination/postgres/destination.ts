@@ -75,8 +75,7 @@ export class PostgresDestination implements Destination {
     if (state !== undefined) throw new UsageError('a PostgreSQL output keeps its state in the database, beside the data; drop --state');
     return {
       url: new PostgresStateStorage(this.session).location,
-      // Remote, like a bucket's: a dry run of named days does without it.
-      inBucket: true,
+      remote: true,
       storage: () => Promise.resolve(new PostgresStateStorage(this.session)),
       prepare: () => Promise.resolve([]),
     };
