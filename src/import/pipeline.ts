@@ -1,6 +1,6 @@
 import { AuthError, InterruptedError, OutputError } from '../errors.js';
 import { VendorDownError } from '../fetch/outage.js';
-import type { StoredFile, UnitSink } from '../output/sinks.js';
+import type { StoredFile, UnitSink, UnitWrite } from '../output/sinks.js';
 import type { Unit, UnitData } from '../metrics/unit.js';
 import type { RunStop } from './stop.js';
 
@@ -59,6 +59,9 @@ class Halted extends Error {}
  * is rethrown.
  *
  * A unit is committed once: the sink writes it, `record` records it, and only the final outcome reaches `onOutcome`.
+ * A sink that commits ahead (a database, each unit its own transaction) is given each unit as soon as it is fetched,
+ * so its loads overlap; the outcomes are still taken, recorded and reported in plan order, and a unit it loaded after
+ * one whose output failed stays loaded but unrecorded, for the next run to find unchanged.
  * Memory stays flat over any range: once a unit is committed, its rows and results are released, so the returned
  * outcomes carry every count but no `pieces`.
  */
@@ -66,6 +69,8 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
   const concurrency = Math.max(1, options.concurrency);
   const lookahead = concurrency * 2;
   const settled: (Promise<Settled> | undefined)[] = [];
+  // Where the sink takes units ahead of plan order: each unit's commit, started as soon as it is fetched.
+  const early: (Promise<UnitWrite> | undefined)[] = [];
   let running = 0;
   let nextToStart = 0;
   let committed = 0;
@@ -79,7 +84,15 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
       const index = nextToStart++;
       running++;
       const promise = options.fetch(units[index] as Unit).then(
-        (data): Settled => ({ ok: true, data }),
+        (data): Settled => {
+          if (options.sink.commitsAhead && stoppedBy === undefined && !options.signal?.aborted) {
+            const write = options.sink.commit(data, options.signal);
+            // Awaited in plan order below; a failure is that unit's outcome, not an unhandled rejection meanwhile.
+            write.catch(() => {});
+            early[index] = write;
+          }
+          return { ok: true, data };
+        },
         (error: unknown): Settled => {
           if (stoppedBy === undefined && (error instanceof AuthError || error instanceof VendorDownError)) {
             stoppedBy = error instanceof AuthError ? 'credentials' : 'vendor-down';
@@ -117,7 +130,7 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
     let outcome: UnitOutcome;
     if (result.ok) {
       try {
-        const written = await options.sink.commit(result.data, options.signal);
+        const written = await (early[index] ?? options.sink.commit(result.data, options.signal));
         outcome = {
           unit,
           ok: true,
@@ -134,7 +147,7 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
       outcome = { unit, ok: false, error: result.error };
     }
     if (!outcome.ok && (outcome.error instanceof InterruptedError || options.signal?.aborted)) {
-      await Promise.allSettled(settled.filter((promise) => promise !== undefined));
+      await Promise.allSettled([...settled, ...early].filter((promise) => promise !== undefined));
       throwIfInterrupted(options.signal);
       throw outcome.error;
     }
@@ -149,16 +162,17 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
     }
     await options.onOutcome?.(outcome);
     settled[index] = undefined;
+    early[index] = undefined;
     outcomes.push(outcome.ok ? { ...outcome, data: { ...outcome.data, pieces: [] } } : outcome);
     committed = index + 1;
     if (!outcome.ok && outcome.error instanceof OutputError) {
       stoppedBy = 'output';
-      await Promise.allSettled(settled.filter((promise) => promise !== undefined));
+      await Promise.allSettled([...settled, ...early].filter((promise) => promise !== undefined));
       break;
     }
     startMore();
   }
-  await Promise.allSettled(settled.filter((promise) => promise !== undefined));
+  await Promise.allSettled([...settled, ...early].filter((promise) => promise !== undefined));
   return { outcomes, ...(stoppedBy === undefined ? {} : { stoppedBy }), ...(stopCause === undefined ? {} : { stopCause }) };
 }
 

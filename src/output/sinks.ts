@@ -53,9 +53,14 @@ export interface UnitWrite {
   readonly file?: StoredFile;
 }
 
-/** Where a complete unit goes. `commit` is called once per unit, in plan order, only for complete units. */
+/**
+ * Where a complete unit goes. `commit` is called once per unit, only for complete units: in plan order, one at a time,
+ * unless `commitsAhead` says the sink takes units as soon as they are fetched (each unit on its own, whatever the
+ * order: a database loading them on connections of its own).
+ */
 export interface UnitSink {
   commit(data: UnitContent, signal?: AbortSignal): Promise<UnitWrite>;
+  readonly commitsAhead?: boolean;
   /** Human description of where the unit went, for the log. */
   describe(data: UnitContent): string;
 }
@@ -182,6 +187,7 @@ export function withoutEmptyUnits(sink: UnitSink): UnitSink {
   // A complete unit's results are its pieces plus the records set aside.
   const empty = (data: UnitContent): boolean => data.pieces.length === 0 && data.rejected.length === 0;
   return {
+    ...(sink.commitsAhead ? { commitsAhead: true } : {}),
     commit: (data, signal) => (empty(data) ? Promise.resolve({ changed: false }) : sink.commit(data, signal)),
     describe: (data) => (empty(data) ? 'nothing written (no results)' : sink.describe(data)),
   };

@@ -16,17 +16,22 @@ import { resolveTarget, type PostgresUrl } from './url.js';
 
 /**
  * `-o postgresql://...`: a table per metric in the URL's schema, each unit replaced in one transaction with its
- * coverage; the state, the run manifests and the run's lock in the same schema. One connection serves the run.
+ * coverage; the state, the run manifests and the run's lock in the same schema. The run holds one connection (its
+ * lock, its state, its manifests) and loads units on it and on a second one.
  */
 export class PostgresDestination implements Destination {
   private readonly session: Session;
+  /** A second connection units are loaded on beside the first, so the server loads two at once. */
+  private readonly loading: Session;
 
   constructor(
     readonly spec: DestinationSpec,
     url: PostgresUrl,
     private readonly options: SessionOptions,
   ) {
-    this.session = new Session(url, resolveTarget(url, options.env), options);
+    const target = resolveTarget(url, options.env);
+    this.session = new Session(url, target, options);
+    this.loading = new Session(url, target, options);
   }
 
   private get target(): Session['target'] {
@@ -51,7 +56,7 @@ export class PostgresDestination implements Destination {
   }
 
   sink(plan: DestinationPlan): Promise<UnitSink> {
-    return Promise.resolve(withoutEmptyUnits(new PostgresSink(this.session, plan.columns)));
+    return Promise.resolve(withoutEmptyUnits(new PostgresSink([this.session, this.loading], plan.columns)));
   }
 
   manifests(): Promise<ManifestShelf> {
@@ -85,7 +90,7 @@ export class PostgresDestination implements Destination {
     return `${this.target.schema}.${OWN_TABLES.rejected}`;
   }
 
-  close(): Promise<void> {
-    return this.session.close();
+  async close(): Promise<void> {
+    await Promise.all([this.session.close(), this.loading.close()]);
   }
 }

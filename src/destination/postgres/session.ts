@@ -55,14 +55,16 @@ async function passwordOf(url: PostgresUrl, target: PostgresTarget, env: NodeJS.
 }
 
 /**
- * One connection to the database, used by one caller at a time: the run's statements go through it in order (a
- * unit's transaction, the state, the manifest), and it holds the run's lock for as long as it lives. `pg` is loaded
- * only here, when a PostgreSQL output is used.
+ * One connection to the database, used by one caller at a time: its statements go through it in order (a unit's
+ * transaction, the state, the manifest). The run's first one holds the run's lock for as long as it lives; a second
+ * loads units beside it. `pg` is loaded only here, when a PostgreSQL output is used.
  */
 export class Session {
   private client: Client | undefined;
   private connecting: Promise<Client> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Callers waiting for the connection or using it. */
+  private waiting = 0;
   /** The connection's failure once it is lost: every later statement fails with it at once. */
   private lost: Error | undefined;
 
@@ -77,7 +79,13 @@ export class Session {
    * once open (the server restarted, the session terminated) is a write refused, as a disk gone away is for files:
    * the transaction in flight is rolled back by the server, and the run stops rather than fail each unit in turn.
    */
+  /** How many callers wait for the connection or use it: a load goes to the least busy of the run's connections. */
+  get busy(): number {
+    return this.waiting;
+  }
+
   use<T>(what: string, work: (client: Client) => Promise<T>): Promise<T> {
+    this.waiting++;
     const run = this.queue.then(async () => {
       const open = this.client !== undefined;
       try {
@@ -93,6 +101,7 @@ export class Session {
       }
     });
     this.queue = run.catch(() => {});
+    void this.queue.then(() => this.waiting--);
     return run;
   }
 

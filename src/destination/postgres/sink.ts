@@ -23,14 +23,22 @@ interface UnitKey {
  * unit whose digest equals its coverage's is left untouched: no statement writes, no new row versions.
  */
 export class PostgresSink implements UnitSink {
+  /** Units are loaded as soon as they are fetched, on whichever connection is free: their COPYs overlap. */
+  readonly commitsAhead = true;
+
   constructor(
-    private readonly session: Session,
+    /** The connections units are loaded on; each unit is one transaction on one of them. */
+    private readonly sessions: readonly [Session, ...Session[]],
     /** Each metric's columns, in the CSV's order. */
     private readonly columns: ReadonlyMap<string, readonly ParquetColumn[]>,
   ) {}
 
   private get schema(): string {
-    return this.session.target.schema;
+    return this.sessions[0].target.schema;
+  }
+
+  private leastBusy(): Session {
+    return this.sessions.reduce((best, session) => (session.busy < best.busy ? session : best));
   }
 
   async commit(data: UnitContent): Promise<UnitWrite> {
@@ -40,7 +48,7 @@ export class PostgresSink implements UnitSink {
     const file = { path: `${this.schema}.${tableNameOf(key.metric)}`, bytes: digest.bytes, sha256: digest.sha256 };
     // Where the rows went, as logs and the tally name a unit's file: the table and the unit.
     const path = this.describe(data);
-    return this.session.use(`cannot load ${this.describe(data)} into`, async (client) => {
+    return this.leastBusy().use(`cannot load ${this.describe(data)} into`, async (client) => {
       const units = `${quoteName(this.schema)}.${OWN_TABLES.units}`;
       const stored = await client.query<{ sha256: string }>(`SELECT sha256 FROM ${units} WHERE metric = $1 AND day = $2 AND store = $3`, [
         key.metric,
