@@ -46,6 +46,42 @@ function recordingSink(): UnitSink & { committed: string[] } {
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('runPipeline', () => {
+  it('gives a sink that commits ahead each unit once it is fetched, and still records and reports them in plan order', async () => {
+    // The first unit's fetch is slow and the second's commit waits for the third's: a sink that took them in plan
+    // order one at a time would never finish.
+    const started: string[] = [];
+    let releaseSecond: () => void = () => {};
+    const secondMayEnd = new Promise<void>((resolve) => {
+      releaseSecond = resolve;
+    });
+    const sink: UnitSink = {
+      commitsAhead: true,
+      commit: async ({ unit }) => {
+        started.push(unit.day);
+        if (unit.day === '2026-11-02') await secondMayEnd;
+        if (unit.day === '2026-11-03') releaseSecond();
+        return { changed: true };
+      },
+      describe: () => 'memory',
+    };
+    const recorded: string[] = [];
+    const { outcomes } = await runPipeline(units, {
+      concurrency: 5,
+      sink,
+      fetch: async (unit) => {
+        await delay(unit.day === '2026-11-01' ? 30 : 1);
+        return data(unit);
+      },
+      record: async (outcome) => {
+        recorded.push(outcome.unit.day);
+        return outcome;
+      },
+    });
+    expect(started.indexOf('2026-11-01')).toBeGreaterThan(started.indexOf('2026-11-03'));
+    expect(recorded).toEqual(units.map(({ day }) => day));
+    expect(outcomes.map((outcome) => [outcome.unit.day, outcome.ok])).toEqual(units.map(({ day }) => [day, true]));
+  });
+
   it('commits in plan order whatever order the fetches finish in, within the concurrency', async () => {
     let inFlight = 0;
     let maxInFlight = 0;
