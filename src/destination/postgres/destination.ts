@@ -38,12 +38,13 @@ export class PostgresDestination implements Destination {
     return this.session.target;
   }
 
-  /** The schema and the tool's tables made where missing, then the run's lock: a second run waits here. */
+  /** The run's lock (a second run waits here), then the schema and the tool's tables made where missing. */
   claim(): Promise<void> {
     const where = `${this.target.shown} (schema ${this.target.schema})`;
     return this.session.use('cannot prepare', async (client) => {
-      await ensureSchema(client, this.target.schema);
+      // The lock first (it names the schema, which need not exist yet): two first runs never make the tables at once.
       await takeRunLock(client, this.target.schema, this.options.logger, where);
+      await ensureSchema(client, this.target.schema);
     });
   }
 

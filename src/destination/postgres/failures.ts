@@ -73,12 +73,24 @@ const FAILURES: Readonly<Record<string, Failure>> = {
   // data exceptions and integrity violations: a row the table refuses
   '22': { error: OutputError, words: 'the table refused a value' },
   '23': { error: OutputError, words: 'the table refused a row (a constraint added to it?)' },
+  '55P03': { error: OutputError, words: 'a lock was not granted in time (lock_timeout); run again, or raise lock_timeout for the role' },
+  // syntax errors and access rule violations but 42501: a statement the tables no longer fit
+  '42': {
+    error: UsageError,
+    words: "a table of the schema does not fit the tool's statements (altered, or made by something else?); restore or rename it",
+  },
 };
+
+/** Any other answer with a SQLSTATE: the server refused what the run wrote, and says why. */
+const REFUSED: Failure = { error: OutputError, words: 'the server refused the statement' };
+
+/** A SQLSTATE: five characters, digits and capitals (an errno such as ECONNREFUSED is longer). */
+const SQLSTATE = /^[0-9A-Z]{5}$/;
 
 function failureOf(error: unknown): Failure | undefined {
   const code = errnoCode(error);
   if (code === undefined) return undefined;
-  return FAILURES[code] ?? FAILURES[code.slice(0, 2)];
+  return FAILURES[code] ?? FAILURES[code.slice(0, 2)] ?? (SQLSTATE.test(code) ? REFUSED : undefined);
 }
 
 /** Whether `error` is one a later connection attempt may not meet. */

@@ -50,12 +50,14 @@ export class PostgresSink implements UnitSink {
     const path = this.describe(data);
     return this.leastBusy().use(`cannot load ${this.describe(data)} into`, async (client) => {
       const units = `${quoteName(this.schema)}.${OWN_TABLES.units}`;
-      const stored = await client.query<{ sha256: string }>(`SELECT sha256 FROM ${units} WHERE metric = $1 AND day = $2 AND store = $3`, [
-        key.metric,
-        key.day,
-        key.store,
-      ]);
-      if (stored.rows[0]?.sha256 === digest.sha256) return { changed: false, path, file };
+      const stored = await client.query<{ sha256: string; rows: string }>(
+        `SELECT sha256, rows FROM ${units} WHERE metric = $1 AND day = $2 AND store = $3`,
+        [key.metric, key.day, key.store],
+      );
+      const coverage = stored.rows[0];
+      // The same rows as the coverage says, and the table still holds them all (not dropped, emptied or pruned since).
+      if (coverage?.sha256 === digest.sha256 && (await this.rowsHeld(client, data, key)) === Number(coverage.rows))
+        return { changed: false, path, file };
       await inTransaction(client, async () => {
         await this.replaceRows(client, data, key);
         // Coverage of the day's other units goes: a day's unit replaces its stores' units, a store's unit the day's.
@@ -83,26 +85,28 @@ export class PostgresSink implements UnitSink {
     return `${this.schema}.${tableNameOf(metric.name)} ${day}${storeCode === undefined ? '' : ` store ${storeCode}`}`;
   }
 
-  /**
-   * The unit's rows: a local day's are those of that `day`; a UTC day's, those whose instant lies in its window, found
-   * through the `day` index (an instant of UTC day D is on local day D-1, D or D+1 in every offset).
-   */
+  /** The unit's rows replaced by its new ones (see `unitRows`). */
   private async replaceRows(client: Client, data: UnitContent, key: UnitKey): Promise<void> {
     // Loaded with pg: only when a unit goes to a database.
     const { from: copyFrom } = await import('pg-copy-streams');
-    const qualified = `${quoteName(this.schema)}.${quoteName(tableNameOf(key.metric))}`;
-    const mode = data.unit.mode ?? 'utc';
-    const window = dayWindow(key.day, mode);
-    const [where, values] =
-      mode === 'local'
-        ? ['day = $1', [key.day]]
-        : ['day BETWEEN $1::date - 1 AND $1::date + 1 AND date >= $2 AND date <= $3', [key.day, window.gte, window.lte]];
-    const store = key.store === '' ? '' : ` AND store_code = $${values.length + 1}`;
-    await client.query(`DELETE FROM ${qualified} WHERE ${where}${store}`, key.store === '' ? values : [...values, key.store]);
+    const qualified = this.tableOf(key);
+    const { where, values } = unitRows(data, key);
+    await client.query(`DELETE FROM ${qualified} WHERE ${where}`, values);
     const columns = (this.columns.get(key.metric) ?? []).map((column) => quoteName(column.name)).join(', ');
     // No column is ever NULL: an empty field is an empty text, never a NULL the table would refuse.
     const copy = `COPY ${qualified} (${columns}) FROM STDIN WITH (FORMAT csv, FORCE_NOT_NULL (${columns}))`;
     await pipeline(Readable.from(unitChunks(data, false)), client.query(copyFrom(copy)));
+  }
+
+  /** How many rows the table holds of the unit. */
+  private async rowsHeld(client: Client, data: UnitContent, key: UnitKey): Promise<number> {
+    const { where, values } = unitRows(data, key);
+    const counted = await client.query<{ rows: string }>(`SELECT count(*) AS rows FROM ${this.tableOf(key)} WHERE ${where}`, values);
+    return Number(counted.rows[0]?.rows ?? 0);
+  }
+
+  private tableOf(key: UnitKey): string {
+    return `${quoteName(this.schema)}.${quoteName(tableNameOf(key.metric))}`;
   }
 
   private async replaceRejected(client: Client, key: UnitKey, lines: readonly string[]): Promise<void> {
@@ -113,9 +117,27 @@ export class PostgresSink implements UnitSink {
       key.store,
     ]);
     if (lines.length === 0) return;
+    // jsonb holds no NUL character, which a record set aside for its control characters may carry: U+FFFD stands in.
+    const storable = lines.map((line) => line.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\ufffd'));
     await client.query(
       `INSERT INTO ${rejected} (metric, day, store, record) SELECT $1, $2, $3, line::jsonb FROM unnest($4::text[]) AS line`,
-      [key.metric, key.day, key.store, lines],
+      [key.metric, key.day, key.store, storable],
     );
   }
+}
+
+/**
+ * The unit's rows: a local day's are those of that `day`; a UTC day's, those whose instant lies in its window, found
+ * through the `day` index (an instant of UTC day D is on local day D-1, D or D+1 in every offset); a store's unit,
+ * that store's of them.
+ */
+function unitRows(data: UnitContent, key: UnitKey): { where: string; values: unknown[] } {
+  const mode = data.unit.mode ?? 'utc';
+  const window = dayWindow(key.day, mode);
+  const [where, values]: [string, unknown[]] =
+    mode === 'local'
+      ? ['day = $1', [key.day]]
+      : ['day BETWEEN $1::date - 1 AND $1::date + 1 AND date >= $2 AND date <= $3', [key.day, window.gte, window.lte]];
+  if (key.store === '') return { where, values };
+  return { where: `${where} AND store_code = $${values.length + 1}`, values: [...values, key.store] };
 }

@@ -41,6 +41,9 @@ function portOf(text: string, source: string): number {
   return port;
 }
 
+/** A day: longer is a typo, and a timer cannot wait longer than about 24 days anyway. */
+const MAX_CONNECT_TIMEOUT_SECONDS = 86_400;
+
 /** PostgreSQL cuts a longer identifier short, and the schema's tables would then be looked for under another name. */
 const MAX_IDENTIFIER_BYTES = 63;
 
@@ -68,18 +71,27 @@ export function parsePostgresUrl(text: string, source: string): PostgresUrl {
   const shown = shownUrl.href;
   const params = url.searchParams;
   const unknown = [...params.keys()].filter((key) => !PARAMETERS.includes(key));
+  // Named by key alone: an unknown parameter's value may be a secret (`?password=`).
+  shownUrl.search = '';
   if (unknown.length > 0)
-    throw new UsageError(`${source}: unknown parameter ${unknown.join(', ')} in ${shown} (known: ${PARAMETERS.join(', ')})`);
+    throw new UsageError(
+      `${source}: unknown parameter ${unknown.join(', ')} in ${shownUrl.href}?... (known: ${PARAMETERS.join(', ')}; a password goes in PGPASSWORD or a password file)`,
+    );
   const param = (key: string): string | undefined => params.get(key) || undefined;
   const sslmode = param('sslmode');
   if (sslmode !== undefined && !(SSL_MODES as readonly string[]).includes(sslmode))
     throw new UsageError(`${source}: sslmode ${JSON.stringify(sslmode)} is not one of ${SSL_MODES.join(', ')}`);
   const timeout = param('connect_timeout');
-  if (timeout !== undefined && !/^\d+$/.test(timeout))
-    throw new UsageError(`${source}: connect_timeout is whole seconds, not ${JSON.stringify(timeout)}`);
+  if (timeout !== undefined && (!/^\d+$/.test(timeout) || Number(timeout) > MAX_CONNECT_TIMEOUT_SECONDS))
+    throw new UsageError(
+      `${source}: connect_timeout is whole seconds up to ${MAX_CONNECT_TIMEOUT_SECONDS}, not ${JSON.stringify(timeout)}`,
+    );
   if (params.has('schema') && !param('schema'))
     throw new UsageError(`${source}: schema= names no schema; leave it out for ${DEFAULT_SCHEMA}`);
   const schema = param('schema');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: a control character is what it refuses
+  if (schema !== undefined && /[\u0000-\u001f\u007f]/.test(schema))
+    throw new UsageError(`${source}: schema ${JSON.stringify(schema)} has a control character; name it in plain text`);
   if (schema !== undefined && Buffer.byteLength(schema) > MAX_IDENTIFIER_BYTES)
     throw new UsageError(`${source}: schema ${JSON.stringify(schema)} is longer than PostgreSQL's ${MAX_IDENTIFIER_BYTES} bytes`);
   // An IPv6 address is bracketed in a URL, not for the connection.
@@ -141,7 +153,9 @@ export function resolveTarget(url: PostgresUrl, env: NodeJS.ProcessEnv): Postgre
     schema: url.schema ?? DEFAULT_SCHEMA,
     sslmode: sslmode as SslMode,
     sslrootcert: url.sslrootcert ?? fromEnv('PGSSLROOTCERT'),
-    connectTimeoutMs: (Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_CONNECT_TIMEOUT_SECONDS) * 1000,
+    // 0 is libpq's "wait for ever"; an unattended run waits its default instead.
+    connectTimeoutMs:
+      (Number.isFinite(timeout) && timeout > 0 ? Math.min(timeout, MAX_CONNECT_TIMEOUT_SECONDS) : DEFAULT_CONNECT_TIMEOUT_SECONDS) * 1000,
     applicationName: url.applicationName ?? fromEnv('PGAPPNAME') ?? 'area-metrics',
     shown: url.shown,
   };

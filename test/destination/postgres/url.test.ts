@@ -41,6 +41,19 @@ describe('a PostgreSQL -o', () => {
       password: 'p@ss',
       database: 'métrics',
     });
+    expect(() => parse('postgresql://db/metrics?schema=a%00b')).toThrow(/schema "a\\u0000b" has a control character/);
+    expect(() => parse('postgresql://db/metrics?connect_timeout=99999999999')).toThrow(/connect_timeout is whole seconds up to 86400/);
+  });
+
+  it('names an unknown parameter by its key alone: its value may be a password', () => {
+    let message = '';
+    try {
+      parse('postgresql://loader@db/metrics?schema=s&password=Hunter2-Pw');
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/^-o\/--output: unknown parameter password in postgresql:\/\/loader@db\/metrics\?\.\.\. \(known: /);
+    expect(message).not.toContain('Hunter2');
   });
 
   it("fills what it leaves out from libpq's PG* variables, then libpq's defaults", () => {
