@@ -213,7 +213,8 @@ export class DayCompletion {
     const values = storeTotals(stores, tally.total);
     const { suspicion, newLevel } =
       this.rules.onSuspect === 'off' ? { newLevel: [] } : this.suspicionOf(key, day, tally, profile, judged, values);
-    if (newLevel.length > 0) notes.push({ metric, day, kind: 'new-level', stores: newLevel });
+    // Said only of a day it settles: a day still held for other stores says so instead.
+    if (newLevel.length > 0 && suspicion === undefined) notes.push({ metric, day, kind: 'new-level', stores: newLevel });
     // A suspect day's figures are kept out of the history that judges later days until it is accepted; the stores it
     // found, and those at a new level, are one finding each: not judged again for the weeks after it.
     const found = [...(suspicion?.stores?.all ?? []), ...newLevel];

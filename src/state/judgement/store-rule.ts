@@ -24,6 +24,8 @@ export const STORE_RULE = {
   batchMinimumStores: 3,
   batchShare: 0.6,
   batchSpread: Math.log(1.25),
+  /** ln 3: a store's new level settles by itself only within a third to three times its old one (a new wing, a refit). */
+  newLevelWithin: Math.log(3),
 } as const;
 
 /** 1.4826 x MAD estimates a standard deviation for normal data. */
@@ -104,8 +106,9 @@ export function judgeStores(
 /**
  * Of the stores a day found, those the days after it confirm: the same store's level since (its same weekdays after
  * the day, or every day of the 28 after while fewer than 4 are complete, by the same rule) has the day's figure in its
- * range, so the day was the first of a new normal (a store enlarged or remodelled), not a failure. A store at zero is
- * never confirmed: a store closed for good is a person's to settle.
+ * range, so the day was the first of a new normal (a store enlarged or remodelled), not a failure. A store at zero, or
+ * beyond three times or a third of its old level, is never confirmed: a store closed for good, or sensors failing for
+ * weeks, are a person's to settle.
  */
 export function confirmedByLaterDays(
   day: CalendarDay,
@@ -113,7 +116,9 @@ export function confirmedByLaterDays(
   findings: readonly StoreFinding[],
 ): ReadonlySet<string> {
   const confirmed = new Set<string>();
-  const candidates = findings.filter((finding) => finding.value > 0);
+  const candidates = findings.filter(
+    (finding) => finding.value > 0 && Math.abs(Math.log(finding.value / finding.median)) <= STORE_RULE.newLevelWithin,
+  );
   if (candidates.length === 0) return confirmed;
   const { weekdays, recent } = historyOf(day, history, 1);
   const codes = candidates.map(({ store }) => store);

@@ -155,6 +155,14 @@ describe('a held store confirmed by the days after it', () => {
     expect(confirmed(200, weeks(1, 2, 3, 4), 200)).toEqual(new Set(['S003']));
   });
 
+  it('is within a third to three times the old level only: beyond, a person settles it', () => {
+    expect(confirmed(300, range(1, 28), 300)).toEqual(new Set(['S003']));
+    expect(confirmed(34, range(1, 28), 34)).toEqual(new Set(['S003']));
+    expect(confirmed(301, range(1, 28), 301)).toEqual(new Set());
+    expect(confirmed(33, range(1, 28), 33)).toEqual(new Set());
+    expect(confirmed(10, range(1, 28), 10)).toEqual(new Set());
+  });
+
   it('is not when the days after it are back at the old level (a one-day spike), nor when it is at zero', () => {
     expect(confirmed(500, range(1, 28), 100)).toEqual(new Set());
     expect(confirmed(0, range(1, 28), 0)).toEqual(new Set());
