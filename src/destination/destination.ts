@@ -27,9 +27,9 @@ export interface Destination {
   readonly spec: DestinationSpec;
   /**
    * Before the run reads its state: a destination that admits one run at a time (a database) waits here for the run
-   * before it to end, and holds its turn until `close`. Files need none.
+   * before it to end (SIGINT or SIGTERM, `signal`, ends the wait), and holds its turn until `close`. Files need none.
    */
-  claim?(): Promise<void>;
+  claim?(signal?: AbortSignal): Promise<void>;
   /** Its connections closed (and its turn given up): the process must be free to end. */
   close?(): Promise<void>;
   /** Where set-aside records go when that is not a file beside the unit's (`_rejected/...`): a database's table. */

@@ -71,7 +71,7 @@ export async function importMetrics(
         defaultFormat: DEFAULT_FORMAT,
       };
   // A database admits one run at a time: the state is read once this run's turn has come, so it plans from the last.
-  if (!config.dryRun) await destination.claim?.();
+  if (!config.dryRun) await destination.claim?.(world.signal);
   const state = stateless
     ? undefined
     : await ImportState.load(await place.storage(world.stores), {

@@ -395,6 +395,11 @@ describe.skipIf(skip)('-o postgresql://', () => {
       const waiting = startInProcess(['unique-users', ...auth(), '--date', TO, '-o', at.url]);
       await waitUntil(() => waiting.stderr().includes('waiting for it to end'), 'the run to wait for the lock');
       expect(waiting.stderr()).toMatch(/another run \(server pid \d+, .*\) is writing to postgresql:\/\/.*; waiting for it to end/);
+      // SIGTERM ends a wait at once, the lock still held by the other.
+      const interrupted = startInProcess(['traffic', ...auth(), '--date', TO, '-o', at.url]);
+      await waitUntil(() => interrupted.stderr().includes('waiting for it to end'), 'the second run to wait for the lock');
+      interrupted.kill('SIGTERM');
+      expect((await interrupted.done).code).toBe(143);
       await holder.query(`SELECT pg_advisory_unlock(${0x414d4554}, hashtext($1) & 2147483647)`, [SCHEMA]);
       expect((await waiting.done).code).toBe(0);
     } finally {

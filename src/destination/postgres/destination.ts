@@ -39,11 +39,11 @@ export class PostgresDestination implements Destination {
   }
 
   /** The run's lock (a second run waits here), then the schema and the tool's tables made where missing. */
-  claim(): Promise<void> {
+  claim(signal?: AbortSignal): Promise<void> {
     const where = `${this.target.shown} (schema ${this.target.schema})`;
     return this.session.use('cannot prepare', async (client) => {
       // The lock first (it names the schema, which need not exist yet): two first runs never make the tables at once.
-      await takeRunLock(client, this.target.schema, this.options.logger, where);
+      await takeRunLock(client, this.target.schema, this.options.logger, where, signal);
       await ensureSchema(client, this.target.schema);
     });
   }
