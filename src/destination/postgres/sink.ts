@@ -119,8 +119,10 @@ export class PostgresSink implements UnitSink {
     if (lines.length === 0) return;
     // jsonb holds no NUL character, which a record set aside for its control characters may carry: U+FFFD stands in.
     const storable = lines.map((line) => line.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\ufffd'));
+    // Each under its record's store (a day's unit holds every store's), so that a load of that store alone replaces it.
     await client.query(
-      `INSERT INTO ${rejected} (metric, day, store, record) SELECT $1, $2, $3, line::jsonb FROM unnest($4::text[]) AS line`,
+      `INSERT INTO ${rejected} (metric, day, store, record) ` +
+        `SELECT $1, $2, COALESCE(NULLIF($3, ''), line::jsonb->'record'->>'store_code', ''), line::jsonb FROM unnest($4::text[]) AS line`,
       [key.metric, key.day, key.store, storable],
     );
   }
