@@ -23,26 +23,16 @@ async function setFaults(baseUrl, faults) {
   if (!response.ok) throw new Error(`setting sandbox faults failed: HTTP ${response.status} ${await response.text()}`);
 }
 
-/** @param {PacedRun} run */
-async function importRun({ baseUrl, from, to, concurrency, pageSize }) {
-  const out = await tempDir(`pacing-c${concurrency}`);
+/** The flags the importer and the floor client share: the vendor, the window, the page size, the concurrency. @param {PacedRun} paced */
+function pacedFlags({ baseUrl, from, to, concurrency, pageSize }) {
+  return ['--base-url', baseUrl, '--from', from, '--to', to, '--page-size', String(pageSize), '--concurrency', String(concurrency)];
+}
+
+/** @param {PacedRun} paced */
+async function importRun(paced) {
+  const out = await tempDir(`pacing-c${paced.concurrency}`);
   try {
-    const args = [
-      BIN,
-      'all',
-      '--base-url',
-      baseUrl,
-      '--from',
-      from,
-      '--to',
-      to,
-      '--page-size',
-      String(pageSize),
-      '--concurrency',
-      String(concurrency),
-      '-o',
-      out,
-    ];
+    const args = [BIN, 'all', ...pacedFlags(paced), '-o', out];
     const run = await measure(process.execPath, args, { env: { ...process.env, ...CREDENTIALS }, useTime: false });
     const summary = SUMMARY.exec(run.stderr);
     if (run.code !== 0 || !summary || summary[1] !== summary[2])
@@ -53,21 +43,9 @@ async function importRun({ baseUrl, from, to, concurrency, pageSize }) {
   }
 }
 
-/** @param {PacedRun} run @returns {Promise<{ wallMs: number, requests: number }>} */
-async function floorRun({ baseUrl, from, to, concurrency, pageSize }) {
-  const args = [
-    join(ROOT, 'bench', 'floor.mjs'),
-    '--base-url',
-    baseUrl,
-    '--from',
-    from,
-    '--to',
-    to,
-    '--page-size',
-    String(pageSize),
-    '--concurrency',
-    String(concurrency),
-  ];
+/** @param {PacedRun} paced @returns {Promise<{ wallMs: number, requests: number }>} */
+async function floorRun(paced) {
+  const args = [join(ROOT, 'bench', 'floor.mjs'), ...pacedFlags(paced)];
   const run = await measure(process.execPath, args, { env: { ...process.env, ...CREDENTIALS }, useTime: false });
   if (run.code !== 0) throw new Error(`floor client failed with exit ${run.code}:\n${run.stderr.slice(-2000)}`);
   return { wallMs: run.wallMs, requests: JSON.parse(run.stdout).requests };
