@@ -212,7 +212,7 @@ export class DayCompletion {
     const judged = stores.codes;
     const values = storeTotals(stores, tally.total);
     const { suspicion, newLevel } =
-      this.rules.onSuspect === 'off' ? { newLevel: [] } : this.suspicionOf(key, day, tally, profile, judged, values);
+      this.rules.onSuspect === 'off' ? { suspicion: undefined, newLevel: [] } : this.suspicionOf(key, day, tally, profile, judged, values);
     // Said only of a day it settles: a day still held for other stores says so instead.
     if (newLevel.length > 0 && suspicion === undefined) notes.push({ metric, day, kind: 'new-level', stores: newLevel });
     // A suspect day's figures are kept out of the history that judges later days until it is accepted; the stores it
@@ -245,10 +245,10 @@ export class DayCompletion {
     profile: DayProfile,
     codes: readonly string[],
     values: Float64Array,
-  ): { suspicion?: Suspicion; newLevel: readonly string[] } {
+  ): { suspicion: Suspicion | undefined; newLevel: readonly string[] } {
     const figures = { measure: tally.total.measure, total: profile[3], allZero: tally.measure.weight > 0 && tally.measure.nonZero === 0 };
     const byTotal = suspicionOf(day, figures, this.state?.completeProfiles(key) ?? new Map());
-    if (this.state === undefined || codes.length === 0) return { ...(byTotal === undefined ? {} : { suspicion: byTotal }), newLevel: [] };
+    if (this.state === undefined || codes.length === 0) return { suspicion: byTotal, newLevel: [] };
     const history = this.state.storeHistory(key);
     const judgement = judgeStores(day, storeFigures(codes, values), history, this.state.foundStores(key, day));
     // Where stores could be judged, they judge the day: a chain that grows or closes stores moves its total for good,
@@ -258,7 +258,7 @@ export class DayCompletion {
     const confirmed = judgement.batch === undefined ? confirmedByLaterDays(day, history, judgement.stores) : new Set<string>();
     const stores = judgement.stores.filter(({ store }) => !confirmed.has(store));
     const newLevel = [...confirmed];
-    if (judgement.batch === undefined && stores.length === 0) return { ...(total === undefined ? {} : { suspicion: total }), newLevel };
+    if (judgement.batch === undefined && stores.length === 0) return { suspicion: total, newLevel };
     const suspicion: Suspicion = {
       ...(total ?? { measure: tally.total.measure, value: profile[3] }),
       ...(judgement.batch === undefined ? {} : { batch: judgement.batch }),
