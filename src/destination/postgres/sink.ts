@@ -48,7 +48,7 @@ export class PostgresSink implements UnitSink {
     const file = { path: `${this.schema}.${tableNameOf(key.metric)}`, bytes: digest.bytes, sha256: digest.sha256 };
     // Where the rows went, as logs and the tally name a unit's file: the table and the unit.
     const path = this.describe(data);
-    return this.leastBusy().use(`cannot load ${this.describe(data)} into`, async (client) => {
+    return this.leastBusy().use(`cannot load ${path} into`, async (client) => {
       const units = `${quoteName(this.schema)}.${OWN_TABLES.units}`;
       const stored = await client.query<{ sha256: string; rows: string }>(
         `SELECT sha256, rows FROM ${units} WHERE metric = $1 AND day = $2 AND store = $3`,

@@ -1,17 +1,13 @@
 import { createHash } from 'node:crypto';
+import type { ContentDigest } from '../../output/content-hash.js';
 import type { UnitContent } from '../../output/sinks.js';
-
-export interface UnitDigest {
-  readonly sha256: string;
-  /** The size of the rows' text as loaded. */
-  readonly bytes: number;
-}
 
 /**
  * What a unit would load, as a digest: its rows' CSV text (what COPY is given) and its set-aside records. Equal
- * digests, equal rows: a unit whose digest its coverage already holds is left as it is.
+ * digests, equal rows: a unit whose digest its coverage already holds is left as it is. `bytes` is the size of the
+ * rows' text as loaded.
  */
-export function unitDigest(data: Pick<UnitContent, 'pieces'>, rejected: readonly string[]): UnitDigest {
+export function unitDigest(data: Pick<UnitContent, 'pieces'>, rejected: readonly string[]): ContentDigest {
   const hash = createHash('sha256');
   let bytes = 0;
   for (const piece of data.pieces) {
