@@ -6,12 +6,11 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, waitUntil, type CliResult } from '../helpers/cli.js';
 import { startLineageServer, type LineageServer } from '../helpers/lineage-server.js';
 import { openLineageErrors } from '../helpers/openlineage.js';
-import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
+import { clockedCli, noonToday, servingDaysInProgress, daysBefore, useSandbox } from '../helpers/sandbox-clock.js';
 import { listFiles, useTempDirs } from '../helpers/tmp.js';
 import { METRIC_NAMES } from '../../src/metrics/names.js';
 
@@ -23,30 +22,23 @@ const tempDir = useTempDirs('lineage-e2e-');
 const daysAgo = daysBefore(CLOCK);
 const METRICS = METRIC_NAMES;
 
-let sandbox: Sandbox;
+beforeAll(assertBuilt);
+const sandbox = useSandbox({
+  port: 0,
+  stores: 3,
+  zones: 2,
+  days: 6,
+  seed: 3,
+  clientId: 'lineage-client',
+  clientSecret: SECRET,
+  ...servingDaysInProgress(CLOCK),
+});
 let lineage: LineageServer;
-beforeAll(async () => {
-  assertBuilt();
-  sandbox = await startSandbox({
-    port: 0,
-    stores: 3,
-    zones: 2,
-    days: 6,
-    seed: 3,
-    clientId: 'lineage-client',
-    clientSecret: SECRET,
-    ...servingDaysInProgress(CLOCK),
-  });
-});
-afterAll(async () => {
-  await sandbox?.close();
-});
 afterEach(async () => {
-  sandbox.setFaults({});
   await lineage?.close();
 });
 
-const api = (): string[] => ['--base-url', sandbox.url, '--client-id', sandbox.clientId];
+const api = (): string[] => ['--base-url', sandbox().url, '--client-id', sandbox().clientId];
 /** The secret as a cron job passes it: in the environment (a flag would be warned about). */
 const secretEnv = (secret = SECRET): Record<string, string> => ({ AREA_METRICS_CLIENT_SECRET: secret });
 
@@ -102,7 +94,7 @@ describe('OpenLineage events', () => {
     expect(complete!.run.runId).toBe(manifest.runId);
     expect(complete!.job).toMatchObject({ namespace: 'area-metrics', name: 'all.backfill' });
     expect(complete!.inputs.map(({ namespace, name }) => [namespace, name])).toEqual(
-      METRICS.map((metric) => [sandbox.url, `/api/bi/area-metrics/${metric}/`]),
+      METRICS.map((metric) => [sandbox().url, `/api/bi/area-metrics/${metric}/`]),
     );
     expect(complete!.outputs.map(({ namespace, name }) => [namespace, name])).toEqual(
       METRICS.map((metric) => ['file', join(out, `metric=${metric}`)]),
@@ -144,11 +136,11 @@ describe('OpenLineage events', () => {
 
   it('an interrupted run ends with ABORT', async () => {
     lineage = await startLineageServer();
-    sandbox.setFaults({ latencyMs: 10_000 });
+    sandbox().setFaults({ latencyMs: 10_000 });
     const cli = startInProcess(['traffic', '--date', daysAgo(2), '-o', await tempDir(), ...api()], {
       env: { OPENLINEAGE_URL: lineage.url, ...secretEnv() },
     });
-    await waitUntil(() => lineage.received.length === 1 && sandbox.requests.length > 0, 'the START event and the first request');
+    await waitUntil(() => lineage.received.length === 1 && sandbox().requests.length > 0, 'the START event and the first request');
     cli.kill('SIGTERM');
     const result = await cli.done;
     expect(result.code, result.stderr).toBe(143);

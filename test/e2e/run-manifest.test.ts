@@ -5,10 +5,9 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, ROOT, type CliResult } from '../helpers/cli.js';
-import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
+import { clockedCli, noonToday, servingDaysInProgress, daysBefore, useSandbox } from '../helpers/sandbox-clock.js';
 import { listFiles, useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Run-Manifest-S3cret-8';
@@ -19,26 +18,16 @@ const daysAgo = daysBefore(CLOCK);
 const DAYS = [daysAgo(4), daysAgo(3), daysAgo(2)];
 const { version } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
 
-let sandbox: Sandbox;
-beforeAll(async () => {
-  assertBuilt();
-  sandbox = await startSandbox({
-    port: 0,
-    stores: 3,
-    zones: 2,
-    days: 8,
-    seed: 9,
-    clientId: 'manifest-client',
-    clientSecret: SECRET,
-    ...servingDaysInProgress(CLOCK),
-  });
-});
-afterAll(async () => {
-  await sandbox?.close();
-});
-afterEach(() => {
-  sandbox.setFaults({});
-  sandbox.setPublishing({});
+beforeAll(assertBuilt);
+const sandbox = useSandbox({
+  port: 0,
+  stores: 3,
+  zones: 2,
+  days: 8,
+  seed: 9,
+  clientId: 'manifest-client',
+  clientSecret: SECRET,
+  ...servingDaysInProgress(CLOCK),
 });
 
 interface ManifestUnit {
@@ -70,7 +59,9 @@ interface Manifest {
 }
 
 async function run(args: readonly string[]): Promise<CliResult> {
-  return runCli([...args, '--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET], { timeoutMs: 60_000 });
+  return runCli([...args, '--base-url', sandbox().url, '--client-id', sandbox().clientId, '--client-secret', SECRET], {
+    timeoutMs: 60_000,
+  });
 }
 
 /** The manifests of an output, oldest first, as a loader lists them (by name). */
@@ -123,7 +114,7 @@ describe('run manifests', () => {
     expect(second.units.map(({ changed }) => changed)).toEqual([false, false, false]);
     expect(second.units.map(({ sha256 }) => sha256)).toEqual(first!.units.map(({ sha256 }) => sha256));
 
-    sandbox.setPublishing({ corrected: [{ day: DAYS[1]!, revision: 1 }] });
+    sandbox().setPublishing({ corrected: [{ day: DAYS[1]!, revision: 1 }] });
     expect((await run(args)).code).toBe(0);
     const all = await manifests(out);
     expect(all).toHaveLength(3);
@@ -142,7 +133,7 @@ describe('run manifests', () => {
 
   it('a run whose credentials are rejected mid-way: the failed unit says why, the next one that it was not attempted', async () => {
     const out = await tempDir();
-    sandbox.setFaults({ failNth: { n: 2, status: 401 } });
+    sandbox().setFaults({ failNth: { n: 2, status: 401 } });
     const result = await run(['traffic', '--from', DAYS[0]!, '--to', DAYS[2]!, '-o', out, '--concurrency', '1', '--layout', 'hive']);
     expect(result.code, result.stderr).toBe(3);
     const [manifest] = await manifests(out);
@@ -174,7 +165,7 @@ describe('run manifests', () => {
   it('a run that writes to stdout leaves no manifest, a dry run none either', async () => {
     const cwd = await tempDir();
     const streamed = await runCli(
-      ['traffic', '--date', DAYS[2]!, '-o', '-', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET],
+      ['traffic', '--date', DAYS[2]!, '-o', '-', '--base-url', sandbox().url, '--client-id', sandbox().clientId, '--client-secret', SECRET],
       { cwd, process: true },
     );
     expect(streamed.code, streamed.stderr).toBe(0);

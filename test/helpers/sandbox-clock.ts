@@ -1,4 +1,5 @@
-import type { SandboxOptions } from '../../src/sandbox/index.js';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { runCli, startCli, startInProcess, type CliOptions } from './cli.js';
 
 /**
@@ -46,4 +47,26 @@ export function clockedCli(
 /** The UTC day `n` days before `clock`, as `YYYY-MM-DD`: the days a test at that clock imports. */
 export function daysBefore(clock: Date): (n: number) => string {
   return (n) => new Date(clock.getTime() - n * 86_400_000).toISOString().slice(0, 10);
+}
+
+/**
+ * The sandbox of a test file, started before its tests and closed after them, its faults and publishing reset after
+ * each test; call the returned function for it.
+ */
+export function useSandbox(options: SandboxOptions): () => Sandbox {
+  let started: Sandbox | undefined;
+  beforeAll(async () => {
+    started = await startSandbox(options);
+  });
+  afterEach(() => {
+    started?.setFaults({});
+    started?.setPublishing({});
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  return () => {
+    if (started === undefined) throw new Error('the sandbox is started before the tests');
+    return started;
+  };
 }
