@@ -10,7 +10,9 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = join(root, 'bin/area-metrics.js');
 const out = 'demo-data';
-const step = (/** @type {string} */ text) => console.log(`\n\x1b[1m== ${text}\x1b[0m`);
+// Bold headings only on a terminal that wants colour: a piped or logged demo stays plain text.
+const bold = process.stdout.isTTY && !process.env.NO_COLOR;
+const step = (/** @type {string} */ text) => console.log(bold ? `\n\x1b[1m== ${text}\x1b[0m` : `\n== ${text}`);
 
 const sandbox = spawn(process.execPath, [bin, 'sandbox', '--port', '0', '--stores', '25', '--zones', '8'], {
   stdio: ['ignore', 'pipe', 'inherit'],

@@ -15,6 +15,10 @@ if (names.length === 0) {
   process.exit(2);
 }
 const npm = process.env.npm_execpath;
+// vitest colours its output whenever CI is set, terminal or not; a log or a pipe should hold plain text, so off a
+// terminal the scripts are asked for none (FORCE_COLOR, set by whoever wants it, still wins).
+const plain = !process.stdout.isTTY && process.env.FORCE_COLOR === undefined;
+const env = plain ? { ...process.env, NO_COLOR: '1' } : process.env;
 
 /**
  * The held scripts run at a lower priority (niceness 5) than the streamed one. `check` is pure CPU; the tests wait on
@@ -42,7 +46,7 @@ function run(name, args, stream) {
   const started = Date.now();
   const command = npm ? process.execPath : 'npm';
   const commandArgs = [...(npm ? [npm] : []), 'run', '--silent', name, ...(args.length > 0 ? ['--', ...args] : [])];
-  const child = spawn(command, commandArgs, { stdio: stream ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, commandArgs, { env, stdio: stream ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
   if (!stream && child.pid !== undefined) yieldTo(child.pid);
   /** @type {Buffer[]} */
   const held = [];
