@@ -36,6 +36,16 @@ describe('suspicionOf', () => {
     expect(suspicionOf('2026-11-29', figures(1), old)).toBeUndefined();
   });
 
+  it('the 28th day back is the last that counts: with it 7 days judge, without it (the 29th instead) 6 do not', () => {
+    const edge = (back: number) =>
+      new Map<string, DayProfile>([
+        ...[...history([100, 100, 100, 100, 100, 100])],
+        [addDays('2026-11-29', -back), [10, 2, 20, 100] as DayProfile],
+      ]);
+    expect(suspicionOf('2026-11-29', figures(1), edge(28))).toMatchObject({ median: 100 });
+    expect(suspicionOf('2026-11-29', figures(1), edge(29))).toBeUndefined();
+  });
+
   it('an even count takes the mean of the two middle totals; a median of 0 judges nothing but zeros', () => {
     expect(suspicionOf('2026-11-29', figures(1), history([10, 20, 30, 40, 50, 60, 70, 80]))).toMatchObject({ median: 45 });
     expect(suspicionOf('2026-11-29', figures(5), history([0, 0, 0, 0, 0, 0, 0]))).toBeUndefined();
