@@ -140,7 +140,10 @@ describe('the import config', () => {
 
   it('refuses CSV on stdout for several metrics', async () => {
     await expect(importConfigOf({ ...required, output: '-', format: 'csv' }, {}, 3)).rejects.toThrow(/single metric/);
-    await expect(importConfigOf({ ...required, output: '-', format: 'csv' }, {}, 1)).resolves.toBeDefined();
+    await expect(importConfigOf({ ...required, output: '-', format: 'csv' }, {}, 1)).resolves.toMatchObject({
+      format: 'csv',
+      output: { kind: 'stream', name: 'stdout' },
+    });
   });
 
   it('names an unreadable secret file without echoing anything else', async () => {

@@ -26,7 +26,10 @@ describe('lineage settings, as the OpenLineage clients read their environment', 
     });
     expect(settings).toEqual({ endpoint: new URL('http://marquez:5000/events/v2'), apiKey: 'key-123', namespace: 'nightly' });
     expect(resolveLineageSettings(url('http://marquez:5000'), { disabled: ' TRUE ' })).toBeUndefined();
-    expect(resolveLineageSettings(url('http://marquez:5000'), { disabled: 'false' })).toBeDefined();
+    expect(resolveLineageSettings(url('http://marquez:5000'), { disabled: 'false' })).toEqual({
+      endpoint: new URL('http://marquez:5000/api/v1/lineage'),
+      namespace: 'area-metrics',
+    });
     expect(resolveLineageSettings(undefined, { apiKey: 'key-123' })).toBeUndefined();
   });
 
