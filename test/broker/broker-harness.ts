@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
+import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config/config.js';
 import {
   buildBrokerApp,
   startBroker,
@@ -8,7 +8,7 @@ import {
   type BrokerDeps,
   type RunningBroker,
   type StartBrokerOptions,
-} from '../../src/broker/server.js';
+} from '../../src/broker/http/server.js';
 import { waitUntil } from '../helpers/cli.js';
 
 /** Collects a broker's JSON log lines; `all()` also lets a test check that no secret ever reached them. */
