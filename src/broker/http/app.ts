@@ -1,11 +1,15 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 
-/** The broker, not yet listening: `inject` sends a request through it whole (fast path included) without a socket. */
+/** The broker, not yet listening. */
 export interface BrokerApp {
   readonly app: FastifyInstance<Server, IncomingMessage, ServerResponse, Logger>;
-  inject(options: InjectOptions | string): Promise<LightMyRequestResponse>;
+  /**
+   * The whole broker as the listener its server calls for each request: the target read once, the fast path, then
+   * fastify's routing (once `app.ready()` has resolved). Tests send requests through it without a socket.
+   */
+  readonly listener: (request: IncomingMessage, response: ServerResponse) => void;
   /** Answers the metrics text (on the main port or on `server.metricsPort`). */
   metricsText(): Promise<{ contentType: string; text: string }>;
   /** From now on /readyz answers 503 and every answer closes its connection. */

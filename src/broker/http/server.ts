@@ -166,14 +166,10 @@ export function buildBrokerApp(config: BrokerConfig, deps: BrokerDeps = {}): Bro
     await core.close();
   });
 
-  const injectInto = dispatch((request, response) => app.routing(request, response));
   let closed: Promise<void> | undefined;
   return {
     app,
-    inject: async (options) => {
-      await app.ready();
-      return (await import('light-my-request')).inject(injectInto, options);
-    },
+    listener: dispatch((request, response) => app.routing(request, response)),
     metricsText: () => metrics.text(),
     startDraining: () => drain.start(),
     reload: () => reloadInto(live, deps.reloadConfig, logger),

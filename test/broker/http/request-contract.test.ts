@@ -104,7 +104,7 @@ interface Seen {
 }
 
 /** An answer without what differs between any two answers: the date, a generated request id, the rate's countdown. */
-function seen(answer: Awaited<ReturnType<TestBroker['built']['inject']>>): Seen {
+function seen(answer: Awaited<ReturnType<TestBroker['inject']>>): Seen {
   const { date: _date, ...headers } = answer.headers;
   if (typeof headers['x-request-id'] === 'string' && UUID.test(headers['x-request-id'])) headers['x-request-id'] = '(generated)';
   if (answer.statusCode === 429) {
@@ -127,7 +127,7 @@ function completedLines(broker: TestBroker): Record<string, unknown>[] {
 
 /** Sends the table (then a request while another holds the one place in flight, then one while draining). */
 async function run(broker: TestBroker, source: ReturnType<typeof tokenSource>): Promise<Seen[]> {
-  const send = (sent: Sent) => broker.built.inject({ url: `/api/gatekeeper-token${sent.path}`, headers: sent.headers });
+  const send = (sent: Sent) => broker.inject({ url: `/api/gatekeeper-token${sent.path}`, headers: sent.headers });
   // Prime the cache (a miss, through fastify either way), from a client of its own.
   for (const application of [APP, WEB_APP]) {
     expect((await send({ path: `?application_package=${application}`, headers: { 'x-forwarded-for': '192.0.2.1' } })).statusCode).toBe(200);
@@ -235,7 +235,7 @@ describe('the request contract with attestation enforced', () => {
           routed.push(String(request.headers['x-request-id'] ?? ''));
           done();
         });
-        const send = (sent: Sent) => broker.built.inject({ url: `/api/gatekeeper-token${sent.path}`, headers: sent.headers });
+        const send = (sent: Sent) => broker.inject({ url: `/api/gatekeeper-token${sent.path}`, headers: sent.headers });
         // The first use of the token is verified (through fastify either way); then it is remembered.
         expect(
           (await send({ path: `?application_package=${APP}`, headers: { 'x-forwarded-for': '192.0.2.9', 'x-firebase-appcheck': genuine } }))
@@ -282,7 +282,7 @@ describe.skipIf(redisMissing)('the per-client rate', () => {
       const statuses: number[] = [];
       for (let sent = 0; sent < 6; sent++) {
         statuses.push(
-          (await broker.built.inject({ url: `/api/gatekeeper-token?application_package=${APP}`, headers: { 'x-forwarded-for': client } }))
+          (await broker.inject({ url: `/api/gatekeeper-token?application_package=${APP}`, headers: { 'x-forwarded-for': client } }))
             .statusCode,
         );
       }
