@@ -45,3 +45,13 @@ export function createRedactor(credentials: readonly Credential[]): Redactor {
     return out;
   };
 }
+
+/**
+ * `text` cut to at most `max` characters, at a space and marked with `…`. A secret quoted in a server's answer then
+ * stays whole (and is masked) or goes whole: cut in the middle, its first part would no longer be recognised as it.
+ */
+export function cutAtSpace(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const space = text.lastIndexOf(' ', max);
+  return `${space > 0 ? text.slice(0, space) : ''}…`;
+}

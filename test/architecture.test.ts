@@ -108,3 +108,46 @@ describe('the rooms of src/', () => {
     expect(long).toEqual([]);
   });
 });
+
+/**
+ * Inside the broker the same one-way rule holds between its sub-rooms: the HTTP layer (composition, the request
+ * contract, the plugins) over the token core and the attestation gate (siblings: neither imports the other), over
+ * the config and the log lines, over the broker's problem vocabulary (the files directly in src/broker/).
+ */
+const BROKER_LAYERS: Readonly<Record<string, number>> = {
+  http: 0,
+  token: 1,
+  attestation: 1,
+  config: 2,
+  log: 2,
+  base: 3, // problem.ts
+};
+
+const BROKER = join(SRC, 'broker');
+
+function brokerRoomOf(file: string): string {
+  const path = relative(BROKER, file);
+  const [first = 'base'] = path.split('/');
+  return path === first ? 'base' : first;
+}
+
+describe('the sub-rooms of src/broker/', () => {
+  const files = sourceFiles(BROKER);
+
+  it('are all placed in a layer', () => {
+    const rooms = [...new Set(files.map(brokerRoomOf))];
+    expect(rooms.filter((room) => BROKER_LAYERS[room] === undefined)).toEqual([]);
+  });
+
+  it('import only sub-rooms below them (type and lazy imports count too)', () => {
+    const upward = files.flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(ANY_IMPORT)]
+        .map((match) => [match[1]!, brokerRoomOf(file), importedFile(file, match[1]!)] as const)
+        .filter(([, , target]) => !relative(BROKER, target).startsWith('..'))
+        .map(([specifier, from, target]) => [specifier, from, brokerRoomOf(target)] as const)
+        .filter(([, from, to]) => to !== from && (BROKER_LAYERS[to] ?? -1) <= (BROKER_LAYERS[from] ?? -1))
+        .map(([specifier, from, to]) => `${relative(SRC, file)} imports ${specifier} (${from} -> ${to})`),
+    );
+    expect(upward).toEqual([]);
+  });
+});

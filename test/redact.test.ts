@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRedactor, secretSpellings } from '../src/redact.js';
+import { createRedactor, cutAtSpace, secretSpellings } from '../src/redact.js';
 
 describe('createRedactor', () => {
   const secret = 'Top"Se\\cret/42 +x';
@@ -33,5 +33,28 @@ describe('createRedactor', () => {
     expect(createRedactor([])('plain text')).toBe('plain text');
     expect(secretSpellings({ secret: 'abc' })).toEqual([]);
     expect(createRedactor([{ secret: 'abc' }])('abc')).toBe('abc');
+  });
+});
+
+describe('cutAtSpace', () => {
+  const secret = 'Sup3r-Secret-Value';
+
+  it.each([
+    ['a text within the bound, as it is', 'short text', 20, 'short text'],
+    ['a text exactly at the bound, as it is', 'exactly 20 chars ok.', 20, 'exactly 20 chars ok.'],
+    ['at the last space before the bound, marked', 'one two three four', 10, 'one two…'],
+    ['at a space just at the bound', 'one two three', 7, 'one two…'],
+    ['a first word past the bound, to nothing but the mark', 'unbroken-long-word and more', 8, '…'],
+  ])('cuts %s', (_name, text, max, expected) => {
+    expect(cutAtSpace(text, max)).toBe(expected);
+  });
+
+  it('leaves a secret across the bound whole or gone, never a start of it that the redaction would miss', () => {
+    const redact = createRedactor([{ secret }]);
+    for (let max = 1; max < 60; max++) {
+      const cut = redact(cutAtSpace(`the secret ${secret} was sent`, max));
+      expect(cut.length).toBeLessThanOrEqual(max + 1);
+      for (let length = 4; length <= secret.length; length++) expect(cut).not.toContain(secret.slice(0, length));
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AuthError } from '../errors.js';
+import { cutAtSpace } from '../redact.js';
 import type { HttpClient } from '../fetch/http-client.js';
 import { describeRequest, type HttpResponse } from '../fetch/exchange.js';
 import { parseHttpUrl } from '../http-url.js';
@@ -59,7 +60,7 @@ export function problemSummary(text: string): string | undefined {
   const parsed = problemSchema.safeParse(json);
   if (!parsed.success) return undefined;
   const parts = [parsed.data.title, parsed.data.detail].filter((part): part is string => Boolean(part));
-  return parts.length > 0 ? parts.join(': ').replace(/\s+/g, ' ').trim().slice(0, 300) : undefined;
+  return parts.length > 0 ? cutAtSpace(parts.join(': ').replace(/\s+/g, ' ').trim(), 300) : undefined;
 }
 
 type Outcome = { kind: 'token'; token: TokenResponse } | { kind: 'rejected'; error: BrokerRejectedError };

@@ -1,4 +1,4 @@
-import type { BrokerLogLevel } from '../broker/server.js';
+import type { BrokerLogLevel } from '../broker/http/server.js';
 import { integer, oneOf, text, valueOption, type OptionValues } from './options.js';
 
 const LOG_LEVELS: readonly BrokerLogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];

@@ -15,12 +15,15 @@ export const brokerAction: CommandAction<typeof BROKER_OPTIONS> = async ({ conte
   const redisUrl = options.redisUrl;
 
   // Loaded on demand: fastify and ioredis are not needed by the import commands, which cron starts every night.
-  const { redisUrlProblem } = await import('../broker/config-schema.js');
+  const { redisUrlProblem } = await import('../broker/config/config-schema.js');
   const redisProblem = redisUrl === undefined ? undefined : redisUrlProblem(redisUrl);
   if (redisProblem !== undefined) {
     throw new UsageError(`${given('redisUrl') === 'flag' ? '--redis-url' : 'AREA_METRICS_REDIS_URL'} ${redisProblem}`);
   }
-  const [{ loadBrokerConfig }, { startBroker }] = await Promise.all([import('../broker/config.js'), import('../broker/server.js')]);
+  const [{ loadBrokerConfig }, { startBroker }] = await Promise.all([
+    import('../broker/config/config.js'),
+    import('../broker/http/server.js'),
+  ]);
   const config = loadBrokerConfig(configPath, { env: context.env });
   if (context.signal.aborted) return;
   const broker = await startBroker(config, {

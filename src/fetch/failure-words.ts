@@ -1,4 +1,5 @@
 import { errnoCode } from '../errors.js';
+import { cutAtSpace } from '../redact.js';
 
 /** Where an error body says what went wrong: problem+json first, then OAuth's fields. */
 const PROBLEM_DETAIL_KEYS = ['detail', 'error_description', 'error', 'message'] as const;
@@ -10,7 +11,7 @@ export function errorDetail(text: string, keys: readonly string[] = PROBLEM_DETA
     if (body && typeof body === 'object') {
       for (const key of keys) {
         const value = (body as Record<string, unknown>)[key];
-        if (typeof value === 'string' && value) return value.replace(/\s+/g, ' ').slice(0, 200);
+        if (typeof value === 'string' && value) return cutAtSpace(value.replace(/\s+/g, ' '), 200);
       }
     }
   } catch {

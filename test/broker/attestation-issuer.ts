@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { SignJWT, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import { listenOnLoopback } from '../helpers/loopback.js';
-import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
+import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config/config.js';
 
 /** The Firebase project of the tests, and the App Check app ids of the test applications. */
 export const PROJECT_NUMBER = '123456789';

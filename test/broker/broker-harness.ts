@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config.js';
+import { inject, type InjectOptions, type Response as InjectedResponse } from 'light-my-request';
+import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config/config.js';
 import {
   buildBrokerApp,
   startBroker,
@@ -8,7 +9,7 @@ import {
   type BrokerDeps,
   type RunningBroker,
   type StartBrokerOptions,
-} from '../../src/broker/server.js';
+} from '../../src/broker/http/server.js';
 import { waitUntil } from '../helpers/cli.js';
 
 /** Collects a broker's JSON log lines; `all()` also lets a test check that no secret ever reached them. */
@@ -87,6 +88,8 @@ export interface TestBroker {
   readonly url: string;
   readonly built: BrokerApp;
   readonly logs: LogCapture;
+  /** One request through the broker's whole listener (fast path included), as fastify's own `inject` sends it. */
+  inject(options: InjectOptions | string): Promise<InjectedResponse>;
   /** Like the global fetch, through `inject`; the request comes from 127.0.0.1. */
   fetch(url: string, init?: FetchInit): Promise<Response>;
   close(): Promise<void>;
@@ -107,9 +110,13 @@ export function injectedBroker(config: BrokerConfig, deps: Omit<BrokerDeps, 'log
     url,
     built,
     logs,
+    inject: async (options) => {
+      await built.app.ready();
+      return inject(built.listener, options);
+    },
     fetch: async (target, init = {}) => {
       const { pathname, search } = new URL(target, url);
-      const answer = await built.inject({
+      const answer = await broker.inject({
         method: (init.method ?? 'GET') as 'GET',
         url: `${pathname}${search}`,
         ...(init.headers !== undefined ? { headers: init.headers } : {}),

@@ -446,6 +446,29 @@ describe('token --broker', () => {
     expect(result.stderr).not.toContain(ATTESTATION);
   });
 
+  it('masks the attestation token where the broker echoes it back, in the retry warning and the error line', async () => {
+    // A broker (or a gateway before it) that quotes what it was sent, raw and URL-encoded, past where the command
+    // cuts a detail (200 characters in a retry warning, 300 in the error line): first in a 503 (retried, so a
+    // warning line tells of it), then in a 403 (the error line).
+    const echoed = `${ATTESTATION}+/=`;
+    handler = (request, response) => {
+      const status = seen.length === 1 ? 503 : 403;
+      const token = String(request.headers['x-firebase-appcheck']);
+      const detail = `${'word '.repeat(30)}token ${token} (${encodeURIComponent(token)}) is not valid`;
+      response.writeHead(status, { 'content-type': 'application/problem+json', 'retry-after': '0' });
+      response.end(JSON.stringify({ type: 'about:blank', title: 'Refused', status, detail }));
+    };
+    const result = await run(['--broker', baseUrl, '--app', 'com.acme.shop', '--retries', '1'], { AREA_METRICS_ATTESTATION_TOKEN: echoed });
+    expect(seen.map((request) => request.headers['x-firebase-appcheck'])).toEqual([echoed, echoed]);
+    expect(result.code).toBe(3);
+    const [warning, error, ...rest] = result.stderr.trimEnd().split('\n');
+    expect(rest).toEqual([]);
+    expect(warning).toMatch(/HTTP 503 \(word word .*token…\); retry 1\/1/);
+    expect(error).toMatch(/HTTP 403 \(Refused: word word .*token \*\*\*…\)/);
+    // Not the token, nor any start of it: a cut in the middle of it would leave a part the redaction cannot know.
+    expect(result.stderr).not.toContain(ATTESTATION.slice(0, 12));
+  });
+
   it('refuses --attestation-token without --broker', async () => {
     const result = await run([...creds(), '--attestation-token', ATTESTATION]);
     expect(result.code).toBe(2);

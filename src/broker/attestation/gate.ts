@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { BrokerProblem } from '../problem.js';
 import type { AttestationKeys, KeysStatus } from './keys.js';
 import type { ReplayGuard } from './replay.js';
-import type { AttestationSettings } from './settings.js';
+import type { AttestationSettings } from '../config/attestation-settings.js';
 import { CLOCK_SKEW_SECONDS, type AttestationVerifier, type GenuineToken, type RefusalCause } from './verifier.js';
 
 /** The outcome of one request's attestation, as counted in `area_metrics_broker_attestation_total{result}`. */

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { AttestationGate } from './gate.js';
 import { AttestationKeys } from './keys.js';
 import { MemoryReplayGuard, SharedReplayGuard, type ReplayGuard } from './replay.js';
-import type { AttestationSettings } from './settings.js';
+import type { AttestationSettings } from '../config/attestation-settings.js';
 import { AttestationVerifier } from './verifier.js';
 
 export interface AttestationParts {

@@ -1,6 +1,6 @@
 import { decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import { ALLOWED_ALGORITHMS, type AllowedAlgorithm, type AttestationKeys } from './keys.js';
-import type { AttestationSettings } from './settings.js';
+import type { AttestationSettings } from '../config/attestation-settings.js';
 
 /** Seconds of clock skew allowed on `exp` and `iat`. */
 export const CLOCK_SKEW_SECONDS = 60;
