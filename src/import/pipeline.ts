@@ -24,6 +24,11 @@ export interface PipelineOptions {
   readonly concurrency: number;
   readonly fetch: (unit: Unit) => Promise<UnitData>;
   readonly sink: UnitSink;
+  /**
+   * The sink takes each unit as soon as it is fetched (each on its own, whatever the order: a database loading them
+   * on connections of its own), rather than in plan order one at a time.
+   */
+  readonly commitsAhead?: boolean;
   readonly signal?: AbortSignal;
   /**
    * Aborted when a request's credentials are rejected, or the vendor is down: the fetches (whose client listens to
@@ -85,7 +90,7 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
       running++;
       const promise = options.fetch(units[index] as Unit).then(
         (data): Settled => {
-          if (options.sink.commitsAhead && stoppedBy === undefined && !options.signal?.aborted) {
+          if (options.commitsAhead && stoppedBy === undefined && !options.signal?.aborted) {
             const write = options.sink.commit(data, options.signal);
             // Awaited in plan order below; a failure is that unit's outcome, not an unhandled rejection meanwhile.
             write.catch(() => {});
