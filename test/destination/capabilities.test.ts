@@ -70,6 +70,9 @@ describe("the four destinations' rows", () => {
   it.each<[string, DestinationCapabilities, Partial<OutputOptions>, string | undefined]>([
     // A folder's format is its state's unless stated; the environment's describes its files.
     ['folder', folder, {}, undefined],
+    // A folder and a database remember the last complete day in a state of their own.
+    ['folder', folder, { catchUp: true }, undefined],
+    ['PostgreSQL', database, { catchUp: true }, 'csv'],
     ['folder', folder, { format: 'parquet', formatFrom: 'env' }, 'parquet'],
     ['folder', folder, { shape: 'results' }, 'ndjson'],
     [
