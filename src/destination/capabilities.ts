@@ -59,29 +59,42 @@ const IN_GENERAL: Record<Refusal, string> = {
   'catch-up-without-state': '--catch-up needs --state <file> to remember the last complete day',
 };
 
-/** The option checks, in the order a run's mistakes are reported: the first that applies is the one line said. */
-const CHECKS: readonly { readonly refusal: Refusal; readonly applies: (held: DestinationCapabilities, run: OutputOptions) => boolean }[] = [
+/** A check of a run's options against a row: the refusal said when it applies, given the format the run would have. */
+interface Check {
+  readonly refusal: Refusal;
+  readonly applies: (held: DestinationCapabilities, run: OutputOptions, format: OutputFormat | undefined) => boolean;
+}
+
+/** What is refused before the format is known: -f where there is nothing to choose, a shape or a `--state` it cannot take. */
+const BEFORE_FORMAT: readonly Check[] = [
   { refusal: 'format', applies: (held, run) => run.formatFrom === 'flag' && held.formats.length === 1 },
-  { refusal: 'layout', applies: (held, run) => run.layoutFrom === 'flag' && !held.files },
   { refusal: 'shape', applies: (held, run) => !held.shapes.includes(run.shape) },
   { refusal: 'state', applies: (held, run) => run.state !== undefined && held.state === 'inside' },
 ];
 
+/** What is refused once the format is known (after `--shape results`, which is NDJSON only, whatever the destination). */
+const AFTER_FORMAT: readonly Check[] = [
+  { refusal: 'format', applies: (held, _run, format) => format !== undefined && !held.formats.includes(format) },
+  { refusal: 'csv-of-many-metrics', applies: (held, run, format) => held.sharedHeader && format === 'csv' && run.metricCount > 1 },
+  { refusal: 'layout', applies: (held, run) => run.layoutFrom === 'flag' && !held.files },
+  { refusal: 'catch-up-without-state', applies: (held, run) => run.catchUp && held.state === 'named-only' && run.state === undefined },
+];
+
 /**
  * A run's format for its destination, once its options are checked against what the destination holds: the one
- * line of the first mistake (exit 2) otherwise. Undefined where the state decides (a folder keeps its format).
+ * line of the first mistake (exit 2) otherwise, in the order above. Undefined where the state decides (a folder
+ * keeps its format).
  */
 export function checkOutputOptions(held: DestinationCapabilities, run: OutputOptions): OutputFormat | undefined {
-  const refuse = (refusal: Refusal): never => {
-    throw new UsageError(held.refusals[refusal] ?? IN_GENERAL[refusal]);
+  const refuseAny = (checks: readonly Check[], format: OutputFormat | undefined): void => {
+    const refused = checks.find((check) => check.applies(held, run, format));
+    if (refused !== undefined) throw new UsageError(held.refusals[refused.refusal] ?? IN_GENERAL[refused.refusal]);
   };
-  for (const check of CHECKS) if (check.applies(held, run)) refuse(check.refusal);
+  refuseAny(BEFORE_FORMAT, undefined);
   const format = formatOf(held, run);
   if (run.shape === 'results' && format !== 'ndjson')
     throw new UsageError(`--shape results is NDJSON only, not ${format}; use --format ndjson`);
-  if (format !== undefined && !held.formats.includes(format)) refuse('format');
-  if (held.sharedHeader && format === 'csv' && run.metricCount > 1) refuse('csv-of-many-metrics');
-  if (run.catchUp && held.state === 'named-only' && run.state === undefined) refuse('catch-up-without-state');
+  refuseAny(AFTER_FORMAT, format);
   return format;
 }
 

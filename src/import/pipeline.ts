@@ -64,7 +64,7 @@ class Halted extends Error {}
  * is rethrown.
  *
  * A unit is committed once: the sink writes it, `record` records it, and only the final outcome reaches `onOutcome`.
- * A sink that commits ahead (a database, each unit its own transaction) is given each unit as soon as it is fetched,
+ * With `commitsAhead` (a database, each unit its own transaction), the sink is given each unit as soon as it is fetched,
  * so its loads overlap; the outcomes are still taken, recorded and reported in plan order, and a unit it loaded after
  * one whose output failed stays loaded but unrecorded, for the next run to find unchanged.
  * Memory stays flat over any range: once a unit is committed, its rows and results are released, so the returned

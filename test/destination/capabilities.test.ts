@@ -98,6 +98,19 @@ describe("the four destinations' rows", () => {
     ],
     ['stdout', stream, { layoutFrom: 'flag' }, 'refused: --layout names files in a folder or bucket; stdout (-o -) has none'],
     ['stdout', stream, { layoutFrom: 'env' }, 'ndjson'],
+    // Two mistakes at once: the format's is said first, the layout's after.
+    [
+      'stdout',
+      stream,
+      { layoutFrom: 'flag', format: 'parquet', formatFrom: 'flag' },
+      'refused: Parquet is written to files only (a reader needs the whole file); use -o <dir>',
+    ],
+    [
+      'stdout',
+      stream,
+      { layoutFrom: 'flag', format: 'csv', formatFrom: 'flag', metricCount: 3 },
+      'refused: CSV on stdout needs a single metric (their columns differ); use --format ndjson or -o <dir>',
+    ],
     ['stdout', stream, { catchUp: true }, 'refused: --catch-up with -o - needs --state <file> to remember the last complete day'],
     ['stdout', stream, { catchUp: true, state: './state.json' }, 'ndjson'],
     ['PostgreSQL', database, { format: 'parquet', formatFrom: 'env' }, 'csv'],
