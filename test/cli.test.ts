@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { buildProgram, runCli } from '../src/cli.js';
 import type { CommandContext } from '../src/commands/context.js';
 import { Reporter } from '../src/commands/reporter.js';
+import { DESCRIPTORS } from '../src/metrics/descriptors.js';
 import { captured } from './helpers/cli.js';
 
 function context(env: NodeJS.ProcessEnv = {}): CommandContext & { out: () => string; err: () => string } {
@@ -59,6 +60,14 @@ describe('the command table', () => {
       const run = context();
       expect(await runCli([name, '--help'], run), name).toBe(0);
       expect(run.out(), name).toMatch(/Exit codes: 0 /);
+    }
+  });
+
+  it('names in the help of accept and reopen every metric its descriptors declare, and all', async () => {
+    for (const name of ['accept', 'reopen']) {
+      const run = context();
+      expect(await runCli([name, '--help'], run), name).toBe(0);
+      expect(run.out(), name).toContain(`<metric> is ${DESCRIPTORS.map((metric) => metric.name).join(', ')} or all.`);
     }
   });
 });

@@ -1,3 +1,4 @@
+import { METRIC_OR_ALL } from '../metrics/names.js';
 import type { OptionValues } from './options.js';
 import { STATE_LOCATION_OPTIONS } from './shared-options.js';
 import { WINDOW_OPTIONS } from './window-flags.js';
@@ -14,7 +15,7 @@ export type DayOptions = OptionValues<typeof DAY_OPTIONS>;
 export type DayAction = 'accept' | 'reopen';
 
 export const DAY_HELP = `
-<metric> is unique-users, avg-screen-time, traffic or all.
+<metric> is ${METRIC_OR_ALL}.
 
 Examples:
   # a day the vendor will never publish: stop asking for it, and stop status counting it as a gap

@@ -42,6 +42,6 @@ export async function withExistingState<T>(
     return await use(state, place.url, destination);
   } finally {
     stores.close();
-    await destination.close?.();
+    await destination.close();
   }
 }

@@ -1,4 +1,6 @@
 import { UsageError } from '../errors.js';
+import { checkOutputOptions } from '../destination/capabilities.js';
+import { capabilitiesOf } from '../destination/open.js';
 import { parseBaseUrl } from '../fetch/urls.js';
 import type { ImportConfig } from '../import/config.js';
 import { LINEAGE_ENV, resolveLineageSettings } from '../lineage/settings.js';
@@ -26,33 +28,17 @@ export async function resolveImportConfig(
   if (options.baseUrl === undefined) throw new UsageError('missing --base-url (or AREA_METRICS_BASE_URL)');
   const baseUrl = parseBaseUrl(options.baseUrl);
 
-  const { output } = options;
-  const { shape } = options;
-  // A folder keeps its format: without -f, the state's is taken once it is open; a stream keeps none. Like
-  // AREA_METRICS_LAYOUT, AREA_METRICS_FORMAT describes a folder's files: it does not stop a quick look at stdout.
-  const stated = (output.streams || output.tables) && given('format') === 'env' ? undefined : options.format;
-  if (output.tables) {
-    // A database's tables have the Parquet file's typed columns, loaded from the unit's CSV rows (COPY reads CSV).
-    if (given('format') === 'flag' || given('layout') === 'flag' || shape === 'results')
-      throw new UsageError('-f, --layout and --shape results describe files; a PostgreSQL output has typed tables, so drop them');
-    if (options.state !== undefined)
-      throw new UsageError('a PostgreSQL output keeps its state in the database, beside the data; drop --state');
-  }
-  const format = output.tables ? 'csv' : (stated ?? (output.streams || shape === 'results' ? 'ndjson' : undefined));
-  if (shape === 'results' && format !== 'ndjson')
-    throw new UsageError(`--shape results is NDJSON only, not ${format}; use --format ndjson`);
-  if (output.streams && format === 'parquet')
-    throw new UsageError('Parquet is written to files only (a reader needs the whole file); use -o <dir>');
-  if (output.streams && format === 'csv' && metricCount > 1) {
-    throw new UsageError('CSV on stdout needs a single metric (their columns differ); use --format ndjson or -o <dir>');
-  }
-  const { state: stateLocation } = options;
-  if (output.streams && given('layout') === 'flag') {
-    throw new UsageError('--layout names files in a folder or bucket; stdout (-o -) has none');
-  }
-  if (catchUp && output.streams && stateLocation === undefined) {
-    throw new UsageError('--catch-up with -o - needs --state <file> to remember the last complete day');
-  }
+  const { output, shape, state: stateLocation } = options;
+  // What the destination holds decides which of these it takes, and a folder's format may be its state's (undefined).
+  const format = checkOutputOptions(capabilitiesOf(output), {
+    format: options.format,
+    formatFrom: given('format'),
+    layoutFrom: given('layout'),
+    shape,
+    state: stateLocation,
+    catchUp,
+    metricCount,
+  });
   const lineageEnv = Object.fromEntries(Object.entries(LINEAGE_ENV).map(([key, name]) => [key, envValue(env, name)]));
   const lineage = resolveLineageSettings(options.openlineageUrl, lineageEnv);
   if (options.quiet && options.verbose) throw new UsageError('--quiet and --verbose contradict each other; pick one');

@@ -53,7 +53,7 @@ export function importAction(command: ImportCommandName): CommandAction<typeof I
     } finally {
       // The SDK and a database keep connections open; the process must be free to end.
       stores.close();
-      await destination.close?.();
+      await destination.close();
     }
   };
 }

@@ -6,13 +6,23 @@ import { ObjectSink } from '../output/object-sink.js';
 import { BucketManifests, type ManifestShelf } from '../output/run-manifest.js';
 import { withoutEmptyUnits, type StoredFile, type UnitSink } from '../output/sinks.js';
 import type { StaleTempFile } from '../output/stale-temp.js';
-import type { Destination, DestinationPlan } from './destination.js';
+import type { DestinationCapabilities } from './capabilities.js';
+import { PLAIN_DESTINATION, type Destination, type DestinationPlan } from './destination.js';
+import { FOLDER_CAPABILITIES } from './folder.js';
 import type { ObjectStores } from './object-stores.js';
 import type { DestinationSpec } from './spec.js';
 import { statePlace, type StatePlace } from './state-place.js';
 
+/** What a bucket holds: what a folder does, its objects being files to every reader. */
+export const BUCKET_CAPABILITIES: DestinationCapabilities = FOLDER_CAPABILITIES;
+
 /** `-o s3://bucket/prefix`: an object per unit under the prefix (one PUT each), the manifests under its `_runs/`. */
 export class BucketDestination implements Destination {
+  readonly capabilities = BUCKET_CAPABILITIES;
+  readonly claim = PLAIN_DESTINATION.claim;
+  readonly close = PLAIN_DESTINATION.close;
+  readonly rejectedPlace = PLAIN_DESTINATION.rejectedPlace;
+
   constructor(
     readonly spec: DestinationSpec,
     private readonly location: ObjectLocation,

@@ -10,12 +10,35 @@ import { sha256Hex } from '../output/content-hash.js';
 import { FileSink, withoutEmptyUnits, type StoredFile, type UnitSink } from '../output/sinks.js';
 import { asOutputError } from '../output/write-failure.js';
 import { removeStaleTempFiles, type StaleTempFile } from '../output/stale-temp.js';
-import type { Destination, DestinationPlan } from './destination.js';
+import type { DestinationCapabilities } from './capabilities.js';
+import { PLAIN_DESTINATION, type Destination, type DestinationPlan } from './destination.js';
 import type { DestinationSpec } from './spec.js';
 import { statePlace, type StatePlace } from './state-place.js';
 
+/**
+ * What a folder holds: files of any format and shape, laid out by `--layout`; its state beside them (or where
+ * `--state` says), which keeps the day mode, layout and format of its first run, so one folder holds one kind of file.
+ */
+export const FOLDER_CAPABILITIES: DestinationCapabilities = {
+  files: true,
+  formats: ['csv', 'ndjson', 'parquet'],
+  defaultFormat: 'csv',
+  shapes: ['rows', 'results'],
+  state: 'beside-data',
+  keeps: ['mode', 'layout', 'format'],
+  sharedHeader: false,
+  commitsAhead: false,
+  oneRunAtATime: false,
+  refusals: {},
+};
+
 /** `-o <dir>`: a file per unit under the folder (atomic writes), the manifests in its `_runs/`. */
 export class FolderDestination implements Destination {
+  readonly capabilities = FOLDER_CAPABILITIES;
+  readonly claim = PLAIN_DESTINATION.claim;
+  readonly close = PLAIN_DESTINATION.close;
+  readonly rejectedPlace = PLAIN_DESTINATION.rejectedPlace;
+
   constructor(
     readonly spec: DestinationSpec,
     private readonly dir: string,

@@ -11,7 +11,7 @@ const STDOUT = '-';
 
 /**
  * Where an import writes, as `-o` names it: read once, into plain data. `openDestination` makes it the run's
- * `Destination`; nothing outside this folder asks which kind it is.
+ * `Destination`, and `capabilitiesOf` says what it holds; nothing outside this folder asks which kind it is.
  */
 export type DestinationSpec =
   | (DestinationNames & { readonly kind: 'folder'; readonly dir: string })
@@ -25,10 +25,6 @@ export interface DestinationNames {
   readonly name: string;
   /** The `-o` that names it on another command line (none for stdout). */
   readonly output: string | undefined;
-  /** Units go out as one stream: no files, so no layout, no Parquet, one CSV header for all. */
-  readonly streams: boolean;
-  /** Typed rows in a database's tables: no files, so no format, layout or `--state` of its own choosing. */
-  readonly tables: boolean;
   /** Where its state is kept unless `--state` names another place; none for stdout. */
   readonly stateUrl: string | undefined;
 }
@@ -39,12 +35,11 @@ export interface DestinationNames {
  */
 export function destinationSpec(text: string, source: string): DestinationSpec {
   if (text.trim() === '') throw new UsageError('-o/--output needs a folder, s3://bucket/prefix, postgresql://..., or - for stdout');
-  const plain = { streams: false, tables: false };
-  if (text === STDOUT) return { kind: 'stream', name: 'stdout', output: undefined, streams: true, tables: false, stateUrl: undefined };
+  if (text === STDOUT) return { kind: 'stream', name: 'stdout', output: undefined, stateUrl: undefined };
   if (isPostgresUrl(text)) {
     const database = parsePostgresUrl(text, source);
     // Its state is a row of a table beside the data: no file or object names it.
-    return { kind: 'postgres', database, name: database.shown, output: database.shown, streams: false, tables: true, stateUrl: undefined };
+    return { kind: 'postgres', database, name: database.shown, output: database.shown, stateUrl: undefined };
   }
   if (isObjectUrl(text)) {
     const location = parseObjectUrl(text, source);
@@ -53,11 +48,10 @@ export function destinationSpec(text: string, source: string): DestinationSpec {
       location,
       name: text,
       output: text,
-      ...plain,
       stateUrl: objectUrl(location.bucket, objectKey(location, STATE_FILE_NAME)),
     };
   }
-  return { kind: 'folder', dir: text, name: text, output: text, ...plain, stateUrl: join(text, STATE_FILE_NAME) };
+  return { kind: 'folder', dir: text, name: text, output: text, stateUrl: join(text, STATE_FILE_NAME) };
 }
 
 /** A `--state` value: a file, or an object named by a full `s3://bucket/key`. Blank is refused. */

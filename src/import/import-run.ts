@@ -21,9 +21,6 @@ import { runFailure, runImport } from './run.js';
 import { leftUnits } from './stop.js';
 import { RunTally } from './tally.js';
 
-/** The format of files when neither the run nor the state names one. */
-const DEFAULT_FORMAT = 'csv';
-
 /** What an import gets from the command that starts it. */
 export interface ImportWorld {
   readonly stdout: Writable;
@@ -62,32 +59,27 @@ export async function importMetrics(
   // Reading the state object is also the first call to the store: missing credentials, a wrong bucket or region fail
   // here, before any download. A dry run of named days needs no store at all.
   const stateless = place === undefined || (config.dryRun && config.window.kind !== 'catch-up' && place.remote);
-  // A stream has no files to lay out or format: its state (--state) keeps whatever layout and format it has.
-  const kept = config.output.streams
-    ? {}
-    : {
-        ...(config.layout ? { layout: config.layout } : {}),
-        ...(config.format ? { format: config.format } : {}),
-        defaultFormat: DEFAULT_FORMAT,
-      };
-  // A database admits one run at a time: the state is read once this run's turn has come, so it plans from the last.
-  if (!config.dryRun) await destination.claim?.(world.signal);
+  const held = destination.capabilities;
+  // The settings its state keeps, as the run states them (a stream's --state keeps no layout or format: it has no files).
+  const keeps = new Set(held.keeps);
+  const kept = {
+    ...(config.dayMode && keeps.has('mode') ? { mode: config.dayMode } : {}),
+    ...(config.layout && keeps.has('layout') ? { layout: config.layout } : {}),
+    ...(config.format && keeps.has('format') ? { format: config.format } : {}),
+    ...(keeps.has('format') ? { defaultFormat: held.defaultFormat } : {}),
+  };
+  // One run at a time: the state is read once this run's turn has come, so it plans from the last.
+  if (!config.dryRun && held.oneRunAtATime) await destination.claim(world.signal);
   const state = stateless
     ? undefined
-    : await ImportState.load(await place.storage(world.stores), {
-        now,
-        metricNames: known,
-        ...(config.dayMode ? { mode: config.dayMode } : {}),
-        ...kept,
-        fromEnv: config.settingsFromEnv,
-      });
+    : await ImportState.load(await place.storage(world.stores), { now, metricNames: known, ...kept, fromEnv: config.settingsFromEnv });
   for (const warning of state?.warnings ?? []) progress.logger.warn(warning);
   // Every setting the run did not state is the state's, so a folder needs none of them again.
   const settled: SettledConfig = {
     ...config,
     dayMode: config.dayMode ?? state?.dayMode ?? 'utc',
     layout: config.layout ?? state?.layout ?? 'flat',
-    format: config.format ?? state?.format ?? DEFAULT_FORMAT,
+    format: config.format ?? state?.format ?? held.defaultFormat,
   };
   return runSettled(metrics, settled, run, world, state, known);
 }
@@ -139,6 +131,7 @@ async function runSettled(
     units,
     encoding: { format: config.format, shape: config.shape },
     layout: config.layout,
+    dayMode: config.dayMode,
     columns: new Map(metrics.map((metric) => [metric.name, typedColumns(metric)])),
   };
   const stale = [...(await destination.prepare(destinationPlan)), ...(place === undefined || stateless ? [] : await place.prepare())];
@@ -181,6 +174,7 @@ async function runSettled(
   const parts = {
     fetch: fetcher.fetch,
     sink: await destination.sink(destinationPlan),
+    commitsAhead: destination.capabilities.commitsAhead,
     days,
     report: unitReport,
     concurrency: config.concurrency,

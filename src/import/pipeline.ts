@@ -24,6 +24,11 @@ export interface PipelineOptions {
   readonly concurrency: number;
   readonly fetch: (unit: Unit) => Promise<UnitData>;
   readonly sink: UnitSink;
+  /**
+   * The sink takes each unit as soon as it is fetched (each on its own, whatever the order: a database loading them
+   * on connections of its own), rather than in plan order one at a time.
+   */
+  readonly commitsAhead?: boolean;
   readonly signal?: AbortSignal;
   /**
    * Aborted when a request's credentials are rejected, or the vendor is down: the fetches (whose client listens to
@@ -59,7 +64,7 @@ class Halted extends Error {}
  * is rethrown.
  *
  * A unit is committed once: the sink writes it, `record` records it, and only the final outcome reaches `onOutcome`.
- * A sink that commits ahead (a database, each unit its own transaction) is given each unit as soon as it is fetched,
+ * With `commitsAhead` (a database, each unit its own transaction), the sink is given each unit as soon as it is fetched,
  * so its loads overlap; the outcomes are still taken, recorded and reported in plan order, and a unit it loaded after
  * one whose output failed stays loaded but unrecorded, for the next run to find unchanged.
  * Memory stays flat over any range: once a unit is committed, its rows and results are released, so the returned
@@ -85,7 +90,7 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
       running++;
       const promise = options.fetch(units[index] as Unit).then(
         (data): Settled => {
-          if (options.sink.commitsAhead && stoppedBy === undefined && !options.signal?.aborted) {
+          if (options.commitsAhead && stoppedBy === undefined && !options.signal?.aborted) {
             const write = options.sink.commit(data, options.signal);
             // Awaited in plan order below; a failure is that unit's outcome, not an unhandled rejection meanwhile.
             write.catch(() => {});

@@ -10,7 +10,7 @@ import type { Logger } from '../log/logger.js';
 import { typedColumns, type MetricDescriptor } from '../metrics/descriptors.js';
 import type { UnitOutcome } from './pipeline.js';
 import type { Unit } from '../metrics/unit.js';
-import { metricFolder, rejectedPath } from '../output/layout.js';
+import { metricFolder } from '../output/layout.js';
 import { newRunId, RunManifestBuilder, saveManifest, type ManifestShelf } from '../output/run-manifest.js';
 import type { Redactor } from '../redact.js';
 import { VERSION } from '../version.js';
@@ -114,7 +114,7 @@ export class RunRecords {
     const rejected =
       data.rejected.length === 0
         ? undefined
-        : { records: data.rejected.length, path: this.input.destination.rejectedPlace?.() ?? rejectedPath(unit, this.input.config.layout) };
+        : { records: data.rejected.length, path: this.input.destination.rejectedPlace(unit, this.input.config.layout) };
     this.manifest?.builder.record(unit, {
       ok: true,
       rows: data.rowCount,

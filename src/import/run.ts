@@ -21,6 +21,8 @@ export interface UnitReport {
 export interface ImportParts {
   readonly fetch: (unit: Unit) => Promise<UnitData>;
   readonly sink: UnitSink;
+  /** The destination takes units as soon as they are fetched (its row says so). */
+  readonly commitsAhead: boolean;
   readonly days: ImportDays;
   readonly report: UnitReport;
   /** Units fetched at once. */
@@ -64,6 +66,7 @@ export async function runImport(units: readonly Unit[], parts: ImportParts): Pro
   const result = await runPipeline(units, {
     concurrency: parts.concurrency,
     sink: parts.sink,
+    commitsAhead: parts.commitsAhead,
     halt: parts.halt,
     ...(parts.signal ? { signal: parts.signal } : {}),
     fetch: parts.fetch,

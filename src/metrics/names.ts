@@ -12,3 +12,6 @@ export const METRIC_TITLES = {
 export type MetricName = keyof typeof METRIC_TITLES;
 
 export const METRIC_NAMES = Object.keys(METRIC_TITLES) as readonly MetricName[];
+
+/** What a command that takes one metric or all accepts, as help and its refusal say it: `a, b, c or all`. */
+export const METRIC_OR_ALL = `${METRIC_NAMES.join(', ')} or all`;

@@ -7,7 +7,6 @@ import { extensionOf, jsonOrUndefined, type OutputEncoding } from './format.js';
 import { UnitPaths, type Layout } from './layout.js';
 import { parquetFileChunks, type ParquetTable } from './parquet.js';
 import { asOutputError } from './write-failure.js';
-import type { DayMode } from '../window/day-mode.js';
 
 /** A record set aside by `--on-invalid skip`, with where and why it broke the data contract. */
 export interface SetAsideRecord {
@@ -23,8 +22,6 @@ export interface UnitContent {
     readonly metric: { readonly name: string };
     readonly day: string;
     readonly storeCode?: string;
-    /** What the day is (UTC, the default, or store-local): which rows a database's unit replaces. */
-    readonly mode?: DayMode;
   };
   /** Written once at the top of a file, and once for a whole stream. */
   readonly header: string | undefined;
@@ -55,12 +52,10 @@ export interface UnitWrite {
 
 /**
  * Where a complete unit goes. `commit` is called once per unit, only for complete units: in plan order, one at a time,
- * unless `commitsAhead` says the sink takes units as soon as they are fetched (each unit on its own, whatever the
- * order: a database loading them on connections of its own).
+ * unless the destination's capabilities say it commits ahead (each unit as soon as it is fetched).
  */
 export interface UnitSink {
   commit(data: UnitContent, signal?: AbortSignal): Promise<UnitWrite>;
-  readonly commitsAhead?: boolean;
   /** Human description of where the unit went, for the log. */
   describe(data: UnitContent): string;
 }
@@ -187,7 +182,6 @@ export function withoutEmptyUnits(sink: UnitSink): UnitSink {
   // A complete unit's results are its pieces plus the records set aside.
   const empty = (data: UnitContent): boolean => data.pieces.length === 0 && data.rejected.length === 0;
   return {
-    ...(sink.commitsAhead ? { commitsAhead: true } : {}),
     commit: (data, signal) => (empty(data) ? Promise.resolve({ changed: false }) : sink.commit(data, signal)),
     describe: (data) => (empty(data) ? 'nothing written (no results)' : sink.describe(data)),
   };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { capabilitiesOf } from '../../src/destination/open.js';
 import { importConfigOf } from '../helpers/import-config.js';
 import { UsageError } from '../../src/errors.js';
 
@@ -29,12 +30,9 @@ describe('--layout and --openlineage-url', () => {
     await expect(importConfigOf({ ...required, output: '-', layout: 'hive' }, {}, 1)).rejects.toThrow(
       /--layout names files in a folder or bucket; stdout \(-o -\) has none/,
     );
-    expect((await importConfigOf({ ...required, output: '-' }, { AREA_METRICS_LAYOUT: 'hive' }, 1)).output).toMatchObject({
-      kind: 'stream',
-      name: 'stdout',
-      streams: true,
-      stateUrl: undefined,
-    });
+    const { output } = await importConfigOf({ ...required, output: '-' }, { AREA_METRICS_LAYOUT: 'hive' }, 1);
+    expect(output).toMatchObject({ kind: 'stream', name: 'stdout', stateUrl: undefined });
+    expect(capabilitiesOf(output)).toMatchObject({ files: false, sharedHeader: true });
   });
 
   it("lineage is off without a URL; OPENLINEAGE_URL or --openlineage-url turn it on with the clients' variables", async () => {

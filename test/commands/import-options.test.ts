@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { capabilitiesOf } from '../../src/destination/open.js';
 import { importConfigOf } from '../helpers/import-config.js';
 import { UsageError } from '../../src/errors.js';
 import { useTempDirs } from '../helpers/tmp.js';
@@ -15,9 +16,10 @@ beforeEach(async () => {
 describe('the import config', () => {
   it('applies the documented defaults', async () => {
     const config = await importConfigOf(required, {}, 1);
+    expect(capabilitiesOf(config.output).files).toBe(true);
     expect(config).toMatchObject({
       window: { kind: 'default' },
-      output: { kind: 'folder', dir: './area-metrics-data', name: './area-metrics-data', streams: false },
+      output: { kind: 'folder', dir: './area-metrics-data', name: './area-metrics-data' },
       shape: 'rows',
       pageSize: 1000,
       concurrency: 4,
@@ -45,7 +47,8 @@ describe('the import config', () => {
     expect(fromEnv.output).toMatchObject({ kind: 'folder', dir: './area-metrics-data' });
     const flagsWin = await importConfigOf({ clientId: 'flag-id', output: '-' }, env, 1);
     expect(flagsWin.credentials?.clientId).toBe('flag-id');
-    expect(flagsWin.output).toMatchObject({ kind: 'stream', streams: true });
+    expect(flagsWin.output).toMatchObject({ kind: 'stream' });
+    expect(capabilitiesOf(flagsWin.output).files).toBe(false);
     expect(flagsWin.format).toBe('ndjson');
   });
 

@@ -55,7 +55,6 @@ describe('runPipeline', () => {
       releaseSecond = resolve;
     });
     const sink: UnitSink = {
-      commitsAhead: true,
       commit: async ({ unit }) => {
         started.push(unit.day);
         if (unit.day === '2026-11-02') await secondMayEnd;
@@ -68,6 +67,7 @@ describe('runPipeline', () => {
     const { outcomes } = await runPipeline(units, {
       concurrency: 5,
       sink,
+      commitsAhead: true,
       fetch: async (unit) => {
         await delay(unit.day === '2026-11-01' ? 30 : 1);
         return data(unit);

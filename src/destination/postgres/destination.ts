@@ -3,6 +3,7 @@ import type { ManifestShelf } from '../../output/run-manifest.js';
 import { withoutEmptyUnits, type UnitSink } from '../../output/sinks.js';
 import type { StaleTempFile } from '../../output/stale-temp.js';
 import { UsageError } from '../../errors.js';
+import type { DestinationCapabilities } from '../capabilities.js';
 import type { Destination, DestinationPlan } from '../destination.js';
 import type { DestinationSpec } from '../spec.js';
 import type { StatePlace } from '../state-place.js';
@@ -14,12 +15,40 @@ import { PostgresStateStorage } from './state-storage.js';
 import { ensureMetricTable, ensureSchema, OWN_TABLES, tableNameOf } from './tables.js';
 import { resolveTarget, type PostgresUrl } from './url.js';
 
+/** Why options that describe files are refused: the tables have the Parquet file's typed columns, loaded from CSV rows. */
+const NO_FILES = '-f, --layout and --shape results describe files; a PostgreSQL output has typed tables, so drop them';
+const NO_STATE_FLAG = 'a PostgreSQL output keeps its state in the database, beside the data; drop --state';
+
+/**
+ * What a database holds: typed tables, loaded from each unit's CSV rows (COPY reads CSV), so no choice of format,
+ * layout or shape; its state in a table beside the data (never `--state`), which keeps the run's settings as a
+ * folder's does; units loaded as soon as they are fetched, one run at a time.
+ */
+export const POSTGRES_CAPABILITIES: DestinationCapabilities = {
+  files: false,
+  formats: ['csv'],
+  defaultFormat: 'csv',
+  shapes: ['rows'],
+  state: 'inside',
+  keeps: ['mode', 'layout', 'format'],
+  sharedHeader: false,
+  commitsAhead: true,
+  oneRunAtATime: true,
+  refusals: {
+    format: NO_FILES,
+    layout: NO_FILES,
+    shape: NO_FILES,
+    state: NO_STATE_FLAG,
+  },
+};
+
 /**
  * `-o postgresql://...`: a table per metric in the URL's schema, each unit replaced in one transaction with its
  * coverage; the state, the run manifests and the run's lock in the same schema. The run holds one connection (its
  * lock, its state, its manifests) and loads units on it and on a second one.
  */
 export class PostgresDestination implements Destination {
+  readonly capabilities = POSTGRES_CAPABILITIES;
   private readonly session: Session;
   /** A second connection units are loaded on beside the first, so the server loads two at once. */
   private readonly loading: Session;
@@ -57,7 +86,7 @@ export class PostgresDestination implements Destination {
   }
 
   sink(plan: DestinationPlan): Promise<UnitSink> {
-    return Promise.resolve(withoutEmptyUnits(new PostgresSink([this.session, this.loading], plan.columns)));
+    return Promise.resolve(withoutEmptyUnits(new PostgresSink([this.session, this.loading], plan.columns, plan.dayMode)));
   }
 
   manifests(): Promise<ManifestShelf> {
@@ -78,7 +107,7 @@ export class PostgresDestination implements Destination {
   }
 
   statePlace(state: string | undefined): StatePlace {
-    if (state !== undefined) throw new UsageError('a PostgreSQL output keeps its state in the database, beside the data; drop --state');
+    if (state !== undefined) throw new UsageError(NO_STATE_FLAG);
     return {
       url: new PostgresStateStorage(this.session).location,
       remote: true,
@@ -87,6 +116,7 @@ export class PostgresDestination implements Destination {
     };
   }
 
+  /** Every unit's set-aside records are rows of one table. */
   rejectedPlace(): string {
     return `${this.target.schema}.${OWN_TABLES.rejected}`;
   }

@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Client } from 'pg';
 import type { ParquetColumn } from '../../output/parquet.js';
 import { rejectedLines, unitChunks, type UnitContent, type UnitSink, type UnitWrite } from '../../output/sinks.js';
-import { dayWindow } from '../../window/day-mode.js';
+import { dayWindow, type DayMode } from '../../window/day-mode.js';
 import { inTransaction, type Session } from './session.js';
 import { OWN_TABLES, quoteName, tableNameOf } from './tables.js';
 import { unitDigest } from './unit-digest.js';
@@ -23,14 +23,13 @@ interface UnitKey {
  * unit whose digest equals its coverage's is left untouched: no statement writes, no new row versions.
  */
 export class PostgresSink implements UnitSink {
-  /** Units are loaded as soon as they are fetched, on whichever connection is free: their COPYs overlap. */
-  readonly commitsAhead = true;
-
   constructor(
     /** The connections units are loaded on; each unit is one transaction on one of them. */
     private readonly sessions: readonly [Session, ...Session[]],
     /** Each metric's columns, in the CSV's order. */
     private readonly columns: ReadonlyMap<string, readonly ParquetColumn[]>,
+    /** What the run's days are: which rows a unit replaces. */
+    private readonly mode: DayMode,
   ) {}
 
   private get schema(): string {
@@ -56,7 +55,7 @@ export class PostgresSink implements UnitSink {
       );
       const coverage = stored.rows[0];
       // The same rows as the coverage says, and the table still holds them all (not dropped, emptied or pruned since).
-      if (coverage?.sha256 === digest.sha256 && (await this.rowsHeld(client, data, key)) === Number(coverage.rows))
+      if (coverage?.sha256 === digest.sha256 && (await this.rowsHeld(client, key)) === Number(coverage.rows))
         return { changed: false, path, file };
       await inTransaction(client, async () => {
         await this.replaceRows(client, data, key);
@@ -90,7 +89,7 @@ export class PostgresSink implements UnitSink {
     // Loaded with pg: only when a unit goes to a database.
     const { from: copyFrom } = await import('pg-copy-streams');
     const qualified = this.tableOf(key);
-    const { where, values } = unitRows(data, key);
+    const { where, values } = unitRows(this.mode, key);
     await client.query(`DELETE FROM ${qualified} WHERE ${where}`, values);
     const columns = (this.columns.get(key.metric) ?? []).map((column) => quoteName(column.name)).join(', ');
     // No column is ever NULL: an empty field is an empty text, never a NULL the table would refuse.
@@ -99,8 +98,8 @@ export class PostgresSink implements UnitSink {
   }
 
   /** How many rows the table holds of the unit. */
-  private async rowsHeld(client: Client, data: UnitContent, key: UnitKey): Promise<number> {
-    const { where, values } = unitRows(data, key);
+  private async rowsHeld(client: Client, key: UnitKey): Promise<number> {
+    const { where, values } = unitRows(this.mode, key);
     const counted = await client.query<{ rows: string }>(`SELECT count(*) AS rows FROM ${this.tableOf(key)} WHERE ${where}`, values);
     return Number(counted.rows[0]?.rows ?? 0);
   }
@@ -133,8 +132,7 @@ export class PostgresSink implements UnitSink {
  * through the `day` index (an instant of UTC day D is on local day D-1, D or D+1 in every offset); a store's unit,
  * that store's of them.
  */
-function unitRows(data: UnitContent, key: UnitKey): { where: string; values: unknown[] } {
-  const mode = data.unit.mode ?? 'utc';
+function unitRows(mode: DayMode, key: UnitKey): { where: string; values: unknown[] } {
   const window = dayWindow(key.day, mode);
   const [where, values]: [string, unknown[]] =
     mode === 'local'

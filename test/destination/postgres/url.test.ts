@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { capabilitiesOf } from '../../../src/destination/open.js';
 import { destinationSpec } from '../../../src/destination/spec.js';
 import { parsePostgresUrl, resolveTarget } from '../../../src/destination/postgres/url.js';
 import { UsageError } from '../../../src/errors.js';
@@ -8,7 +9,8 @@ const parse = (text: string) => parsePostgresUrl(text, '-o/--output');
 describe('a PostgreSQL -o', () => {
   it('is read from postgresql:// and postgres:// alike, its password kept out of every name it is shown by', () => {
     const spec = destinationSpec('postgres://loader:S3cret-Pw@db.example:6543/metrics?schema=area_metrics&sslmode=require', '-o');
-    expect(spec).toMatchObject({ kind: 'postgres', tables: true, streams: false, stateUrl: undefined });
+    expect(spec).toMatchObject({ kind: 'postgres', stateUrl: undefined });
+    expect(capabilitiesOf(spec)).toMatchObject({ files: false, formats: ['csv'], state: 'inside' });
     if (spec.kind !== 'postgres') throw new Error('not a database');
     expect(spec.database).toMatchObject({ host: 'db.example', port: 6543, database: 'metrics', user: 'loader', password: 'S3cret-Pw' });
     expect([spec.name, spec.output]).toEqual([
