@@ -259,7 +259,8 @@ export class ObjectStore {
         return true;
       }
       if (outcome === 'refused') return (await this.read(key, signal))?.body.equals(input.Body) === true;
-      if (attempt >= UPDATE_ATTEMPTS) throw new OutputError(`cannot create ${this.url(key)}: another write of it stayed in flight; run again`);
+      if (attempt >= UPDATE_ATTEMPTS)
+        throw new OutputError(`cannot create ${this.url(key)}: another write of it stayed in flight; run again`);
       await sleep(10 + Math.floor(Math.random() * 40 * attempt), undefined, { signal }).catch((error: unknown) => {
         throw signal?.aborted ? (signal.reason as unknown) : error;
       });

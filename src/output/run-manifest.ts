@@ -250,7 +250,9 @@ export class NumberedManifests implements ManifestShelf {
       const name = manifestName(number);
       if (await this.folder.create(name, text)) return this.folder.locationOf(name);
     }
-    throw new OutputError(`cannot publish the run manifest in ${this.folder.locationOf('')}: other runs kept taking every next number; run again`);
+    throw new OutputError(
+      `cannot publish the run manifest in ${this.folder.locationOf('')}: other runs kept taking every next number; run again`,
+    );
   }
 
   async prune(keep: number): Promise<number> {
