@@ -11,7 +11,15 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, stopAllClis, waitUntil } from '../helpers/cli.js';
 import { startCraftedProxy, type CraftedProxy } from '../helpers/crafted-server.js';
-import { bucketManifests, databaseManifests, folderManifests, ManifestLoader, type LoadedUnit, type ManifestSource } from '../helpers/manifests.js';
+import {
+  bucketManifests,
+  databaseManifests,
+  folderManifests,
+  ManifestLoader,
+  runDocsShellLoader,
+  type LoadedUnit,
+  type ManifestSource,
+} from '../helpers/manifests.js';
 import { startPostgres, warnIfPostgresMissing, type TestPostgres } from '../helpers/postgres.js';
 import { startS3, type S3Harness } from '../helpers/s3.js';
 import { clockedCli, daysBefore, noonToday, servingDaysInProgress, useSandbox } from '../helpers/sandbox-clock.js';
@@ -57,6 +65,10 @@ interface Place {
   source(): Promise<ManifestSource>;
   /** The SHA-256 of a unit as stored now (its file, object or rows). */
   storedSha256(unit: LoadedUnit): Promise<string | undefined>;
+  /** The docs' shell loop, run beside the loader at each poll: the paths it loaded so far (undefined without bash and jq). */
+  shellLoop?(): Promise<readonly string[] | undefined>;
+  /** A loaded unit's path as the shell loop names it. */
+  shellPath?(unit: LoadedUnit): string;
 }
 
 const api = () => ['--base-url', sandbox().url, '--client-id', sandbox().clientId];
@@ -71,7 +83,21 @@ const unitKey = (unit: Pick<LoadedUnit, 'metric' | 'day'>) => `${unit.metric} ${
 async function overlappingNight(place: Place): Promise<void> {
   const run = (args: readonly string[], env: Readonly<Record<string, string | undefined>> = {}) =>
     startCli([...args, '-o', place.output], { env: { ...place.env, ...env }, timeoutMs: 90_000 });
-  const loader = new ManifestLoader(await place.source());
+  const docsLoader = new ManifestLoader(await place.source());
+  let shellLoads: readonly string[] | undefined;
+  // The loader polls with the docs' own shell loop beside it, where there is one.
+  const loader = {
+    poll: async () => {
+      await docsLoader.poll();
+      shellLoads = await place.shellLoop?.();
+    },
+    get loaded() {
+      return docsLoader.loaded;
+    },
+    get read() {
+      return docsLoader.read;
+    },
+  };
 
   const setup = await run(['all', '--from', daysAgo(7), '--to', daysAgo(5), ...api()]).done;
   expect(setup.code, setup.stderr).toBe(0);
@@ -117,10 +143,13 @@ async function overlappingNight(place: Place): Promise<void> {
   const counts = new Map<string, number>();
   for (const unit of loader.loaded) counts.set(unitKey(unit), (counts.get(unitKey(unit)) ?? 0) + 1);
   const expected = new Map<string, number>();
-  for (const metric of ['unique-users', 'avg-screen-time', 'traffic']) for (const day of [7, 6, 5]) expected.set(`${metric} ${daysAgo(day)}`, 1);
+  for (const metric of ['unique-users', 'avg-screen-time', 'traffic'])
+    for (const day of [7, 6, 5]) expected.set(`${metric} ${daysAgo(day)}`, 1);
   expected.set(`traffic ${daysAgo(6)}`, 2);
   for (const metric of ['unique-users', 'traffic']) for (const day of [4, 3, 2]) expected.set(`${metric} ${daysAgo(day)}`, 1);
   expect(new Map([...counts].sort())).toEqual(new Map([...expected].sort()));
+
+  if (shellLoads !== undefined && place.shellPath !== undefined) expect(shellLoads).toEqual(loader.loaded.map(place.shellPath));
 
   // What was loaded last for each unit is what is stored now.
   const last = new Map(loader.loaded.map((unit) => [unitKey(unit), unit]));
@@ -128,14 +157,17 @@ async function overlappingNight(place: Place): Promise<void> {
 }
 
 describe('run manifests with runs that overlap: the docs’ loader misses none', () => {
-  it('a folder', async () => {
+  it('a folder; the docs’ jq loop too', async () => {
     const out = await tempDir();
+    const loaderHome = await tempDir();
     await overlappingNight({
       output: out,
       env: {},
       oneRunAtATime: false,
       source: () => Promise.resolve(folderManifests(out)),
       storedSha256: async (unit) => sha256Of(await readFile(join(out, unit.path!))),
+      shellLoop: () => runDocsShellLoader(out, loaderHome),
+      shellPath: (unit) => join(out, unit.path!),
     });
   }, 120_000);
 

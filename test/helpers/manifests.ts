@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ManifestUnit, RunManifest } from '../../src/output/run-manifest.js';
@@ -71,9 +72,7 @@ export class ManifestLoader {
 
 /** The names after `mark` in byte order (`LC_ALL=C sort`), as the docs' loop lists `_runs/*.json`. */
 function namesAfter(names: readonly string[], mark: string): string[] {
-  return names
-    .filter((name) => name.endsWith('.json') && name > mark)
-    .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  return names.filter((name) => name.endsWith('.json') && name > mark).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
 }
 
 /** A folder's `_runs/`: the names after the last one read. */
@@ -119,7 +118,10 @@ export async function databaseManifests(query: RowQuery, schema: string): Promis
   const blocks = codeBlocks(await readFile(join(ROOT, 'docs/import.md'), 'utf8'));
   const sql = blocks.find((block) => block.includes('area_metrics_runs') && block.includes(':last_seen'));
   if (sql === undefined) throw new Error('docs/import.md has no loader query over area_metrics_runs with :last_seen');
-  const statement = sql.replaceAll('area_metrics.area_metrics_runs', `${schema}.area_metrics_runs`).replaceAll(':last_seen', '$1').replace(/;\s*$/, '');
+  const statement = sql
+    .replaceAll('area_metrics.area_metrics_runs', `${schema}.area_metrics_runs`)
+    .replaceAll(':last_seen', '$1')
+    .replace(/;\s*$/, '');
   return {
     start: '0',
     after: async (mark) => {
@@ -132,10 +134,34 @@ export async function databaseManifests(query: RowQuery, schema: string): Promis
             ? `${row.day.getFullYear()}-${String(row.day.getMonth() + 1).padStart(2, '0')}-${String(row.day.getDate()).padStart(2, '0')}`
             : String(row.day);
         const units = bySeq.get(seq) ?? [];
-        units.push({ metric: String(row.metric), day, store: (row.store as string | null) ?? null, path: null, sha256: (row.sha256 as string | null) ?? null });
+        units.push({
+          metric: String(row.metric),
+          day,
+          store: (row.store as string | null) ?? null,
+          path: null,
+          sha256: (row.sha256 as string | null) ?? null,
+        });
         bySeq.set(seq, units);
       }
       return [...bySeq].map(([seq, units]) => ({ mark: seq, units }));
     },
   };
+}
+
+/**
+ * The `jq` loop of docs/import.md itself, run by bash in `cwd` (where it keeps `loaded-through`) over the folder
+ * `out`, with `load` writing each path it is given to `loads.txt`: the paths it loaded so far, in order. Undefined
+ * where bash or jq is missing.
+ */
+export async function runDocsShellLoader(out: string, cwd: string): Promise<string[] | undefined> {
+  const hasTools = ['bash', 'jq'].every((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0);
+  if (!hasTools) return undefined;
+  const blocks = codeBlocks(await readFile(join(ROOT, 'docs/import.md'), 'utf8'));
+  const loop = blocks.find((block) => block.includes('loaded-through') && block.includes('jq'));
+  if (loop === undefined) throw new Error('docs/import.md has no jq loader loop');
+  const script = `load() { printf '%s\\n' "$1" >> loads.txt; }\n${loop.replaceAll('area-metrics-data', out)}`;
+  const result = spawnSync('bash', ['-c', script], { cwd, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`the docs' loader loop failed (${result.status}): ${result.stderr}`);
+  const loads = await readFile(join(cwd, 'loads.txt'), 'utf8').catch(() => '');
+  return loads.split('\n').filter(Boolean);
 }
