@@ -5,7 +5,7 @@ import type { ManifestUnit, RunManifest } from '../../src/output/run-manifest.js
 import { ROOT } from './cli.js';
 import { codeBlocks } from './markdown.js';
 
-/** The newest run manifest of an output folder (run ids sort by start time). */
+/** The newest run manifest of an output folder (names sort in the order the manifests appeared). */
 export async function latestManifest(out: string): Promise<RunManifest> {
   const names = (await readdir(join(out, '_runs'))).filter((name) => name.endsWith('.json')).sort();
   const name = names.at(-1);
