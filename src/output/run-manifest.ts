@@ -245,14 +245,14 @@ export class NumberedManifests implements ManifestShelf {
 
   async publish(_manifest: RunManifest, text: string): Promise<string> {
     const highest = Math.max(0, ...(await this.folder.names()).map((name) => manifestNumber(name) ?? 0));
-    for (let number = highest + 1; number <= highest + PUBLISH_ATTEMPTS; number++) {
-      if (number > LAST_NUMBER) break;
+    const last = Math.min(highest + PUBLISH_ATTEMPTS, LAST_NUMBER);
+    for (let number = highest + 1; number <= last; number++) {
       const name = manifestName(number);
       if (await this.folder.create(name, text)) return this.folder.locationOf(name);
     }
-    throw new OutputError(
-      `cannot publish the run manifest in ${this.folder.locationOf('')}: other runs kept taking every next number; run again`,
-    );
+    const why =
+      last === LAST_NUMBER ? `no number is left after ${manifestName(highest)}` : 'other runs kept taking every next number; run again';
+    throw new OutputError(`cannot publish the run manifest in ${this.folder.locationOf('')}: ${why}`);
   }
 
   async prune(keep: number): Promise<number> {
