@@ -27,7 +27,7 @@ import { useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Manifest-Order-S3cret-4';
 const CLOCK = noonToday();
-const { runCli, startCli } = clockedCli(CLOCK, { AREA_METRICS_CLIENT_SECRET: SECRET });
+const { startCli } = clockedCli(CLOCK, { AREA_METRICS_CLIENT_SECRET: SECRET });
 const daysAgo = daysBefore(CLOCK);
 const tempDir = useTempDirs('manifest-order-e2e-');
 const skipPostgres = warnIfPostgresMissing('the PostgreSQL case of the manifest order tests');
@@ -66,9 +66,9 @@ interface Place {
   /** The SHA-256 of a unit as stored now (its file, object or rows). */
   storedSha256(unit: LoadedUnit): Promise<string | undefined>;
   /** The docs' shell loop, run beside the loader at each poll: the paths it loaded so far (undefined without bash and jq). */
-  shellLoop?(): Promise<readonly string[] | undefined>;
+  readonly shellLoop?: () => Promise<readonly string[] | undefined>;
   /** A loaded unit's path as the shell loop names it. */
-  shellPath?(unit: LoadedUnit): string;
+  readonly shellPath?: (unit: LoadedUnit) => string;
 }
 
 const api = () => ['--base-url', sandbox().url, '--client-id', sandbox().clientId];
