@@ -103,8 +103,9 @@ async function overlappingNight(place: Place): Promise<void> {
   expect(setup.code, setup.stderr).toBe(0);
   await loader.poll();
 
-  // Each request takes a moment, so the catch-up is held between two units, not after its last.
-  sandbox().setFaults({ latencyMs: 150 });
+  // Each request takes 300 ms, so the catch-up is held between two units, not after its last: three are left when
+  // its first is in, and the hold comes within a poll (20 ms).
+  sandbox().setFaults({ latencyMs: 300 });
   const slow = run(['unique-users', '--catch-up', '--concurrency', '1', ...api()], { HTTP_PROXY: proxy.hostPort });
   let slowEnded = false;
   void slow.done.finally(() => (slowEnded = true));
