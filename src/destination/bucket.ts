@@ -3,7 +3,7 @@ import type { DatasetName } from '../lineage/events.js';
 import { sha256Hex } from '../output/content-hash.js';
 import { objectKey, type ObjectLocation } from '../output/object-location.js';
 import { ObjectSink } from '../output/object-sink.js';
-import { BucketManifests, type ManifestShelf } from '../output/run-manifest.js';
+import { BucketManifests, NumberedManifests, type ManifestShelf } from '../output/run-manifest.js';
 import { withoutEmptyUnits, type StoredFile, type UnitSink } from '../output/sinks.js';
 import type { StaleTempFile } from '../output/stale-temp.js';
 import type { DestinationCapabilities } from './capabilities.js';
@@ -39,7 +39,7 @@ export class BucketDestination implements Destination {
   }
 
   async manifests(): Promise<ManifestShelf> {
-    return new BucketManifests(await this.stores.get(this.location.bucket), this.location);
+    return new NumberedManifests(new BucketManifests(await this.stores.get(this.location.bucket), this.location));
   }
 
   async storedFile(path: string): Promise<StoredFile | undefined> {

@@ -5,7 +5,7 @@ import { folderDataset } from '../lineage/datasets.js';
 import type { DatasetName } from '../lineage/events.js';
 import { checkWritableFolder } from '../output/atomic-file.js';
 import { tempFileFolders } from '../output/layout.js';
-import { FolderManifests, RUNS_FOLDER, type ManifestShelf } from '../output/run-manifest.js';
+import { FolderManifests, NumberedManifests, RUNS_FOLDER, type ManifestShelf } from '../output/run-manifest.js';
 import { sha256Hex } from '../output/content-hash.js';
 import { FileSink, withoutEmptyUnits, type StoredFile, type UnitSink } from '../output/sinks.js';
 import { asOutputError } from '../output/write-failure.js';
@@ -60,7 +60,7 @@ export class FolderDestination implements Destination {
   }
 
   manifests(): Promise<ManifestShelf> {
-    return Promise.resolve(new FolderManifests(this.dir));
+    return Promise.resolve(new NumberedManifests(new FolderManifests(this.dir)));
   }
 
   async storedFile(path: string): Promise<StoredFile | undefined> {

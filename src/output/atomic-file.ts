@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { link, mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { errnoCode, OutputError } from '../errors.js';
 import { asOutputError } from './write-failure.js';
@@ -80,7 +80,54 @@ async function holdsBytes(path: string, chunks: Iterable<string | Uint8Array>): 
   }
 }
 
+/**
+ * Creates `path` holding these bytes unless a file of that name exists: then nothing is written and false is returned.
+ * Like `writeFileAtomic`, no reader ever sees half of it: the temp file, written whole and synced, is hard-linked to
+ * `path`, which fails when the name is taken (a rename would replace it), so of two writers racing for one name
+ * exactly one gets it, and that file appears whole at the instant it is created.
+ */
+export async function createFileExclusive(path: string, chunks: Iterable<string | Uint8Array>, signal?: AbortSignal): Promise<boolean> {
+  const folder = dirname(path);
+  try {
+    await makeFolder(folder);
+  } catch (error) {
+    throw asOutputError(error, `cannot create folder ${folder}`);
+  }
+  try {
+    return await writeThenPlace(path, chunks, signal, linkUnlessTaken);
+  } catch (error) {
+    throw asOutputError(error, `cannot write ${path}`);
+  }
+}
+
+/** Puts the finished temp file at `path`; false when it was not put there (the name taken), and the temp is removed. */
+type Placement = (temp: string, path: string) => Promise<boolean>;
+
+const renameOver: Placement = async (temp, path) => {
+  await rename(temp, path);
+  return true;
+};
+
+const linkUnlessTaken: Placement = async (temp, path) => {
+  try {
+    await link(temp, path);
+  } catch (error) {
+    if (errnoCode(error) === 'EEXIST') return false;
+    throw error;
+  }
+  return true;
+};
+
 async function writeThenRename(path: string, chunks: Iterable<string | Uint8Array>, signal: AbortSignal | undefined): Promise<void> {
+  await writeThenPlace(path, chunks, signal, renameOver);
+}
+
+async function writeThenPlace(
+  path: string,
+  chunks: Iterable<string | Uint8Array>,
+  signal: AbortSignal | undefined,
+  place: Placement,
+): Promise<boolean> {
   const folder = dirname(path);
   const temp = tempName(folder, basename(path));
   const handle = await open(temp, 'wx', 0o644);
@@ -94,9 +141,11 @@ async function writeThenRename(path: string, chunks: Iterable<string | Uint8Arra
     await handle.sync();
     await handle.close();
     signal?.throwIfAborted();
-    await rename(temp, path);
-    renamed = true;
-    await syncFolder(folder);
+    const placed = await place(temp, path);
+    // A rename moved the temp file; a link (taken or not) leaves it to remove.
+    renamed = place === renameOver;
+    if (placed) await syncFolder(folder);
+    return placed;
   } finally {
     tempFilesInProgress.delete(temp);
     if (!renamed) {

@@ -236,6 +236,37 @@ export class ObjectStore {
     }
   }
 
+  /**
+   * Creates the object unless one exists at `key` (`If-None-Match: *`): false when another writer's object is there,
+   * nothing written. The store decides, so of two writers racing for one key exactly one gets it. A 409 (another
+   * conditional write of the key still in flight) is waited out rather than taken for "exists": that write may yet
+   * fail. An object already holding exactly these bytes is this write's own (an SDK retry of a PUT that had landed).
+   * A store that does not implement the condition (501) is written plainly, with the warning `update` gives.
+   */
+  async createIfAbsent(key: string, body: Uint8Array, signal?: AbortSignal): Promise<boolean> {
+    const input = {
+      Key: key,
+      Body: Buffer.from(body.buffer, body.byteOffset, body.byteLength),
+      ContentType: 'application/json',
+      Metadata: { [CONTENT_HASH_METADATA]: sha256Hex(body) },
+    };
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.putUnless({ ...input, IfNoneMatch: '*' }, signal, 'conflict');
+      if (outcome === 'written') return true;
+      if (outcome === 'unsupported') {
+        this.ignoreConditions(key, 'If-None-Match');
+        await this.put(input, signal);
+        return true;
+      }
+      if (outcome === 'refused') return (await this.read(key, signal))?.body.equals(input.Body) === true;
+      if (attempt >= UPDATE_ATTEMPTS)
+        throw new OutputError(`cannot create ${this.url(key)}: another write of it stayed in flight; run again`);
+      await sleep(10 + Math.floor(Math.random() * 40 * attempt), undefined, { signal }).catch((error: unknown) => {
+        throw signal?.aborted ? (signal.reason as unknown) : error;
+      });
+    }
+  }
+
   /** Writes `body` if the object is still the version `etag` names (absent when undefined); false if it is not. */
   private async writeConditionally(
     key: string,
@@ -277,19 +308,22 @@ export class ObjectStore {
   }
 
   /**
-   * A conditional PUT: `refused` when the condition does not hold (412; 409 for a conflicting write in flight; 404
-   * for `If-Match` on a key that is gone), `unsupported` when the store says it does not implement conditions.
+   * A conditional PUT: `refused` when the condition does not hold (412; 404 for `If-Match` on a key that is gone),
+   * `inFlight` for a 409 (a conflicting write in flight: a read-merge-write reads again, a create waits for it),
+   * `unsupported` when the store says it does not implement conditions.
    */
   private async putUnless(
     input: Omit<PutObjectCommandInput, 'Bucket'>,
     signal: AbortSignal | undefined,
-  ): Promise<'written' | 'refused' | 'unsupported'> {
+    inFlight: 'refused' | 'conflict' = 'refused',
+  ): Promise<'written' | 'refused' | 'conflict' | 'unsupported'> {
     try {
       await this.client.send(new PutObjectCommand({ Bucket: this.bucket, ...input }), { abortSignal: signal });
       return 'written';
     } catch (error) {
       const status = statusOf(error);
-      if (status === 412 || status === 409 || (status === 404 && (error as Error).name === 'NoSuchKey')) return 'refused';
+      if (status === 409) return inFlight;
+      if (status === 412 || (status === 404 && (error as Error).name === 'NoSuchKey')) return 'refused';
       if (status === 501) return 'unsupported';
       throw this.failure(error, 'write', input.Key ?? '', signal);
     }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from './atomic-file.js';
+import { errnoCode, OutputError } from '../errors.js';
+import { createFileExclusive } from './atomic-file.js';
 import type { Layout, UnitPlace } from './layout.js';
 import { objectKey, type ObjectLocation } from './object-location.js';
 import type { ObjectStore } from './object-store.js';
@@ -11,15 +12,16 @@ import { asOutputError } from './write-failure.js';
 /** Where the manifests live under the output; the leading `_` makes every lake reader skip it. */
 export const RUNS_FOLDER = '_runs';
 
-/** How many manifests an output keeps: the newest, by run id. */
+/** How many manifests an output keeps: the newest. */
 export const MANIFESTS_KEPT = 200;
 
 /** The manifest format; a loader checks it before reading the rest. */
 export const MANIFEST_VERSION = 1;
 
 /**
- * A run id: a UUID version 7, whose first 48 bits are the start in milliseconds, so ids (and the manifests named by
- * them) sort by start time as text; the same id is the run's OpenLineage run id.
+ * A run id: a UUID version 7, whose first 48 bits are the start in milliseconds, so ids sort by start time as text;
+ * the same id is the run's OpenLineage run id. It is in the manifest, not its name: a run's manifest appears when the
+ * run ends, so start order is not the order loaders see manifests in.
  */
 export function newRunId(now: number = Date.now()): string {
   const bytes = randomBytes(16);
@@ -30,7 +32,8 @@ export function newRunId(now: number = Date.now()): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-const MANIFEST_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.json$/;
+/** A manifest's name in releases before numbered names: its run id. */
+const RUN_ID_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.json$/;
 
 /** One unit of the run as the manifest tells it. */
 export interface ManifestUnit {
@@ -58,7 +61,7 @@ export interface ManifestUnit {
   readonly error?: { readonly exitCode: number | null; readonly message: string };
 }
 
-/** A run's manifest: `<output>/_runs/<run id>.json`. */
+/** A run's manifest: `<output>/_runs/seq-<number>.json`, or a row of a database's runs table. */
 export interface RunManifest {
   readonly manifestVersion: typeof MANIFEST_VERSION;
   readonly runId: string;
@@ -181,18 +184,86 @@ export function formatManifest(manifest: RunManifest): string {
   return `{\n${fields.join(',\n')},\n  "units": [${lines.length === 0 ? ']' : `\n${lines.join(',\n')}\n  ]`}\n}\n`;
 }
 
-/** Where an output keeps its manifests: a folder's `_runs/`, or the keys under a bucket prefix's `_runs/`. */
+/** Where an output keeps its manifests: numbered files or objects under `_runs/`, or a database's rows. */
 export interface ManifestShelf {
+  /**
+   * Publishes the manifest after every manifest published before it, whatever runs overlap, so a loader that reads
+   * what follows the last one it read misses none. Returns where it is, for messages. A failure is thrown (exit 7).
+   */
+  publish(manifest: RunManifest, text: string): Promise<string>;
+  /** Removes the oldest manifests beyond the newest `keep`; returns how many it removed. */
+  prune(keep: number): Promise<number>;
+}
+
+/** A folder-like place of named manifests: a folder, or a bucket prefix. */
+export interface ManifestFolder {
   /** The manifest's path or URL, for messages. */
   locationOf(name: string): string;
-  /** Written whole, atomically (temp file and rename, or one PUT). */
-  write(name: string, text: string): Promise<void>;
-  /** The manifest names there. */
+  /** Creates `name` holding `text`, whole at the instant it appears; false, nothing written, when the name is taken. */
+  create(name: string, text: string): Promise<boolean>;
+  /** The names there. */
   names(): Promise<string[]>;
   remove(name: string): Promise<void>;
 }
 
-export class FolderManifests implements ManifestShelf {
+/**
+ * A manifest's name: `seq-` and its number, 12 digits, in the order manifests were published. The letters sort after
+ * every hex digit, so every such name sorts after the run-id names (`<UUIDv7>.json`) of earlier releases: a loader
+ * whose last name read is one of those reads every numbered one.
+ */
+const NUMBERED_NAME = /^seq-(\d{12})\.json$/;
+const NUMBER_DIGITS = 12;
+const LAST_NUMBER = 10 ** NUMBER_DIGITS - 1;
+
+/** The name of manifest number `number`. */
+export function manifestName(number: number): string {
+  return `seq-${String(number).padStart(NUMBER_DIGITS, '0')}.json`;
+}
+
+/** The number a manifest name carries; undefined for any other name. */
+export function manifestNumber(name: string): number | undefined {
+  const match = NUMBERED_NAME.exec(name);
+  return match === null ? undefined : Number(match[1]);
+}
+
+/** A name this tool gave a manifest (numbered, or a run id of an earlier release): the only names pruning removes. */
+export function isManifestName(name: string): boolean {
+  return NUMBERED_NAME.test(name) || RUN_ID_NAME.test(name);
+}
+
+/** How many numbers a manifest tries when others keep taking the next one first, before the run gives up. */
+const PUBLISH_ATTEMPTS = 1000;
+
+/**
+ * Manifests numbered in the order they appeared, as a commit log orders concurrent writers: list, take the highest
+ * number + 1, create it only if absent (a hard link in a folder, `If-None-Match: *` in a bucket); if another writer
+ * got it first, take the next. A number is only ever created after the one below it was seen to exist, so whenever
+ * a name is visible, every lower name became visible before it: a loader never sees a number before a lower one.
+ */
+export class NumberedManifests implements ManifestShelf {
+  constructor(private readonly folder: ManifestFolder) {}
+
+  async publish(_manifest: RunManifest, text: string): Promise<string> {
+    const highest = Math.max(0, ...(await this.folder.names()).map((name) => manifestNumber(name) ?? 0));
+    const last = Math.min(highest + PUBLISH_ATTEMPTS, LAST_NUMBER);
+    for (let number = highest + 1; number <= last; number++) {
+      const name = manifestName(number);
+      if (await this.folder.create(name, text)) return this.folder.locationOf(name);
+    }
+    const why =
+      last === LAST_NUMBER ? `no number is left after ${manifestName(highest)}` : 'other runs kept taking every next number; run again';
+    throw new OutputError(`cannot publish the run manifest in ${this.folder.locationOf('')}: ${why}`);
+  }
+
+  async prune(keep: number): Promise<number> {
+    // Fixed-width numbers after the run ids of earlier releases: sorted as text, the oldest come first.
+    const old = (await this.folder.names()).filter(isManifestName).sort().slice(0, -keep);
+    for (const name of old) await this.folder.remove(name);
+    return old.length;
+  }
+}
+
+export class FolderManifests implements ManifestFolder {
   private readonly folder: string;
 
   constructor(outputDir: string) {
@@ -203,12 +274,18 @@ export class FolderManifests implements ManifestShelf {
     return join(this.folder, name);
   }
 
-  async write(name: string, text: string): Promise<void> {
-    await writeFileAtomic(this.locationOf(name), [text]);
+  create(name: string, text: string): Promise<boolean> {
+    return createFileExclusive(this.locationOf(name), [text]);
   }
 
   async names(): Promise<string[]> {
-    return readdir(this.folder);
+    try {
+      return await readdir(this.folder);
+    } catch (error) {
+      // No manifest yet: the first is created with the folder.
+      if (errnoCode(error) === 'ENOENT') return [];
+      throw asOutputError(error, `cannot list ${this.folder}`);
+    }
   }
 
   async remove(name: string): Promise<void> {
@@ -220,7 +297,7 @@ export class FolderManifests implements ManifestShelf {
   }
 }
 
-export class BucketManifests implements ManifestShelf {
+export class BucketManifests implements ManifestFolder {
   constructor(
     private readonly store: ObjectStore,
     private readonly location: ObjectLocation,
@@ -234,8 +311,8 @@ export class BucketManifests implements ManifestShelf {
     return this.store.url(this.keyOf(name));
   }
 
-  async write(name: string, text: string): Promise<void> {
-    await this.store.writeIfChanged(this.keyOf(name), Buffer.from(text, 'utf8'));
+  create(name: string, text: string): Promise<boolean> {
+    return this.store.createIfAbsent(this.keyOf(name), Buffer.from(text, 'utf8'));
   }
 
   async names(): Promise<string[]> {
@@ -258,24 +335,14 @@ export interface SavedManifest {
 }
 
 /**
- * Writes the manifest as `<run id>.json`, then removes the oldest beyond `keep` (only names this tool gives:
- * anything else in `_runs/` is left alone). A failed write is thrown (the output's error, exit 7).
+ * Publishes the manifest on the shelf, then removes the oldest beyond `keep` (only names this tool gives: anything
+ * else in `_runs/` is left alone). A failed publication is thrown (the output's error, exit 7).
  */
 export async function saveManifest(shelf: ManifestShelf, manifest: RunManifest, keep = MANIFESTS_KEPT): Promise<SavedManifest> {
-  const name = `${manifest.runId}.json`;
-  await shelf.write(name, formatManifest(manifest));
-  let pruned = 0;
+  const location = await shelf.publish(manifest, formatManifest(manifest));
   try {
-    const old = (await shelf.names())
-      .filter((entry) => MANIFEST_NAME.test(entry))
-      .sort()
-      .slice(0, -keep);
-    for (const entry of old) {
-      await shelf.remove(entry);
-      pruned++;
-    }
+    return { location, pruned: await shelf.prune(keep) };
   } catch (error) {
-    return { location: shelf.locationOf(name), pruned, pruneError: error };
+    return { location, pruned: 0, pruneError: error };
   }
-  return { location: shelf.locationOf(name), pruned };
 }

@@ -1,5 +1,5 @@
 /**
- * Run manifests (`<output>/_runs/<run id>.json`): the BUILT binary against the sandbox, a first run, an unchanged
+ * Run manifests (`<output>/_runs/seq-<number>.json`): the BUILT binary against the sandbox, a first run, an unchanged
  * re-run and a run after the vendor corrects one day, read as a loader reads them; a run with a failed unit.
  */
 import { createHash } from 'node:crypto';
@@ -86,7 +86,7 @@ describe('run manifests', () => {
     const args = ['unique-users', '--from', DAYS[0]!, '--to', DAYS[2]!, '-o', out];
     expect((await run(args)).code).toBe(0);
     const [first] = await manifests(out);
-    expect(await listFiles(join(out, '_runs'))).toEqual([`${first!.runId}.json`]);
+    expect(await listFiles(join(out, '_runs'))).toEqual(['seq-000000000001.json']);
     expect(first).toMatchObject({
       manifestVersion: 1,
       tool: 'area-metrics',

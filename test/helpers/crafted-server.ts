@@ -30,6 +30,12 @@ export interface CraftedProxy {
   readonly hostPort: string;
   /** `host:port` of every CONNECT received. */
   readonly connects: readonly string[];
+  /**
+   * Holds what clients send from now on (their connections stay open, their requests wait in the proxy) until
+   * `release`: a vendor that stops answering mid-run, for as long as the test needs, with no clock involved.
+   */
+  hold(): void;
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -84,14 +90,30 @@ export async function startCraftedProxy(mode: ProxyMode): Promise<CraftedProxy> 
     const upstream = connect(Number(port), host, () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       upstream.pipe(client);
-      client.pipe(upstream);
+      // Each chunk waits its turn behind those held before it, so a held connection's bytes keep their order.
+      client.on('data', (chunk: Buffer) => {
+        if (gate.held || gate.queued.length > 0) gate.queued.push(() => upstream.write(chunk));
+        else upstream.write(chunk);
+      });
     });
     upstream.on('error', () => client.destroy());
     client.on('error', () => upstream.destroy());
     client.on('close', () => upstream.destroy());
   });
+  const gate = { held: false, queued: [] as (() => void)[] };
   const { port, close } = await listenOnLoopback(server);
-  return { hostPort: `127.0.0.1:${port}`, connects, close };
+  return {
+    hostPort: `127.0.0.1:${port}`,
+    connects,
+    hold: () => {
+      gate.held = true;
+    },
+    release: () => {
+      gate.held = false;
+      for (const send of gate.queued.splice(0)) send();
+    },
+    close,
+  };
 }
 
 /** A daily result of the unique-users metric. */

@@ -33,7 +33,7 @@ export function isRunManifest(path: string): boolean {
 
 /**
  * Every file under `dir` (hidden ones too), as sorted paths relative to `dir` with `/` separators, but the run
- * manifests (`<dir>/_runs/<run id>.json`; a temp file there is listed): each run's has a name of its own, and the
+ * manifests (`<dir>/_runs/seq-<number>.json`; a temp file there is listed): each run's has a name of its own, and the
  * manifests' tests read them with `listFiles('<dir>/_runs')`.
  */
 export async function listFiles(dir: string): Promise<string[]> {

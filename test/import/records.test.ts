@@ -100,8 +100,9 @@ describe('RunRecords into a bucket', () => {
       run: { facets: { errorMessage: { message: 'traffic 2026-11-21: HTTP 503' } } },
     });
     const manifests = await s3.objects('lake/nightly/_runs');
-    expect([...manifests.keys()]).toEqual([`${(fail as { run: { runId: string } }).run.runId}.json`]);
-    const manifest = JSON.parse([...manifests.values()][0]!.toString()) as { units: unknown[] };
+    expect([...manifests.keys()]).toEqual(['seq-000000000001.json']);
+    const manifest = JSON.parse([...manifests.values()][0]!.toString()) as { runId: string; units: unknown[] };
+    expect(manifest.runId).toBe((fail as { run: { runId: string } }).run.runId);
     expect(manifest.units).toEqual([
       expect.objectContaining({ day: '2026-11-20', rows: 12, bytes: 400, changed: true }),
       expect.objectContaining({ day: '2026-11-21', error: { exitCode: 1, message: 'HTTP 503 for client ***' } }),

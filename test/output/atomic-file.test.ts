@@ -4,14 +4,14 @@
  * the real file system in a temp folder, so the bytes on disk are what is checked.
  */
 import type * as FsPromises from 'node:fs/promises';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { exitCodeFor, OutputError } from '../../src/errors.js';
-import { checkWritableFolder, tempFilesInProgress, writeAll, writeFileAtomic } from '../../src/output/atomic-file.js';
+import { checkWritableFolder, createFileExclusive, tempFilesInProgress, writeAll, writeFileAtomic } from '../../src/output/atomic-file.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
-type Step = 'mkdir' | 'open' | 'write' | 'sync' | 'rename';
+type Step = 'mkdir' | 'open' | 'write' | 'sync' | 'rename' | 'link';
 
 const faults = vi.hoisted(() => ({
   /** Most bytes one write takes; the rest is left to the caller, as write(2) does on a nearly full disk. */
@@ -42,6 +42,10 @@ vi.mock('node:fs/promises', async (importOriginal) => {
       fail('rename');
       await real.rename(...args);
       faults.durability.push(`rename to ${String(args[1])}`);
+    },
+    link: async (...args: Parameters<typeof real.link>) => {
+      fail('link');
+      return real.link(...args);
     },
     rm: async (...args: Parameters<typeof real.rm>) => {
       if (faults.rmFails) throw Object.assign(new Error('EROFS: injected at rm'), { code: 'EROFS' });
@@ -201,6 +205,42 @@ describe('writeFileAtomic', () => {
     expect(error).not.toBeInstanceOf(OutputError);
     expect(exitCodeFor(error)).toBe(1);
     expect(await readFile(path, 'utf8')).toBe(OLD);
+  });
+});
+
+describe('createFileExclusive', () => {
+  it('creates the file whole, or leaves a name already taken as it is (false); no temp file either way', async () => {
+    const folder = await tempDir();
+    const path = join(folder, '_runs', 'seq-000000000001.json');
+    expect(await createFileExclusive(path, ['{"run":', '1}\n'])).toBe(true);
+    const before = await stat(path);
+    expect(await createFileExclusive(path, ['{"run":2}\n'])).toBe(false);
+    expect(await readFile(path, 'utf8')).toBe('{"run":1}\n');
+    expect((await stat(path)).ino).toBe(before.ino);
+    expect(await readdir(join(folder, '_runs'))).toEqual(['seq-000000000001.json']);
+    expect(faults.durability).toContain(`fsync ${join(folder, '_runs')}`);
+  });
+
+  it("of writers racing for one name, exactly one gets it, and the file is that one's bytes", async () => {
+    const folder = await tempDir();
+    const path = join(folder, 'race.json');
+    const bodies = Array.from({ length: 8 }, (_, index) => `{"writer":${index}}\n`);
+    const won = await Promise.all(bodies.map((body) => createFileExclusive(path, [body])));
+    expect(won.filter(Boolean)).toHaveLength(1);
+    expect(await readFile(path, 'utf8')).toBe(bodies[won.indexOf(true)]);
+    expect(await readdir(folder)).toEqual(['race.json']);
+  });
+
+  it('on a file system without hard links: exit 7 naming the file and the reason, nothing left', async () => {
+    const folder = await tempDir();
+    const path = join(folder, 'seq-000000000001.json');
+    faults.failing = { step: 'link', code: 'EPERM' };
+    const error = await createFileExclusive(path, ['{}']).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(OutputError);
+    expect(exitCodeFor(error)).toBe(7);
+    expect(String((error as Error).message)).toContain(path);
+    expect(await readdir(folder)).toEqual([]);
+    expect(tempFilesInProgress.size).toBe(0);
   });
 });
 

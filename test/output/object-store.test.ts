@@ -313,6 +313,50 @@ describe('ObjectStore.update', () => {
   });
 });
 
+describe('ObjectStore.createIfAbsent', () => {
+  it("creates with If-None-Match: *; another writer's object there is false, its own bytes (a retried PUT) true", async () => {
+    const objects = store();
+    expect(await objects.createIfAbsent('create/one.json', Buffer.from('{"a":1}'))).toBe(true);
+    expect(await objects.createIfAbsent('create/one.json', Buffer.from('{"a":2}'))).toBe(false);
+    expect(await objects.createIfAbsent('create/one.json', Buffer.from('{"a":1}'))).toBe(true);
+    expect((await s3.read('create/one.json'))!.toString()).toBe('{"a":1}');
+    const puts = s3.requests.filter((request) => request.method === 'PUT');
+    expect(puts.map((request) => [request.headers['if-none-match'], request.status])).toEqual([
+      ['*', 200],
+      ['*', 412],
+      ['*', 412],
+    ]);
+  });
+
+  it('waits out a 409 (another write of the key in flight, which may yet fail) rather than take it for "exists"', async () => {
+    const objects = store(s3.bucket, { retries: 0 });
+    s3.faults.answerAll = { status: 409, code: 'ConditionalRequestConflict', message: 'in flight', methods: ['PUT'] };
+    const clear = setTimeout(() => (s3.faults.answerAll = undefined), 150);
+    try {
+      expect(await objects.createIfAbsent('create/conflict.json', Buffer.from('{}'))).toBe(true);
+    } finally {
+      clearTimeout(clear);
+      s3.faults.answerAll = undefined;
+    }
+    const statuses = s3.requests.filter((request) => request.method === 'PUT').map((request) => request.status);
+    expect(statuses.at(-1)).toBe(200);
+    expect(statuses.slice(0, -1).every((status) => status === 409) && statuses.length > 1).toBe(true);
+  });
+
+  it('where the store answers 501 to If-None-Match: written plainly, with the one warning', async () => {
+    s3.faults.unsupportedIfNoneMatch = true;
+    try {
+      expect(await store().createIfAbsent('create/plain.json', Buffer.from('{}'))).toBe(true);
+      expect((await s3.read('create/plain.json'))!.toString()).toBe('{}');
+      expect(logged.filter((line) => line.level === 'warn').map((line) => line.message)).toEqual([
+        expect.stringMatching(/ignores conditional writes \(If-None-Match\).*create\/plain\.json/),
+      ]);
+    } finally {
+      s3.faults.unsupportedIfNoneMatch = false;
+    }
+  });
+});
+
 describe('objectStoreError', () => {
   const sdkError = (name: string, status: number, message = ''): Error =>
     Object.assign(new Error(message), {

@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ObjectStore } from '../../src/output/object-store.js';
-import { BucketManifests, newRunId, RunManifestBuilder, saveManifest } from '../../src/output/run-manifest.js';
+import {
+  BucketManifests,
+  manifestName,
+  newRunId,
+  NumberedManifests,
+  RunManifestBuilder,
+  saveManifest,
+  type ManifestFolder,
+} from '../../src/output/run-manifest.js';
 import { startS3, storeConfig, type S3Harness } from '../helpers/s3.js';
 
 let s3: S3Harness;
@@ -20,37 +28,81 @@ const manifestOf = (runId: string) =>
     [],
   ).build({ end: new Date(), exitCode: 0, notAttempted: '' });
 
+const shelfAt = (prefix: string, on: ObjectStore = store) => new NumberedManifests(new BucketManifests(on, { bucket: s3.bucket, prefix }));
+
 describe('run manifests in a bucket', () => {
-  it('are one PUT each under <prefix>/_runs/, the oldest beyond the kept number removed, other keys left alone', async () => {
-    const shelf = new BucketManifests(store, { bucket: s3.bucket, prefix: 'lake/nightly' });
-    const ids = [1, 2, 3].map((minute) => newRunId(Date.parse('2026-11-01T00:00:00Z') + minute * 60_000));
-    for (const id of ids) await saveManifest(shelf, manifestOf(id), 10);
+  it('are one PUT each, If-None-Match: *, numbered after the run-id names of earlier releases; the oldest beyond the kept number removed', async () => {
+    const old = newRunId();
+    await store.writeIfChanged(`lake/nightly/_runs/${old}.json`, Buffer.from('{}'));
     await store.writeIfChanged('lake/nightly/_runs/README.txt', Buffer.from('mine'));
     await store.writeIfChanged('lake/nightly/_runs/sub/old.json', Buffer.from('{}'));
-    const newest = newRunId(Date.parse('2026-11-02T00:00:00Z'));
+    for (let run = 0; run < 2; run++) await saveManifest(shelfAt('lake/nightly'), manifestOf(newRunId()), 10);
+    const newest = newRunId();
     s3.requests.length = 0;
-    const saved = await saveManifest(shelf, manifestOf(newest), 2);
-    expect(saved).toEqual({ location: `s3://${s3.bucket}/lake/nightly/_runs/${newest}.json`, pruned: 2 });
+    const saved = await saveManifest(shelfAt('lake/nightly'), manifestOf(newest), 2);
+    expect(saved).toEqual({ location: `s3://${s3.bucket}/lake/nightly/_runs/seq-000000000003.json`, pruned: 2 });
     expect([...(await s3.objects('lake/nightly/_runs')).keys()].sort()).toEqual(
-      ['README.txt', `${ids[2]}.json`, `${newest}.json`, 'sub/old.json'].sort(),
+      ['README.txt', 'seq-000000000002.json', 'seq-000000000003.json', 'sub/old.json'].sort(),
     );
-    expect(JSON.parse((await s3.read(`lake/nightly/_runs/${newest}.json`))!.toString())).toMatchObject({ runId: newest });
-    expect(s3.requests.filter((request) => request.method === 'PUT').map((request) => request.key)).toEqual([
-      `lake/nightly/_runs/${newest}.json`,
+    expect(JSON.parse((await s3.read('lake/nightly/_runs/seq-000000000003.json'))!.toString())).toMatchObject({ runId: newest });
+    const puts = s3.requests.filter((request) => request.method === 'PUT');
+    expect(puts.map((request) => [request.key, request.headers['if-none-match']])).toEqual([
+      ['lake/nightly/_runs/seq-000000000003.json', '*'],
     ]);
   });
 
-  it('a store that refuses the listing (no s3:ListBucket) keeps the new manifest and says why the old stay', async () => {
-    const shelf = new BucketManifests(store, { bucket: s3.bucket, prefix: 'refused' });
+  it('writers racing for one number, each with its own client: the store gives each key once, every manifest kept under a number of its own', async () => {
+    const writers = 8;
+    const stores = Array.from({ length: writers }, () => ObjectStore.create(s3.bucket, storeConfig(s3)));
+    let listed = 0;
+    let release!: () => void;
+    const allListed = new Promise<void>((resolve) => (release = resolve));
+    // Every writer lists before any creates: all aim at number 1.
+    const racing = (on: ObjectStore): NumberedManifests => {
+      const folder = new BucketManifests(on, { bucket: s3.bucket, prefix: 'race' });
+      const late: ManifestFolder = {
+        locationOf: (name) => folder.locationOf(name),
+        create: (name, text) => folder.create(name, text),
+        remove: (name) => folder.remove(name),
+        names: async () => {
+          const names = await folder.names();
+          if (++listed === writers) release();
+          await allListed;
+          return names;
+        },
+      };
+      return new NumberedManifests(late);
+    };
+    try {
+      const ids = Array.from({ length: writers }, () => newRunId());
+      const saved = await Promise.all(ids.map((id, index) => saveManifest(racing(stores[index]!), manifestOf(id))));
+      const expected = Array.from({ length: writers }, (_, index) => manifestName(index + 1));
+      expect(saved.map((entry) => entry.location.split('/').at(-1)).sort()).toEqual(expected);
+      const objects = await s3.objects('race/_runs');
+      expect([...objects.keys()].sort()).toEqual(expected);
+      expect([...objects.values()].map((body) => (JSON.parse(body.toString()) as { runId: string }).runId).sort()).toEqual([...ids].sort());
+      // Lost races are the store's 412s, not overwrites.
+      expect(s3.requests.filter((request) => request.key.startsWith('race/') && request.status === 412).length).toBeGreaterThan(0);
+    } finally {
+      for (const each of stores) each.close();
+    }
+  });
+
+  it('a PUT that landed and is sent again (an SDK retry) finds its own bytes: published once, under its number', async () => {
+    const folder = new BucketManifests(store, { bucket: s3.bucket, prefix: 'retry' });
+    expect(await folder.create(manifestName(1), '{"a":1}\n')).toBe(true);
+    expect(await folder.create(manifestName(1), '{"a":1}\n')).toBe(true);
+    expect(await folder.create(manifestName(1), '{"a":2}\n')).toBe(false);
+    expect((await s3.read('retry/_runs/seq-000000000001.json'))!.toString()).toBe('{"a":1}\n');
+  });
+
+  it('a store that refuses the listing (no s3:ListBucket) cannot number a manifest: the refusal named, nothing written', async () => {
     s3.faults.answerAll = { status: 403, code: 'AccessDenied', message: 'Access Denied', methods: ['GET'] };
     try {
-      const id = newRunId();
-      const saved = await saveManifest(shelf, manifestOf(id));
-      expect(saved.pruned).toBe(0);
-      expect(String(saved.pruneError)).toMatch(/AccessDenied/);
+      await expect(saveManifest(shelfAt('refused'), manifestOf(newRunId()))).rejects.toThrow(/refused\/_runs\/.*AccessDenied/);
     } finally {
       s3.faults.answerAll = undefined;
     }
-    expect((await s3.objects('refused/_runs')).size).toBe(1);
+    expect((await s3.objects('refused/_runs')).size).toBe(0);
   });
 });

@@ -1,15 +1,19 @@
 import { readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { setImmediate } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import {
   type DayStanding,
   FolderManifests,
   formatManifest,
+  isManifestName,
   MANIFESTS_KEPT,
+  manifestName,
   newRunId,
+  NumberedManifests,
   RunManifestBuilder,
   saveManifest,
-  type ManifestShelf,
+  type ManifestFolder,
   type RunManifest,
 } from '../../src/output/run-manifest.js';
 import { useTempDirs } from '../helpers/tmp.js';
@@ -156,42 +160,109 @@ describe('saveManifest', () => {
   const manifest = (runId: string): RunManifest =>
     new RunManifestBuilder({ ...RUN, runId }, []).build({ end: new Date(), exitCode: 0, notAttempted: '' });
 
-  it('writes <output>/_runs/<run id>.json atomically, and keeps the newest 200 manifests (by run id), nothing else touched', async () => {
+  it('publishes <output>/_runs/seq-<number>.json, numbered on from the highest, and keeps the newest 200, nothing else touched', async () => {
+    const out = await tempDir();
+    const runs = join(out, '_runs');
+    const first = await saveManifest(new NumberedManifests(new FolderManifests(out)), manifest(newRunId()));
+    expect(first).toEqual({ location: join(runs, 'seq-000000000001.json'), pruned: 0 });
+    // A name of another kind beside them (or a gap the pruning left) does not change the rule: the highest, plus one.
+    for (const number of [5, 9, 10]) await writeFile(join(runs, manifestName(number)), '{}');
+    await writeFile(join(runs, 'notes.txt'), 'mine');
+    await writeFile(join(runs, 'seq-99.json'), '{}');
+    const id = newRunId();
+    const saved = await saveManifest(new NumberedManifests(new FolderManifests(out)), manifest(id), 3);
+    expect(saved).toEqual({ location: join(runs, 'seq-000000000011.json'), pruned: 2 });
+    expect((await readdir(runs)).sort()).toEqual([
+      'notes.txt',
+      'seq-000000000009.json',
+      'seq-000000000010.json',
+      'seq-000000000011.json',
+      'seq-99.json',
+    ]);
+    expect(JSON.parse(await readFile(join(runs, 'seq-000000000011.json'), 'utf8'))).toMatchObject({ runId: id });
+    expect(MANIFESTS_KEPT).toBe(200);
+  });
+
+  it('after run-id names of an earlier release: every new name sorts after them, so a loader whose mark is one of them reads it', async () => {
     const out = await tempDir();
     const runs = join(out, '_runs');
     await mkdir(runs);
-    const older = Array.from({ length: MANIFESTS_KEPT + 4 }, (_, index) => newRunId(Date.parse('2026-01-01T00:00:00Z') + index * 60_000));
-    for (const id of older) await writeFile(join(runs, `${id}.json`), '{}');
-    await writeFile(join(runs, 'notes.txt'), 'mine');
-    const id = newRunId(Date.parse('2026-11-21T03:00:00Z'));
-    const saved = await saveManifest(new FolderManifests(out), manifest(id));
-    expect(saved).toEqual({ location: join(runs, `${id}.json`), pruned: 5 });
-    const left = (await readdir(runs)).sort();
-    expect(left).toHaveLength(MANIFESTS_KEPT + 1);
-    expect(left).toContain('notes.txt');
-    expect(left).toContain(`${id}.json`);
-    expect(left).not.toContain(`${older[4]}.json`);
-    expect(left).toContain(`${older[5]}.json`);
-    expect(JSON.parse(await readFile(join(runs, `${id}.json`), 'utf8'))).toMatchObject({ runId: id });
+    // Run ids from now to a century on: the largest a UUIDv7 name can be still sorts first.
+    const older = [0, 1, 100 * 365].map((days) => `${newRunId(Date.now() + days * 86_400_000)}.json`);
+    for (const name of older) await writeFile(join(runs, name), '{}');
+    const shelf = new NumberedManifests(new FolderManifests(out));
+    await saveManifest(shelf, manifest(newRunId()));
+    await saveManifest(shelf, manifest(newRunId()), 4);
+    const names = (await readdir(runs)).sort();
+    // The newest 4 kept: the oldest run-id name went first.
+    expect(names).toEqual([older[1], older[2], 'seq-000000000001.json', 'seq-000000000002.json']);
+    const mark = `${'f'.repeat(8)}-ffff-7fff-bfff-${'f'.repeat(12)}.json`;
+    expect(names.filter((name) => name > mark)).toEqual(['seq-000000000001.json', 'seq-000000000002.json']);
   });
 
-  it('a manifest written but older ones not removable is reported, not thrown; a manifest not written is thrown', async () => {
+  it('writers racing for the same number: each gets a number of its own, and no reader ever sees a number before a lower one', async () => {
+    const out = await tempDir();
+    const runs = join(out, '_runs');
+    await mkdir(runs);
+    const writers = 12;
+    // Every writer lists before any creates: all of them aim at number 1 first.
+    let listed = 0;
+    let release!: () => void;
+    const allListed = new Promise<void>((resolve) => (release = resolve));
+    const racing = (): ManifestFolder => {
+      const folder = new FolderManifests(out);
+      return Object.assign(Object.create(folder) as FolderManifests, {
+        names: async () => {
+          const names = await folder.names();
+          if (++listed === writers) release();
+          await allListed;
+          return names;
+        },
+      });
+    };
+    // A loader lists the folder over and over while they race.
+    const listings: string[][] = [];
+    let racingDone = false;
+    const loader = (async () => {
+      while (!racingDone) {
+        listings.push((await readdir(runs)).filter(isManifestName).sort());
+        await setImmediate();
+      }
+    })();
+    const ids = Array.from({ length: writers }, () => newRunId());
+    const saved = await Promise.all(ids.map((id) => saveManifest(new NumberedManifests(racing()), manifest(id))));
+    racingDone = true;
+    await loader;
+    const expected = Array.from({ length: writers }, (_, index) => manifestName(index + 1));
+    expect(saved.map((entry) => basename(entry.location)).sort()).toEqual(expected);
+    expect(await readdir(runs)).toHaveLength(writers);
+    const bodies = await Promise.all(
+      expected.map(async (name) => (JSON.parse(await readFile(join(runs, name), 'utf8')) as RunManifest).runId),
+    );
+    expect(bodies.sort()).toEqual([...ids].sort());
+    // Whatever a listing caught, it was 1..k: never a number without every one below it.
+    expect(listings.length).toBeGreaterThan(0);
+    for (const listing of listings) expect(listing).toEqual(expected.slice(0, listing.length));
+  });
+
+  it('a folder that cannot be listed publishes nothing (no number to take); one whose old manifests cannot be removed is reported, not thrown', async () => {
+    const out = await tempDir();
+    await writeFile(join(out, '_runs'), 'a file where the folder should be');
+    await expect(saveManifest(new NumberedManifests(new FolderManifests(out)), manifest(newRunId()))).rejects.toThrow(/_runs/);
     const written: string[] = [];
-    const shelf = (failing: 'names' | 'write'): ManifestShelf => ({
+    const folder: ManifestFolder = {
       locationOf: (name) => `mem:${name}`,
-      write: async (name) => {
-        if (failing === 'write') throw new Error('disk full');
+      create: async (name) => {
         written.push(name);
+        return true;
       },
-      names: async () => {
+      names: async () => written,
+      remove: async () => {
         throw new Error('AccessDenied');
       },
-      remove: async () => {},
-    });
-    const id = newRunId();
-    const saved = await saveManifest(shelf('names'), manifest(id));
-    expect(saved).toMatchObject({ location: `mem:${id}.json`, pruned: 0, pruneError: new Error('AccessDenied') });
-    expect(written).toEqual([`${id}.json`]);
-    await expect(saveManifest(shelf('write'), manifest(id))).rejects.toThrow('disk full');
+    };
+    await saveManifest(new NumberedManifests(folder), manifest(newRunId()));
+    const saved = await saveManifest(new NumberedManifests(folder), manifest(newRunId()), 1);
+    expect(saved).toMatchObject({ location: 'mem:seq-000000000002.json', pruned: 0, pruneError: new Error('AccessDenied') });
   });
 });

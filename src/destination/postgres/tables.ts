@@ -1,6 +1,7 @@
 import type { Client } from 'pg';
 import { UsageError } from '../../errors.js';
 import type { ParquetColumn, ParquetColumnType } from '../../output/parquet.js';
+import { inTransaction } from './session.js';
 
 /** An identifier as SQL text, quoted: a schema or table name is never spliced in raw. */
 export function quoteName(name: string): string {
@@ -43,7 +44,10 @@ const OWN_TABLE_COLUMNS: Readonly<Record<keyof typeof OWN_TABLES, string>> = {
   units:
     'metric text NOT NULL, day date NOT NULL, store text NOT NULL, sha256 text NOT NULL, rows bigint NOT NULL, ' +
     'bytes bigint NOT NULL, loaded_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (metric, day, store)',
-  runs: 'run_id text PRIMARY KEY, started_at timestamptz NOT NULL, ended_at timestamptz NOT NULL, exit_code integer NOT NULL, manifest jsonb NOT NULL',
+  // `seq`: the order rows became visible, what a loader follows (`manifests.ts`).
+  runs:
+    'seq bigint NOT NULL UNIQUE, run_id text PRIMARY KEY, started_at timestamptz NOT NULL, ended_at timestamptz NOT NULL, ' +
+    'exit_code integer NOT NULL, manifest jsonb NOT NULL',
   rejected: 'metric text NOT NULL, day date NOT NULL, store text NOT NULL, record jsonb NOT NULL',
 };
 
@@ -68,6 +72,28 @@ export async function ensureSchema(client: Client, schema: string): Promise<void
   for (const [key, table] of Object.entries(OWN_TABLES) as [keyof typeof OWN_TABLES, string][]) {
     if (!existing.has(table)) await client.query(`CREATE TABLE IF NOT EXISTS ${quoteName(schema)}.${table} (${OWN_TABLE_COLUMNS[key]})`);
   }
+  await ensureRunSequence(client, schema);
+}
+
+/**
+ * The runs table of an earlier release, which has no `seq`, given one in place: the column added, its rows numbered
+ * in run-id order (their start order: the best order there is for rows already there), then made NOT NULL and
+ * UNIQUE; all in one transaction with the table locked, so two runs never both number it. Needs the table's owner.
+ */
+export async function ensureRunSequence(client: Client, schema: string): Promise<void> {
+  const table = `${quoteName(schema)}.${OWN_TABLES.runs}`;
+  const hasSeq = async (): Promise<boolean> => (await columnsOf(client, schema, OWN_TABLES.runs)).has('seq');
+  if (await hasSeq()) return;
+  await inTransaction(client, async () => {
+    await client.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+    if (await hasSeq()) return;
+    await client.query(`ALTER TABLE ${table} ADD COLUMN seq bigint`);
+    await client.query(
+      `UPDATE ${table} AS r SET seq = numbered.n FROM (SELECT run_id, row_number() OVER (ORDER BY run_id) AS n FROM ${table}) AS numbered ` +
+        'WHERE r.run_id = numbered.run_id',
+    );
+    await client.query(`ALTER TABLE ${table} ALTER COLUMN seq SET NOT NULL, ADD UNIQUE (seq)`);
+  });
 }
 
 /** The columns a table has, with their types as `format_type` names them; empty when there is no such table. */
