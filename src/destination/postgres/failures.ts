@@ -165,7 +165,7 @@ export function boundExceeded(
   }
   if (code === '57014' && /statement timeout/i.test(error instanceof Error ? error.message : ''))
     return new OutputError(
-      `${what} ${where}: statement cancelled: it ran past statement_timeout (${duration(bounds.statementTimeoutMs)}); run again, or ${raise('statement_timeout')}`,
+      `${what} ${where}: statement cancelled when it ran past statement_timeout (${duration(bounds.statementTimeoutMs)}); run again, or ${raise('statement_timeout')}`,
       { cause: error },
     );
   return undefined;

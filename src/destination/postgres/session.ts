@@ -83,9 +83,12 @@ interface Open {
   readonly statement: { text: string };
 }
 
-/** Why the session dropped its connection itself: a statement met silence for `silentMs`. */
+/** Why the session dropped its connection itself: a statement met silence for `silentMs`, under `bounds`. */
 class Silence extends Error {
-  constructor(readonly silentMs: number) {
+  constructor(
+    readonly silentMs: number,
+    readonly bounds: SessionBounds,
+  ) {
     super(`no answer in ${silentMs} ms`);
   }
 }
@@ -164,7 +167,7 @@ export class Session {
     const where = this.target.shown;
     if (signal?.aborted) return signal.reason instanceof InterruptedError ? signal.reason : new InterruptedError('SIGINT');
     const bounds = open?.bounds ?? DEFAULT_SESSION_BOUNDS;
-    if (this.lost instanceof Silence) return noAnswer(what, where, this.lost.silentMs, bounds);
+    if (this.lost instanceof Silence) return noAnswer(what, where, this.lost.silentMs, this.lost.bounds);
     if (open === undefined && this.lost === undefined)
       return refusedOptions(error, where, this.target.options) ?? databaseError(error, what, where);
     const bounded = open === undefined ? undefined : boundExceeded(error, what, where, bounds, open.statement.text);
@@ -180,7 +183,7 @@ export class Session {
   /** `work` on the connection, which is dropped if it stays silent for `answerMs` meanwhile. */
   private async watched<T>(open: Open, answerMs: number | undefined, work: () => Promise<T>): Promise<T> {
     const silent = (): void => {
-      this.lost ??= new Silence(answerMs ?? 0);
+      this.lost ??= new Silence(answerMs ?? 0, open.bounds);
       this.drop(open);
     };
     if (answerMs !== undefined) open.socket.setTimeout(answerMs, silent);
