@@ -36,8 +36,8 @@ function sessionOf(options: { user?: string; params?: Record<string, string>; en
 /** What the session's own SHOW says of each setting the run bounds. */
 async function shown(session: Session, names: readonly string[]): Promise<Record<string, string>> {
   return session.use('cannot read the settings of', async (client) => {
-    const entries = [];
-    for (const name of names) entries.push([name, (await client.query<Record<string, string>>(`SHOW ${name}`)).rows[0]?.[name]] as const);
+    const entries: [string, string][] = [];
+    for (const name of names) entries.push([name, (await client.query<Record<string, string>>(`SHOW ${name}`)).rows[0]?.[name] ?? '']);
     return Object.fromEntries(entries);
   });
 }
