@@ -90,8 +90,9 @@ describe.skipIf(skip)('-o postgresql:// never waits for ever', () => {
           `^error: traffic ${day(2)}: cannot load ${SCHEMA}\\.traffic ${day(2)} into postgresql://\\S+: a lock on ${SCHEMA}\\.traffic was not granted within lock_timeout \\(1 s\\): another session holds it .*\\(55P03: canceling statement due to lock timeout\\)$`,
         ),
       );
-      // The 1 s bound, a process's start and the sandbox's answers; never the lock's whole life.
-      expect(seconds).toBeLessThan(10);
+      // The 1 s bound, a process's start and the sandbox's answers on a busy machine; the lock itself is held until
+      // the test releases it, and the default bound would be 60 s.
+      expect(seconds).toBeLessThan(20);
     } finally {
       await lock.release();
     }
@@ -140,11 +141,12 @@ describe.skipIf(skip)('-o postgresql:// never waits for ever', () => {
       sandbox().setFaults({});
     });
 
-    it('that freezes in the middle of a run: exit 7 once the server is silent past the answer bound', async () => {
+    /** A run of five days through a proxy that freezes once both its connections are open and two units loaded. */
+    async function frozenMidRun(params: string): Promise<ReturnType<typeof startCli>> {
       const at = await loadedDatabase();
-      proxy = await startTcpProxy({ host: server.host, port: server.port });
-      // statement_timeout 1 s: the client gives up on a silent server after 2 s.
-      const url = `postgresql://postgres@127.0.0.1:${proxy.port}/${at.database}?schema=${SCHEMA}&connect_timeout=2&options=-c%20statement_timeout%3D1s`;
+      const path = await startTcpProxy({ host: server.host, port: server.port });
+      proxy = path;
+      const url = `postgresql://postgres@127.0.0.1:${path.port}/${at.database}?schema=${SCHEMA}&connect_timeout=2${params}`;
       sandbox().setFaults({ latencyMs: 40 });
       const run = startCli(['all', ...auth(), '--from', day(6), '--to', day(2), '-o', url, '--concurrency', '1']);
       const loadedSince = new Date();
@@ -154,16 +156,32 @@ describe.skipIf(skip)('-o postgresql:// never waits for ever', () => {
           [loadedSince],
           at.database,
         );
-        // Both of the run's connections open, and units loaded through them.
-        return Number(rows[0]?.n) >= 2 && (proxy?.connections() ?? 0) >= 2;
+        return Number(rows[0]?.n) >= 2 && path.connections() >= 2;
       }, 'two units loaded through the proxy');
-      proxy.freeze();
+      path.freeze();
+      return run;
+    }
+
+    it('that freezes in the middle of a run: exit 7 once the server is silent past the answer bound', async () => {
+      // statement_timeout 1 s: the client gives up on a silent server after 2 s.
+      const run = await frozenMidRun('&options=-c%20statement_timeout%3D1s');
       const frozen = Date.now();
       const result = await run.done;
       expect(result.code, result.stderr).toBe(7);
       expect(result.stderr).toMatch(/error: .*no answer from the server in 2 s \(statement_timeout 1 s and a margin\)/);
       // Each statement still to run meets the 2 s bound, or the connection already dropped: seconds, not minutes.
       expect(Date.now() - frozen).toBeLessThan(15_000);
+    });
+
+    it('that freezes, then SIGTERM: exit 143 within 5 s, though no statement can be cancelled through it', async () => {
+      // The default bounds: only the signal ends this run before its 2-minute answer bound.
+      const run = await frozenMidRun('');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const signalled = Date.now();
+      run.kill('SIGTERM');
+      const result = await run.done;
+      expect(result.code, result.stderr).toBe(143);
+      expect(Date.now() - signalled).toBeLessThan(5000);
     });
   });
 });

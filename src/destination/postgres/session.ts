@@ -69,7 +69,7 @@ async function passwordOf(url: PostgresUrl, target: PostgresTarget, env: NodeJS.
 }
 
 /** After SIGINT or SIGTERM, how long the run may still use a connection (to record how it ended) before it is dropped. */
-const GRACE_MS = 3000;
+const GRACE_MS = 2000;
 
 /** How long closing waits for the server's goodbye before it drops the connection (a frozen path never says it). */
 const CLOSE_MS = 1000;
