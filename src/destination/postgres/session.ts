@@ -180,10 +180,13 @@ export class Session {
     return connectionLost(this.lost, what, where);
   }
 
-  /** `work` on the connection, which is dropped if it stays silent for `answerMs` meanwhile. */
-  private async watched<T>(open: Open, answerMs: number | undefined, work: () => Promise<T>): Promise<T> {
+  /**
+   * `work` on the connection, which is dropped if it stays silent for `answerMs` meanwhile: for good once open (the
+   * session's later callers fail at once, saying why), as a failed attempt while it opens (it may be tried again).
+   */
+  private async watched<T>(open: Open, answerMs: number | undefined, work: () => Promise<T>, opening = false): Promise<T> {
     const silent = (): void => {
-      this.lost ??= new Silence(answerMs ?? 0, open.bounds);
+      if (!opening) this.lost ??= new Silence(answerMs ?? 0, open.bounds);
       this.drop(open);
     };
     if (answerMs !== undefined) open.socket.setTimeout(answerMs, silent);
@@ -266,7 +269,7 @@ export class Session {
         const socket = client.connection.stream as Socket;
         const opened = { client, socket, key: backendKeyOf(client), statement, bounds: DEFAULT_SESSION_BOUNDS };
         // Bounded by our defaults, before the server has said which bounds are in force.
-        const bounds = await this.watched(opened, DEFAULT_SESSION_BOUNDS.answerMs, () => boundSession(client));
+        const bounds = await this.watched(opened, DEFAULT_SESSION_BOUNDS.answerMs, () => boundSession(client), true);
         return { ...opened, bounds };
       } catch (error) {
         await Promise.race([client.end().catch(() => {}), sleep(CLOSE_MS, undefined, { ref: false })]);
