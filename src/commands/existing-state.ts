@@ -32,7 +32,7 @@ export async function withExistingState<T>(
   const destination = openDestination(options.output, {
     stores,
     stdout: context.stdout,
-    database: { env: context.env, retries: IMPORT_REQUEST_BUDGET.retries, logger },
+    database: { env: context.env, retries: IMPORT_REQUEST_BUDGET.retries, logger, command, signal: context.signal },
   });
   try {
     const place = destination.statePlace(options.state);

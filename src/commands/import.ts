@@ -31,7 +31,7 @@ export function importAction(command: ImportCommandName): CommandAction<typeof I
       timeoutMs: config.timeoutMs,
       logger: progress.logger,
     });
-    const database = { env: context.env, retries: config.retries, logger: progress.logger };
+    const database = { env: context.env, retries: config.retries, logger: progress.logger, command, signal: context.signal };
     const destination = openDestination(config.output, { stores, stdout: context.stdout, database });
     try {
       const run = describeImport(command, config, config.secretOnCommandLine ? SECRET_FLAG_WARNING : undefined);

@@ -178,6 +178,9 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
     startMore();
   }
   await Promise.allSettled([...settled, ...early].filter((promise) => promise !== undefined));
+  // A signal that came while the last units were written (a sink that finished them anyway) still ends the run as
+  // interrupted: an operator who stopped it never reads 0.
+  throwIfInterrupted(options.signal);
   return { outcomes, ...(stoppedBy === undefined ? {} : { stoppedBy }), ...(stopCause === undefined ? {} : { stopCause }) };
 }
 

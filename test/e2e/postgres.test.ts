@@ -369,7 +369,7 @@ describe.skipIf(skip)('-o postgresql://', () => {
       Number((await server.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${SCHEMA}.area_metrics_units`, [], at.database))[0]?.n) >=
         2;
     await waitUntil(committed, 'two units committed');
-    await server.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'area-metrics'");
+    await server.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'area-metrics %'");
     const result = await run.done;
     expect(result.code).toBe(7);
     // The loss meets a unit's transaction, the state's write after it (the unit's line, then the run's summary), or

@@ -134,6 +134,22 @@ describe('runPipeline', () => {
     await expect(run).rejects.toMatchObject({ exitCode: 143 });
     expect(sink.committed).toEqual(['2026-11-01']);
   });
+
+  it('an interrupt while the last unit is written is still an interrupt, though the sink finished it: never a clean end', async () => {
+    const controller = new AbortController();
+    const last = units.at(-1)?.day;
+    const sink: UnitSink = {
+      // A sink that does not listen to the signal (a database statement already past its cancel) writes the unit anyway.
+      commit: async ({ unit }) => {
+        if (unit.day === last) controller.abort(new InterruptedError('SIGTERM'));
+        return { changed: true };
+      },
+      describe: () => 'memory',
+    };
+    const run = runPipeline(units, { concurrency: 2, sink, signal: controller.signal, fetch: async (unit) => data(unit) });
+    await expect(run).rejects.toBeInstanceOf(InterruptedError);
+    await expect(run).rejects.toMatchObject({ exitCode: 143 });
+  });
   it('a unit whose output fails (disk full) stops the fetching: no unit after it is fetched or committed', async () => {
     const fetched: string[] = [];
     const committed: string[] = [];

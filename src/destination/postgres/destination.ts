@@ -58,7 +58,7 @@ export class PostgresDestination implements Destination {
     url: PostgresUrl,
     private readonly options: SessionOptions,
   ) {
-    const target = resolveTarget(url, options.env);
+    const target = resolveTarget(url, options.env, options.command);
     this.session = new Session(url, target, options);
     this.loading = new Session(url, target, options);
   }

@@ -1,4 +1,5 @@
 import { AuthError, errnoCode, OutputError, UnavailableError, UsageError, type AreaMetricsError } from '../../errors.js';
+import { duration, type SessionBounds } from './bounds.js';
 
 type ErrorClass = new (message: string, options?: { cause?: unknown }) => AreaMetricsError;
 
@@ -65,7 +66,7 @@ const FAILURES: Readonly<Record<string, Failure>> = {
   '53200': { error: OutputError, words: 'the server is out of memory' },
   '57014': {
     error: OutputError,
-    words: 'statement cancelled (a statement timeout or a cancel request); raise statement_timeout for the role',
+    words: "statement cancelled (a statement timeout or a cancel request); raise statement_timeout in the URL's options or PGOPTIONS",
   },
   '25006': { error: OutputError, words: 'the server is read-only (a standby?); point the URL at the primary' },
   '40P01': { error: OutputError, words: 'deadlock with another session; run again' },
@@ -73,7 +74,10 @@ const FAILURES: Readonly<Record<string, Failure>> = {
   // data exceptions and integrity violations: a row the table refuses
   '22': { error: OutputError, words: 'the table refused a value' },
   '23': { error: OutputError, words: 'the table refused a row (a constraint added to it?)' },
-  '55P03': { error: OutputError, words: 'a lock was not granted in time (lock_timeout); run again, or raise lock_timeout for the role' },
+  '55P03': {
+    error: OutputError,
+    words: "a lock was not granted in time (lock_timeout); run again, or raise lock_timeout in the URL's options or PGOPTIONS",
+  },
   // syntax errors and access rule violations but 42501: a statement the tables no longer fit
   '42': {
     error: UsageError,
@@ -129,4 +133,62 @@ export function connectionLost(error: unknown, what: string, where: string): Out
       cause: error,
     },
   );
+}
+
+/** A table a statement names, schema-qualified as the tool's statements name every table (`"am1"."traffic"`). */
+const QUALIFIED_TABLE = /\b(?:FROM|INTO|UPDATE|COPY|TABLE(?:\s+IF\s+NOT\s+EXISTS)?)\s+((?:"(?:[^"]|"")+"|\w+)\.(?:"(?:[^"]|"")+"|\w+))/i;
+
+/** The first table `statement` names, unquoted for a message (`am1.traffic`). */
+export function tableOf(statement: string): string | undefined {
+  return QUALIFIED_TABLE.exec(statement)?.[1]?.replace(/"((?:[^"]|"")+)"/g, (_, name: string) => name.replaceAll('""', '"'));
+}
+
+/**
+ * A wait the session's bounds ended, in words naming the bound in force: a lock not granted within lock_timeout
+ * (55P03: naming the table of the statement that waited), a statement past statement_timeout (57014). Exit 7.
+ */
+export function boundExceeded(
+  error: unknown,
+  what: string,
+  where: string,
+  bounds: SessionBounds,
+  statement: string,
+): OutputError | undefined {
+  const code = errnoCode(error);
+  const raise = (setting: string): string => `raise ${setting} in the URL's options or PGOPTIONS (${detailOf(error)})`;
+  if (code === '55P03') {
+    const table = tableOf(statement);
+    return new OutputError(
+      `${what} ${where}: a lock on ${table ?? 'a table'} was not granted within lock_timeout (${duration(bounds.lockTimeoutMs)}): another session holds it (pg_locks says which); run again once it ends, or ${raise('lock_timeout')}`,
+      { cause: error },
+    );
+  }
+  if (code === '57014' && /statement timeout/i.test(error instanceof Error ? error.message : ''))
+    return new OutputError(
+      `${what} ${where}: statement cancelled when it ran past statement_timeout (${duration(bounds.statementTimeoutMs)}); run again, or ${raise('statement_timeout')}`,
+      { cause: error },
+    );
+  return undefined;
+}
+
+/**
+ * A connection that stopped answering while a statement ran (a frozen network path, a failover): dropped after
+ * `silentMs`. The server ends the statement and rolls it back by its own bounds.
+ */
+export function noAnswer(what: string, where: string, silentMs: number, bounds: SessionBounds): OutputError {
+  return new OutputError(
+    `${what} ${where}: no answer from the server in ${duration(silentMs)} (statement_timeout ${duration(bounds.statementTimeoutMs)} and a margin): the connection is dropped and what it was writing rolled back; check the path to the server and run again`,
+  );
+}
+
+/** SQLSTATEs of a startup refused for a setting: one it does not know, or a value it does not take. */
+const BAD_SETTING = new Set(['42704', '22023', '42601']);
+
+/** A connection refused for the settings the URL's `options` or `PGOPTIONS` gave: exit 2, naming the server's words. */
+export function refusedOptions(error: unknown, where: string, options: string | undefined): UsageError | undefined {
+  const code = errnoCode(error);
+  if (options === undefined || code === undefined || !BAD_SETTING.has(code)) return undefined;
+  return new UsageError(`cannot connect to ${where}: the server refused a setting of the URL's options or PGOPTIONS (${detailOf(error)})`, {
+    cause: error,
+  });
 }

@@ -12,7 +12,7 @@ export const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 
 export type SslMode = (typeof SSL_MODES)[number];
 
 /** The query parameters the URL may carry: libpq's that apply here, and `schema`, ours. */
-const PARAMETERS = ['schema', 'sslmode', 'sslrootcert', 'host', 'port', 'user', 'dbname', 'connect_timeout', 'application_name'];
+const PARAMETERS = ['schema', 'sslmode', 'sslrootcert', 'host', 'port', 'user', 'dbname', 'connect_timeout', 'application_name', 'options'];
 
 /** A PostgreSQL `-o` as written: what it says, nothing filled in yet (the environment fills the rest when it opens). */
 export interface PostgresUrl {
@@ -27,6 +27,8 @@ export interface PostgresUrl {
   readonly sslrootcert?: string;
   readonly connectTimeoutSeconds?: number;
   readonly applicationName?: string;
+  /** Server settings for the session, as libpq sends them (`-c lock_timeout=5s -c statement_timeout=10min`). */
+  readonly options?: string;
   /** The URL without its password, for messages. */
   readonly shown: string;
 }
@@ -109,6 +111,7 @@ export function parsePostgresUrl(text: string, source: string): PostgresUrl {
     ...(param('sslrootcert') === undefined ? {} : { sslrootcert: param('sslrootcert') }),
     ...(timeout === undefined ? {} : { connectTimeoutSeconds: Number(timeout) }),
     ...(param('application_name') === undefined ? {} : { applicationName: param('application_name') }),
+    ...(param('options') === undefined ? {} : { options: param('options') }),
     shown,
   };
 }
@@ -124,6 +127,8 @@ export interface PostgresTarget {
   readonly sslrootcert: string | undefined;
   readonly connectTimeoutMs: number;
   readonly applicationName: string;
+  /** The server settings the session starts with: the URL's `options`, else `PGOPTIONS` (the URL's replace it whole, as in libpq). */
+  readonly options: string | undefined;
   /** The URL without its password, for messages. */
   readonly shown: string;
 }
@@ -133,10 +138,11 @@ const DEFAULT_CONNECT_TIMEOUT_SECONDS = 10;
 
 /**
  * The URL with the `PG*` variables filling what it leaves out (`PGHOST`, `PGPORT`, `PGDATABASE`, `PGUSER`,
- * `PGSSLMODE`, `PGSSLROOTCERT`, `PGCONNECT_TIMEOUT`, `PGAPPNAME`), then libpq's defaults: localhost, 5432, the user's
- * name as role and database, `sslmode=prefer`.
+ * `PGSSLMODE`, `PGSSLROOTCERT`, `PGCONNECT_TIMEOUT`, `PGAPPNAME`, `PGOPTIONS`), then libpq's defaults: localhost, 5432,
+ * the user's name as role and database, `sslmode=prefer`. The application name, unless given, says it is this tool
+ * and which `command` runs, so that the session is recognisable in `pg_stat_activity`.
  */
-export function resolveTarget(url: PostgresUrl, env: NodeJS.ProcessEnv): PostgresTarget {
+export function resolveTarget(url: PostgresUrl, env: NodeJS.ProcessEnv, command?: string): PostgresTarget {
   const fromEnv = (name: string): string | undefined => env[name] || undefined;
   const user = url.user ?? fromEnv('PGUSER') ?? fromEnv('USER') ?? userInfo().username;
   const port = url.port ?? (fromEnv('PGPORT') === undefined ? 5432 : portOf(fromEnv('PGPORT') ?? '', 'PGPORT'));
@@ -155,7 +161,8 @@ export function resolveTarget(url: PostgresUrl, env: NodeJS.ProcessEnv): Postgre
     // 0 is libpq's "wait for ever"; an unattended run waits its default instead.
     connectTimeoutMs:
       (Number.isFinite(timeout) && timeout > 0 ? Math.min(timeout, MAX_CONNECT_TIMEOUT_SECONDS) : DEFAULT_CONNECT_TIMEOUT_SECONDS) * 1000,
-    applicationName: url.applicationName ?? fromEnv('PGAPPNAME') ?? 'area-metrics',
+    applicationName: url.applicationName ?? fromEnv('PGAPPNAME') ?? (command === undefined ? 'area-metrics' : `area-metrics ${command}`),
+    options: url.options ?? fromEnv('PGOPTIONS'),
     shown: url.shown,
   };
 }

@@ -100,4 +100,15 @@ describe('a PostgreSQL -o', () => {
       database: 'd',
     });
   });
+
+  it("takes libpq's options (the URL's, else PGOPTIONS, never merged) and names the command in the application name", () => {
+    const url = parse('postgresql://db/m?options=-c%20lock_timeout%3D5s');
+    expect(resolveTarget(url, { PGOPTIONS: '-c statement_timeout=0' }, 'traffic')).toMatchObject({
+      options: '-c lock_timeout=5s',
+      applicationName: 'area-metrics traffic',
+    });
+    expect(resolveTarget(parse('postgresql://db/m'), { PGOPTIONS: '-c statement_timeout=0' }).options).toBe('-c statement_timeout=0');
+    expect(resolveTarget(parse('postgresql://db/m'), {}).options).toBeUndefined();
+    expect(resolveTarget(parse('postgresql://db/m?application_name=nightly'), {}, 'all').applicationName).toBe('nightly');
+  });
 });
