@@ -123,6 +123,7 @@ export class ImportReport implements UnitReport {
       if (note.kind === 'not-over') this.notOver.push(note);
       else if (note.kind === 'suspect' && note.again) this.heldAgain.push(note);
       else if (note.kind === 'new-level') this.newLevel(note);
+      else if (note.kind === 'settled') this.settled(note);
       else this.warn(`${note.metric} ${note.day}: ${this.describeNote(note)}`, { metric: note.metric, day: note.day, note: note.kind });
     }
   }
@@ -217,7 +218,15 @@ export class ImportReport implements UnitReport {
     );
   }
 
-  private describeNote(note: Exclude<DayNote, NotOver | { kind: 'new-level' }>): string {
+  /** A day held as suspect whose numbers the vendor has since made plausible: said once, not a warning. */
+  private settled(note: Extract<DayNote, { kind: 'settled' }>): void {
+    this.progress.logger.info(
+      `${note.metric} ${note.day}: held as suspect${note.correction ? ' (a correction)' : ''} before; fetched again, the vendor's numbers now look right: recorded complete`,
+      { metric: note.metric, day: note.day, note: note.kind },
+    );
+  }
+
+  private describeNote(note: Exclude<DayNote, NotOver | { kind: 'new-level' } | { kind: 'settled' }>): string {
     switch (note.kind) {
       case 'kept':
         return 'no results on this re-import; the file of the earlier import is kept';
@@ -235,6 +244,12 @@ export class ImportReport implements UnitReport {
       case 'complete-anyway':
         return `${describeMissing(note.missing)}; recorded complete anyway: the day is at least --settle-days ${note.settleDays} days old`;
       case 'suspect':
+        if (note.held && note.correction)
+          return (
+            `a correction of a final day looks wrong: ${describeSuspicion(note.suspicion)}; file rewritten, provisional again and held ` +
+            `(--on-suspect hold): the next --catch-up asks again, \`area-metrics accept ${note.metric} --date ${note.day}${this.run.stateFlags}\` ` +
+            'records it as final if its numbers are right'
+          );
         return note.held
           ? `suspect: ${describeSuspicion(note.suspicion)}; file written, not recorded complete (--on-suspect hold): the next --catch-up asks again, ` +
               `\`area-metrics accept ${note.metric} --date ${note.day}${this.run.stateFlags}\` records it as final if its numbers are right`
