@@ -1,9 +1,9 @@
 import type { CalendarDay } from '../../window/days.js';
-import { isNotOver, overAt, type DayMode } from '../../window/day-mode.js';
+import { isNotOver, type DayMode } from '../../window/day-mode.js';
 import type { JudgedFigures } from '../store-history.js';
 import type { PendingDay } from '../storage/versions/current.js';
 import type { DayProfile } from './day-profile.js';
-import { isPastSettleDays, shouldGiveUp } from './day-rules.js';
+import { isPastSettleDays, overAtText, shouldGiveUp } from './day-rules.js';
 import { figureCode, storeFigures, type StoreFigures } from './store-figures.js';
 import { closingDays, confirmedByLaterDays, judgeStores } from './store-rule.js';
 import { NAMED_STORES, suspicionOf, type Suspicion, type SuspectMode } from './suspect.js';
@@ -139,7 +139,7 @@ export function judgeDay(place: DayPlace, figures: DayFigures, rules: DayRules, 
   }
   if (isNotOver(day, rules.mode, rules.now)) {
     // Every local day the window can hold must have ended: until then a store's figures may still change.
-    const until = new Date(overAt(day, rules.mode)).toISOString().replace('.000Z', 'Z');
+    const until = overAtText(day, rules.mode);
     return {
       outcome: { kind: 'pending', status: { reason: 'not-over', stores: figures.stores.length } },
       notes: [{ ...at, kind: 'not-over', until, results: figures.results }],
