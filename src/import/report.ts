@@ -90,7 +90,17 @@ export class ImportReport implements UnitReport {
       return;
     }
     const { data } = outcome;
-    for (const warning of data.warnings) this.warn(`${label}: ${warning}`);
+    // One line a unit, whatever the count: a half day warns of every store's result; the first few say what it is.
+    if (data.warnings.length > 0) {
+      const first = data.warnings.slice(0, NAMED_WARNINGS).join('; ');
+      const count = data.warnings.length;
+      this.warn(
+        count === 1
+          ? `${label}: ${first}`
+          : `${label}: ${count} results warned of: ${first}${count > NAMED_WARNINGS ? `; and ${count - NAMED_WARNINGS} more` : ''}`,
+        { unit: label, results: count },
+      );
+    }
     for (const record of data.rejected) {
       // Names the record and its value like the --on-invalid fail line: with -o - this line is all that is kept.
       const { store_code: storeCode } = (record.record ?? {}) as { store_code?: unknown };
@@ -262,6 +272,9 @@ export class ImportReport implements UnitReport {
     this.progress.logger.warn(message, fields);
   }
 }
+
+/** How many of a unit's record warnings its line quotes; the rest are counted. */
+const NAMED_WARNINGS = 3;
 
 /** The pace the run is at, for a JSON line (none while nothing paces it). */
 function paceField(stats: PacerStats): { pace_rps?: number } {
