@@ -231,7 +231,7 @@ export class ImportReport implements UnitReport {
   /** A day held as suspect whose numbers the vendor has since made plausible: said once, not a warning. */
   private settled(note: Extract<DayNote, { kind: 'settled' }>): void {
     this.progress.logger.info(
-      `${note.metric} ${note.day}: held as suspect${note.correction ? ' (a correction)' : ''} before; fetched again, the vendor's numbers now look right: recorded complete`,
+      `${note.metric} ${note.day}: held as suspect${note.correction ? ' (a correction)' : ''} before; fetched again, its numbers now look right: recorded complete`,
       { metric: note.metric, day: note.day, note: note.kind },
     );
   }

@@ -133,14 +133,14 @@ export function confirmedByLaterDays(
 
 /**
  * The stores at zero on `day` for which that weekday is their closing day: on one side of it (the weeks before, or,
- * for a held day judged again, the weeks after) the store's same weekdays are mostly zero (as recorded, held days too:
- * the first Sunday a store is closed is held, the second shows its rhythm) while its other days are mostly open. Such
- * a zero is the store's weekly rhythm, not a suspicion. A store closed for good is zero on every day: never one.
+ * for a held day judged again, the weeks after) the store's same weekdays are mostly zero while its other days of the
+ * 28 are mostly open. Days as recorded, held ones too (what the vendor published): the first Sunday a store is closed
+ * is held, the second shows its rhythm; and days held dark are not open days. Such a zero is the store's weekly
+ * rhythm, not a suspicion. A store closed for good, or dark for weeks, is zero on every day: never one.
  */
 export function closingDays(
   day: CalendarDay,
   figures: StoreFigures,
-  history: (day: CalendarDay) => StoreFigures | undefined,
   recorded: (day: CalendarDay) => StoreFigures | undefined,
 ): ReadonlySet<string> {
   const closing = new Set<string>();
@@ -149,7 +149,7 @@ export function closingDays(
   for (const direction of [-1, 1] as const) {
     const weekdays = daysAround(day, direction, (offset) => offset % 7 === 0, recorded);
     if (weekdays.length === 0) continue;
-    const others = daysAround(day, direction, (offset) => offset % 7 !== 0 && offset <= STORE_RULE.recentDays, history);
+    const others = daysAround(day, direction, (offset) => offset % 7 !== 0 && offset <= STORE_RULE.recentDays, recorded);
     for (const store of zeros) {
       if (mostlyZero(store, weekdays) === true && mostlyZero(store, others) === false) closing.add(store);
     }

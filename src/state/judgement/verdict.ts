@@ -68,8 +68,8 @@ export interface MissingStores {
  * `complete-anyway`: stores missing but `--settle-days` old; `kept`: a final day re-imported without results;
  * `suspect`: complete data whose numbers look wrong, `held` pending (`--on-suspect hold`) or recorded anyway (`warn`),
  * `correction` when the day was final and the vendor changed it; not warnings: `new-level`, stores whose figure left
- * their range, confirmed as their new level by the days after it; `settled`, a day held as suspect whose numbers the
- * vendor has since made plausible.
+ * their range, confirmed as their new level by the days after it; `settled`, a day held as suspect whose numbers now
+ * look right (the vendor's correction, or the days after it show a zero to be the store's closing day).
  */
 export type DayNote = { readonly metric: string; readonly day: CalendarDay } & (
   | { readonly kind: 'not-over'; readonly until: string; readonly results: number }
@@ -212,7 +212,7 @@ function judgeNumbers(
         outcome: { kind: 'pending', status: pendingSuspect(suspicion, figures.stores.length), figures: kept, ...correction },
         notes,
       };
-  } else if (context.wasHeld) {
+  } else if (context.wasHeld && newLevel.length === 0) {
     notes.push({ metric, day, kind: 'settled', ...correction });
   }
   return {
@@ -254,9 +254,8 @@ function suspicionOfDay(
   const byTotal = suspicionOf(day, { measure: figures.measure, total, allZero: figures.allZero }, view?.completeProfiles(key) ?? new Map());
   if (view === undefined || codes.length === 0) return { suspicion: byTotal, newLevel: [] };
   const history = view.storeHistory(key);
-  const recorded = view.recordedFigures(key);
   const dayFigures = storeFigures(codes, values);
-  const closing = closingDays(day, dayFigures, history, recorded);
+  const closing = closingDays(day, dayFigures, view.recordedFigures(key));
   const judgement = judgeStores(day, dayFigures, history, new Set([...view.foundStores(key, day), ...closing]));
   // Where stores could be judged, they judge the day: a chain that grows or closes stores moves its total for good,
   // and that is the new normal, not a suspicion. Every value zero is one still (it needs no history), unless every

@@ -346,6 +346,25 @@ const ROWS: readonly Row[] = [
     outcome: 'complete',
     notes: ['settled'],
   },
+  {
+    name: 'a held day of a dark month judged again, the days around it held dark too (not open days): still held',
+    known: (() => {
+      const dark = Array.from({ length: 29 }, (_, index) => addDays(DAY, index - 14)).filter((each) => each !== DAY);
+      const open = Array.from({ length: 5 }, (_, index) => addDays(DAY, 15 + index));
+      const zero = Object.fromEntries(Object.keys(OPEN).map((store) => [store, 0]));
+      return {
+        pending: { [DAY]: 'suspect' as const },
+        held: dark,
+        complete: open,
+        figures: Object.fromEntries([...dark.map((each) => [each, zero]), ...open.map((each) => [each, OPEN])]),
+      };
+    })(),
+    figures: day({ S1: 0, S2: 0, S3: 0 }),
+    rules: { now: new Date('2026-12-25T12:00:00Z') },
+    outcome: 'pending',
+    reason: 'suspect',
+    notes: ['suspect'],
+  },
 ];
 
 describe('judgeDay: the verdict on a day, from its figures and what the state knows', () => {
