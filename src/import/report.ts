@@ -256,7 +256,7 @@ export class ImportReport implements UnitReport {
       case 'suspect':
         if (note.held && note.correction)
           return (
-            `a correction of a final day looks wrong: ${describeSuspicion(note.suspicion)}; file rewritten, provisional again and held ` +
+            `suspect: ${describeSuspicion(note.suspicion)}; a correction of a final day: file rewritten, provisional again and held ` +
             `(--on-suspect hold): the next --catch-up asks again, \`area-metrics accept ${note.metric} --date ${note.day}${this.run.stateFlags}\` ` +
             'records it as final if its numbers are right'
           );

@@ -237,8 +237,9 @@ export class ImportState {
     return this.update((file) => {
       const entry = file.metrics[key] ?? {};
       if (isFinal(entry, day)) return false;
-      // A held correction stays one while it is held again.
-      const correction = entry.pending?.[day]?.reason === 'suspect' && status.reason === 'suspect' ? entry.profiles?.[day] : undefined;
+      // A correction (of a reopened day, or held already) keeps the profile the day was final with while it is held.
+      const was = entry.pending?.[day]?.reason;
+      const correction = (was === 'suspect' || was === 'reopened') && status.reason === 'suspect' ? entry.profiles?.[day] : undefined;
       const next = cleared(entry, [day]);
       if (correction !== undefined) next.profiles = { ...next.profiles, [day]: correction };
       if (figures !== undefined) recordFigures(file, next, day, figures);
@@ -323,10 +324,19 @@ export class ImportState {
     });
   }
 
-  /** Makes the days pending again (`reopened`), so the next `--catch-up` imports them. */
+  /**
+   * Makes the days pending again (`reopened`), so the next `--catch-up` imports them. A complete day keeps the profile
+   * it was final with: if the vendor's new numbers are held, they are held as a correction of it.
+   */
   async reopen(key: string, days: readonly CalendarDay[]): Promise<void> {
     await this.update((file) => {
-      const entry = cleared(file.metrics[key] ?? {}, days);
+      const before = file.metrics[key] ?? {};
+      const finalProfiles = days.flatMap((day) => {
+        const profile = before.profiles?.[day];
+        return profile !== undefined && rangesHold(before.complete ?? [], day) ? [[day, profile] as const] : [];
+      });
+      const entry = cleared(before, days);
+      if (finalProfiles.length > 0) entry.profiles = { ...entry.profiles, ...Object.fromEntries(finalProfiles) };
       const pending = (entry.pending ??= {});
       for (const day of days) pending[day] = { reason: 'reopened' };
       file.metrics[key] = entry;

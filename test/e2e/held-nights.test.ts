@@ -92,6 +92,9 @@ describe("the week's rhythm", () => {
         ),
       ),
     ]);
+    // It was final before `reopen`: its new numbers are held as a correction of it.
+    expect(held.warnings[0]).toContain('; a correction of a final day: file rewritten, provisional again and held');
+    expect((await statusOf(out)).metric.pending).toMatchObject([{ day: saturday, reason: 'suspect', correction: true }]);
   });
 });
 
@@ -287,7 +290,7 @@ describe("a vendor's correction of a final day, met by --lookback", () => {
     expect(night.warnings).toEqual([
       expect.stringMatching(
         new RegExp(
-          `^warn: unique-users ${day(-2)}: a correction of a final day looks wrong: 1 store outside .*: S005 0 .*provisional again and held`,
+          `^warn: unique-users ${day(-2)}: suspect: 1 store outside .*: S005 0 .*; a correction of a final day: file rewritten, provisional again and held`,
         ),
       ),
     ]);

@@ -114,6 +114,8 @@ describe('ImportState', () => {
     expect(await readFile(path, 'utf8')).toContain(`      "${days.at(-1)}": [12,3,36,499]\n`);
     await state.reopen('traffic', [days.at(-1)!]);
     expect(state.completeProfiles('traffic').size).toBe(365);
+    // The profile it was final with is kept while it is pending: a correction of it is named one.
+    expect(state.profileOf('traffic', days.at(-1)!)).toEqual([12, 3, 36, 499]);
   });
 
   it('records a verdict in one place; a held correction takes a complete day back, keeping the profile it was final with', async () => {

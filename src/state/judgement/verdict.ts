@@ -163,8 +163,11 @@ export function judgeDay(place: DayPlace, figures: DayFigures, rules: DayRules, 
     };
   }
   const notes: DayNote[] = codes.length > 0 ? [{ ...at, kind: 'complete-anyway', missing, settleDays: rules.settleDays }] : [];
-  const wasHeld = view?.pendingReason(key, day) === 'suspect';
-  const correction = wasHeld && view?.profileOf(key, day) !== undefined;
+  const reason = view?.pendingReason(key, day);
+  const wasHeld = reason === 'suspect';
+  // A day reopened after it was final, or a correction held already, keeps the profile it was final with.
+  const before = wasHeld || reason === 'reopened' ? view?.profileOf(key, day) : undefined;
+  const correction = before !== undefined && !sameProfile(before, figures.profile);
   return judgeNumbers(place, figures, rules, view, { notes, wasHeld, correction });
 }
 

@@ -264,6 +264,22 @@ const ROWS: readonly Row[] = [
     notes: ['settled'],
   },
   {
+    name: 'a reopened final day whose new numbers look wrong is held, as a correction',
+    known: { ...history(8), pending: { [DAY]: 'reopened' }, profiles: { [DAY]: profileOf(OPEN) } },
+    figures: day({ ...OPEN, S1: 0 }),
+    outcome: 'pending',
+    reason: 'suspect',
+    notes: ['suspect'],
+    correction: true,
+  },
+  {
+    name: 'a reopened final day fetched again with its numbers as they were is complete, silently',
+    known: { ...history(8), pending: { [DAY]: 'reopened' }, profiles: { [DAY]: profileOf(OPEN) } },
+    figures: day(OPEN),
+    outcome: 'complete',
+    notes: [],
+  },
+  {
     name: 'a store at zero on its closing day (its Sundays zero, its other days open) is at its normal',
     known: history(2, closedSundays),
     figures: day({ ...OPEN, S3: 0 }),
