@@ -310,6 +310,23 @@ describe("a vendor's correction of a final day, met by --lookback", () => {
     expect((await statusOf(out)).metric).toMatchObject({ suspect: [], accepted: [[day(-2), day(-2)]] });
   });
 
+  it("that is held settles by the vendor's next numbers: an info line, final again", async () => {
+    const { out } = await corrected([{ day: day(-2), stores: ['S005'], factor: 0 }]);
+    sandbox.setPublishing({});
+    const next = await runNight(2, out, ['--catch-up']);
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.fetched).toContain(day(-2));
+    expect(next.warnings).toEqual([]);
+    expect(next.stderr).toMatch(
+      new RegExp(
+        `^unique-users ${day(-2)}: held as suspect \\(a correction\\) before; fetched again, its numbers now look right: recorded complete$`,
+        'm',
+      ),
+    );
+    expect(await latestUnit(out, 'unique-users', day(-2))).toMatchObject({ status: 'final', finalized: true });
+    expect((await statusOf(out)).metric.suspect).toEqual([]);
+  });
+
   it('that looks plausible is final and changed, as before, and quiet', async () => {
     const { out, night, unit } = await corrected([{ day: day(-2), stores: ['S005'], factor: 1.2 }]);
     expect(night.warnings).toEqual([]);

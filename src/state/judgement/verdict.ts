@@ -165,9 +165,10 @@ export function judgeDay(place: DayPlace, figures: DayFigures, rules: DayRules, 
   const notes: DayNote[] = codes.length > 0 ? [{ ...at, kind: 'complete-anyway', missing, settleDays: rules.settleDays }] : [];
   const reason = view?.pendingReason(key, day);
   const wasHeld = reason === 'suspect';
-  // A day reopened after it was final, or a correction held already, keeps the profile it was final with.
+  // A correction held already, or a day reopened after it was final, keeps the profile it was final with: the
+  // reopened day's new numbers are a correction when they differ from it.
   const before = wasHeld || reason === 'reopened' ? view?.profileOf(key, day) : undefined;
-  const correction = before !== undefined && !sameProfile(before, figures.profile);
+  const correction = before !== undefined && (wasHeld || !sameProfile(before, figures.profile));
   return judgeNumbers(place, figures, rules, view, { notes, wasHeld, correction });
 }
 

@@ -262,6 +262,7 @@ const ROWS: readonly Row[] = [
     figures: day(OPEN),
     outcome: 'complete',
     notes: ['settled'],
+    correction: true,
   },
   {
     name: 'a reopened final day whose new numbers look wrong is held, as a correction',
@@ -389,7 +390,7 @@ describe('judgeDay: the verdict on a day, from its figures and what the state kn
     expect(kind(verdict)).toEqual({ outcome: row.outcome, notes: row.notes });
     if (verdict.outcome.kind === 'pending') expect(verdict.outcome.status.reason).toBe(row.reason);
     if (verdict.outcome.kind === 'pending') expect(verdict.outcome.correction).toBe(row.correction);
-    for (const note of verdict.notes) if (note.kind === 'suspect') expect(note.correction).toBe(row.correction);
+    for (const note of verdict.notes) if (note.kind === 'suspect' || note.kind === 'settled') expect(note.correction).toBe(row.correction);
   });
 
   it('without a state nothing is final: a plausible day is complete, every value zero is held', () => {
