@@ -78,20 +78,25 @@ function day(stores: Stores, options: { failed?: boolean } = {}): DayFigures {
 
 const OPEN = { S1: 100, S2: 120, S3: 90 } as const;
 
-/** `weeks` weeks of complete days before DAY, each store at `level(store, day)`. */
-function history(weeks: number, level: (store: string, day: CalendarDay) => number = (store) => OPEN[store as keyof typeof OPEN]) {
-  const days = Array.from({ length: weeks * 7 }, (_, index) => addDays(DAY, -1 - index));
-  const figures = Object.fromEntries(
-    days.map((each) => [each, Object.fromEntries(Object.keys(OPEN).map((store) => [store, level(store, each)]))]),
-  );
-  return { complete: days, figures, storeCodes: Object.keys(OPEN) };
+type Level = (store: string, day: CalendarDay) => number;
+const open: Level = (store) => OPEN[store as keyof typeof OPEN];
+
+/** Complete days DAY+from..DAY+to (DAY itself left out), each store (`stores`) at `level(store, day)`. */
+function around(from: number, to: number, level: Level = open, stores: readonly string[] = Object.keys(OPEN)) {
+  const days = Array.from({ length: to - from + 1 }, (_, index) => from + index)
+    .filter((offset) => offset !== 0)
+    .map((offset) => addDays(DAY, offset));
+  const figures = Object.fromEntries(days.map((each) => [each, Object.fromEntries(stores.map((store) => [store, level(store, each)]))]));
+  return { complete: days, figures, storeCodes: stores };
 }
+
+/** `weeks` weeks of complete days before DAY. */
+const history = (weeks: number, level: Level = open) => around(-7 * weeks, -1, level);
 
 /** Sundays are DAY's weekday. */
 const isSunday = (each: CalendarDay): boolean => new Date(`${each}T00:00:00Z`).getUTCDay() === 0;
 /** S3 closed on Sundays, the others open every day. */
-const closedSundays = (store: string, each: CalendarDay): number =>
-  store === 'S3' && isSunday(each) ? 0 : OPEN[store as keyof typeof OPEN];
+const closedSundays: Level = (store, each) => (store === 'S3' && isSunday(each) ? 0 : open(store, each));
 
 const kind = (verdict: Verdict) => ({ outcome: verdict.outcome.kind, notes: verdict.notes.map((note) => note.kind) });
 
@@ -308,18 +313,7 @@ const ROWS: readonly Row[] = [
   },
   {
     name: 'a held Sunday judged again, the store dark every day since: closed for good, not a closing day, still held',
-    known: {
-      pending: { [DAY]: 'suspect' },
-      complete: [...history(2).complete, ...Array.from({ length: 14 }, (_, index) => addDays(DAY, 1 + index))],
-      figures: Object.fromEntries(
-        [...history(2).complete, ...Array.from({ length: 14 }, (_, index) => addDays(DAY, 1 + index))].map((each) => [
-          each,
-          Object.fromEntries(
-            Object.keys(OPEN).map((store) => [store, store === 'S3' && each > DAY ? 0 : OPEN[store as keyof typeof OPEN]]),
-          ),
-        ]),
-      ),
-    },
+    known: { pending: { [DAY]: 'suspect' }, ...around(-14, 14, (store, each) => (store === 'S3' && each > DAY ? 0 : open(store, each))) },
     figures: day({ ...OPEN, S3: 0 }),
     rules: { now: new Date('2026-12-20T12:00:00Z') },
     outcome: 'pending',
@@ -328,10 +322,7 @@ const ROWS: readonly Row[] = [
   },
   {
     name: 'one store (--store) zero on its closing day: the whole key is at its normal',
-    known: {
-      complete: history(2).complete,
-      figures: Object.fromEntries(history(2, closedSundays).complete.map((each) => [each, { S3: closedSundays('S3', each) }])),
-    },
+    known: around(-14, -1, closedSundays, ['S3']),
     figures: day({ S3: 0 }),
     rules: { storeCodes: ['S3'] },
     outcome: 'complete',
@@ -339,7 +330,7 @@ const ROWS: readonly Row[] = [
   },
   {
     name: 'one store (--store) zero on a day it is open: the whole key is held',
-    known: { complete: history(2).complete, figures: Object.fromEntries(history(2).complete.map((each) => [each, { S3: 90 }])) },
+    known: around(-14, -1, open, ['S3']),
     figures: day({ S3: 0 }),
     rules: { storeCodes: ['S3'] },
     outcome: 'pending',
@@ -348,16 +339,7 @@ const ROWS: readonly Row[] = [
   },
   {
     name: 'a held Sunday judged again once later Sundays show the rhythm is complete, said',
-    known: {
-      pending: { [DAY]: 'suspect' },
-      complete: [...history(1).complete, ...Array.from({ length: 14 }, (_, index) => addDays(DAY, 1 + index))],
-      figures: Object.fromEntries(
-        [...history(1).complete, ...Array.from({ length: 14 }, (_, index) => addDays(DAY, 1 + index))].map((each) => [
-          each,
-          Object.fromEntries(Object.keys(OPEN).map((store) => [store, closedSundays(store, each)])),
-        ]),
-      ),
-    },
+    known: { pending: { [DAY]: 'suspect' }, ...around(-7, 14, closedSundays) },
     figures: day({ ...OPEN, S3: 0 }),
     rules: { now: new Date('2026-12-20T12:00:00Z') },
     outcome: 'complete',
@@ -365,17 +347,11 @@ const ROWS: readonly Row[] = [
   },
   {
     name: 'a held day of a dark month judged again, the days around it held dark too (not open days): still held',
-    known: (() => {
-      const dark = Array.from({ length: 29 }, (_, index) => addDays(DAY, index - 14)).filter((each) => each !== DAY);
-      const open = Array.from({ length: 5 }, (_, index) => addDays(DAY, 15 + index));
-      const zero = Object.fromEntries(Object.keys(OPEN).map((store) => [store, 0]));
-      return {
-        pending: { [DAY]: 'suspect' as const },
-        held: dark,
-        complete: open,
-        figures: Object.fromEntries([...dark.map((each) => [each, zero]), ...open.map((each) => [each, OPEN])]),
-      };
-    })(),
+    known: {
+      pending: { [DAY]: 'suspect' },
+      held: around(-14, 14).complete,
+      ...around(-14, 19, (store, each) => (each <= addDays(DAY, 14) ? 0 : open(store, each))),
+    },
     figures: day({ S1: 0, S2: 0, S3: 0 }),
     rules: { now: new Date('2026-12-25T12:00:00Z') },
     outcome: 'pending',
