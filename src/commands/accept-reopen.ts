@@ -1,6 +1,7 @@
 import { UsageError } from '../errors.js';
 import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
 import type { ImportState } from '../state/import-state.js';
+import { refuseAcceptBeforeOver } from '../state/judgement/day-rules.js';
 import { describeDays } from '../window/day-ranges.js';
 import { today, type CalendarDay } from '../window/days.js';
 import { resolveDays } from '../window/requested-days.js';
@@ -45,6 +46,7 @@ export function dayAction(action: DayAction): CommandAction<typeof DAY_OPTIONS> 
     const now = nowOf(context.env);
     const days = daysOf(options, action, now);
     await withExistingState(action, options, { context, reporter, now }, async (state, _location, destination) => {
+      if (action === 'accept') refuseAcceptBeforeOver(days, state.dayMode, now);
       // The manifest beside the runs' tells loaders of the change; it is made from the days' standing before and after.
       const settlement = { command: `${action} ${args[0] ?? ''} ${describeDays(days)}`, metrics, days };
       const lines: string[] = [];

@@ -66,7 +66,7 @@ export const IMPORT_OPTIONS = {
     choices: SUSPECT_MODES,
     default: 'hold',
     description:
-      'a complete day whose numbers look wrong (all zero, or a total far from the median of the 4 weeks before): hold it pending, warn and record it, or off',
+      "a day whose numbers look wrong, each store against its own same weekday of the 8 weeks before (a store at zero where it is open, far outside its range, or most stores moved by one factor; a store's weekly closing day is its normal), a correction of a final day too: hold it pending, warn and record it, or off",
   }),
   store: listOption({
     flags: '--store <code>',

@@ -30,7 +30,9 @@ export class DayFinality {
     if (state.isFinal(key, day))
       return this.finalBefore.has(`${metric} ${day}`) ? { status: 'final' } : { status: 'final', finalized: true };
     if (state.isGivenUp(key, day)) return { status: 'provisional', reason: 'given-up' };
-    const pending = state.coverage(key).pending.find((entry) => entry.day === day);
-    return { status: 'provisional', reason: pending?.status.reason ?? 'not-judged' };
+    const reason = state.pendingReason(key, day) ?? 'not-judged';
+    // A held correction keeps the profile the day was final with.
+    const correction = reason === 'suspect' && state.profileOf(key, day) !== undefined;
+    return { status: 'provisional', reason, ...(correction ? { correction: true as const } : {}) };
   }
 }

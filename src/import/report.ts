@@ -90,7 +90,17 @@ export class ImportReport implements UnitReport {
       return;
     }
     const { data } = outcome;
-    for (const warning of data.warnings) this.warn(`${label}: ${warning}`);
+    // One line a unit, whatever the count: a half day warns of every store's result; the first few say what it is.
+    if (data.warnings.length > 0) {
+      const first = data.warnings.slice(0, NAMED_WARNINGS).join('; ');
+      const count = data.warnings.length;
+      this.warn(
+        count === 1
+          ? `${label}: ${first}`
+          : `${label}: ${count} results warned of: ${first}${count > NAMED_WARNINGS ? `; and ${count - NAMED_WARNINGS} more` : ''}`,
+        { unit: label, results: count },
+      );
+    }
     for (const record of data.rejected) {
       // Names the record and its value like the --on-invalid fail line: with -o - this line is all that is kept.
       const { store_code: storeCode } = (record.record ?? {}) as { store_code?: unknown };
@@ -123,6 +133,7 @@ export class ImportReport implements UnitReport {
       if (note.kind === 'not-over') this.notOver.push(note);
       else if (note.kind === 'suspect' && note.again) this.heldAgain.push(note);
       else if (note.kind === 'new-level') this.newLevel(note);
+      else if (note.kind === 'settled') this.settled(note);
       else this.warn(`${note.metric} ${note.day}: ${this.describeNote(note)}`, { metric: note.metric, day: note.day, note: note.kind });
     }
   }
@@ -217,7 +228,15 @@ export class ImportReport implements UnitReport {
     );
   }
 
-  private describeNote(note: Exclude<DayNote, NotOver | { kind: 'new-level' }>): string {
+  /** A day held as suspect whose numbers the vendor has since made plausible: said once, not a warning. */
+  private settled(note: Extract<DayNote, { kind: 'settled' }>): void {
+    this.progress.logger.info(
+      `${note.metric} ${note.day}: held as suspect${note.correction ? ' (a correction)' : ''} before; fetched again, its numbers now look right: recorded complete`,
+      { metric: note.metric, day: note.day, note: note.kind },
+    );
+  }
+
+  private describeNote(note: Exclude<DayNote, NotOver | { kind: 'new-level' } | { kind: 'settled' }>): string {
     switch (note.kind) {
       case 'kept':
         return 'no results on this re-import; the file of the earlier import is kept';
@@ -235,6 +254,12 @@ export class ImportReport implements UnitReport {
       case 'complete-anyway':
         return `${describeMissing(note.missing)}; recorded complete anyway: the day is at least --settle-days ${note.settleDays} days old`;
       case 'suspect':
+        if (note.held && note.correction)
+          return (
+            `suspect: ${describeSuspicion(note.suspicion)}; a correction of a final day: file rewritten, provisional again and held ` +
+            `(--on-suspect hold): the next --catch-up asks again, \`area-metrics accept ${note.metric} --date ${note.day}${this.run.stateFlags}\` ` +
+            'records it as final if its numbers are right'
+          );
         return note.held
           ? `suspect: ${describeSuspicion(note.suspicion)}; file written, not recorded complete (--on-suspect hold): the next --catch-up asks again, ` +
               `\`area-metrics accept ${note.metric} --date ${note.day}${this.run.stateFlags}\` records it as final if its numbers are right`
@@ -247,6 +272,9 @@ export class ImportReport implements UnitReport {
     this.progress.logger.warn(message, fields);
   }
 }
+
+/** How many of a unit's record warnings its line quotes; the rest are counted. */
+const NAMED_WARNINGS = 3;
 
 /** The pace the run is at, for a JSON line (none while nothing paces it). */
 function paceField(stats: PacerStats): { pace_rps?: number } {

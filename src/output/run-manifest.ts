@@ -53,6 +53,8 @@ export interface ManifestUnit {
    */
   readonly status: 'final' | 'provisional' | 'failed';
   readonly reason?: string;
+  /** With reason `suspect`: the day was final, and the vendor's correction of it is held. */
+  readonly correction?: true;
   /** The run made its day final, with new bytes or not: a loader that skipped it as provisional loads it now. */
   readonly finalized?: true;
   /** Records set aside by `--on-invalid skip`, and where. */
@@ -85,7 +87,7 @@ export interface RunManifest {
 /** What the state says of a unit's day when the run ends. */
 export type DayStanding =
   | { readonly status: 'final'; readonly finalized?: true }
-  | { readonly status: 'provisional'; readonly reason: string };
+  | { readonly status: 'provisional'; readonly reason: string; readonly correction?: true };
 
 /** What a committed unit gave, as far as a manifest cares. */
 export type UnitRecord =

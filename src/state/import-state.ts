@@ -11,6 +11,7 @@ import { formatState } from './storage/state-text.js';
 import type { StateStorage } from './storage/storage.js';
 import { decodeStoreSet, encodeStoreSet, pruneStoreSets, storeSetId } from './storage/store-sets.js';
 import type { StoreFigures } from './judgement/store-figures.js';
+import type { DayOutcome } from './judgement/verdict.js';
 import { DecodedFigures, foundStores, recordFigures, storeHistory, type JudgedFigures } from './store-history.js';
 import { lastRunSchema, type LastRun, type PendingDay, type StateEntry, type StateFile } from './storage/versions/current.js';
 
@@ -144,12 +145,52 @@ export class ImportState {
 
   /** Each store's figures of the days that judge later ones (see `storeHistory`), decoded as the rule asks. */
   storeHistory(key: string): (day: CalendarDay) => StoreFigures | undefined {
+    return storeHistory(this.file, this.file.metrics[key], this.path, this.decodedOf(key));
+  }
+
+  private decodedOf(key: string): DecodedFigures {
     let decoded = this.decodedFigures.get(key);
     if (decoded === undefined) {
       decoded = new DecodedFigures();
       this.decodedFigures.set(key, decoded);
     }
-    return storeHistory(this.file, this.file.metrics[key], this.path, decoded);
+    return decoded;
+  }
+
+  /**
+   * Each store's figures of every day judged, held ones too: where a store's zeros are its weekly rhythm (a store
+   * closed on Sundays is held its first Sunday; from the second on, that Sunday shows the rhythm).
+   */
+  recordedFigures(key: string): (day: CalendarDay) => StoreFigures | undefined {
+    const entry = this.file.metrics[key];
+    const decoded = this.decodedOf(key);
+    return (day) => {
+      const kept = entry?.storeFigures?.[day];
+      return kept === undefined ? undefined : decoded.figuresOf(this.file, this.path, day, kept);
+    };
+  }
+
+  /**
+   * The profile a day was recorded complete with: of a complete day, or of a day the vendor changed since and whose
+   * correction is held (the numbers it was final with, kept until it settles).
+   */
+  profileOf(key: string, day: CalendarDay): DayProfile | undefined {
+    return this.file.metrics[key]?.profiles?.[day];
+  }
+
+  /** Records a day's verdict (`judgeDay`): the one place a judged day's standing changes. */
+  async record(key: string, day: CalendarDay, outcome: DayOutcome): Promise<void> {
+    switch (outcome.kind) {
+      case 'kept':
+        return;
+      case 'given-up':
+        return this.markGivenUp(key, day);
+      case 'complete':
+        return this.markComplete(key, day, outcome.stores, outcome.profile, outcome.figures);
+      case 'pending':
+        if (outcome.correction) await this.holdCorrection(key, day, outcome.status, outcome.figures);
+        else await this.markPending(key, day, outcome.status, outcome.figures);
+    }
   }
 
   /** The stores a suspect day of the weeks before `day` already found (see `foundStores`). */
@@ -196,9 +237,31 @@ export class ImportState {
     return this.update((file) => {
       const entry = file.metrics[key] ?? {};
       if (isFinal(entry, day)) return false;
+      // A correction (of a reopened day, or held already) keeps the profile the day was final with while it is held.
+      const was = entry.pending?.[day]?.reason;
+      const correction = (was === 'suspect' || was === 'reopened') && status.reason === 'suspect' ? entry.profiles?.[day] : undefined;
+      const next = cleared(entry, [day]);
+      if (correction !== undefined) next.profiles = { ...next.profiles, [day]: correction };
+      if (figures !== undefined) recordFigures(file, next, day, figures);
+      (next.pending ??= {})[day] = { ...status };
+      file.metrics[key] = next;
+      return true;
+    });
+  }
+
+  /**
+   * A correction of a complete day that looks wrong: the day is pending (`suspect`) again, keeping the profile it was
+   * final with, which names it a correction until it settles. A day a person accepted meanwhile stays accepted.
+   */
+  private async holdCorrection(key: string, day: CalendarDay, status: PendingDay, figures?: JudgedFigures): Promise<void> {
+    await this.update((file) => {
+      const entry = file.metrics[key] ?? {};
+      if (rangesHold(entry.accepted ?? [], day)) return false;
+      const profile = entry.profiles?.[day];
       const next = cleared(entry, [day]);
       if (figures !== undefined) recordFigures(file, next, day, figures);
       (next.pending ??= {})[day] = { ...status };
+      if (profile !== undefined) next.profiles = { ...next.profiles, [day]: profile };
       file.metrics[key] = next;
       return true;
     });
@@ -261,10 +324,19 @@ export class ImportState {
     });
   }
 
-  /** Makes the days pending again (`reopened`), so the next `--catch-up` imports them. */
+  /**
+   * Makes the days pending again (`reopened`), so the next `--catch-up` imports them. A complete day keeps the profile
+   * it was final with: if the vendor's new numbers are held, they are held as a correction of it.
+   */
   async reopen(key: string, days: readonly CalendarDay[]): Promise<void> {
     await this.update((file) => {
-      const entry = cleared(file.metrics[key] ?? {}, days);
+      const before = file.metrics[key] ?? {};
+      const finalProfiles = days.flatMap((day) => {
+        const profile = before.profiles?.[day];
+        return profile !== undefined && rangesHold(before.complete ?? [], day) ? [[day, profile] as const] : [];
+      });
+      const entry = cleared(before, days);
+      if (finalProfiles.length > 0) entry.profiles = { ...entry.profiles, ...Object.fromEntries(finalProfiles) };
       const pending = (entry.pending ??= {});
       for (const day of days) pending[day] = { reason: 'reopened' };
       file.metrics[key] = entry;

@@ -5,12 +5,15 @@
  * the days after it confirm the level; forty held days never keep the other pending
  * days from being fetched again.
  */
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import type { SandboxPublishing } from '../../src/sandbox/types.js';
 import { WEEKDAY_WEIGHTS } from '../../src/sandbox/rhythm.js';
 import { addDays, daysBetween } from '../../src/window/days.js';
 import { clockedCli, daysBefore, noonToday } from '../helpers/sandbox-clock.js';
+import { latestUnit } from '../helpers/manifests.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
 const SECRET = 'Held-Nights-S3cret-4a2f';
@@ -27,7 +30,7 @@ const tempDir = useTempDirs('held-nights-');
 
 beforeAll(async () => {
   // The sandbox's clock is the night's: which days exist and which local days have ended move with it.
-  sandbox = await startSandbox({ port: 0, stores: 6, zones: 3, days: 60, clientSecret: SECRET, serveInProgress: true, now: () => clock });
+  sandbox = await startSandbox({ port: 0, stores: 6, zones: 3, days: 90, clientSecret: SECRET, serveInProgress: true, now: () => clock });
 });
 afterEach(() => {
   sandbox.setPublishing({});
@@ -37,12 +40,15 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-/** The metric's command line on night `night` (0: the first night), and its warnings but those of days not over. */
-async function runNight(night: number, out: string, args: readonly string[]) {
+/**
+ * The metric's command line on night `night` (0: the first night; a fraction is hours of it), and its warnings but
+ * those of days not over.
+ */
+async function runNight(night: number, out: string, args: readonly string[], metric = 'unique-users') {
   clock = new Date(FIRST_NIGHT.getTime() + night * DAY_MS);
   const { runCli } = clockedCli(clock, { AREA_METRICS_CLIENT_SECRET: SECRET });
   const before = sandbox.requests.length;
-  const result = await runCli(['unique-users', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out, ...args]);
+  const result = await runCli([metric, '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out, ...args]);
   const warnings = result.stderr.split('\n').filter((line) => line.startsWith('warn: ') && !line.includes('not over until'));
   const fetched = new Set(sandbox.requests.slice(before).flatMap(({ query }) => query.datetime_gte?.slice(0, 10) ?? []));
   return { ...result, warnings, fetched };
@@ -56,7 +62,7 @@ async function statusOf(out: string) {
     metrics: {
       suspect: [string, string][];
       accepted: [string, string][];
-      pending: { day: string; reason: string; firstStores?: string[] }[];
+      pending: { day: string; reason: string; firstStores?: string[]; correction?: true }[];
     }[];
   };
   return { text, metric: json.metrics[0]! };
@@ -86,6 +92,9 @@ describe("the week's rhythm", () => {
         ),
       ),
     ]);
+    // It was final before `reopen`: its new numbers are held as a correction of it.
+    expect(held.warnings[0]).toContain('; a correction of a final day: file rewritten, provisional again and held');
+    expect((await statusOf(out)).metric.pending).toMatchObject([{ day: saturday, reason: 'suspect', correction: true }]);
   });
 });
 
@@ -240,3 +249,164 @@ describe('forty held days', () => {
     expect(held.filter((each) => run.fetched.has(each))).toHaveLength(1);
   });
 });
+
+describe('accept of a day not over', () => {
+  it('at 09:00Z, of yesterday, is refused (exit 2, saying when it will be over), and nothing changes', async () => {
+    const out = await tempDir();
+    // 09:00Z: yesterday's window holds local days that have not ended (it is over at 00:59:59Z tomorrow).
+    const morning = await runNight(-3 / 24, out, ['--date', day(-1)]);
+    expect(morning.code, morning.stderr).toBe(0);
+    expect((await statusOf(out)).metric.pending).toMatchObject([{ day: day(-1), reason: 'not-over' }]);
+    const before = await folderOf(out);
+    const { runCli } = clockedCli(clock);
+    const accepted = await runCli(['accept', 'unique-users', '--date', day(-1), '-o', out]);
+    expect(accepted.code).toBe(2);
+    expect(accepted.stdout).toBe('');
+    expect(accepted.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(new RegExp(`${day(-1)}: not over until ${day(1)}T00:59:59Z, .*nothing accepted`)),
+    ]);
+    expect(await folderOf(out)).toEqual(before);
+    // A day pending for another reason is accepted as before.
+    const older = await runCli(['accept', 'unique-users', '--date', day(-3), '-o', out]);
+    expect(older.code, older.stderr).toBe(0);
+  });
+});
+
+describe("a vendor's correction of a final day, met by --lookback", () => {
+  /** Five weeks of final days through day(-2), then the vendor's new numbers for day(-2), fetched again on night 1. */
+  async function corrected(distorted: Distorted) {
+    const out = await tempDir();
+    const history = await runNight(0, out, ['--from', day(-36), '--to', day(-2)]);
+    expect(history.code, history.stderr).toBe(0);
+    sandbox.setPublishing({ distorted });
+    const night = await runNight(1, out, ['--catch-up', '--lookback', '2']);
+    expect(night.code, night.stderr).toBe(0);
+    expect(night.fetched).toContain(day(-2));
+    return { out, night, unit: await latestUnit(out, 'unique-users', day(-2)) };
+  }
+
+  it('that zeroes a store is held: one warning, provisional in the manifest, named in status; accept settles it', async () => {
+    const { out, night, unit } = await corrected([{ day: day(-2), stores: ['S005'], factor: 0 }]);
+    expect(night.warnings).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^warn: unique-users ${day(-2)}: suspect: 1 store outside .*: S005 0 .*; a correction of a final day: file rewritten, provisional again and held`,
+        ),
+      ),
+    ]);
+    expect(unit).toMatchObject({ status: 'provisional', reason: 'suspect', correction: true, changed: true });
+    const held = await statusOf(out);
+    expect(held.metric.suspect).toEqual([[day(-2), day(-2)]]);
+    expect(held.metric.pending.find(({ day: pendingDay }) => pendingDay === day(-2))).toMatchObject({
+      reason: 'suspect',
+      correction: true,
+    });
+    expect(held.text).toContain(`${day(-2)} suspect (a correction of a final day: 1 store outside their range: S005)`);
+    const { runCli } = clockedCli(clock);
+    expect((await runCli(['status', '-o', out, '--max-behind', '1'])).code).toBe(8);
+    const accepted = await runCli(['accept', 'unique-users', '--date', day(-2), '-o', out]);
+    expect(accepted.code, accepted.stderr).toBe(0);
+    expect(await latestUnit(out, 'unique-users', day(-2))).toMatchObject({ status: 'final', finalized: true });
+    expect((await statusOf(out)).metric).toMatchObject({ suspect: [], accepted: [[day(-2), day(-2)]] });
+  });
+
+  it("that is held settles by the vendor's next numbers: an info line, final again", async () => {
+    const { out } = await corrected([{ day: day(-2), stores: ['S005'], factor: 0 }]);
+    sandbox.setPublishing({});
+    const next = await runNight(2, out, ['--catch-up']);
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.fetched).toContain(day(-2));
+    expect(next.warnings).toEqual([]);
+    expect(next.stderr).toMatch(
+      new RegExp(
+        `^unique-users ${day(-2)}: held as suspect \\(a correction\\) before; fetched again, its numbers now look right: recorded complete$`,
+        'm',
+      ),
+    );
+    expect(await latestUnit(out, 'unique-users', day(-2))).toMatchObject({ status: 'final', finalized: true });
+    expect((await statusOf(out)).metric.suspect).toEqual([]);
+  });
+
+  it('that looks plausible is final and changed, as before, and quiet', async () => {
+    const { out, night, unit } = await corrected([{ day: day(-2), stores: ['S005'], factor: 1.2 }]);
+    expect(night.warnings).toEqual([]);
+    expect(unit).toMatchObject({ status: 'final', changed: true });
+    expect(unit?.reason).toBeUndefined();
+    expect((await statusOf(out)).metric.suspect).toEqual([]);
+    // The next night's look-back finds it as recorded: nothing to judge again.
+    const next = await runNight(2, out, ['--catch-up', '--lookback', '3']);
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.warnings).toEqual([]);
+    expect(await latestUnit(out, 'unique-users', day(-2))).toMatchObject({ status: 'final', changed: false });
+  });
+});
+
+describe('a store closed every Sunday', () => {
+  /** Ten weeks of days, S003 at zero every Sunday, imported in one run; then a night of --catch-up. */
+  async function tenWeeks(storeArgs: readonly string[]) {
+    const out = await tempDir();
+    const days = daysBetween(day(-71), day(-2));
+    const sundays = days.filter((each) => new Date(`${each}T00:00:00Z`).getUTCDay() === 0);
+    sandbox.setPublishing({
+      distorted: [...sundays, day(-1), day(0)]
+        .filter((each) => new Date(`${each}T00:00:00Z`).getUTCDay() === 0)
+        .map((each) => ({ day: each, stores: ['S003'], factor: 0 })),
+    });
+    const backfill = await runNight(0, out, ['--from', days[0]!, '--to', days.at(-1)!, ...storeArgs]);
+    expect(backfill.code, backfill.stderr).toBe(0);
+    const held = (await statusOf(out)).metric.suspect.flatMap(([first, last]) => daysBetween(first, last));
+    const night = await runNight(1, out, ['--catch-up', ...storeArgs]);
+    expect(night.code, night.stderr).toBe(0);
+    return { out, sundays, held, backfill, night };
+  }
+
+  for (const [name, storeArgs] of [
+    ['every store', []],
+    ['--store S003 alone', ['--store', 'S003']],
+  ] as const) {
+    it(`holds nothing after its first weeks (${name}); the nights after settle those by themselves`, async () => {
+      const { out, sundays, held, night } = await tenWeeks(storeArgs);
+      // At most its first two Sundays: from then on, its Sundays before show its rhythm.
+      expect(held.length).toBeLessThanOrEqual(2);
+      for (const each of held) expect(sundays.slice(0, 2)).toContain(each);
+      // Fetched again, the held Sundays now have later Sundays showing the rhythm: complete, said in an info line.
+      for (const each of held)
+        expect(night.stderr).toMatch(new RegExp(`^unique-users ${each}: held as suspect before; .*now look right`, 'm'));
+      expect(night.warnings).toEqual([]);
+      expect((await statusOf(out)).metric.suspect).toEqual([]);
+      const { runCli } = clockedCli(clock);
+      const status = await runCli(['status', '-o', out, '--max-behind', '1']);
+      expect(status.code, status.stdout).toBe(0);
+    });
+  }
+});
+
+describe('a half day', () => {
+  it('is one warning line per metric, naming how many stores, not a line per store', async () => {
+    const out = await tempDir();
+    const history = await runNight(0, out, ['--from', day(-36), '--to', day(-2)], 'all');
+    expect(history.code, history.stderr).toBe(0);
+    sandbox.setPublishing({ distorted: [{ day: day(-1), factor: 0.5 }] });
+    const night = await runNight(1, out, ['--catch-up'], 'all');
+    expect(night.code, night.stderr).toBe(0);
+    // Each metric's held day; for traffic, before it, one line for its six results whose zones no longer sum to 1.
+    expect(night.warnings.map((line) => line.slice(0, line.indexOf(':', 6)))).toEqual(
+      ['unique-users', 'avg-screen-time', 'traffic', 'traffic'].map((metric) => `warn: ${metric} ${day(-1)}`),
+    );
+    expect(night.warnings[2]).toMatch(
+      /^warn: traffic \S+: 6 results warned of: store S\d+ \S+: traffic_pct values sum to 0\.5\d+, not 1; .*; and 3 more$/,
+    );
+    expect(night.warnings.filter((line) => /^warn: \S+ \S+: suspect: 6 (of 6 )?stores/.test(line))).toHaveLength(3);
+  });
+});
+
+/** Every file of an output folder and its bytes, for "nothing changed". */
+async function folderOf(out: string): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  for (const entry of await readdir(out, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    files[path] = await readFile(path, 'base64');
+  }
+  return files;
+}

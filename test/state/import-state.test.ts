@@ -114,6 +114,36 @@ describe('ImportState', () => {
     expect(await readFile(path, 'utf8')).toContain(`      "${days.at(-1)}": [12,3,36,499]\n`);
     await state.reopen('traffic', [days.at(-1)!]);
     expect(state.completeProfiles('traffic').size).toBe(365);
+    // The profile it was final with is kept while it is pending: a correction of it is named one.
+    expect(state.profileOf('traffic', days.at(-1)!)).toEqual([12, 3, 36, 499]);
+  });
+
+  it('records a verdict in one place; a held correction takes a complete day back, keeping the profile it was final with', async () => {
+    const state = await loadStateFile(path, OPTIONS);
+    const figures = { codes: ['S1', 'S2'], values: Float64Array.from([10, 20]), suspect: false };
+    await state.record('traffic', '2026-11-18', { kind: 'complete', stores: ['S1', 'S2'], profile: [2, 2, 4, 30], figures });
+    await state.record('traffic', '2026-11-18', { kind: 'kept' });
+    expect(state.isFinal('traffic', '2026-11-18')).toBe(true);
+    const held = { reason: 'suspect', measure: 'sum', value: 10, stores: 2 } as const;
+    const zeroed = { ...figures, values: Float64Array.from([10, 0]), suspect: true, found: ['S2'] };
+    await state.record('traffic', '2026-11-18', { kind: 'pending', status: held, figures: zeroed, correction: true });
+    const reloaded = await loadStateFile(path, OPTIONS);
+    expect(reloaded.isFinal('traffic', '2026-11-18')).toBe(false);
+    expect(reloaded.pendingReason('traffic', '2026-11-18')).toBe('suspect');
+    expect(reloaded.profileOf('traffic', '2026-11-18')).toEqual([2, 2, 4, 30]);
+    expect(reloaded.completeProfiles('traffic')).toEqual(new Map());
+    // Held again the next night, it is still a correction; the held figures are recorded, out of the history.
+    await reloaded.record('traffic', '2026-11-18', { kind: 'pending', status: held, figures: zeroed });
+    expect(reloaded.profileOf('traffic', '2026-11-18')).toEqual([2, 2, 4, 30]);
+    expect(reloaded.recordedFigures('traffic')('2026-11-18')?.values[1]).toBe(0);
+    expect(reloaded.storeHistory('traffic')('2026-11-18')).toBeUndefined();
+    // Settled by the vendor's numbers: complete, with its new profile.
+    await reloaded.record('traffic', '2026-11-18', { kind: 'complete', stores: ['S1', 'S2'], profile: [2, 2, 4, 31], figures });
+    expect(reloaded.completeProfiles('traffic')).toEqual(new Map([['2026-11-18', [2, 2, 4, 31]]]));
+    // An accepted day is a person's word: a correction does not take it back.
+    await reloaded.accept('traffic', ['2026-11-17']);
+    await reloaded.record('traffic', '2026-11-17', { kind: 'pending', status: held, correction: true });
+    expect(reloaded.isFinal('traffic', '2026-11-17')).toBe(true);
   });
 
   it('records the last run', async () => {

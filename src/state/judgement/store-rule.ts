@@ -131,6 +131,61 @@ export function confirmedByLaterDays(
   return confirmed;
 }
 
+/**
+ * The stores at zero on `day` for which that weekday is their closing day: on one side of it (the weeks before, or,
+ * for a held day judged again, the weeks after) the store's same weekdays are mostly zero while its other days of the
+ * 28 are mostly open. Days as recorded, held ones too (what the vendor published): the first Sunday a store is closed
+ * is held, the second shows its rhythm; and days held dark are not open days. Such a zero is the store's weekly
+ * rhythm, not a suspicion. A store closed for good, or dark for weeks, is zero on every day: never one.
+ */
+export function closingDays(
+  day: CalendarDay,
+  figures: StoreFigures,
+  recorded: (day: CalendarDay) => StoreFigures | undefined,
+): ReadonlySet<string> {
+  const closing = new Set<string>();
+  const zeros = figures.codes.filter((_, index) => !(figures.values[index]! > 0));
+  if (zeros.length === 0) return closing;
+  for (const direction of [-1, 1] as const) {
+    const weekdays = daysAround(day, direction, (offset) => offset % 7 === 0, recorded);
+    if (weekdays.length === 0) continue;
+    const others = daysAround(day, direction, (offset) => offset % 7 !== 0 && offset <= STORE_RULE.recentDays, recorded);
+    for (const store of zeros) {
+      if (mostlyZero(store, weekdays) === true && mostlyZero(store, others) === false) closing.add(store);
+    }
+  }
+  return closing;
+}
+
+/** The days within the rule's weeks on one side of `day` whose distance passes `test`, as `figuresOf` gives them. */
+function daysAround(
+  day: CalendarDay,
+  direction: 1 | -1,
+  test: (offset: number) => boolean,
+  figuresOf: (day: CalendarDay) => StoreFigures | undefined,
+): StoreFigures[] {
+  const days: StoreFigures[] = [];
+  for (let offset = 1; offset <= STORE_RULE.weeks * 7; offset++) {
+    if (!test(offset)) continue;
+    const figures = figuresOf(addDays(day, direction * offset));
+    if (figures !== undefined) days.push(figures);
+  }
+  return days;
+}
+
+/** Whether the store's figures among these days are mostly zero; undefined when it is in none of them. */
+function mostlyZero(store: string, days: readonly StoreFigures[]): boolean | undefined {
+  let count = 0;
+  let positive = 0;
+  for (const figures of days) {
+    const index = figures.indexOf.get(store);
+    if (index === undefined) continue;
+    count++;
+    if (figures.values[index]! > 0) positive++;
+  }
+  return count === 0 ? undefined : positive * 2 <= count;
+}
+
 /** The complete days that judge `day`: its same weekdays and its recent days, before it (-1) or after it (1). */
 function historyOf(
   day: CalendarDay,

@@ -17,7 +17,7 @@ function describeReason(pending: StatusPending): string {
     case 'asked':
       return 'asked (not judged yet)';
     case 'suspect':
-      return `suspect (${describeSuspect(pending)})`;
+      return `suspect (${pending.correction ? 'a correction of a final day: ' : ''}${describeSuspect(pending)})`;
     default:
       return pending.reason.replace('-', ' ');
   }

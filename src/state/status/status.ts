@@ -24,7 +24,12 @@ export interface KeyStatus {
   readonly gaps: readonly DayRange[];
   readonly gapDays: number;
   /** Each pending day, why, and what settles it: the next `--catch-up` asks again, or `accept` records it final. */
-  readonly pending: readonly ({ readonly day: CalendarDay; readonly settledBy: readonly Settler[] } & PendingDay)[];
+  readonly pending: readonly ({
+    readonly day: CalendarDay;
+    readonly settledBy: readonly Settler[];
+    /** Held as suspect, a correction of a day that was final. */
+    readonly correction?: true;
+  } & PendingDay)[];
   readonly givenUp: readonly DayRange[];
   readonly accepted: readonly DayRange[];
   /** Pending days whose complete data looks wrong (they are gaps too). */
@@ -70,6 +75,8 @@ export function statusOf(state: ImportState, now: Date, maxBehind: number | unde
       pending: coverage.pending.map(({ day, status }) => ({
         day,
         ...status,
+        // A held correction keeps the profile the day was final with.
+        ...(status.reason === 'suspect' && state.profileOf(key, day) !== undefined ? { correction: true as const } : {}),
         settledBy: settlersOf(status.reason, key === metricOfKey(key)),
       })),
       givenUp: coverage.givenUp,
