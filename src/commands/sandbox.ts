@@ -121,5 +121,5 @@ export const sandboxAction: CommandAction<typeof SANDBOX_OPTIONS> = async ({ con
   });
   clearTimeout(publishTimer);
   await sandbox.close();
-  logger.info(`sandbox stopped after ${sandbox.requests.length} requests`);
+  logger.info(`sandbox stopped after ${sandbox.requestCounts().received} requests`);
 };

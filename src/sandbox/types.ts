@@ -102,20 +102,33 @@ export interface SandboxOptions {
    * cannot have final figures earlier.
    */
   serveInProgress?: boolean;
+  /** The most requests `requests` keeps, the newest (default 5000; 1..1,000,000). */
+  requestLogCapacity?: number;
   /** Called once per answered request (e.g. to log it); it must not throw. */
   onRequest?: (request: Readonly<RecordedRequest>) => void;
 }
 
+/** A request as the log keeps it (its path and query cut to a few hundred characters). */
 export interface RecordedRequest {
   method: string;
   /** Path without the query string. */
   path: string;
-  /** Query parameters (the last value of a repeated one). */
+  /** Query parameters (the last value of a repeated one), of the query's first 512 characters, at most 16. */
   query: Record<string, string>;
   /** 0 while the answer is still pending (e.g. during injected latency). */
   status: number;
   /** The request passed the endpoint's access check (Basic credentials, client credentials, or loopback for admin). */
   authorized: boolean;
+}
+
+/** How many requests the sandbox received, and how many it keeps. */
+export interface RequestCounts {
+  /** Every request since start, unrouted ones included. */
+  readonly received: number;
+  /** Requests to no route (the router's 404 and 405): counted, not kept. */
+  readonly unrouted: number;
+  /** The most requests the log keeps: the newest ones. */
+  readonly capacity: number;
 }
 
 export interface ResultWindow {
@@ -131,8 +144,13 @@ export interface Sandbox {
   readonly clientSecret: string;
   /** The HS256 key that signs issued tokens. */
   readonly tokenSigningKey: string;
-  /** Every request received, in order (metric, token and admin). */
+  /**
+   * The newest requests received (metric, token and admin; at most `requestLogCapacity`), oldest first; requests to
+   * no route are only counted (`requestCounts`). A copy on each read, of the live records.
+   */
   readonly requests: readonly RecordedRequest[];
+  /** Requests received since start, those to no route, and the most the log keeps. */
+  requestCounts(): RequestCounts;
   /** POST /oauth2/token calls received so far. */
   tokenRequests(): number;
   /** The currently active faults. */
