@@ -26,10 +26,11 @@ export async function tempDir(prefix) {
  * Starts `area-metrics sandbox` in its own process (so its CPU is not the client's) and resolves with its base URL
  * from the first stdout line, `sandbox listening on http://...`.
  * @param {readonly string[]} args
+ * @param {readonly string[]} [nodeFlags] flags of the sandbox's node, e.g. `--max-old-space-size=64`
  * @returns {Promise<{ url: string, child: import('node:child_process').ChildProcess, stop: () => Promise<void> }>}
  */
-export function startSandboxProcess(args) {
-  const child = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+export function startSandboxProcess(args, nodeFlags = []) {
+  const child = spawn(process.execPath, [...nodeFlags, BIN, 'sandbox', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr += chunk));
   return new Promise((resolve, reject) => {

@@ -1,12 +1,23 @@
 import { UsageError } from '../errors.js';
+import {
+  fieldFlag,
+  fieldOptionKey,
+  flagFields,
+  placeholder,
+  SANDBOX_FAULTS,
+  type FaultName,
+  type FaultRow,
+  type FieldsSpec,
+  type ValueSpec,
+} from '../sandbox/fault-table.js';
 import { SANDBOX_LIMITS, type Limit } from '../sandbox/limits.js';
-import { DEFAULT_SANDBOX, METRIC_NAMES, RATE_LIMIT_HEADERS, type SandboxFaults, type SandboxPublishing } from '../sandbox/types.js';
-import { integer, listOption, oneOf, switchOption, text, valueOption, type OptionValues, type Parser } from './options.js';
+import { REQUEST_LOG_CAPACITY } from '../sandbox/request-log.js';
+import { DEFAULT_SANDBOX, METRIC_NAMES, type SandboxPublishing } from '../sandbox/types.js';
+import { integer, listOption, oneOf, switchOption, text, valueOption, type OptionSpec, type OptionValues, type Parser } from './options.js';
 
 /** The CLI's default port: stable for people following the README; `--port 0` picks a free one. */
 export const SANDBOX_CLI_DEFAULT_PORT = 8080;
 
-type FailRule = NonNullable<SandboxFaults['failNth']>;
 type HiddenRule = NonNullable<SandboxPublishing['hidden']>[number];
 type CorrectedRule = NonNullable<SandboxPublishing['corrected']>[number];
 type DistortedRule = NonNullable<SandboxPublishing['distorted']>[number];
@@ -16,36 +27,74 @@ function within(limit: Limit): Parser<number> {
   return integer(limit.min, limit.max);
 }
 
-/** `A:B[:TIMES]` with integer parts, e.g. `3:503` or `3:503:2`. */
-function colonParts(source: string, value: string, shape: string, required: number): number[] {
-  const parts = value.split(':');
-  if (parts.length < required || parts.length > required + 1 || parts.some((part) => !/^\d+$/.test(part))) {
-    throw new UsageError(`${source} expects ${shape} (got "${value}")`);
+/**
+ * A flag's text of a value of the fault table as the value the fault's schema checks (its bounds are checked there,
+ * when the sandbox starts, with the same messages as a body posted to the admin route): a number, `N/s`, fields
+ * written `A:B[:C]`, an origin or a choice.
+ */
+function flagParser(spec: ValueSpec, example: string): Parser<unknown> {
+  switch (spec.kind) {
+    case 'integer': {
+      const whole = integer(spec.min, spec.max ?? Number.MAX_SAFE_INTEGER);
+      if (spec.suffix === undefined) return whole;
+      const suffix = spec.suffix;
+      return (value, source) => {
+        const trimmed = value.trim();
+        if (!/^\d+$/.test(trimmed.slice(0, -suffix.length)) || !trimmed.endsWith(suffix)) {
+          throw new UsageError(`${source} expects ${placeholder(spec)}, e.g. ${example} (got "${value}")`);
+        }
+        return whole(trimmed.slice(0, -suffix.length), source);
+      };
+    }
+    case 'fields':
+      return colonFields(spec);
+    case 'choice':
+      return oneOf(spec.choices);
+    default:
+      return text;
   }
-  return parts.map(Number);
 }
 
-const failRule: Parser<FailRule> = (value, source) => {
-  const [n, status, times] = colonParts(source, value, 'N:STATUS[:TIMES], e.g. 2:503', 2);
-  return { n: n!, status: status!, ...(times === undefined ? {} : { times }) };
-};
+/** `A:B[:C]`: the fields' whole numbers in order, the optional ones last, e.g. `3:503` or `3:503:2`. */
+function colonFields(spec: FieldsSpec): Parser<Record<string, number>> {
+  const names = Object.keys(spec.fields);
+  const required = Object.values(spec.fields).filter((field) => !field.optional).length;
+  return (value, source) => {
+    const parts = value.split(':');
+    if (parts.length < required || parts.length > names.length || parts.some((part) => !/^\d+$/.test(part))) {
+      throw new UsageError(`${source} expects ${placeholder(spec)}, e.g. ${spec.example} (got "${value}")`);
+    }
+    return Object.fromEntries(parts.map((part, index): [string, number] => [names[index]!, Number(part)]));
+  };
+}
 
-const rateLimitRule: Parser<NonNullable<SandboxFaults['rateLimitNth']>> = (value, source) => {
-  const [n, seconds, times] = colonParts(source, value, 'N:SECONDS[:TIMES], e.g. 1:2', 2);
-  return { n: n!, retryAfterSeconds: seconds!, ...(times === undefined ? {} : { times }) };
-};
+/** A field's or a value's flag with its placeholder, as commander declares it. */
+function flagWithPlaceholder(flag: string, spec: ValueSpec): string {
+  return spec.kind === 'switch' ? flag : `${flag} <${placeholder(spec)}>`;
+}
 
-/** `N/s`: at most N metric requests in any second. */
-const perSecondRule: Parser<number> = (value, source) => {
-  const match = /^(\d+)\/s$/.exec(value.trim());
-  if (!match) throw new UsageError(`${source} expects N/s, e.g. 10/s (got "${value}")`);
-  return within(SANDBOX_LIMITS.ratePerSecond)(match[1]!, source);
-};
+/** The options of one fault: its flag, and the flags of its fields that have their own. */
+function faultOptions(name: FaultName, row: FaultRow): [string, OptionSpec][] {
+  const { main, own } = flagFields(row);
+  const example = row.value.kind === 'fields' ? row.value.example : '';
+  const mainOption: OptionSpec =
+    main.spec.kind === 'switch'
+      ? switchOption({ flags: row.flag, description: row.help })
+      : valueOption({ flags: flagWithPlaceholder(row.flag, main.spec), parse: flagParser(main.spec, example), description: row.help });
+  const fieldOptions = own.map((field): [string, OptionSpec] => {
+    const spec = (row.value as FieldsSpec).fields[field]!;
+    const choices = spec.kind === 'choice' ? { choices: spec.choices } : {};
+    const flags = flagWithPlaceholder(fieldFlag(row, field), spec);
+    const description = row.fieldFlags?.[field]?.help ?? '';
+    return [fieldOptionKey(name, field), valueOption({ flags, parse: flagParser(spec, example), description, ...choices })];
+  });
+  return [[name, mainOption], ...fieldOptions];
+}
 
-const truncateRule: Parser<NonNullable<SandboxFaults['truncateNth']>> = (value, source) => {
-  const [n, times] = colonParts(source, value, 'N[:TIMES], e.g. 2', 1);
-  return { n: n!, ...(times === undefined ? {} : { times }) };
-};
+/** Every fault's options, in the table's order: keyed by the fault's name, and `<name>:<field>` for a field's own flag. */
+const FAULT_OPTIONS: Readonly<Record<string, OptionSpec>> = Object.fromEntries(
+  (Object.entries(SANDBOX_FAULTS) as [FaultName, FaultRow][]).flatMap(([name, row]) => faultOptions(name, row)),
+);
 
 /** `DAY[:S001,S002]`: a UTC day's window, or only some stores of it. */
 const hideRule: Parser<HiddenRule> = (value, source) => {
@@ -83,7 +132,10 @@ const distortRule: Parser<DistortedRule> = (value, source) => {
   };
 };
 
-/** Every option of the command: one row each drives commander, the help and the parsing. No env vars are read. */
+/**
+ * Every option of the command: one row each drives commander, the help and the parsing; the faults' rows come from
+ * the fault table. No env vars are read but the clock's (`AREA_METRICS_NOW`, read as the import commands read it).
+ */
 export const SANDBOX_OPTIONS = {
   host: valueOption({ flags: '--host <host>', parse: text, default: DEFAULT_SANDBOX.host, description: 'interface to listen on' }),
   port: valueOption({
@@ -139,58 +191,7 @@ export const SANDBOX_OPTIONS = {
     description:
       "serve a store's local day before it has ended, with values that change every hour until it does (default: only days that have ended)",
   }),
-  latencyMs: valueOption({
-    flags: '--latency-ms <ms>',
-    parse: within(SANDBOX_LIMITS.latencyMs),
-    description: 'fault: delay every metric request',
-  }),
-  failNth: valueOption({
-    flags: '--fail-nth <N:STATUS[:TIMES]>',
-    parse: failRule,
-    description: 'fault: the Nth metric request (and TIMES-1 more) answers STATUS',
-  }),
-  rateLimitNth: valueOption({
-    flags: '--rate-limit-nth <N:SECONDS[:TIMES]>',
-    parse: rateLimitRule,
-    description: 'fault: the Nth metric request answers 429 with Retry-After',
-  }),
-  truncateNth: valueOption({
-    flags: '--truncate-nth <N[:TIMES]>',
-    parse: truncateRule,
-    description: 'fault: the Nth metric request answers 200 with a truncated JSON body',
-  }),
-  foreignNextOrigin: valueOption({
-    flags: '--foreign-next-origin <origin>',
-    parse: text,
-    description: 'fault: next/previous links point at this origin (a misconfigured proxy)',
-  }),
-  repeatResult: switchOption({
-    flags: '--repeat-result',
-    description: 'fault: each page after the first repeats a result of the previous page and omits one',
-  }),
-  tokenLatencyMs: valueOption({
-    flags: '--token-latency-ms <ms>',
-    parse: within(SANDBOX_LIMITS.latencyMs),
-    description: 'fault: delay every token request',
-  }),
-  tokenFailNth: valueOption({
-    flags: '--token-fail-nth <N:STATUS[:TIMES]>',
-    parse: failRule,
-    description: 'fault: the Nth token request answers STATUS',
-  }),
-  rateLimit: valueOption({
-    flags: '--rate-limit <N/s>',
-    parse: perSecondRule,
-    description:
-      "a real rate limit: at most N metric requests in any second (a sliding window, as Django REST Framework's throttles count), 429 with Retry-After in whole seconds beyond it",
-  }),
-  rateLimitHeaders: valueOption({
-    flags: '--rate-limit-headers <kind>',
-    parse: oneOf(RATE_LIMIT_HEADERS),
-    choices: RATE_LIMIT_HEADERS,
-    description:
-      'how --rate-limit is announced on each answer: none (default), draft (RateLimit-Policy and RateLimit) or x (X-RateLimit-Limit, -Remaining, -Reset)',
-  }),
+  ...FAULT_OPTIONS,
   hideDay: listOption({
     flags: '--hide-day <DAY[:STORES]>',
     parse: hideRule,
@@ -217,12 +218,38 @@ export const SANDBOX_OPTIONS = {
 
 export type SandboxOptions = OptionValues<typeof SANDBOX_OPTIONS>;
 
+/** The fault switches a body of `POST /_sandbox/faults` takes, as the table names them: `failNth {n, status, times}`. */
+function faultKeys(): string {
+  return (Object.entries(SANDBOX_FAULTS) as [FaultName, FaultRow][])
+    .map(([name, row]) => (row.value.kind === 'fields' ? `${name} {${Object.keys(row.value.fields).join(', ')}}` : name))
+    .join(', ');
+}
+
+/** Words joined into lines of at most `width` characters, each after `indent`. */
+function wrapped(words: string, indent: string, width = 118): string {
+  const lines: string[] = [];
+  for (const word of words.split(' ')) {
+    const last = lines.at(-1);
+    if (last !== undefined && last.length + 1 + word.length <= width) lines[lines.length - 1] = `${last} ${word}`;
+    else lines.push(`${indent}${word}`);
+  }
+  return lines.join('\n');
+}
+
 export const SANDBOX_HELP = `
 The first stdout line is "sandbox listening on <base URL>"; scripts can parse it.
-Metrics: GET <base>/api/bi/area-metrics/{unique-users,avg-screen-time,traffic}/ (Basic auth).
-Token:   POST <base>/oauth2/token (client credentials).  Admin (loopback only): POST <base>/_sandbox/faults
-         with a JSON body of fault switches, GET <base>/_sandbox/faults, GET <base>/_sandbox/requests,
-         POST <base>/_sandbox/publishing with {"hidden": [...], "corrected": [...]}, GET <base>/_sandbox/publishing.
+Metrics: GET <base>/api/bi/area-metrics/{${METRIC_NAMES.join(',')}}/ (Basic auth).
+Token:   POST <base>/oauth2/token (client credentials).
+Admin:   from this machine only, addressed to the sandbox (Host 127.0.0.1:<port>, localhost:<port>, [::1]:<port> or
+         the --host given) and not from a web page of another origin (Origin):
+         POST <base>/_sandbox/faults with a JSON object of fault switches, GET <base>/_sandbox/faults; the switches:
+${wrapped(faultKeys(), '           ')}
+         POST <base>/_sandbox/publishing with {"hidden": [...], "corrected": [...], "distorted": [...]},
+           each rule {"day": "YYYY-MM-DD", "stores": [...]?} (corrected: "revision"; distorted: "factor", "metrics"?),
+           GET <base>/_sandbox/publishing;
+         GET <base>/_sandbox/requests: the newest ${REQUEST_LOG_CAPACITY} requests, and counts of all.
+Clock:   AREA_METRICS_NOW=<ISO 8601 instant> freezes the sandbox's clock (which days exist, which have ended), as
+         it does the import commands': give both the same instant to play a night, a later one for the next.
 
 Examples:
   area-metrics sandbox                                  # port 8080, demo-client / demo-secret
@@ -231,6 +258,8 @@ Examples:
   area-metrics sandbox --port 0 --truncate-nth 1 --repeat-result
   area-metrics sandbox --port 0 --rate-limit 10/s --rate-limit-headers draft
   area-metrics sandbox --port 0 --hide-day 2026-11-20:S001,S003 --publish-after 60 --correct-day 2026-11-18
+  AREA_METRICS_NOW=2026-11-22T12:00:00Z area-metrics sandbox --port 0   # its clock at noon: data up to 2026-11-21
   curl -X POST localhost:8080/_sandbox/faults -d '{"latencyMs": 200}'
   curl -X POST localhost:8080/_sandbox/publishing -d '{"hidden": [{"day": "2026-11-20", "stores": ["S001"]}]}'
+  curl -X POST localhost:8080/_sandbox/publishing -d '{"distorted": [{"day": "2026-11-20", "metrics": ["traffic"], "factor": 0.5}]}'
   curl -u demo-client:demo-secret 'http://127.0.0.1:8080/api/bi/area-metrics/traffic/?datetime_gte=2026-11-20T00:00:00Z&datetime_lte=2026-11-20T23:59:59Z'`;

@@ -1,5 +1,15 @@
 import { errnoCode, UsageError } from '../errors.js';
-import { DEFAULT_SANDBOX, type Sandbox, type SandboxFaults, type SandboxPublishing } from '../sandbox/types.js';
+import {
+  fieldFlag,
+  fieldOptionKey,
+  flagFields,
+  placeholder,
+  SANDBOX_FAULTS,
+  type FaultName,
+  type FaultRow,
+} from '../sandbox/fault-table.js';
+import { parseFaults } from '../sandbox/faults.js';
+import { DEFAULT_SANDBOX, type Sandbox, type SandboxPublishing } from '../sandbox/types.js';
 import { nowOf } from './clock.js';
 import type { CommandAction } from './declaration.js';
 import { commandLogs } from './preamble.js';
@@ -13,20 +23,28 @@ function publishingFrom(options: SandboxOptions): SandboxPublishing {
   };
 }
 
-function faultsFrom(options: SandboxOptions): SandboxFaults {
-  const faults: SandboxFaults = {};
-  if (options.latencyMs !== undefined) faults.latencyMs = options.latencyMs;
-  if (options.failNth) faults.failNth = options.failNth;
-  if (options.rateLimitNth) faults.rateLimitNth = options.rateLimitNth;
-  if (options.truncateNth) faults.truncateNth = options.truncateNth;
-  if (options.foreignNextOrigin !== undefined) faults.foreignNextOrigin = options.foreignNextOrigin;
-  if (options.repeatResult) faults.repeatResult = true;
-  if (options.tokenLatencyMs !== undefined) faults.tokenLatencyMs = options.tokenLatencyMs;
-  if (options.tokenFailNth) faults.tokenFailNth = options.tokenFailNth;
-  if (options.rateLimitHeaders !== undefined && options.rateLimit === undefined)
-    throw new UsageError('--rate-limit-headers needs --rate-limit N/s');
-  if (options.rateLimit !== undefined)
-    faults.rateLimit = { perSecond: options.rateLimit, ...(options.rateLimitHeaders ? { headers: options.rateLimitHeaders } : {}) };
+/**
+ * The faults the flags give, as the fault table names them (checked by the sandbox's schema when it starts, as a body
+ * posted to its admin route is): a fault's flag gives its value, or one field of it, the flags of the others theirs.
+ */
+function faultsFrom(options: SandboxOptions): Record<string, unknown> {
+  const faults: Record<string, unknown> = {};
+  // The fields' own flags are keyed `<fault>:<field>` in the option table (`fieldOptionKey`).
+  const given: Readonly<Record<string, unknown>> = options;
+  for (const [name, row] of Object.entries(SANDBOX_FAULTS) as [FaultName, FaultRow][]) {
+    const value = given[name];
+    const { main, own } = flagFields(row);
+    const fields = own.flatMap((field) => {
+      const fieldValue = given[fieldOptionKey(name, field)];
+      return fieldValue === undefined ? [] : [[field, fieldValue] as const];
+    });
+    if (value === undefined || value === false) {
+      const [field] = fields[0] ?? [];
+      if (field !== undefined) throw new UsageError(`${fieldFlag(row, field)} needs ${row.flag} ${placeholder(main.spec)}`);
+      continue;
+    }
+    faults[name] = main.field === undefined ? value : { [main.field]: value, ...Object.fromEntries(fields) };
+  }
   return faults;
 }
 
@@ -88,7 +106,7 @@ export const sandboxAction: CommandAction<typeof SANDBOX_OPTIONS> = async ({ con
       tokenTtlSeconds: options.tokenTtl,
       serveInProgress: options.serveInProgress,
       ...(frozen === undefined ? {} : { now: () => frozen }),
-      faults: faultsFrom(options),
+      faults: parseFaults(faultsFrom(options), 'options'),
       publishing: publishingFrom(options),
       onRequest: (request) => {
         const query = new URLSearchParams(request.query).toString();
@@ -121,5 +139,5 @@ export const sandboxAction: CommandAction<typeof SANDBOX_OPTIONS> = async ({ con
   });
   clearTimeout(publishTimer);
   await sandbox.close();
-  logger.info(`sandbox stopped after ${sandbox.requests.length} requests`);
+  logger.info(`sandbox stopped after ${sandbox.requestCounts().received} requests`);
 };

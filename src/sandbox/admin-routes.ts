@@ -35,10 +35,11 @@ export const adminRoutes = {
   showFaults: (_call: Call, context: SandboxContext): Reply => ok(showFaults(context)),
   setPublishing: replaceRules('publishing rules', (input, { state }) => state.setPublishing(input, 'setPublishing'), showPublishing),
   showPublishing: (_call: Call, context: SandboxContext): Reply => ok(showPublishing(context)),
-  /** Every request received; `?path_prefix=/oauth2` keeps the answer small after a long benchmark. */
+  /** The requests kept and the counts of all; `?path_prefix=/oauth2` keeps the answer small after a long benchmark. */
   requests: ({ url }: Call, { state }: SandboxContext): Reply => {
     const prefix = url.searchParams.get('path_prefix') ?? '';
-    const selected = prefix === '' ? state.requests : state.requests.filter((entry) => entry.path.startsWith(prefix));
-    return ok({ requests: selected });
+    const kept = state.requests.entries();
+    const selected = prefix === '' ? kept : kept.filter((entry) => entry.path.startsWith(prefix));
+    return ok({ requests: selected, ...state.requests.counts() });
   },
 } satisfies Record<string, Handler>;

@@ -1,36 +1,42 @@
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
-import { SANDBOX_LIMITS, type Limit } from './limits.js';
-import { RATE_LIMIT_HEADERS, type SandboxFaults } from './types.js';
-
-const count = z.number().int().min(1);
+import { SANDBOX_FAULTS, type SandboxFaults, type ValueSpec } from './fault-table.js';
+import type { Limit } from './limits.js';
 
 /** The schema of a whole number inside a limit of the limits table, for settings that arrive as JSON. */
 export function integerIn(limit: Limit): z.ZodNumber {
   return z.number().int().min(limit.min).max(limit.max);
 }
-// A failure is an error status: a 1xx leaves the client waiting and a 204/304 cannot carry the JSON error body.
-const status = z.number().int().min(400).max(599);
 
-/** Every way faults reach the sandbox (options, setFaults, CLI flags, the admin endpoint) goes through this. */
-export const sandboxFaultsSchema = z.strictObject({
-  latencyMs: integerIn(SANDBOX_LIMITS.latencyMs).optional(),
-  failNth: z.strictObject({ n: count, status, times: count.optional() }).optional(),
-  rateLimitNth: z
-    .strictObject({ n: count, retryAfterSeconds: integerIn(SANDBOX_LIMITS.retryAfterSeconds), times: count.optional() })
-    .optional(),
-  truncateNth: z.strictObject({ n: count, times: count.optional() }).optional(),
-  foreignNextOrigin: z
-    .string()
-    .refine((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), 'an http(s) origin')
-    .optional(),
-  repeatResult: z.boolean().optional(),
-  tokenLatencyMs: integerIn(SANDBOX_LIMITS.latencyMs).optional(),
-  rateLimit: z
-    .strictObject({ perSecond: integerIn(SANDBOX_LIMITS.ratePerSecond), headers: z.enum(RATE_LIMIT_HEADERS).optional() })
-    .optional(),
-  tokenFailNth: z.strictObject({ n: count, status, times: count.optional() }).optional(),
-});
+/** The schema of a value of the fault table. */
+function schemaOf(spec: ValueSpec): z.ZodType {
+  switch (spec.kind) {
+    case 'integer': {
+      const atLeast = z.number().int().min(spec.min);
+      return spec.max === undefined ? atLeast : atLeast.max(spec.max);
+    }
+    case 'choice':
+      return z.enum(spec.choices as readonly [string, ...string[]]);
+    case 'origin':
+      return z.string().refine((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), 'an http(s) origin');
+    case 'switch':
+      return z.boolean();
+    case 'fields':
+      return z.strictObject(
+        Object.fromEntries(
+          Object.entries(spec.fields).map(([name, field]) => [name, field.optional ? schemaOf(field).optional() : schemaOf(field)]),
+        ),
+      );
+  }
+}
+
+/**
+ * Every way faults reach the sandbox (options, setFaults, CLI flags, the admin endpoint) goes through this. Built
+ * from the fault table, whose type it checks for: `SandboxFaults`.
+ */
+export const sandboxFaultsSchema = z.strictObject(
+  Object.fromEntries(Object.entries(SANDBOX_FAULTS).map(([name, row]) => [name, schemaOf(row.value).optional()])),
+) as unknown as z.ZodType<SandboxFaults>;
 
 export function parseFaults(input: unknown, where: string): SandboxFaults {
   const parsed = sandboxFaultsSchema.safeParse(input);

@@ -29,6 +29,7 @@ export const SANDBOX_LIMITS = {
   retryAfterSeconds: { label: 'Retry-After', min: 0, max: 86_400 },
   publishAfterSeconds: { label: 'publish delay', min: 0, max: 86_400 },
   revision: { label: 'revision', min: 1, max: 1_000_000 },
+  requestLogCapacity: { label: 'request log capacity', min: 1, max: 1_000_000 },
   // A factor for distorted values (not a whole number): a thousandfold is far enough to look wrong.
   distortFactor: { label: 'distort factor', min: 0, max: 1000 },
 } as const satisfies Record<string, Limit>;

@@ -101,7 +101,7 @@ export async function metricRoute({ request, url, match, record }: Call, context
           }
           return JSON.stringify(results);
         });
-  const origin = active.foreignNextOrigin ?? `http://${request.headers.host ?? new URL(context.baseUrl()).host}`;
+  const origin = active.foreignNextOrigin ?? `http://${request.headers.host ?? new URL(context.address.baseUrl).host}`;
   const link = (target: number): string => {
     const params = new URLSearchParams(url.search);
     params.set('page_size', String(pageSize));

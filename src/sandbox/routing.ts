@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Dataset } from './data.js';
-import { HttpAnswer, isLoopback, type Reply } from './http.js';
+import { HttpAnswer, type Reply } from './http.js';
+import type { OwnAddress } from './own-address.js';
 import type { PageCache } from './page-cache.js';
 import type { SandboxState } from './state.js';
 import type { RecordedRequest } from './types.js';
@@ -20,8 +21,8 @@ export interface SandboxContext {
   readonly state: SandboxState;
   readonly pageCache: PageCache;
   readonly now: () => Date;
-  /** `http://host:port`, known once the server listens. */
-  readonly baseUrl: () => string;
+  /** Its base URL and the names it answers admin requests to, known once the server listens. */
+  readonly address: OwnAddress;
 }
 
 /** One request as a handler sees it. */
@@ -46,34 +47,40 @@ export interface Route {
   readonly wrongMethod: (method: string) => unknown;
 }
 
-/** Paths only loopback clients may reach, whatever follows (an unknown one included). */
-const LOOPBACK_ONLY_PREFIX = '/_sandbox/';
+/** Paths only the sandbox's own machine may reach, whatever follows (an unknown one included). */
+const ADMIN_PREFIX = '/_sandbox/';
+
+/** Where a request goes: a route, a refusal (kept in the request log), or nowhere (only counted). */
+export type Routing =
+  | { readonly kind: 'route'; readonly route: Route; readonly match: RegExpExecArray }
+  | { readonly kind: 'refused' | 'unrouted'; readonly answer: HttpAnswer };
 
 /**
- * The route for a request: 403 for an admin path from afar (a loopback client passes the admin paths' access check,
- * noted in its record), 404 for an unknown path, 405 for another method.
+ * The route for a request: 403 for an admin path the sandbox's address refuses (a request it admits passes the admin
+ * paths' access check, noted in its record), 404 for an unknown path, 405 for another method.
  */
 export function findRoute(
   routes: readonly Route[],
   request: IncomingMessage,
   path: string,
   record: RecordedRequest,
-): { route: Route; match: RegExpExecArray } {
-  if (path.startsWith(LOOPBACK_ONLY_PREFIX)) {
-    if (!isLoopback(request.socket.remoteAddress)) {
-      throw new HttpAnswer(403, { detail: 'The sandbox admin endpoints answer loopback clients only.' });
-    }
+  address: OwnAddress,
+): Routing {
+  if (path.startsWith(ADMIN_PREFIX)) {
+    const refusal = address.adminRefusal(request);
+    if (refusal !== undefined) return { kind: 'refused', answer: new HttpAnswer(403, { detail: refusal }) };
     record.authorized = true;
   }
   const method = request.method ?? 'GET';
-  let allowed: Route[] = [];
+  const allowed: Route[] = [];
   for (const route of routes) {
     const match = route.path.exec(path);
     if (!match) continue;
-    if (route.method === method) return { route, match };
-    allowed = [...allowed, route];
+    if (route.method === method) return { kind: 'route', route, match };
+    allowed.push(route);
   }
   const first = allowed[0];
-  if (!first) throw new HttpAnswer(404, { detail: 'Not found.' });
-  throw new HttpAnswer(405, first.wrongMethod(method), { Allow: allowed.map((route) => route.method).join(', ') });
+  if (!first) return { kind: 'unrouted', answer: new HttpAnswer(404, { detail: 'Not found.' }) };
+  const answer = new HttpAnswer(405, first.wrongMethod(method), { Allow: allowed.map((route) => route.method).join(', ') });
+  return { kind: 'unrouted', answer };
 }

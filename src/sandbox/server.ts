@@ -8,13 +8,14 @@ import { HttpAnswer, type Reply } from './http.js';
 import { checkInteger, SANDBOX_LIMITS } from './limits.js';
 import { metricRoute } from './metric-route.js';
 import { PageCache } from './page-cache.js';
+import { OwnAddress } from './own-address.js';
+import { recordOf, REQUEST_LOG_CAPACITY, RequestLog } from './request-log.js';
 import { findRoute, type Route, type SandboxContext, type SandboxSettings } from './routing.js';
 import { servedResults, serveQuery } from './serving.js';
 import { SandboxState } from './state.js';
 import { tokenRoute } from './token-route.js';
 import {
   DEFAULT_SANDBOX,
-  type RecordedRequest,
   type ResultWindow,
   type Sandbox,
   type SandboxFaults,
@@ -50,7 +51,9 @@ const ROUTES: readonly Route[] = [
 ];
 
 /** The options with their defaults, checked against the limits table. */
-function settingsOf(options: SandboxOptions): SandboxSettings & { host: string; port: number; dataset: Dataset } {
+function settingsOf(
+  options: SandboxOptions,
+): SandboxSettings & { host: string; port: number; dataset: Dataset; requestLogCapacity: number } {
   const clientId = options.clientId ?? DEFAULT_SANDBOX.clientId;
   const clientSecret = options.clientSecret ?? DEFAULT_SANDBOX.clientSecret;
   if (clientId === '' || clientId.includes(':')) throw new UsageError('sandbox client id must be non-empty without ":"');
@@ -69,6 +72,7 @@ function settingsOf(options: SandboxOptions): SandboxSettings & { host: string; 
     clientSecret,
     tokenTtlSeconds: checkInteger(options.tokenTtlSeconds ?? DEFAULT_SANDBOX.tokenTtlSeconds, SANDBOX_LIMITS.tokenTtlSeconds),
     tokenSigningKey: options.tokenSigningKey ?? randomBytes(32).toString('hex'),
+    requestLogCapacity: checkInteger(options.requestLogCapacity ?? REQUEST_LOG_CAPACITY, SANDBOX_LIMITS.requestLogCapacity),
   };
 }
 
@@ -89,32 +93,34 @@ function replyOf(error: unknown): Reply {
 }
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
-  const { host, port, dataset, ...settings } = settingsOf(options);
-  const state = new SandboxState(options.faults ?? {}, options.publishing ?? {}, options.serveInProgress ?? false);
-  let baseUrl = '';
+  const { host, port, dataset, requestLogCapacity, ...settings } = settingsOf(options);
+  const state = new SandboxState(
+    options.faults ?? {},
+    options.publishing ?? {},
+    options.serveInProgress ?? false,
+    new RequestLog(requestLogCapacity),
+  );
+  const address = new OwnAddress();
   const context: SandboxContext = {
     settings,
     dataset,
     state,
     pageCache: new PageCache(PAGE_CACHE_CHARS),
     now: options.now ?? (() => new Date()),
-    baseUrl: () => baseUrl,
+    address,
   };
 
   const server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://sandbox.invalid');
-    const record: RecordedRequest = {
-      method: request.method ?? 'GET',
-      path: url.pathname,
-      query: Object.fromEntries(url.searchParams),
-      status: 0,
-      authorized: false,
-    };
-    state.requests.push(record);
-    const handling = (async (): Promise<Reply> => {
-      const { route, match } = findRoute(ROUTES, request, url.pathname, record);
-      return route.handle({ request, url, match, record }, context);
-    })();
+    const record = recordOf(request.method, url);
+    const routing = findRoute(ROUTES, request, url.pathname, record, address);
+    // Kept from its arrival, so a request still waiting (injected latency) is seen with status 0.
+    if (routing.kind === 'unrouted') state.requests.countUnrouted();
+    else state.requests.keep(record);
+    const handling =
+      routing.kind === 'route'
+        ? (async (): Promise<Reply> => routing.route.handle({ request, url, match: routing.match, record }, context))()
+        : Promise.reject(routing.answer);
     void handling.catch(replyOf).then((reply) => {
       record.status = reply.status;
       options.onRequest?.(record);
@@ -136,17 +142,18 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       resolve();
     });
   });
-  const address = server.address() as AddressInfo;
-  const urlHost = address.family === 'IPv6' || host.includes(':') ? `[${address.address}]` : host;
-  baseUrl = `http://${urlHost}:${address.port}`;
+  address.settle(host, server.address() as AddressInfo);
 
   let closing: Promise<void> | undefined;
   return {
-    url: baseUrl,
+    url: address.baseUrl,
     clientId: settings.clientId,
     clientSecret: settings.clientSecret,
     tokenSigningKey: settings.tokenSigningKey,
-    requests: state.requests,
+    get requests() {
+      return state.requests.entries();
+    },
+    requestCounts: () => state.requests.counts(),
     tokenRequests: () => state.tokenCalls,
     faults: () => structuredClone(state.faults),
     setFaults: (next: SandboxFaults) => state.setFaults(next, 'setFaults'),

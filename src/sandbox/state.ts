@@ -1,9 +1,10 @@
 import type { Socket } from 'node:net';
 import { parseFaults } from './faults.js';
 import { parsePublishing, PublishingRules } from './publishing.js';
+import type { RequestLog } from './request-log.js';
 import type { ServingRules } from './serving.js';
 import { SlidingWindowThrottle } from './throttle.js';
-import type { RecordedRequest, SandboxFaults, SandboxPublishing } from './types.js';
+import type { SandboxFaults, SandboxPublishing } from './types.js';
 
 /** Everything about a running sandbox that changes while it runs, in one place. */
 export class SandboxState implements ServingRules {
@@ -18,7 +19,6 @@ export class SandboxState implements ServingRules {
   tokenCalls = 0;
   /** The requests `faults.rateLimit` has let through lately. */
   throttle = new SlidingWindowThrottle();
-  readonly requests: RecordedRequest[] = [];
   readonly pendingTimers = new Set<NodeJS.Timeout>();
   readonly sockets = new Set<Socket>();
 
@@ -26,6 +26,8 @@ export class SandboxState implements ServingRules {
     faults: SandboxFaults,
     publishing: SandboxPublishing,
     readonly serveInProgress: boolean,
+    /** The newest requests, kept; the unrouted ones only counted. */
+    readonly requests: RequestLog,
   ) {
     this.faults = parseFaults(faults, 'options');
     this.publishing = new PublishingRules(parsePublishing(publishing, 'options'));

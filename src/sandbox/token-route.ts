@@ -60,7 +60,7 @@ export async function tokenRoute({ request, record }: Call, context: SandboxCont
   // Tokens use the real clock: the clients that check them do.
   const issuedAt = Math.floor(Date.now() / 1000);
   const claims: Record<string, unknown> = {
-    iss: context.baseUrl(),
+    iss: context.address.baseUrl,
     sub: settings.clientId,
     aud: TOKEN_AUDIENCE,
     iat: issuedAt,

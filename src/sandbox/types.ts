@@ -1,5 +1,6 @@
 import type { MetricDescriptor } from '../metrics/descriptors.js';
 import type { MetricName } from '../metrics/names.js';
+import type { SandboxFaults } from './fault-table.js';
 
 /** The emulator serves the metrics the importer knows: one list, `metrics/names.ts`. */
 export { METRIC_NAMES, type MetricName } from '../metrics/names.js';
@@ -19,36 +20,8 @@ export const DEFAULT_SANDBOX = {
 export const DEFAULT_PAGE_SIZE = 1000;
 export const MAX_PAGE_SIZE = 10_000;
 
-/** How the sandbox announces its rate limit: not at all, with the IETF httpapi draft's fields, or the X- ones. */
-export type RateLimitHeaders = 'none' | 'draft' | 'x';
-
-export const RATE_LIMIT_HEADERS: readonly RateLimitHeaders[] = ['none', 'draft', 'x'];
-
-/** Switches that make the sandbox misbehave on purpose, to test a client's retries and completeness checks. */
-export interface SandboxFaults {
-  /** Added to every API request (metric requests only; see `tokenLatencyMs`). */
-  latencyMs?: number;
-  /** The Nth metric request (1-based, counted from when set) and the next times-1 answer `status`. */
-  failNth?: { n: number; status: number; times?: number };
-  /** Like failNth, answering 429 with `Retry-After: retryAfterSeconds`. */
-  rateLimitNth?: { n: number; retryAfterSeconds: number; times?: number };
-  /** 200 with a truncated JSON body. */
-  truncateNth?: { n: number; times?: number };
-  /** next/previous links use this origin (e.g. 'http://127.0.0.1:9'), as behind a misconfigured proxy. */
-  foreignNextOrigin?: string;
-  /** Every page after the first repeats one result of the previous page and omits one (count unchanged). */
-  repeatResult?: boolean;
-  /** Added to every `POST /oauth2/token` request. */
-  tokenLatencyMs?: number;
-  /**
-   * A real rate limit on metric requests (after authentication, as the vendor's framework throttles): at most
-   * `perSecond` in any second, counted as a sliding window; beyond it 429 with Retry-After in whole seconds.
-   * `headers` announces it (default `none`, like the vendor). Its count starts again when the faults are set.
-   */
-  rateLimit?: { perSecond: number; headers?: RateLimitHeaders };
-  /** The Nth token request (1-based, counted from when set) and the next times-1 answer `status`. */
-  tokenFailNth?: { n: number; status: number; times?: number };
-}
+/** The fault switches: one table, `fault-table.ts`, their type derived from it. */
+export { RATE_LIMIT_HEADERS, type RateLimitHeaders, type SandboxFaults } from './fault-table.js';
 
 /**
  * How the sandbox plays a vendor that publishes late and corrects what it published. A rule names the UTC day whose
@@ -102,20 +75,33 @@ export interface SandboxOptions {
    * cannot have final figures earlier.
    */
   serveInProgress?: boolean;
+  /** The most requests `requests` keeps, the newest (default 5000; 1..1,000,000). */
+  requestLogCapacity?: number;
   /** Called once per answered request (e.g. to log it); it must not throw. */
   onRequest?: (request: Readonly<RecordedRequest>) => void;
 }
 
+/** A request as the log keeps it (its path and query cut to a few hundred characters). */
 export interface RecordedRequest {
   method: string;
   /** Path without the query string. */
   path: string;
-  /** Query parameters (the last value of a repeated one). */
+  /** Query parameters (the last value of a repeated one), of the query's first 512 characters, at most 16. */
   query: Record<string, string>;
   /** 0 while the answer is still pending (e.g. during injected latency). */
   status: number;
   /** The request passed the endpoint's access check (Basic credentials, client credentials, or loopback for admin). */
   authorized: boolean;
+}
+
+/** How many requests the sandbox received, and how many it keeps. */
+export interface RequestCounts {
+  /** Every request since start, unrouted ones included. */
+  readonly received: number;
+  /** Requests to no route (the router's 404 and 405): counted, not kept. */
+  readonly unrouted: number;
+  /** The most requests the log keeps: the newest ones. */
+  readonly capacity: number;
 }
 
 export interface ResultWindow {
@@ -131,8 +117,13 @@ export interface Sandbox {
   readonly clientSecret: string;
   /** The HS256 key that signs issued tokens. */
   readonly tokenSigningKey: string;
-  /** Every request received, in order (metric, token and admin). */
+  /**
+   * The newest requests received (metric, token and admin; at most `requestLogCapacity`), oldest first; requests to
+   * no route are only counted (`requestCounts`). A copy on each read, of the live records.
+   */
   readonly requests: readonly RecordedRequest[];
+  /** Requests received since start, those to no route, and the most the log keeps. */
+  requestCounts(): RequestCounts;
   /** POST /oauth2/token calls received so far. */
   tokenRequests(): number;
   /** The currently active faults. */

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { sandboxSoak } from '../../bench/sandbox-soak.mjs';
 import { firstLine, runCli, startCli, startInProcess, stopAllClis } from '../helpers/cli.js';
 
 afterEach(stopAllClis);
@@ -112,4 +113,20 @@ describe('e2e: area-metrics sandbox', () => {
     expect(code).toBe(2);
     expect(stderr.trim()).toBe('area-metrics: --fail-nth expects N:STATUS[:TIMES], e.g. 2:503 (got "soon")');
   });
+});
+
+describe('e2e: the sandbox under a flood', () => {
+  it('keeps its newest requests only, counts the unrouted ones, and lives in a 48 MB heap through 10,000 requests of 8 KB URLs', async () => {
+    // The soak of bench/sandbox-soak.mjs (100,000 requests there), shorter: the built binary, over loopback.
+    const { samples, counts, statuses, answered } = await sandboxSoak({ requests: 10_000, sampleEvery: 2_500, concurrency: 8, heapMb: 48 });
+    expect(answered).toBe(10_000);
+    // A quarter each: unknown paths, no credentials, a page, a token request without a form.
+    expect(statuses).toEqual({ 200: 2_500, 400: 2_500, 401: 2_500, 404: 2_500 });
+    // The log's list itself is the 10,001st request; the unknown paths are counted, not kept.
+    expect(counts).toEqual({ received: 10_001, unrouted: 2_500, capacity: 5_000, kept: 5_000 });
+    // Flat once the log is full (at 6,667 requests): the last sample within a margin of the one at 5,000. A log that
+    // kept whole requests would hold 40 MB more by then, past the heap's limit.
+    const at = (count: number): number => samples.find((sample) => sample.answered === count)!.rssKb;
+    expect(at(10_000) - at(5_000)).toBeLessThan(32 * 1024);
+  }, 90_000);
 });
