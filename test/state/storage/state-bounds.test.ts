@@ -2,7 +2,9 @@ import { constants, deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../../src/errors.js';
 import { METRIC_NAMES } from '../../../src/metrics/names.js';
+import { ImportState } from '../../../src/state/import-state.js';
 import { STORE_RULE } from '../../../src/state/judgement/store-rule.js';
+import type { StateStorage } from '../../../src/state/storage/storage.js';
 import { STATE_BOUNDS } from '../../../src/state/storage/state-bounds.js';
 import { parseState } from '../../../src/state/storage/state-file.js';
 import { decodeStoreSet, encodeStoreSet } from '../../../src/state/storage/store-sets.js';
@@ -41,6 +43,19 @@ describe('decoding a store set no further than the stores the state says it has'
 
   it('a set with no count recorded is still bounded', () => {
     expectDamaged(() => decodeStoreSet(deflateBomb(STATE_BOUNDS.storeSetBytes / 1024 / 1024 + 1), 'state.json', 'id'), /is damaged/);
+  });
+});
+
+describe('one bounded reader wherever the state is kept', () => {
+  it('a bomb in the text a storage returns (a bucket object, a PostgreSQL row, a file) is damaged when its stores are asked for', async () => {
+    const text = JSON.stringify({
+      version: 5,
+      metrics: { traffic: { complete: [['2026-11-18', '2026-11-18']], stores: 12, storeSet: 'b0mb' } },
+      storeSets: { b0mb: deflateBomb(256) },
+    });
+    const kept: StateStorage = { location: 's3://bucket/state.json', read: () => Promise.resolve(text), update: () => Promise.resolve() };
+    const state = await ImportState.load(kept, OPTIONS);
+    expectDamaged(() => state.storeCodes('traffic'), /s3:\/\/bucket\/state\.json: store set "b0mb" is damaged/);
   });
 });
 
