@@ -12,7 +12,7 @@ import { tempDir } from './lib.mjs';
 const BIN = new URL('../bin/area-metrics.js', import.meta.url).pathname;
 const STATE = '.area-metrics-state.json';
 const { values: flags } = parseArgs({ options: { trials: { type: 'string', default: '20' } } });
-const DAYS = Array.from({ length: 12 }, (_, index) => new Date(Date.now() - (index + 2) * 86_400_000).toISOString().slice(0, 10)).sort();
+const DAYS = Array.from({ length: 12 }, (_, index) => new Date(Date.now() - (index + 3) * 86_400_000).toISOString().slice(0, 10)).sort();
 
 /** @param {string[]} args @returns {Promise<number | null>} */
 function run(args) {

@@ -9,8 +9,8 @@ import { useTempDirs } from '../helpers/tmp.js';
 
 const tempDir = useTempDirs('state-lock-e2e-');
 const STATE = '.area-metrics-state.json';
-/** Twelve different days, each over (accept refuses a day that is not). */
-const DAYS = Array.from({ length: 12 }, (_, index) => daysBefore(new Date())(index + 2)).sort();
+/** Twelve different days, each over at any hour (a UTC day is over 25 hours after its end; accept refuses one that is not). */
+const DAYS = Array.from({ length: 12 }, (_, index) => daysBefore(new Date())(index + 3)).sort();
 /**
  * One trial here (twelve processes cost seconds on a busy machine): bench/state-lock.mjs runs twenty, and
  * test/state/storage/file-lock-takeover.test.ts races twelve processes over dead holders many times more cheaply.
