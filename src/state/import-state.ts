@@ -6,6 +6,7 @@ import type { DayMode } from '../window/day-mode.js';
 import { isFinal, type KeyCoverage } from './coverage.js';
 import type { DayProfile } from './judgement/day-profile.js';
 import { addSettings, type KeptSettings, refuseOtherSettings, settleSettings } from './storage/kept-settings.js';
+import { STATE_BOUNDS } from './storage/state-bounds.js';
 import { checkWritable, emptyState, parseState, readState, type StateLoadOptions } from './storage/state-file.js';
 import { formatState } from './storage/state-text.js';
 import type { StateStorage } from './storage/storage.js';
@@ -125,7 +126,7 @@ export class ImportState {
     if (id === undefined) return undefined;
     let codes = this.storeSetCache.get(id);
     if (codes === undefined) {
-      codes = decodeStoreSet(this.file.storeSets[id], this.path, id);
+      codes = decodeStoreSet(this.file.storeSets[id], this.path, id, this.file.metrics[key]?.stores);
       this.storeSetCache.set(id, codes);
     }
     return codes;
@@ -418,4 +419,4 @@ function lastYearOf<T>(profiles: Record<CalendarDay, T>): Record<CalendarDay, T>
 }
 
 /** How many days of profiles a key keeps: a year, far more than the four weeks a day is judged by. */
-const PROFILE_DAYS = 366;
+const PROFILE_DAYS = STATE_BOUNDS.profileDays;

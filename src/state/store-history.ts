@@ -3,6 +3,7 @@ import { rangesHold } from '../window/day-ranges.js';
 import { addDays, type CalendarDay } from '../window/days.js';
 import { decodeFigures, encodeFigures, storeFigures, type StoreFigures } from './judgement/store-figures.js';
 import { STORE_RULE } from './judgement/store-rule.js';
+import { STATE_BOUNDS } from './storage/state-bounds.js';
 import { decodeStoreSet, encodeStoreSet, storeSetId } from './storage/store-sets.js';
 import type { StateEntry, StateFile, StoreFiguresDay } from './storage/versions/current.js';
 
@@ -17,8 +18,8 @@ export interface JudgedFigures {
   readonly found?: readonly string[];
 }
 
-/** Days of figures kept behind the newest: the rule's eight weeks, and two more for days judged late. */
-const FIGURE_DAYS = STORE_RULE.weeks * 7 + 14;
+/** Days of figures kept behind the newest: the rule's eight weeks, and two more for days judged late (the reader's bound too). */
+const FIGURE_DAYS = STATE_BOUNDS.figureDays;
 
 /** Records the day's figures in the entry (of a freshly read state), dropping those too old to judge by. */
 export function recordFigures(file: StateFile, entry: StateEntry, day: CalendarDay, figures: JudgedFigures): void {
@@ -68,7 +69,8 @@ export class DecodedFigures {
   figuresOf(file: StateFile, path: string, day: CalendarDay, [id, text]: StoreFiguresDay): StoreFigures {
     const known = this.days.get(day);
     if (known !== undefined && known.id === id && known.text === text) return known.figures;
-    const set = this.storeSet(file, path, id);
+    // Two bytes a store: the set holds as many stores as the figures.
+    const set = this.storeSet(file, path, id, Buffer.byteLength(text, 'base64') / 2);
     const values = decodeFigures(text, set.codes.length);
     if (values === undefined)
       throw new UsageError(`state file ${path}: the store figures of ${day} do not match their store set; fix or delete them`);
@@ -81,10 +83,11 @@ export class DecodedFigures {
     file: StateFile,
     path: string,
     id: string,
+    stores: number,
   ): { readonly codes: readonly string[]; readonly indexOf: ReadonlyMap<string, number> } {
     let set = this.sets.get(id);
     if (set === undefined) {
-      const codes = decodeStoreSet(file.storeSets[id], path, id);
+      const codes = decodeStoreSet(file.storeSets[id], path, id, Math.ceil(stores));
       set = { codes, indexOf: new Map(codes.map((code, index) => [code, index])) };
       this.sets.set(id, set);
     }

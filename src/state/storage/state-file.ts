@@ -3,6 +3,7 @@ import { boundedMemo } from '../../memo.js';
 import { daysOfRanges, rangesOfDays, type DayRange } from '../../window/day-ranges.js';
 import { addDays, isValidDay, today, type CalendarDay } from '../../window/days.js';
 import { isKnownKey } from '../keys.js';
+import { STATE_BOUNDS } from './state-bounds.js';
 import type { KeptDefaults, KeptSettings } from './kept-settings.js';
 import { upgradeV1, v1Schema } from './versions/v1.js';
 import { upgradeV2, v2Schema } from './versions/v2.js';
@@ -37,6 +38,8 @@ export function readState(
   options: StateLoadOptions,
 ): { file: StateFile | undefined; warnings: string[] } {
   if (text === undefined) return { file: undefined, warnings: [] };
+  // Characters are at least as many bytes: beyond the bound, the text is not parsed at all.
+  if (text.length > STATE_BOUNDS.textBytes) throw tooLargeState(path, text.length);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -106,6 +109,23 @@ function upgrade(parsed: unknown, path: string): StateFile {
   throw new UsageError(`state file ${path} is not an area-metrics state file${where}; fix or delete it`);
 }
 
+/** A state larger than any this tool writes: damaged (or hostile), refused before it is read or parsed. */
+export function tooLargeState(path: string, size: number): UsageError {
+  return new UsageError(
+    `state file ${path} is damaged: ${size} bytes, more than a state holds (${STATE_BOUNDS.textBytes}); fix or delete it`,
+  );
+}
+
+/** How many items a key's list may hold, by list: more is a damaged state, refused before it is expanded. */
+const LIST_BOUNDS = {
+  complete: STATE_BOUNDS.ranges,
+  accepted: STATE_BOUNDS.ranges,
+  givenUp: STATE_BOUNDS.ranges,
+  pending: STATE_BOUNDS.days,
+  profiles: STATE_BOUNDS.days,
+  storeFigures: STATE_BOUNDS.figureDays,
+} as const;
+
 /** Days that do not exist or lie in the future, unknown keys and dangling store sets would mislead `--catch-up`. */
 function checkState(file: StateFile, path: string, options: StateLoadOptions): void {
   const current = today(options.now);
@@ -128,6 +148,11 @@ function checkState(file: StateFile, path: string, options: StateLoadOptions): v
   for (const [key, entry] of Object.entries(file.metrics)) {
     if (!isKnownKey(key, options.metricNames)) {
       fail(`unknown metric key ${JSON.stringify(key)} (expected ${options.metricNames.join(', ')}, or <metric>[store=...])`);
+    }
+    for (const [list, most] of Object.entries(LIST_BOUNDS) as [keyof typeof LIST_BOUNDS, number][]) {
+      const value = entry[list];
+      const count = value === undefined ? 0 : Array.isArray(value) ? value.length : Object.keys(value).length;
+      if (count > most) fail(`${key} ${list} is damaged: ${count} entries, more than a state keeps (${most})`);
     }
     checkRanges(key, 'complete', entry.complete);
     checkRanges(key, 'accepted', entry.accepted);

@@ -1,9 +1,11 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { errnoCode, UsageError } from '../../errors.js';
 import { makeFolder, writeFileAtomic } from '../../output/atomic-file.js';
 import { asOutputError } from '../../output/write-failure.js';
 import { acquireLock } from './file-lock.js';
+import { STATE_BOUNDS } from './state-bounds.js';
+import { tooLargeState } from './state-file.js';
 
 /**
  * Where the state's text lives. A folder keeps it in a file under a lock; an object store can keep it as an object
@@ -29,8 +31,12 @@ export class FileStateStorage implements StateStorage {
 
   async read(): Promise<string | undefined> {
     try {
+      // A file larger than a state is not read into memory at all.
+      const { size } = await stat(this.location);
+      if (size > STATE_BOUNDS.textBytes) throw tooLargeState(this.location, size);
       return await readFile(this.location, 'utf8');
     } catch (error) {
+      if (error instanceof UsageError) throw error;
       if (errnoCode(error) === 'ENOENT') return undefined;
       // A path under a file (`-o /etc/hostname/sub`) is an unusable output folder, not a bad state.
       if (errnoCode(error) === 'ENOTDIR') throw asOutputError(error, `cannot read state file ${this.location}`);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { UsageError } from '../../errors.js';
+import { STATE_BOUNDS } from './state-bounds.js';
 import type { StateFile } from './versions/current.js';
 
 /** The id of a set of store codes: the first 16 hex digits of the SHA-256 of the sorted codes as JSON. */
@@ -13,10 +14,18 @@ export function encodeStoreSet(sortedCodes: readonly string[]): string {
   return deflateRawSync(JSON.stringify(sortedCodes)).toString('base64');
 }
 
-export function decodeStoreSet(encoded: string | undefined, path: string, id: string): readonly string[] {
+/**
+ * The codes of a set the state says has `stores` stores (undefined: as many as a set may have). It is inflated no
+ * further than that many codes can take: a set that inflates to more (a deflate bomb) is damaged, found out at the
+ * cost of the bound, not of what it claims.
+ */
+export function decodeStoreSet(encoded: string | undefined, path: string, id: string, stores?: number): readonly string[] {
+  const most = Math.min(stores ?? STATE_BOUNDS.stores, STATE_BOUNDS.stores);
+  const maxOutputLength = Math.min(2 + most * STATE_BOUNDS.storeCodeBytes, STATE_BOUNDS.storeSetBytes);
   try {
-    const codes: unknown = JSON.parse(inflateRawSync(Buffer.from(encoded ?? '', 'base64')).toString('utf8'));
-    if (Array.isArray(codes) && codes.every((code) => typeof code === 'string')) return codes;
+    const json = inflateRawSync(Buffer.from(encoded ?? '', 'base64'), { maxOutputLength }).toString('utf8');
+    const codes: unknown = JSON.parse(json);
+    if (Array.isArray(codes) && codes.length <= most && codes.every((code) => typeof code === 'string')) return codes;
   } catch {
     // Reported below.
   }
