@@ -79,7 +79,9 @@ async function parquetRows(bytes: Uint8Array): Promise<FileRows> {
   const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   const objects: Record<string, unknown>[] = await parquetReadObjects({ file: buffer });
   const columns = objects.length === 0 ? [] : Object.keys(objects[0]!);
-  return { columns, rows: objects.map((object) => columns.map((column): unknown => object[column])) };
+  // INT64 comes back as a BigInt: a count as the API sent it is a safe integer, and the totals add numbers.
+  const plain = (value: unknown): unknown => (typeof value === 'bigint' ? Number(value) : value);
+  return { columns, rows: objects.map((object) => columns.map((column): unknown => plain(object[column]))) };
 }
 
 function ndjsonRows(text: string): FileRows {
