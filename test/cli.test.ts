@@ -32,6 +32,7 @@ describe('the command table', () => {
       'check',
       'accept',
       'reopen',
+      'backtest',
       'token',
       'broker',
       'sandbox',

@@ -23,7 +23,8 @@ export function unitFigures(metric: MetricDescriptor, results: readonly MetricRe
     summed.push({ storeCode: result.store_code, sums });
     rowCount += result.values.length;
   }
-  // Sorted as a unit sorts its results (a stable sort: a file's order within a store is kept).
-  const stores = storeSumsOf(summed.sort((a, b) => compareText(a.storeCode, b.storeCode)));
+  // Sorted as a unit sorts its results (a stable sort: a file's order within a store is kept); a file is already.
+  const sorted = summed.every((each, index) => index === 0 || compareText(summed[index - 1]!.storeCode, each.storeCode) <= 0);
+  const stores = storeSumsOf(sorted ? summed : summed.sort((a, b) => compareText(a.storeCode, b.storeCode)));
   return { count: results.length, dropped: 0, rowCount, storeCodes: stores.codes, measure: stores.total, storeSums: stores.sums };
 }

@@ -86,17 +86,26 @@ async function replayMetric(input: ReplayInput, metric: MetricDescriptor): Promi
   const waiting = new Map<CalendarDay, readonly JudgedUnit[]>();
   const firstNight = new Map<CalendarDay, number>();
   const faults = new Map<CalendarDay, InjectedFault>();
+  /** An injected day's units as stored, for the night after its fault is held. */
+  const honestUnits = new Map<CalendarDay, readonly JudgedUnit[]>();
   const held: HeldDay[] = [];
   let storeDays = 0;
   for (const [night, day] of days.entries()) {
     const fault = input.fault !== undefined && isFaultDay(night) ? input.fault : undefined;
     const results = await input.read(metric, day);
     const factorOf = fault === undefined ? undefined : injection(metric, day, fault, results, faults);
-    const units = results.map((unitResults) => ({ unit: { metric, day }, figures: unitFigures(metric, unitResults, factorOf) }));
-    // A day with no data is a unit without results, as the vendor's empty answer is.
-    waiting.set(day, units.length > 0 ? units : [{ unit: { metric, day }, figures: unitFigures(metric, []) }]);
+    const unitsOf = (factor?: StoreFactor): JudgedUnit[] =>
+      // A day with no data is a unit without results, as the vendor's empty answer is.
+      (results.length > 0 ? results : [[]]).map((unitResults) => ({
+        unit: { metric, day },
+        figures: unitFigures(metric, unitResults, factor),
+      }));
+    const units = unitsOf(factorOf);
+    if (factorOf !== undefined) honestUnits.set(day, unitsOf());
+    waiting.set(day, units);
     firstNight.set(day, night);
     storeDays += new Set(units.flatMap(({ figures }) => figures.storeCodes)).size;
+
     const tonight = [...waiting.keys()].sort().flatMap((each) => waiting.get(each)!);
     const notes = await judgeNight(state, tonight, {
       now: new Date(overAt(day, input.mode) + HOUR_MS),
@@ -107,7 +116,12 @@ async function replayMetric(input: ReplayInput, metric: MetricDescriptor): Promi
     });
     for (const note of notes) {
       const first = heldDay(note, night - (firstNight.get(note.day) ?? night), waiting.get(note.day) ?? [], faults.has(note.day));
-      if (first !== undefined && !held.some((each) => each.day === note.day)) held.push(first);
+      if (first === undefined || held.some((each) => each.day === note.day)) continue;
+      held.push(first);
+      // A held fault is what the hold is for: the vendor, told, publishes the day again as it was, and the next night
+      // fetches it (a fault left in would be a store found for weeks, kept from the faults after it).
+      const honest = honestUnits.get(note.day);
+      if (honest !== undefined) waiting.set(note.day, honest);
     }
     // What a later night asks again: the days still pending (as catch-up asks them), not the final or given up.
     for (const each of [...waiting.keys()]) {

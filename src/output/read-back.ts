@@ -98,6 +98,14 @@ function ndjsonRows(text: string): FileRows {
 
 /** CSV fields, quoted where a field holds a comma, a quote or a line break (`""` inside quotes is one quote). */
 function csvRows(text: string): FileRows {
+  // No quote anywhere (the usual file: codes and zone names without commas or quotes): every comma splits a field.
+  if (!text.includes('"')) {
+    const [columns = [], ...rows] = text
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line).split(','));
+    return { columns, rows };
+  }
   const records: string[][] = [];
   let record: string[] = [];
   let at = 0;

@@ -24,7 +24,16 @@ const DAY_MS = 86_400_000;
 const FIRST_NIGHT = noonToday();
 let clock = FIRST_NIGHT;
 const day = (n: number): string => daysBefore(FIRST_NIGHT)(-n);
-const sandbox = useSandbox({ port: 0, stores: 8, zones: 3, days: 60, seed: 481, clientSecret: SECRET, serveInProgress: true, now: () => clock });
+const sandbox = useSandbox({
+  port: 0,
+  stores: 8,
+  zones: 3,
+  days: 60,
+  seed: 481,
+  clientSecret: SECRET,
+  serveInProgress: true,
+  now: () => clock,
+});
 const tempDir = useTempDirs('backtest-nightly-');
 
 async function runNight(night: number, out: string, args: readonly string[]) {
@@ -50,10 +59,14 @@ describe('backtest against the nightly imports of the same days', () => {
       metricNames: METRIC_NAMES,
     });
     const stores = new ObjectStores({ env: {}, forcePathStyle: false, retries: 0, timeoutMs: 1000, logger: silentLogger });
-    const stored = openStoredUnits(destinationSpec(out, '-o'), { layout: nightly.layout, mode: nightly.dayMode }, {
-      stores,
-      database: { env: {}, retries: 0, logger: silentLogger },
-    });
+    const stored = openStoredUnits(
+      destinationSpec(out, '-o'),
+      { layout: nightly.layout, mode: nightly.dayMode },
+      {
+        stores,
+        database: { env: {}, retries: 0, logger: silentLogger },
+      },
+    );
     const replays = await replayMetrics({ metrics: DESCRIPTORS, mode: nightly.dayMode, ...outputDays(stored, {}) });
     for (const replay of replays) {
       const key = replay.metric;
@@ -70,7 +83,9 @@ describe('backtest against the nightly imports of the same days', () => {
       expect(figures(replay.state)).toEqual(figures(nightly));
       const profiles = (state: ImportState) => final.map((each) => [each, state.completeProfiles(key).get(each)]);
       expect(profiles(replay.state)).toEqual(profiles(nightly));
-      const heldNightly = nightly.coverage(key).pending.flatMap(({ day: pending, status }) => (status.reason === 'suspect' ? [pending] : []));
+      const heldNightly = nightly
+        .coverage(key)
+        .pending.flatMap(({ day: pending, status }) => (status.reason === 'suspect' ? [pending] : []));
       expect({ key, held: replay.stillHeld }).toEqual({ key, held: heldNightly });
     }
     const users = replays.find(({ metric }) => metric === 'unique-users')!;

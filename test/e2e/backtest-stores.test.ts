@@ -15,11 +15,21 @@ const sandbox = useSandbox({ port: 0, stores: 10, zones: 3, days: 60, seed: 482,
 const skipPostgres = warnIfPostgresMissing('the PostgreSQL backtest');
 
 interface Backtested {
-  metrics: { metric: string; nights: number; storeDays: number; held: unknown[]; injected?: { day: string }[]; caught?: { day: string }[] }[];
+  metrics: {
+    metric: string;
+    nights: number;
+    storeDays: number;
+    held: unknown[];
+    injected?: { day: string }[];
+    caught?: { day: string }[];
+  }[];
 }
 
 /** 50 honest days imported into `output`, then its backtest honest and with a dark store injected. */
-async function importedAndBacktested(output: string, env: Readonly<Record<string, string | undefined>> = {}): Promise<[Backtested, Backtested]> {
+async function importedAndBacktested(
+  output: string,
+  env: Readonly<Record<string, string | undefined>> = {},
+): Promise<[Backtested, Backtested]> {
   const imported = await runCli(
     ['all', '--base-url', sandbox().url, '--client-id', sandbox().clientId, '-o', output, '--from', daysAgo(51), '--to', daysAgo(2)],
     { env, timeoutMs: 120_000 },
@@ -53,7 +63,10 @@ describe('backtest of a bucket', () => {
   });
 
   it('hive layout, NDJSON: nothing held; every dark store injected held', async () => {
-    const runs = await importedAndBacktested(`s3://${s3.bucket}/backtest`, s3.env({ AREA_METRICS_LAYOUT: 'hive', AREA_METRICS_FORMAT: 'ndjson' }));
+    const runs = await importedAndBacktested(
+      `s3://${s3.bucket}/backtest`,
+      s3.env({ AREA_METRICS_LAYOUT: 'hive', AREA_METRICS_FORMAT: 'ndjson' }),
+    );
     expectHonestAndCaught(runs);
   });
 });
