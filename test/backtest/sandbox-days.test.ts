@@ -12,7 +12,8 @@ import { addDays } from '../../src/window/days.js';
 
 const FROM = '2025-06-01';
 
-describe('honest sandbox days judged as an import judges them', () => {
+// A year replayed night by night: seconds alone, more on a busy shared machine.
+describe('honest sandbox days judged as an import judges them', { timeout: 120_000 }, () => {
   it.each([
     { stores: 2, zones: 8, days: 365 },
     { stores: 20, zones: 8, days: 365 },

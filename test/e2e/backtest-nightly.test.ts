@@ -42,7 +42,7 @@ async function runNight(night: number, out: string, args: readonly string[]) {
   return runCli(['all', '--base-url', sandbox().url, '--client-id', sandbox().clientId, '-o', out, ...args], { timeoutMs: 60_000 });
 }
 
-describe('backtest against the nightly imports of the same days', () => {
+describe('backtest against the nightly imports of the same days', { timeout: 240_000 }, () => {
   it('records the same figures and profiles, and holds the same day naming the same store', async () => {
     const out = await tempDir();
     const history = await runNight(0, out, ['--from', day(-36), '--to', day(-2)]);

@@ -53,7 +53,7 @@ function expectHonestAndCaught([honest, dark]: [Backtested, Backtested]): void {
   }
 }
 
-describe('backtest of a bucket', () => {
+describe('backtest of a bucket', { timeout: 240_000 }, () => {
   let s3: S3Harness;
   beforeAll(async () => {
     s3 = await startS3();
@@ -71,7 +71,7 @@ describe('backtest of a bucket', () => {
   });
 });
 
-describe.skipIf(skipPostgres)('backtest of a PostgreSQL database', () => {
+describe.skipIf(skipPostgres)('backtest of a PostgreSQL database', { timeout: 240_000 }, () => {
   let server: TestPostgres;
   beforeAll(async () => {
     server = await startPostgres();

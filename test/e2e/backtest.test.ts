@@ -48,7 +48,8 @@ async function backtest(args: readonly string[]): Promise<BacktestJson> {
   return JSON.parse(result.stdout) as BacktestJson;
 }
 
-describe('backtest of a folder real imports wrote', () => {
+// Real imports and replays of a whole span: minutes on a busy shared machine, not the default half minute.
+describe('backtest of a folder real imports wrote', { timeout: 240_000 }, () => {
   it.each([
     { layout: 'flat', format: 'csv' },
     { layout: 'hive', format: 'ndjson' },
@@ -61,12 +62,14 @@ describe('backtest of a folder real imports wrote', () => {
       const honest = await backtest(['all', '-o', out]);
       expect(honest.metrics.map(({ metric }) => metric)).toEqual(['unique-users', 'avg-screen-time', 'traffic']);
       for (const metric of honest.metrics) {
+        expect(Object.keys(metric).sort()).toEqual(['from', 'held', 'holdRate', 'metric', 'nights', 'stillHeld', 'storeDays', 'to']);
         expect(metric).toMatchObject({ from: daysAgo(81), to: daysAgo(2), nights: 80, storeDays: 80 * 20, held: [], stillHeld: [] });
         expect(metric.holdRate).toEqual({ nights: 0, storeDays: 0 });
         expect(metric.injected).toBeUndefined();
       }
       const dark = await backtest(['all', '-o', out, '--inject', 'dark']);
       for (const metric of dark.metrics) {
+        expect(Object.keys(metric)).toEqual(expect.arrayContaining(['injected', 'caught']));
         // Every 11th day after 4 weeks: days 28, 39, 50, 61, 72 of 80.
         expect(metric.injected?.map(({ day }) => day)).toEqual([28, 39, 50, 61, 72].map((index) => daysAgo(81 - index)));
         expect(metric.caught).toEqual(metric.injected?.map((fault) => ({ ...fault, nightsLate: 0 })));
@@ -94,6 +97,8 @@ describe('backtest of a folder real imports wrote', () => {
       daysAgo(2),
     ]);
     expect(code, stderr).toBe(0);
+    // Off a terminal no progress bar: stderr stays empty, stdout the report's alone.
+    expect(stderr).toBe('');
     expect(stdout).toMatch(
       new RegExp(
         `^traffic: 60 nights ${daysAgo(61)}\\.\\.${daysAgo(2)}, 1200 store-days; would hold 0 days \\(0% of nights, 0% of store-days\\)$`,
