@@ -90,9 +90,20 @@ async function replayMetric(input: ReplayInput, metric: MetricDescriptor): Promi
   const honestUnits = new Map<CalendarDay, readonly JudgedUnit[]>();
   const held: HeldDay[] = [];
   let storeDays = 0;
+  // The next day is read (a file, an object, a query) while this one is judged.
+  const reading = (index: number) => {
+    const day = days[index];
+    if (day === undefined) return undefined;
+    const read = input.read(metric, day);
+    // Awaited on its own night; a night that fails before then ends the replay with its own error instead.
+    read.catch(() => {});
+    return read;
+  };
+  let next = reading(0);
   for (const [night, day] of days.entries()) {
     const fault = input.fault !== undefined && isFaultDay(night) ? input.fault : undefined;
-    const results = await input.read(metric, day);
+    const results = (await next) ?? [];
+    next = reading(night + 1);
     const factorOf = fault === undefined ? undefined : injection(metric, day, fault, results, faults);
     const unitsOf = (factor?: StoreFactor): JudgedUnit[] =>
       // A day with no data is a unit without results, as the vendor's empty answer is.
