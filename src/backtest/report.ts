@@ -94,7 +94,7 @@ export function formatBacktest(summaries: readonly MetricSummary[], fault: Fault
   const lines: string[] = [];
   for (const summary of summaries) {
     if (summary.nights === 0) {
-      lines.push(`${summary.metric}: no data in this output${summary.from === null ? '' : ''}`);
+      lines.push(`${summary.metric}: no data in this output to replay`);
       continue;
     }
     const honest = summary.held.filter((day) => !day.injected);

@@ -12,7 +12,7 @@ export const BACKTEST_OPTIONS = {
     flags: '--inject <fault>',
     parse: oneOf(FAULT_NAMES),
     choices: FAULT_NAMES,
-    description: 'break days on purpose and count how many the rule holds: dark, tenth, five-times (one store) or half-day',
+    description: 'break a day every 11 days on purpose (one store for dark, tenth, five-times; every store for half-day) and count the ones held',
   }),
   json: switchOption({ flags: '--json', description: 'one JSON object on stdout' }),
 };

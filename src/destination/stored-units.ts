@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { errnoCode } from '../errors.js';
+import { errnoCode, UsageError } from '../errors.js';
 import { dayOfUnitPath, metricFolder, type Layout } from '../output/layout.js';
 import { OUTPUT_FORMATS } from '../output/format.js';
 import { objectKey } from '../output/object-location.js';
@@ -45,8 +45,7 @@ export function openStoredUnits(
     case 'postgres':
       return storedPostgresUnits(spec.database, settings.mode, parts.database);
     case 'stream':
-      // The option table refuses `-` before this: a stream keeps nothing to read back.
-      throw new Error('stdout holds no units to read back');
+      throw new UsageError('stdout keeps nothing to read back: name the output folder, bucket or database with -o');
   }
 }
 

@@ -3,6 +3,7 @@
  * CSV, hive NDJSON, Parquet), and the backtest of that folder holds nothing; with `--inject` it holds every fault it
  * put in, naming the days and stores; its JSON has the documented shape; no data is exit 2 saying so.
  */
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FAULT_NAMES } from '../../src/backtest/faults.js';
 import { assertBuilt } from '../helpers/cli.js';
@@ -120,6 +121,9 @@ describe('backtest of a folder real imports wrote', { timeout: 240_000 }, () => 
     expect(outside.code).toBe(2);
     expect(outside.stderr).toMatch(/no data to backtest in .* between --from and --to/);
     expect((await runCli(['backtest', 'visits', '-o', out])).code).toBe(2);
+    const stream = await runCli(['backtest', 'all', '-o', '-', '--state', join(out, '.area-metrics-state.json')]);
+    expect(stream.code).toBe(2);
+    expect(stream.stderr).toMatch(/stdout keeps nothing to read back/);
   });
 
   it('--inject takes the faults the help names', async () => {
