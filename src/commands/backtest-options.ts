@@ -12,7 +12,8 @@ export const BACKTEST_OPTIONS = {
     flags: '--inject <fault>',
     parse: oneOf(FAULT_NAMES),
     choices: FAULT_NAMES,
-    description: 'break a day every 11 days on purpose (one store for dark, tenth, five-times; every store for half-day) and count the ones held',
+    description:
+      'break a day every 11 days on purpose (one store for dark, tenth, five-times; every store for half-day) and count the ones held',
   }),
   json: switchOption({ flags: '--json', description: 'one JSON object on stdout' }),
 };
