@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // The per-store rule on the sandbox's honest data, and its cost at the vendor's scale. `node bench/store-rule.mjs`
 // after `npm run build`. Prints how many days the rule would hold over a year at 2, 20 and 200 stores (each day judged
-// and recorded as the import does it, by `src/import/rule-replay.ts`, which the tests share), and for 20,000 stores x 3
+// and recorded as the import does it, by the backtest's `src/backtest/sandbox-days.ts`, which the tests share), and for 20,000 stores x 3
 // metrics: the size of eight weeks of store figures, the time to read them back, and the time to judge one day.
 import { parseArgs } from 'node:util';
 import { DESCRIPTORS } from '../dist/metrics/descriptors.js';
-import { replayDays } from '../dist/import/rule-replay.js';
+import { backtestSandbox } from '../dist/backtest/sandbox-days.js';
 import { decodeFigures, encodeFigures, storeFigures } from '../dist/state/judgement/store-figures.js';
 import { judgeStores } from '../dist/state/judgement/store-rule.js';
 import { addDays } from '../dist/window/days.js';
@@ -22,14 +22,14 @@ function decoded(text, stores) {
 }
 
 /**
- * The year replayed as an import judges it (`src/import/rule-replay.ts`, which the tests use too); then the year's
+ * The year replayed as an import judges it (`src/backtest/sandbox-days.ts`, which the tests use too); then the year's
  * last day again, broken as vendors break it, judged against the history the year left: is it found?
  * @param {number} stores
  */
 async function falseHolds(stores) {
-  const replayed = await replayDays({ stores, zones: Number(flags.zones), seed: 20_261_128, from: FIRST, days: DAYS });
+  const replayed = await backtestSandbox({ stores, zones: Number(flags.zones), seed: 20_261_128, from: FIRST, days: DAYS });
   const last = addDays(FIRST, DAYS - 1);
-  return replayed.map(({ metric, held, notes, state }) => {
+  return replayed.map(({ metric, held, state }) => {
     const history = state.storeHistory(metric);
     const figures = history(last);
     if (figures === undefined) throw new Error(`${metric} ${last} was not recorded complete`);
@@ -38,7 +38,7 @@ async function falseHolds(stores) {
       const found = judgeStores(last, storeFigures(figures.codes, figures.values.map(change), figures.indexOf), history);
       return found.batch ? `day x${found.batch.factor}` : found.stores.map(({ store }) => store).join(' ') || 'nothing';
     };
-    const suspect = notes.flatMap((note) => (note.kind === 'suspect' ? [note.suspicion] : []));
+    const suspect = held.map((day) => day.suspicion);
     return {
       stores,
       metric,

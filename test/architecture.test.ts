@@ -10,21 +10,25 @@ import { ROOT } from './helpers/cli.js';
 const LAYERS: Readonly<Record<string, number>> = {
   edge: 0, // src/index.ts and src/cli.ts
   commands: 1,
-  import: 1.5, // an import's orchestration and report, under its composition root in commands
-  destination: 1.7, // where a run writes, chosen once from -o: sink, manifests, state place, lineage datasets
-  sandbox: 1.9, // the emulator serves the metrics the importer's descriptors name
-  broker: 2,
-  metrics: 2,
-  state: 3, // coverage: the state file, catch-up planning, day completion, status
-  auth: 3,
-  lineage: 3,
-  output: 4,
-  fetch: 4,
-  window: 5,
-  log: 5,
-  base: 6, // the other files directly in src/: errors, redact, memo, version
-  types: 6,
+  backtest: 2, // replays the import's judgement over what an output holds (or over the sandbox's data)
+  import: 3, // the three applications, siblings: none imports another
+  sandbox: 3,
+  broker: 3,
+  destination: 4, // where a run writes, chosen once from -o: sink, manifests, state place, lineage datasets, read-back
+  metrics: 4,
+  state: 5, // coverage: the state file, catch-up planning, day completion, status
+  auth: 5,
+  lineage: 5,
+  output: 6,
+  fetch: 6,
+  window: 7,
+  log: 7,
+  base: 8, // the other files directly in src/: errors, redact, memo, version
+  types: 8,
 };
+
+/** The three applications: the importer, the token broker and the API's emulator share the rooms below, not each other. */
+const SIBLINGS = ['import', 'broker', 'sandbox'];
 
 const SRC = join(ROOT, 'src');
 
@@ -95,6 +99,23 @@ describe('the rooms of src/', () => {
       }
     }
     expect(upward).toEqual([]);
+  });
+
+  it('are in whole-number layers', () => {
+    expect(Object.entries(LAYERS).filter(([, layer]) => !Number.isInteger(layer))).toEqual([]);
+  });
+
+  it('keep the importer, the broker and the sandbox apart: none imports another (types and lazy imports too)', () => {
+    const crossing: string[] = [];
+    for (const file of files) {
+      const from = roomOf(file);
+      if (!SIBLINGS.includes(from)) continue;
+      for (const match of readFileSync(file, 'utf8').matchAll(ANY_IMPORT)) {
+        const to = roomOf(resolve(dirname(file), match[1]!));
+        if (to !== from && SIBLINGS.includes(to)) crossing.push(`${relative(SRC, file)} imports ${match[1]} (${from} -> ${to})`);
+      }
+    }
+    expect(crossing).toEqual([]);
   });
 
   it('import no file that imports them back, however far round (type and lazy imports count too)', () => {

@@ -33,6 +33,7 @@ describe('the command table', () => {
       'check',
       'accept',
       'reopen',
+      'backtest',
       'token',
       'broker',
       'sandbox',

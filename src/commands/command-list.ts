@@ -1,5 +1,6 @@
 import { METRIC_NAMES, METRIC_TITLES } from '../metrics/names.js';
 import { DAY_HELP, DAY_OPTIONS, type DayAction } from './accept-reopen-options.js';
+import { BACKTEST_HELP, BACKTEST_OPTIONS } from './backtest-options.js';
 import { BROKER_HELP, BROKER_OPTIONS } from './broker-options.js';
 import { CHECK_HELP, CHECK_OPTIONS } from './check-options.js';
 import { defineCommand, type CommandEntry } from './declaration.js';
@@ -53,6 +54,14 @@ export const COMMANDS: readonly CommandEntry[] = [
   }),
   dayCommand('accept', 'record days as final whatever their data (no request): --catch-up stops asking, status counts no gap'),
   dayCommand('reopen', 'make days pending again (no request), so the next --catch-up imports them'),
+  defineCommand({
+    name: 'backtest',
+    arguments: '<metric>',
+    summary: 'replay the rule that holds suspect days over the data already imported (no request): what it would hold, how often',
+    options: BACKTEST_OPTIONS,
+    help: BACKTEST_HELP,
+    action: async () => (await import('./backtest.js')).backtestAction,
+  }),
   defineCommand({
     name: 'token',
     summary: 'show a token from the OAuth 2.0 client-credentials exchange (or from a token broker), for debugging',

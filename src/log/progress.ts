@@ -61,3 +61,34 @@ export async function createImportProgress(
     },
   };
 }
+
+/** A long job's progress: what is done of how much. */
+export interface CountProgress {
+  update(label: string, done: number, total: number): void;
+  stop(): void;
+}
+
+/**
+ * On a terminal that reports a width: an ora spinner with a bar of what is done of how much, redrawn at most every
+ * 100 ms; elsewhere (cron, pipes, a test) nothing at all, so stdout and stderr stay the report's alone.
+ */
+export async function createCountProgress(stream: Writable & { isTTY?: boolean; columns?: number }): Promise<CountProgress> {
+  if (!stream.isTTY || (stream.columns ?? 0) === 0) return { update: () => {}, stop: () => {} };
+  const { default: ora } = await import('ora');
+  const spinner: Ora = ora({ stream, isEnabled: true });
+  let drawn = 0;
+  return {
+    update(label, done, total) {
+      const now = Date.now();
+      if (done < total && now - drawn < 100) return;
+      drawn = now;
+      const width = 20;
+      const filled = total === 0 ? width : Math.round((done / total) * width);
+      if (!spinner.isSpinning) spinner.start();
+      spinner.text = `${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`;
+    },
+    stop() {
+      spinner.stop();
+    },
+  };
+}

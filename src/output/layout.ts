@@ -84,3 +84,28 @@ export function tempFileFolders(metrics: readonly string[], units: readonly Unit
     layout === 'flat' ? metrics.map((metric) => metricFolder(metric, layout)) : [...new Set(units.map((unit) => unitFolder(unit, layout)))];
   return folders.flatMap((folder) => [folder, `${REJECTED_FOLDER}/${folder}`]);
 }
+
+/**
+ * The day a unit's file holds, from its path relative to the output (as `unitPath` names it), or undefined for a
+ * path that is not a unit file of this metric, layout and extension (a temp file, another format's, a manifest).
+ */
+export function dayOfUnitPath(path: string, metric: string, extension: string, layout: Layout): string | undefined {
+  const folder = `${metricFolder(metric, layout)}/`;
+  if (!path.startsWith(folder)) return undefined;
+  const rest = path.slice(folder.length);
+  const flat = /^(\d{4}-\d{2}-\d{2})(?:\.store-[^/]+)?\.([a-z]+)$/;
+  const match =
+    layout === 'flat'
+      ? flat.exec(rest)
+      : /^dt=(\d{4}-\d{2}-\d{2})\/(.+)$/.exec(rest)?.[2]?.startsWith(`${metric}_`)
+        ? hiveMatch(rest, metric, flat)
+        : null;
+  return match !== null && match[2] === extension ? match[1] : undefined;
+}
+
+/** A hive unit file `dt=<day>/<metric>_<day>...`, its day and extension matched as a flat name's, the folder's day the same. */
+function hiveMatch(rest: string, metric: string, flat: RegExp): RegExpExecArray | null {
+  const [folder, name] = rest.split('/') as [string, string];
+  const match = flat.exec(name.slice(metric.length + 1));
+  return match !== null && folder === `dt=${match[1]}` ? match : null;
+}

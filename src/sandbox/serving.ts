@@ -1,5 +1,5 @@
 import { Dataset, type MetricResult, type QueryRefs } from './data.js';
-import { distortResult } from './distortion.js';
+import { distortResult } from '../metrics/distortion.js';
 import type { PublishingRules } from './publishing.js';
 
 const DAY_MS = 86_400_000;

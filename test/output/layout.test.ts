@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { metricFolder, rejectedPath, tempFileFolders, unitPath } from '../../src/output/layout.js';
+import { dayOfUnitPath, metricFolder, rejectedPath, tempFileFolders, unitPath } from '../../src/output/layout.js';
 
 const traffic = { name: 'traffic' };
 
@@ -41,5 +41,21 @@ describe('the output layouts', () => {
       'metric=traffic/dt=2026-11-21',
       '_rejected/metric=traffic/dt=2026-11-21',
     ]);
+  });
+});
+
+describe('dayOfUnitPath', () => {
+  it('reads back the day of every path unitPath names, and nothing of other files', () => {
+    for (const layout of ['flat', 'hive'] as const) {
+      for (const storeCode of [undefined, 'S001', 'a/b c']) {
+        const unit = { metric: { name: 'traffic' }, day: '2026-11-20', ...(storeCode === undefined ? {} : { storeCode }) };
+        expect(dayOfUnitPath(unitPath(unit, 'csv', layout), 'traffic', 'csv', layout)).toBe('2026-11-20');
+        expect(dayOfUnitPath(unitPath(unit, 'csv', layout), 'traffic', 'parquet', layout)).toBeUndefined();
+        expect(dayOfUnitPath(unitPath(unit, 'csv', layout), 'unique-users', 'csv', layout)).toBeUndefined();
+      }
+    }
+    expect(dayOfUnitPath('traffic/2026-11-20.csv.tmp-123', 'traffic', 'csv', 'flat')).toBeUndefined();
+    expect(dayOfUnitPath('metric=traffic/dt=2026-11-21/traffic_2026-11-20.csv', 'traffic', 'csv', 'hive')).toBeUndefined();
+    expect(dayOfUnitPath('traffic/2026-11-20.csv', 'traffic', 'csv', 'hive')).toBeUndefined();
   });
 });

@@ -1,0 +1,107 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { errnoCode, UsageError } from '../errors.js';
+import { dayOfUnitPath, metricFolder, type Layout } from '../output/layout.js';
+import { OUTPUT_FORMATS } from '../output/format.js';
+import { objectKey } from '../output/object-location.js';
+import { storedResults } from '../output/read-back.js';
+import { asOutputError } from '../output/write-failure.js';
+import type { DayMode } from '../window/day-mode.js';
+import type { CalendarDay } from '../window/days.js';
+import type { ObjectStores } from './object-stores.js';
+import { storedPostgresUnits } from './postgres/stored-units.js';
+import type { SessionOptions } from './postgres/session.js';
+import type { DestinationSpec } from './spec.js';
+import type { StoredUnit, StoredUnits } from './stored-unit.js';
+
+export type { StoredUnit, StoredUnits };
+
+/** How the output was written, as its state keeps it. */
+export interface StoredSettings {
+  readonly layout: Layout;
+  readonly mode: DayMode;
+}
+
+/** The units an `-o` holds: the one place besides `openDestination` that asks which kind of output it is. */
+export function openStoredUnits(
+  spec: DestinationSpec,
+  settings: StoredSettings,
+  parts: { readonly stores: ObjectStores; readonly database: SessionOptions },
+): StoredUnits {
+  switch (spec.kind) {
+    case 'folder':
+      return fileUnits(settings.layout, folderShelf(spec.dir));
+    case 'bucket': {
+      const { location } = spec;
+      return fileUnits(settings.layout, {
+        list: async (folder) => {
+          const store = await parts.stores.get(location.bucket);
+          const base = objectKey(location, '');
+          return (await store.listKeys(objectKey(location, `${folder}/`))).map((key) => key.slice(base.length));
+        },
+        read: async (path) => (await (await parts.stores.get(location.bucket)).read(objectKey(location, path)))?.body,
+      });
+    }
+    case 'postgres':
+      return storedPostgresUnits(spec.database, settings.mode, parts.database);
+    case 'stream':
+      throw new UsageError('stdout keeps nothing to read back: name the output folder, bucket or database with -o');
+  }
+}
+
+/** Files under an output, by path relative to it, `/`-separated. */
+interface Shelf {
+  /** Every file under a folder, however deep. */
+  list(folder: string): Promise<string[]>;
+  read(path: string): Promise<Uint8Array | undefined>;
+}
+
+function folderShelf(dir: string): Shelf {
+  return {
+    async list(folder) {
+      const root = join(dir, folder);
+      try {
+        const entries = await readdir(root, { recursive: true, withFileTypes: true });
+        return entries
+          .filter((entry) => entry.isFile())
+          .map((entry) => relative(dir, join(entry.parentPath, entry.name)).split(sep).join('/'));
+      } catch (error) {
+        if (errnoCode(error) === 'ENOENT') return [];
+        throw asOutputError(error, `cannot list ${root}`);
+      }
+    },
+    async read(path) {
+      try {
+        return await readFile(join(dir, path));
+      } catch (error) {
+        if (errnoCode(error) === 'ENOENT') return undefined;
+        throw asOutputError(error, `cannot read ${join(dir, path)}`);
+      }
+    },
+  };
+}
+
+/** A folder's or a bucket's unit files, found by the layout's names (any format: a state may predate keeping one). */
+function fileUnits(layout: Layout, shelf: Shelf): StoredUnits {
+  return {
+    async unitsOf(metric) {
+      const byDay = new Map<CalendarDay, StoredUnit[]>();
+      for (const path of (await shelf.list(metricFolder(metric, layout))).sort()) {
+        for (const format of OUTPUT_FORMATS) {
+          const day = dayOfUnitPath(path, metric, format, layout);
+          if (day === undefined) continue;
+          const unit: StoredUnit = {
+            place: path,
+            read: async () => {
+              const bytes = await shelf.read(path);
+              return bytes === undefined ? [] : storedResults(bytes, format);
+            },
+          };
+          byDay.set(day, [...(byDay.get(day) ?? []), unit]);
+        }
+      }
+      return new Map([...byDay].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    },
+    close: () => Promise.resolve(),
+  };
+}

@@ -1,0 +1,148 @@
+import { parquetReadObjects } from 'hyparquet';
+import type { OutputFormat } from './format.js';
+
+/**
+ * A result as a unit file holds it again: a store's day, with one entry per zone (its zone and the metric's value
+ * columns, as the file typed them: CSV text, NDJSON numbers, Parquet values).
+ */
+export interface StoredResult {
+  readonly store_code: string;
+  readonly date: string;
+  readonly granularity: 'daily';
+  readonly values: Record<string, unknown>[];
+}
+
+/** A unit file's rows as a table: its columns, and each row's fields in their order. */
+export interface FileRows {
+  readonly columns: readonly string[];
+  readonly rows: readonly (readonly unknown[])[];
+}
+
+/**
+ * The results of a unit file this tool wrote (`rows` shape in CSV, NDJSON or Parquet; `results` shape NDJSON), in
+ * the file's order: rows of one store and instant (consecutive, as the file sorts them) make one result.
+ */
+export async function storedResults(bytes: Uint8Array, format: OutputFormat): Promise<StoredResult[]> {
+  if (format === 'ndjson') {
+    const text = Buffer.from(bytes).toString('utf8');
+    if (/^\{[^\n]*"values":\[/.test(text)) return resultLines(text);
+  }
+  const table =
+    format === 'csv'
+      ? csvRows(Buffer.from(bytes).toString('utf8'))
+      : format === 'ndjson'
+        ? ndjsonRows(Buffer.from(bytes).toString('utf8'))
+        : await parquetRows(bytes);
+  return resultsOf(table);
+}
+
+/** Rows grouped into results: the columns after the common five are the zone's values. */
+export function resultsOf({ columns, rows }: FileRows): StoredResult[] {
+  const store = columns.indexOf('store_code');
+  const date = columns.indexOf('date');
+  const zone = columns.indexOf('zone');
+  const valueColumns = columns.flatMap((name, index) =>
+    ['store_code', 'date', 'day', 'granularity', 'zone'].includes(name) ? [] : [[name, index] as const],
+  );
+  const results: StoredResult[] = [];
+  let last: StoredResult | undefined;
+  let lastDate: unknown;
+  for (const row of rows) {
+    const code = String(row[store]);
+    if (last === undefined || last.store_code !== code || !sameInstant(lastDate, row[date])) {
+      lastDate = row[date];
+      last = { store_code: code, date: String(row[date]), granularity: 'daily', values: [] };
+      results.push(last);
+    }
+    const entry: Record<string, unknown> = { zone: row[zone] };
+    for (const [name, index] of valueColumns) entry[name] = row[index];
+    last.values.push(entry);
+  }
+  return results;
+}
+
+function sameInstant(a: unknown, b: unknown): boolean {
+  return a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : a === b;
+}
+
+function resultLines(text: string): StoredResult[] {
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => {
+      const { metric: _metric, ...result } = JSON.parse(line) as StoredResult & { metric?: string };
+      return result;
+    });
+}
+
+async function parquetRows(bytes: Uint8Array): Promise<FileRows> {
+  const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  const objects: Record<string, unknown>[] = await parquetReadObjects({ file: buffer });
+  const columns = objects.length === 0 ? [] : Object.keys(objects[0]!);
+  // INT64 comes back as a BigInt: a count as the API sent it is a safe integer, and the totals add numbers.
+  const plain = (value: unknown): unknown => (typeof value === 'bigint' ? Number(value) : value);
+  return { columns, rows: objects.map((object) => columns.map((column): unknown => plain(object[column]))) };
+}
+
+function ndjsonRows(text: string): FileRows {
+  const rows: unknown[][] = [];
+  let columns: string[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    const record = JSON.parse(line) as Record<string, unknown>;
+    if (rows.length === 0) columns = Object.keys(record).filter((key) => key !== 'metric');
+    rows.push(columns.map((column) => record[column]));
+  }
+  return { columns, rows };
+}
+
+/** CSV fields, quoted where a field holds a comma, a quote or a line break (`""` inside quotes is one quote). */
+function csvRows(text: string): FileRows {
+  // No quote anywhere (the usual file: codes and zone names without commas or quotes): every comma splits a field.
+  if (!text.includes('"')) {
+    const [columns = [], ...rows] = text
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line).split(','));
+    return { columns, rows };
+  }
+  const records: string[][] = [];
+  let record: string[] = [];
+  let at = 0;
+  while (at < text.length) {
+    let field: string;
+    if (text[at] === '"') {
+      let end = at + 1;
+      let value = '';
+      for (;;) {
+        const quote = text.indexOf('"', end);
+        if (quote === -1) throw new Error('a CSV field whose quote never closes');
+        value += text.slice(end, quote);
+        if (text[quote + 1] === '"') {
+          value += '"';
+          end = quote + 2;
+        } else {
+          end = quote + 1;
+          break;
+        }
+      }
+      field = value;
+      at = end;
+    } else {
+      let end = at;
+      while (end < text.length && text[end] !== ',' && text[end] !== '\n' && text[end] !== '\r') end++;
+      field = text.slice(at, end);
+      at = end;
+    }
+    record.push(field);
+    if (text[at] === ',') at++;
+    else {
+      if (text[at] === '\r') at++;
+      if (text[at] === '\n') at++;
+      records.push(record);
+      record = [];
+    }
+  }
+  const [columns = [], ...rows] = records;
+  return { columns, rows };
+}

@@ -1,0 +1,64 @@
+/**
+ * Unit files read back as results: what the tool's own CSV writer quotes (a zone name with a comma, a quote, a line
+ * break) comes back as written; NDJSON rows and `results` lines alike; rows of one store and instant are one result.
+ */
+import { describe, expect, it } from 'vitest';
+import { csvLine } from '../../src/output/format.js';
+import { storedResults } from '../../src/output/read-back.js';
+
+const HEADER = ['store_code', 'date', 'day', 'granularity', 'zone', 'unique_users'];
+const ROWS = [
+  ['S001', '2026-11-20T00:00:00+02:00', '2026-11-20', 'daily', 'Entrance, north', '12'],
+  ['S001', '2026-11-20T00:00:00+02:00', '2026-11-20', 'daily', 'The "Café"\nupstairs', '3'],
+  ['S002', '2026-11-20T00:00:00-05:00', '2026-11-20', 'daily', 'Tills', '40'],
+];
+
+describe('storedResults', () => {
+  it('CSV as the writer quotes it: a result per store and instant, each zone with its value text', async () => {
+    const text = [HEADER, ...ROWS].map((fields) => csvLine(fields)).join('');
+    expect(text).toContain('"The ""Café""');
+    expect(await storedResults(Buffer.from(text), 'csv')).toEqual([
+      {
+        store_code: 'S001',
+        date: '2026-11-20T00:00:00+02:00',
+        granularity: 'daily',
+        values: [
+          { zone: 'Entrance, north', unique_users: '12' },
+          { zone: 'The "Café"\nupstairs', unique_users: '3' },
+        ],
+      },
+      { store_code: 'S002', date: '2026-11-20T00:00:00-05:00', granularity: 'daily', values: [{ zone: 'Tills', unique_users: '40' }] },
+    ]);
+  });
+
+  it('CSV without a quote takes the plain path and reads the same', async () => {
+    const plain = [HEADER, ROWS[2]!, [...ROWS[2]!.slice(0, 4), 'Back', '7']].map((fields) => csvLine(fields)).join('');
+    expect(await storedResults(Buffer.from(plain), 'csv')).toEqual([
+      {
+        store_code: 'S002',
+        date: '2026-11-20T00:00:00-05:00',
+        granularity: 'daily',
+        values: [
+          { zone: 'Tills', unique_users: '40' },
+          { zone: 'Back', unique_users: '7' },
+        ],
+      },
+    ]);
+  });
+
+  it('NDJSON rows (the metric field left out) and results lines give the same results', async () => {
+    const rows = ROWS.map((fields) =>
+      JSON.stringify({
+        metric: 'unique-users',
+        ...Object.fromEntries(HEADER.map((name, index) => [name, index === 5 ? Number(fields[index]) : fields[index]])),
+      }),
+    );
+    const fromRows = await storedResults(Buffer.from(`${rows.join('\n')}\n`), 'ndjson');
+    const lines = fromRows.map((result) => JSON.stringify({ metric: 'unique-users', ...result }));
+    expect(await storedResults(Buffer.from(`${lines.join('\n')}\n`), 'ndjson')).toEqual(fromRows);
+    expect(fromRows.map(({ store_code, values }) => [store_code, values.map((entry) => entry.unique_users)])).toEqual([
+      ['S001', [12, 3]],
+      ['S002', [40]],
+    ]);
+  });
+});
