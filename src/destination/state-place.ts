@@ -1,9 +1,18 @@
 import { dirname } from 'node:path';
 import { checkWritableFolder } from '../output/atomic-file.js';
-import { isObjectUrl, parseObjectUrl } from '../output/object-location.js';
+import { isObjectUrl, objectKey, parseObjectUrl } from '../output/object-location.js';
+import { RUNS_FOLDER } from '../output/run-manifest.js';
 import { removeStaleTempFiles, type StaleTempFile } from '../output/stale-temp.js';
 import { ObjectStateStorage } from '../state/storage/object-state.js';
 import { FileStateStorage, type StateStorage } from '../state/storage/storage.js';
+import {
+  bucketCoverageWriter,
+  bucketManifests,
+  CoverageWritingStorage,
+  folderCoverageWriter,
+  folderManifests,
+  type CoverageShelf,
+} from './coverage-storage.js';
 import type { ObjectStores } from './object-stores.js';
 import type { DestinationSpec } from './spec.js';
 
@@ -27,7 +36,8 @@ export function statePlace(destination: DestinationSpec, state: string | undefin
     return {
       url,
       remote: false,
-      storage: () => Promise.resolve(new FileStateStorage(url)),
+      storage: async (stores) =>
+        new CoverageWritingStorage(new FileStateStorage(url), { ...(await manifestsOf(destination, stores)), write: folderCoverageWriter(url) }),
       prepare: async () => {
         await checkWritableFolder(folder);
         return removeStaleTempFiles([folder]);
@@ -38,7 +48,20 @@ export function statePlace(destination: DestinationSpec, state: string | undefin
   return {
     url,
     remote: true,
-    storage: async (stores) => new ObjectStateStorage(await stores.get(bucket), prefix),
+    storage: async (stores) => {
+      const store = await stores.get(bucket);
+      const write = bucketCoverageWriter(store, prefix);
+      return new CoverageWritingStorage(new ObjectStateStorage(store, prefix), { ...(await manifestsOf(destination, stores)), write });
+    },
     prepare: () => Promise.resolve([]),
   };
+}
+
+/** The run manifests the coverage table takes each day's rows and load time from: the output's, wherever the state is. */
+async function manifestsOf(destination: DestinationSpec, stores: ObjectStores): Promise<Omit<CoverageShelf, 'write'>> {
+  if (destination.kind === 'bucket') {
+    const { location } = destination;
+    return bucketManifests(await stores.get(location.bucket), objectKey(location, `${RUNS_FOLDER}/`));
+  }
+  return folderManifests(destination.kind === 'folder' ? destination.dir : undefined);
 }

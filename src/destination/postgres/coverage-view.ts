@@ -1,0 +1,68 @@
+import type { Client } from 'pg';
+import { HELD_REASON, RANGE_STATUSES } from '../../state/coverage-rows.js';
+import { OWN_TABLES, quoteName } from './tables.js';
+
+/** The view loaders, dbt and dashboards read a schema's coverage from, day by day. */
+export const COVERAGE_VIEW = 'area_metrics_coverage';
+
+/** Its comment names its definition: a run made by a release with another one replaces it. */
+const VIEW_VERSION = 'area-metrics coverage view 1';
+
+/** A text constant as SQL (the few used here are the tool's own words). */
+const literal = (text: string): string => `'${text.replaceAll("'", "''")}'`;
+
+/**
+ * The view's SQL: the state's day lists expanded to one row a day (`generate_series` over each range, each pending day
+ * with its reason), the same rows as `coverageDays` makes from the state, then each day's rows and latest load time
+ * from the per-unit coverage table, committed with the data: the whole metric's unit (store ''), or the units of a
+ * `--store` key's stores. It reads the state row as it is, so it is true after every state write, with no copy to
+ * keep in step.
+ */
+export function coverageViewSql(schema: string): string {
+  const at = (table: string): string => `${quoteName(schema)}.${table}`;
+  const lists = RANGE_STATUSES.map(({ list, status }) => `(${literal(list)}, ${literal(status)})`).join(', ');
+  return `CREATE OR REPLACE VIEW ${at(COVERAGE_VIEW)} AS
+WITH entries AS (
+  SELECT k.key, k.entry
+  FROM ${at(OWN_TABLES.state)} s CROSS JOIN LATERAL jsonb_each(s.body::jsonb -> 'metrics') AS k(key, entry)
+  WHERE s.name = 'state'
+), days AS (
+  SELECT e.key, d::date AS day, l.status, NULL::text AS reason
+  FROM entries e
+  CROSS JOIN (VALUES ${lists}) AS l(list, status)
+  CROSS JOIN LATERAL jsonb_array_elements(COALESCE(e.entry -> l.list, '[]'::jsonb)) AS r(range)
+  CROSS JOIN LATERAL generate_series((r.range ->> 0)::date, (r.range ->> 1)::date, interval '1 day') AS d
+  UNION ALL
+  SELECT e.key, p.day::date, CASE WHEN p.pending ->> 'reason' = ${literal(HELD_REASON)} THEN 'held' ELSE 'pending' END, p.pending ->> 'reason'
+  FROM entries e CROSS JOIN LATERAL jsonb_each(COALESCE(e.entry -> 'pending', '{}'::jsonb)) AS p(day, pending)
+), placed AS (
+  SELECT split_part(key, '[', 1) AS metric,
+    CASE WHEN strpos(key, '[') = 0 THEN NULL ELSE substr(key, strpos(key, '[') + 7, length(key) - strpos(key, '[') - 7) END AS stores,
+    day, status, reason
+  FROM days
+)
+SELECT p.metric, p.stores, p.day, p.status, p.reason, u.rows, u.loaded_at
+FROM placed p
+CROSS JOIN LATERAL (
+  SELECT sum(c.rows)::bigint AS rows, max(c.loaded_at) AS loaded_at
+  FROM ${at(OWN_TABLES.units)} c
+  WHERE c.metric = p.metric AND c.day = p.day
+    AND CASE WHEN p.stores IS NULL THEN c.store = '' ELSE c.store = ANY (string_to_array(p.stores, ',')) END
+) u`;
+}
+
+/**
+ * The view, made or replaced when it is missing or another release made it, like the tool's tables: once per
+ * release that changes it, which needs CREATE on the schema (and ownership of the view); a run of a role given only
+ * rights on the tables finds it in place and changes nothing.
+ */
+export async function ensureCoverageView(client: Client, schema: string): Promise<void> {
+  const { rows } = await client.query<{ comment: string | null }>(
+    'SELECT obj_description(c.oid, $3) AS comment FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace ' +
+      "WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind = 'v'",
+    [schema, COVERAGE_VIEW, 'pg_class'],
+  );
+  if (rows[0]?.comment === VIEW_VERSION) return;
+  await client.query(coverageViewSql(schema));
+  await client.query(`COMMENT ON VIEW ${quoteName(schema)}.${COVERAGE_VIEW} IS ${literal(VIEW_VERSION)}`);
+}
