@@ -37,7 +37,10 @@ export function statePlace(destination: DestinationSpec, state: string | undefin
       url,
       remote: false,
       storage: async (stores) =>
-        new CoverageWritingStorage(new FileStateStorage(url), { ...(await manifestsOf(destination, stores)), write: folderCoverageWriter(url) }),
+        new CoverageWritingStorage(new FileStateStorage(url), {
+          ...(await manifestsOf(destination, stores)),
+          write: folderCoverageWriter(url),
+        }),
       prepare: async () => {
         await checkWritableFolder(folder);
         return removeStaleTempFiles([folder]);

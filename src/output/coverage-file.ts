@@ -29,19 +29,24 @@ export const unitLoadKey = (metric: string, day: string, store: string): string 
 /**
  * Each unit's last load from the run manifests: the newest run that wrote new bytes for it (its rows, and the run's
  * end as the time), else the newest that wrote it at all. Settlements (`accept`, `reopen`) count no rows and load
- * nothing, so they are passed over.
+ * nothing, so they are passed over, as are units without results.
  */
 export function manifestLoads(manifests: readonly RunManifest[]): Map<string, UnitLoad> {
   const newest = new Map<string, UnitLoad & { readonly changed: boolean }>();
   for (const manifest of [...manifests].sort((a, b) => (a.runId < b.runId ? -1 : 1))) {
     const loadedAt = new Date(manifest.end);
     for (const unit of manifest.units) {
-      if (unit.rows === null || unit.status === 'failed') continue;
+      // A unit without results wrote nothing (a database keeps no unit for it either): the last load stands.
+      if (unit.rows === null || unit.rows === 0 || unit.status === 'failed') continue;
       const key = unitLoadKey(unit.metric, unit.day, unit.store ?? '');
       const known = newest.get(key);
       // Bytes left as they were keep the time they were written, as a database's unit keeps its load time.
       if (known !== undefined && known.changed && !unit.changed) continue;
-      newest.set(key, { rows: unit.rows, loadedAt: known !== undefined && !unit.changed ? known.loadedAt : loadedAt, changed: unit.changed });
+      newest.set(key, {
+        rows: unit.rows,
+        loadedAt: known !== undefined && !unit.changed ? known.loadedAt : loadedAt,
+        changed: unit.changed,
+      });
     }
   }
   return new Map([...newest].map(([key, { rows, loadedAt }]) => [key, { rows, loadedAt }]));

@@ -5,7 +5,8 @@ import type { KeyCoverage } from '../../src/state/coverage.js';
 const none: KeyCoverage = { complete: [], accepted: [], givenUp: [], pending: [] };
 
 /** A day's status and reason, as the table of cases states it. */
-const brief = (days: readonly CoverageDay[]): string[] => days.map(({ day, status, reason }) => `${day} ${status}${reason ? ` ${reason}` : ''}`);
+const brief = (days: readonly CoverageDay[]): string[] =>
+  days.map(({ day, status, reason }) => `${day} ${status}${reason ? ` ${reason}` : ''}`);
 
 describe('coverageDays', () => {
   const cases: { name: string; coverage: KeyCoverage; expected: string[] }[] = [
@@ -43,7 +44,13 @@ describe('coverageDays', () => {
         givenUp: [['2026-11-05', '2026-11-05']],
         pending: [{ day: '2026-11-02', status: { reason: 'partly-published', missingStores: 1 } }],
       },
-      expected: ['2026-11-01 complete', '2026-11-02 pending partly-published', '2026-11-03 accepted', '2026-11-04 complete', '2026-11-05 given-up'],
+      expected: [
+        '2026-11-01 complete',
+        '2026-11-02 pending partly-published',
+        '2026-11-03 accepted',
+        '2026-11-04 complete',
+        '2026-11-05 given-up',
+      ],
     },
   ];
   for (const { name, coverage, expected } of cases) {
@@ -67,7 +74,10 @@ describe('coverageDaysOfText', () => {
       storeSets: {},
       metrics: {
         traffic: { complete: [['2026-11-01', '2026-11-02']], storeFigures: { '2026-11-01': ['x', 'AAAA'] }, stores: 3 },
-        'avg-screen-time': { pending: { '2026-11-03': { reason: 'suspect', value: 9, measure: 'sum' } }, givenUp: [['2026-11-01', '2026-11-01']] },
+        'avg-screen-time': {
+          pending: { '2026-11-03': { reason: 'suspect', value: 9, measure: 'sum' } },
+          givenUp: [['2026-11-01', '2026-11-01']],
+        },
       },
     });
     expect(coverageDaysOfText(text).map(({ metric, day, status }) => `${metric} ${day} ${status}`)).toEqual([
