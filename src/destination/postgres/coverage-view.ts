@@ -51,18 +51,32 @@ CROSS JOIN LATERAL (
 ) u`;
 }
 
+/** PostgreSQL's SQLSTATE for a statement the role may not run. */
+const INSUFFICIENT_PRIVILEGE = '42501';
+
 /**
  * The view, made or replaced when it is missing or another release made it, like the tool's tables: once per
  * release that changes it, which needs CREATE on the schema (and ownership of the view); a run of a role given only
- * rights on the tables finds it in place and changes nothing.
+ * rights on the tables finds it in place and changes nothing. A role that may not make it is told so in the returned
+ * warning, and the import goes on: the data does not need the view.
  */
-export async function ensureCoverageView(client: Client, schema: string): Promise<void> {
+export async function ensureCoverageView(client: Client, schema: string): Promise<string | undefined> {
   const { rows } = await client.query<{ comment: string | null }>(
     'SELECT obj_description(c.oid, $3) AS comment FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace ' +
       "WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind = 'v'",
     [schema, COVERAGE_VIEW, 'pg_class'],
   );
-  if (rows[0]?.comment === VIEW_VERSION) return;
-  await client.query(coverageViewSql(schema));
-  await client.query(`COMMENT ON VIEW ${quoteName(schema)}.${COVERAGE_VIEW} IS ${literal(VIEW_VERSION)}`);
+  if (rows[0]?.comment === VIEW_VERSION) return undefined;
+  try {
+    await client.query(coverageViewSql(schema));
+    await client.query(`COMMENT ON VIEW ${quoteName(schema)}.${COVERAGE_VIEW} IS ${literal(VIEW_VERSION)}`);
+    return undefined;
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== INSUFFICIENT_PRIVILEGE) throw error;
+    const what = rows.length === 0 ? 'does not exist' : 'is of another release';
+    return (
+      `the coverage view ${schema}.${COVERAGE_VIEW} ${what} and this role may not make it (${(error as Error).message}); ` +
+      'run one import as a role with CREATE on the schema (its owner) to make it; the import goes on without it'
+    );
+  }
 }

@@ -75,7 +75,8 @@ export class PostgresDestination implements Destination {
       // The lock first (it names the schema, which need not exist yet): two first runs never make the tables at once.
       await takeRunLock(client, this.target.schema, this.options.logger, where, signal);
       await ensureSchema(client, this.target.schema);
-      await ensureCoverageView(client, this.target.schema);
+      const cannot = await ensureCoverageView(client, this.target.schema);
+      if (cannot !== undefined) this.options.logger.warn(cannot);
     });
   }
 
