@@ -92,18 +92,16 @@ function dayLoad(loads: ReadonlyMap<string, UnitLoad>, day: CoverageDay): DayLoa
   };
 }
 
-/** The manifests of a folder's `_runs/`; none when there is no output folder (stdout with `--state`). */
-export function folderManifests(outputDir: string | undefined): Pick<CoverageShelf, 'manifestNames' | 'readManifest'> {
-  const runs = outputDir === undefined ? undefined : join(outputDir, RUNS_FOLDER);
+/** The manifests of a folder's `_runs/` (none before the first run's). */
+export function folderManifests(outputDir: string): Pick<CoverageShelf, 'manifestNames' | 'readManifest'> {
+  const runs = join(outputDir, RUNS_FOLDER);
   return {
-    manifestNames: async () =>
-      runs === undefined
-        ? []
-        : readdir(runs).catch((error: unknown) => {
-            if (errnoCode(error) === 'ENOENT') return [];
-            throw error;
-          }),
-    readManifest: (name) => (runs === undefined ? Promise.resolve(undefined) : readFile(join(runs, name), 'utf8').catch(() => undefined)),
+    manifestNames: () =>
+      readdir(runs).catch((error: unknown) => {
+        if (errnoCode(error) === 'ENOENT') return [];
+        throw error;
+      }),
+    readManifest: (name) => readFile(join(runs, name), 'utf8').catch(() => undefined),
   };
 }
 

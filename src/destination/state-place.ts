@@ -1,5 +1,6 @@
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { checkWritableFolder } from '../output/atomic-file.js';
+import { COVERAGE_FOLDER } from '../output/coverage-file.js';
 import { isObjectUrl, objectKey, parseObjectUrl } from '../output/object-location.js';
 import { RUNS_FOLDER } from '../output/run-manifest.js';
 import { removeStaleTempFiles, type StaleTempFile } from '../output/stale-temp.js';
@@ -36,14 +37,10 @@ export function statePlace(destination: DestinationSpec, state: string | undefin
     return {
       url,
       remote: false,
-      storage: async (stores) =>
-        new CoverageWritingStorage(new FileStateStorage(url), {
-          ...(await manifestsOf(destination, stores)),
-          write: folderCoverageWriter(url),
-        }),
+      storage: (stores) => withCoverage(destination, stores, new FileStateStorage(url), folderCoverageWriter(url)),
       prepare: async () => {
         await checkWritableFolder(folder);
-        return removeStaleTempFiles([folder]);
+        return removeStaleTempFiles([folder, join(folder, COVERAGE_FOLDER)]);
       },
     };
   }
@@ -53,18 +50,28 @@ export function statePlace(destination: DestinationSpec, state: string | undefin
     remote: true,
     storage: async (stores) => {
       const store = await stores.get(bucket);
-      const write = bucketCoverageWriter(store, prefix);
-      return new CoverageWritingStorage(new ObjectStateStorage(store, prefix), { ...(await manifestsOf(destination, stores)), write });
+      return withCoverage(destination, stores, new ObjectStateStorage(store, prefix), bucketCoverageWriter(store, prefix));
     },
     prepare: () => Promise.resolve([]),
   };
 }
 
-/** The run manifests the coverage table takes each day's rows and load time from: the output's, wherever the state is. */
-async function manifestsOf(destination: DestinationSpec, stores: ObjectStores): Promise<Omit<CoverageShelf, 'write'>> {
+/**
+ * The state of a folder or bucket output, with its coverage table rewritten beside it after each write; each day's
+ * rows and load time from the output's run manifests, wherever the state is. A stream's `--state` has no output to
+ * keep a table for: it is the state alone.
+ */
+async function withCoverage(
+  destination: DestinationSpec,
+  stores: ObjectStores,
+  state: StateStorage,
+  write: CoverageShelf['write'],
+): Promise<StateStorage> {
   if (destination.kind === 'bucket') {
     const { location } = destination;
-    return bucketManifests(await stores.get(location.bucket), objectKey(location, `${RUNS_FOLDER}/`));
+    const manifests = bucketManifests(await stores.get(location.bucket), objectKey(location, `${RUNS_FOLDER}/`));
+    return new CoverageWritingStorage(state, { ...manifests, write });
   }
-  return folderManifests(destination.kind === 'folder' ? destination.dir : undefined);
+  if (destination.kind === 'folder') return new CoverageWritingStorage(state, { ...folderManifests(destination.dir), write });
+  return state;
 }

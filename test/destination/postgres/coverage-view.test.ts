@@ -101,7 +101,9 @@ describe.skipIf(skip)('the coverage view', () => {
       await client.query('GRANT SELECT, INSERT, DELETE ON ALL TABLES IN SCHEMA earlier TO loader');
     });
     const warning = await withClient('loader', (client) => ensureCoverageView(client, 'earlier'));
-    expect(warning).toMatch(/^the coverage view earlier\.area_metrics_coverage does not exist and this role may not make it \(permission denied.*\); run one import as a role with CREATE on the schema/);
+    expect(warning).toMatch(
+      /^the coverage view earlier\.area_metrics_coverage does not exist and this role may not make it \(permission denied.*\); run one import as a role with CREATE on the schema/,
+    );
 
     // The owner's next run makes it; the loader's runs then find it as it is.
     expect(await withClient(undefined, (client) => ensureCoverageView(client, 'earlier'))).toBeUndefined();
@@ -109,14 +111,19 @@ describe.skipIf(skip)('the coverage view', () => {
 
     await withClient(undefined, async (client) => {
       await client.query("INSERT INTO earlier.area_metrics_state (name, body) VALUES ('state', $1)", [STATE]);
+      // A complete day loaded, and a held one loaded later: freshness is the complete day's.
+      await client.query(
+        'INSERT INTO earlier.area_metrics_units (metric, day, store, sha256, rows, bytes, loaded_at) VALUES ' +
+          "('traffic', '2026-11-01', '', 'h', 40, 1, '2026-11-02T05:00:00Z'), ('traffic', '2026-11-03', '', 'h', 12, 1, '2026-11-04T05:00:00Z')",
+      );
       await client.query(`GRANT USAGE ON SCHEMA earlier TO dashboard; GRANT SELECT ON earlier.${COVERAGE_VIEW} TO dashboard`);
     });
     await withClient('dashboard', async (client) => {
-      // dbt's source freshness as docs/import.md writes it: the latest load of a final day.
-      const fresh = await client.query<{ n: string }>(
-        `SELECT count(*)::text AS n FROM earlier.${COVERAGE_VIEW} WHERE status IN ('complete', 'accepted')`,
+      // dbt's source freshness as docs/coverage.md writes it: the latest load of a complete day of the whole metric.
+      const fresh = await client.query<{ at: Date | null }>(
+        `select max(loaded_at) AS at from earlier.${COVERAGE_VIEW} where metric = 'traffic' and stores is null and status = 'complete'`,
       );
-      expect(fresh.rows[0]?.n).toBe(String(coverageDaysOfText(STATE).filter((day) => ['complete', 'accepted'].includes(day.status)).length));
+      expect(fresh.rows[0]?.at?.toISOString()).toBe('2026-11-02T05:00:00.000Z');
       // The view is all it may read: the state itself stays closed to it.
       await expect(client.query('SELECT body FROM earlier.area_metrics_state')).rejects.toThrow(/permission denied/);
     });
