@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { daysBetween } from '../../src/window/days.js';
-import { DuckDb, sqlText, type DuckRow } from '../helpers/duckdb.js';
+import { DuckDb, sqlText } from '../helpers/duckdb.js';
 import { startPostgres, warnIfPostgresMissing, type TestPostgres } from '../helpers/postgres.js';
 import { clockedCli, daysBefore, noonToday } from '../helpers/sandbox-clock.js';
 import { useTempDirs } from '../helpers/tmp.js';
@@ -66,13 +66,24 @@ function statusDays(json: StatusJson): Map<string, string> {
   return new Map([...days].sort(([a], [b]) => a.localeCompare(b)));
 }
 
-/** A table row as `status day by day`: day, status and reason. */
-const described = (rows: readonly DuckRow[] | readonly Record<string, unknown>[]): Map<string, string> =>
-  new Map(rows.map((row) => [String(row.day), row.reason === null ? String(row.status) : `${String(row.status)} ${String(row.reason)}`]));
+/** A row of the view or the file, each read with its day, rows and count as text. */
+interface CoverageRecord {
+  readonly metric: string;
+  readonly stores: string | null;
+  readonly day: string;
+  readonly status: string;
+  readonly reason: string | null;
+  readonly rows: string | null;
+  readonly loaded_at: unknown;
+}
 
-/** The rows and load of each day, as text: `rows@loaded` or `-`. */
-const loads = (rows: readonly Record<string, unknown>[]): Map<string, string> =>
-  new Map(rows.map((row) => [String(row.day), row.rows === null ? '-' : `${String(row.rows)}${row.loaded_at === null ? '' : '@'}`]));
+/** Each day's status and reason, as the story writes them. */
+const described = (rows: readonly CoverageRecord[]): Map<string, string> =>
+  new Map(rows.map((row) => [row.day, row.reason === null ? row.status : `${row.status} ${row.reason}`]));
+
+/** The rows and load of each day, as text: `rows@` when a load time is there too, or `-`. */
+const loads = (rows: readonly CoverageRecord[]): Map<string, string> =>
+  new Map(rows.map((row) => [row.day, row.rows === null ? '-' : `${row.rows}${row.loaded_at === null ? '' : '@'}`]));
 
 /** The same command lines against both outputs: the month's backfill, an accept, a reopen. */
 async function simulateMonth(out: string): Promise<void> {
@@ -118,7 +129,7 @@ describe.skipIf(skip)('coverage as a table', () => {
     ]);
     for (const status of statuses) expect(statusDays(JSON.parse(status.stdout) as StatusJson)).toEqual(expected);
 
-    const view = await server.query(
+    const view = await server.query<CoverageRecord>(
       `SELECT metric, stores, day::text AS day, status, reason, rows::text AS rows, loaded_at FROM ${SCHEMA}.area_metrics_coverage ORDER BY metric, day`,
       [],
       'coverage',
@@ -127,11 +138,11 @@ describe.skipIf(skip)('coverage as a table', () => {
     expect(view.every((row) => row.metric === METRIC && row.stores === null)).toBe(true);
 
     const duck = await DuckDb.open();
-    const file = await duck
+    const file = (await duck
       .rows(
         `SELECT metric, stores, day::text AS day, status, reason, rows::text AS rows, loaded_at FROM ${sqlText(join(folder, '_coverage', 'coverage.parquet'))} ORDER BY metric, day`,
       )
-      .finally(() => duck.close());
+      .finally(() => duck.close())) as unknown as CoverageRecord[];
     expect(described(file)).toEqual(expected);
     expect(file.every((row) => row.metric === METRIC && row.stores === null)).toBe(true);
 
