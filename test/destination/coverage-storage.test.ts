@@ -75,6 +75,42 @@ describe('a state storage that rewrites the coverage table', () => {
     expect(await tableOf(output.table)).toEqual(['2026-11-01 complete null -', '2026-11-02 complete 7 at', '2026-11-03 complete null -']);
   });
 
+  it("gives a --store key's day the sum of its stores' units and the latest of their times, the whole metric's its own", async () => {
+    const output = await folderOutput();
+    const unit = (store: string | null, rows: number) => ({
+      metric: 'traffic',
+      day: '2026-11-01',
+      store,
+      path: 'x',
+      rows,
+      bytes: 1,
+      sha256: 'h',
+      changed: true,
+      status: 'final',
+    });
+    const runs = [
+      { runId: '00000001', end: '2026-11-02T04:30:00Z', units: [unit('S1', 3), unit('S3', 9)] },
+      { runId: '00000002', end: '2026-11-02T05:30:00Z', units: [unit('S2', 4), unit(null, 20)] },
+    ];
+    for (const run of runs) await writeFile(join(output.runs, `${run.runId}.json`), JSON.stringify({ manifestVersion: 1, ...run }));
+    const day: [string, string] = ['2026-11-01', '2026-11-01'];
+    await output.storage.update(() =>
+      JSON.stringify({ version: 5, storeSets: {}, metrics: { traffic: { complete: [day] }, 'traffic[store=S1,S2]': { complete: [day] } } }),
+    );
+    const duck = await DuckDb.open();
+    try {
+      const rows = await duck.rows(
+        `SELECT stores, rows::VARCHAR AS rows, strftime(loaded_at AT TIME ZONE 'UTC', '%H:%M') AS at FROM read_parquet(${sqlText(output.table)}) ORDER BY stores NULLS FIRST`,
+      );
+      expect(rows).toEqual([
+        { stores: null, rows: '20', at: '05:30' },
+        { stores: 'S1,S2', rows: '7', at: '05:30' },
+      ]);
+    } finally {
+      duck.close();
+    }
+  });
+
   it('leaves the table alone when the state is left alone; a folder without manifests has no loads', async () => {
     const output = await folderOutput();
     await rm(output.runs, { recursive: true });
