@@ -27,13 +27,15 @@ export interface UnitLoad {
 export const unitLoadKey = (metric: string, day: string, store: string): string => JSON.stringify([metric, day, store]);
 
 /**
- * Each unit's last load from the run manifests: the newest run that wrote new bytes for it (its rows, and the run's
+ * Each unit's last load from the run manifests (whatever their names): the latest run that wrote new bytes for it (its rows, and the run's
  * end as the time), else the newest that wrote it at all. Settlements (`accept`, `reopen`) count no rows and load
  * nothing, so they are passed over, as are units without results.
  */
 export function manifestLoads(manifests: readonly RunManifest[]): Map<string, UnitLoad> {
   const newest = new Map<string, UnitLoad & { readonly changed: boolean }>();
-  for (const manifest of [...manifests].sort((a, b) => (a.runId < b.runId ? -1 : 1))) {
+  // In the order the runs ended (then started): of two overlapping runs, the one that ended last wrote last.
+  const byEnd = [...manifests].sort((a, b) => Date.parse(a.end) - Date.parse(b.end) || (a.runId < b.runId ? -1 : 1));
+  for (const manifest of byEnd) {
     const loadedAt = new Date(manifest.end);
     for (const unit of manifest.units) {
       // A unit without results wrote nothing (a database keeps no unit for it either): the last load stands.

@@ -55,6 +55,11 @@ describe("each unit's last load, from the manifests", () => {
       expected: '12 2026-11-03T04:30:00.000Z',
     },
     {
+      name: 'of two overlapping runs, the one that ended last',
+      runs: [run(1, '2026-11-03T05:00:00.000Z', [unit({ rows: 11 })]), run(2, '2026-11-03T04:50:00.000Z', [unit({ rows: 12 })])],
+      expected: '11 2026-11-03T05:00:00.000Z',
+    },
+    {
       name: 'a re-run that left the file as it was keeps the time it was written',
       runs: [run(1, '2026-11-02T04:30:00.000Z', [unit()]), run(2, '2026-11-03T04:30:00.000Z', [unit({ changed: false })])],
       expected: '10 2026-11-02T04:30:00.000Z',
