@@ -30,4 +30,7 @@ Examples:
   $ area-metrics status -o /data/area-metrics
   $ area-metrics status -o /data/area-metrics --max-behind 1 || echo behind | mail -s area-metrics ops@example.com
   $ area-metrics status -o /data/area-metrics --format prometheus > /var/lib/node_exporter/area_metrics.prom
-  $ area-metrics status -o s3://my-bucket/area-metrics --max-behind 1`;
+  $ area-metrics status -o s3://my-bucket/area-metrics --max-behind 1
+
+The same days, one row each, for loaders and dbt: the view area_metrics_coverage in PostgreSQL,
+_coverage/coverage.parquet in a folder or bucket (docs/coverage.md).`;

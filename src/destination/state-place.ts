@@ -1,9 +1,19 @@
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { checkWritableFolder } from '../output/atomic-file.js';
-import { isObjectUrl, parseObjectUrl } from '../output/object-location.js';
+import { COVERAGE_FOLDER } from '../output/coverage-file.js';
+import { isObjectUrl, objectKey, parseObjectUrl } from '../output/object-location.js';
+import { RUNS_FOLDER } from '../output/run-manifest.js';
 import { removeStaleTempFiles, type StaleTempFile } from '../output/stale-temp.js';
 import { ObjectStateStorage } from '../state/storage/object-state.js';
 import { FileStateStorage, type StateStorage } from '../state/storage/storage.js';
+import {
+  bucketCoverageWriter,
+  bucketManifests,
+  CoverageWritingStorage,
+  folderCoverageWriter,
+  folderManifests,
+  type CoverageShelf,
+} from './coverage-storage.js';
 import type { ObjectStores } from './object-stores.js';
 import type { DestinationSpec } from './spec.js';
 
@@ -27,10 +37,10 @@ export function statePlace(destination: DestinationSpec, state: string | undefin
     return {
       url,
       remote: false,
-      storage: () => Promise.resolve(new FileStateStorage(url)),
+      storage: (stores) => withCoverage(destination, stores, new FileStateStorage(url), folderCoverageWriter(url)),
       prepare: async () => {
         await checkWritableFolder(folder);
-        return removeStaleTempFiles([folder]);
+        return removeStaleTempFiles([folder, join(folder, COVERAGE_FOLDER)]);
       },
     };
   }
@@ -38,7 +48,30 @@ export function statePlace(destination: DestinationSpec, state: string | undefin
   return {
     url,
     remote: true,
-    storage: async (stores) => new ObjectStateStorage(await stores.get(bucket), prefix),
+    storage: async (stores) => {
+      const store = await stores.get(bucket);
+      return withCoverage(destination, stores, new ObjectStateStorage(store, prefix), bucketCoverageWriter(store, prefix));
+    },
     prepare: () => Promise.resolve([]),
   };
+}
+
+/**
+ * The state of a folder or bucket output, with its coverage table rewritten beside it after each write; each day's
+ * rows and load time from the output's run manifests, wherever the state is. A stream's `--state` has no output to
+ * keep a table for: it is the state alone.
+ */
+async function withCoverage(
+  destination: DestinationSpec,
+  stores: ObjectStores,
+  state: StateStorage,
+  write: CoverageShelf['write'],
+): Promise<StateStorage> {
+  if (destination.kind === 'bucket') {
+    const { location } = destination;
+    const manifests = bucketManifests(await stores.get(location.bucket), objectKey(location, `${RUNS_FOLDER}/`));
+    return new CoverageWritingStorage(state, { ...manifests, write });
+  }
+  if (destination.kind === 'folder') return new CoverageWritingStorage(state, { ...folderManifests(destination.dir), write });
+  return state;
 }

@@ -89,14 +89,15 @@ async function stateOf(prefix: string): Promise<{ metrics: Record<string, { comp
   return JSON.parse(text!.toString()) as never;
 }
 
-/** PUTs of data objects: not the state, not the run's manifest (`_runs/`), which every run writes. */
+/** PUTs of data objects: not the state, not the run's manifest (`_runs/`) nor the coverage table, which every run writes. */
 const dataPuts = (prefix: string) =>
   s3.requests.filter(
     (request) =>
       request.method === 'PUT' &&
       request.key.startsWith(`${prefix}/`) &&
       !request.key.endsWith(STATE_OBJECT_NAME) &&
-      !request.key.startsWith(`${prefix}/_runs/`),
+      !request.key.startsWith(`${prefix}/_runs/`) &&
+      !request.key.startsWith(`${prefix}/_coverage/`),
   );
 
 describe('import into an S3-compatible bucket', () => {
@@ -290,6 +291,8 @@ describe('import into an S3-compatible bucket', () => {
     expect(JSON.parse((await s3.read('states/nightly.json'))!.toString())).toMatchObject({
       metrics: { traffic: { complete: [[daysAgo(2), daysAgo(2)]] } },
     });
+    // The coverage table beside the state, wherever the state is.
+    expect(await s3.read('states/_coverage/coverage.parquet')).toBeDefined();
     const status = await run(['status', '--state', state, '--json']);
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ state, metrics: [{ key: 'traffic', lastCompleteDay: daysAgo(2) }] });

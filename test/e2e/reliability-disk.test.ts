@@ -114,10 +114,10 @@ describe('on a small tmpfs', () => {
     expect((await runCli(importArgs('traffic', reference, '--date', day))).code).toBe(0);
     const pages = Math.ceil((await stat(join(reference, 'traffic', `${day}.csv`))).size / PAGE);
 
-    // Room for the state as the run starts (the days it is asked for) and for the data file, not for the state's
-    // next copy: the day's judgement cannot be recorded.
+    // Room for the state as the run starts (the days it is asked for), the coverage table written with it, and the
+    // data file, not for the state's next copy: the day's judgement cannot be recorded.
     const out = join(mounted().path, 'out');
-    await mounted().fill((1 + pages) * PAGE);
+    await mounted().fill((2 + pages) * PAGE);
     const result = await runCli(importArgs('traffic', out, '--date', day));
     expect(result.code).toBe(7);
     expect(failureLines(result)).toEqual([
@@ -152,9 +152,10 @@ describe('on a small tmpfs', () => {
     const pages = await Promise.all(days.map(async (day) => Math.ceil((await stat(join(reference, 'traffic', `${day}.csv`))).size / PAGE)));
     expect(pages.every((count) => count >= 2)).toBe(true);
 
-    // Room for the first two days and the state (and its temp copy while it is replaced), not for the third.
+    // Room for the first two days, the state and the coverage table (each with its temp copy while it is replaced),
+    // not for the third.
     const out = join(mounted().path, 'out');
-    await mounted().fill(((pages[0] as number) + (pages[1] as number) + 2) * PAGE);
+    await mounted().fill(((pages[0] as number) + (pages[1] as number) + 4) * PAGE);
     const requests = sandbox.requests.length;
     const result = await runCli(args(out));
     expect(result.code).toBe(7);

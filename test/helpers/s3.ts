@@ -11,7 +11,7 @@ import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } f
 import S3rver from 's3rver';
 import { silentLogger, type Logger } from '../../src/log/logger.js';
 import type { ObjectStoreConfig } from '../../src/output/object-store.js';
-import { isRunManifest } from './tmp.js';
+import { COVERAGE_TABLE, isRunManifest } from './tmp.js';
 
 /** The fake credentials s3rver accepts; a test that finds them in output has found a leak. */
 export const S3_ACCESS_KEY_ID = 'S3RVER';
@@ -66,7 +66,10 @@ export interface S3Harness {
   env(extra?: Readonly<Record<string, string | undefined>>): Record<string, string | undefined>;
   /** A client for the test itself, talking to s3rver directly. */
   readonly client: S3Client;
-  /** Every object under `prefix` (keys relative to it) with its bytes, but the run manifests under `<prefix>/_runs/`. */
+  /**
+   * Every object under `prefix` (keys relative to it) with its bytes, but the run manifests under `<prefix>/_runs/` and
+   * the coverage table (as `listFiles` leaves them out).
+   */
   objects(prefix?: string): Promise<Map<string, Buffer>>;
   /** An object's ETag and LastModified, or undefined. */
   head(key: string): Promise<{ etag: string; lastModified: number; metadata: Record<string, string> } | undefined>;
@@ -336,7 +339,7 @@ export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> 
           const key = object.Key!;
           const relative = prefix === '' ? key : key.slice(prefix.length + 1);
           // Each run's manifest has a name of its own; the manifests' tests read them with `objects('<prefix>/_runs')`.
-          if (!isRunManifest(relative)) found.set(relative, (await read(key))!);
+          if (!isRunManifest(relative) && relative !== COVERAGE_TABLE) found.set(relative, (await read(key))!);
         }
         token = page.NextContinuationToken;
       } while (token !== undefined);

@@ -31,10 +31,14 @@ export function isRunManifest(path: string): boolean {
   return /^_runs\/[^/]+\.json$/.test(path);
 }
 
+/** The coverage table a folder keeps beside its state: rewritten with the state, so no two runs write it alike. */
+export const COVERAGE_TABLE = '_coverage/coverage.parquet';
+
 /**
  * Every file under `dir` (hidden ones too), as sorted paths relative to `dir` with `/` separators, but the run
  * manifests (`<dir>/_runs/seq-<number>.json`; a temp file there is listed): each run's has a name of its own, and the
- * manifests' tests read them with `listFiles('<dir>/_runs')`.
+ * manifests' tests read them with `listFiles('<dir>/_runs')`; and the coverage table (its temp files are listed),
+ * which records each run's load times as the state records its end (the coverage tests read it).
  */
 export async function listFiles(dir: string): Promise<string[]> {
   let entries;
@@ -47,7 +51,7 @@ export async function listFiles(dir: string): Promise<string[]> {
   return entries
     .filter((entry) => entry.isFile())
     .map((entry) => relative(dir, join(entry.parentPath, entry.name)).split('\\').join('/'))
-    .filter((path) => !isRunManifest(path))
+    .filter((path) => !isRunManifest(path) && path !== COVERAGE_TABLE)
     .sort();
 }
 

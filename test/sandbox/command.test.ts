@@ -118,7 +118,14 @@ describe('area-metrics sandbox command', () => {
         { ...importer.context, env },
       );
       expect(code, importer.errors().join('\n')).toBe(0);
-      expect((await readdir(output)).sort()).toEqual(['.area-metrics-state.json', '_runs', 'avg-screen-time', 'traffic', 'unique-users']);
+      expect((await readdir(output)).sort()).toEqual([
+        '.area-metrics-state.json',
+        '_coverage',
+        '_runs',
+        'avg-screen-time',
+        'traffic',
+        'unique-users',
+      ]);
     } finally {
       await rm(output, { recursive: true, force: true });
       sandbox.controller.abort(new InterruptedError('SIGINT'));

@@ -7,6 +7,7 @@ import type { DestinationCapabilities } from '../capabilities.js';
 import type { Destination, DestinationPlan } from '../destination.js';
 import type { DestinationSpec } from '../spec.js';
 import type { StatePlace } from '../state-place.js';
+import { ensureCoverageView } from './coverage-view.js';
 import { PostgresManifests } from './manifests.js';
 import { takeRunLock } from './run-lock.js';
 import { Session, type SessionOptions } from './session.js';
@@ -67,13 +68,15 @@ export class PostgresDestination implements Destination {
     return this.session.target;
   }
 
-  /** The run's lock (a second run waits here), then the schema and the tool's tables made where missing. */
+  /** The run's lock (a second run waits here), then the schema, the tool's tables and the coverage view made where missing. */
   claim(signal?: AbortSignal): Promise<void> {
     const where = `${this.target.shown} (schema ${this.target.schema})`;
     return this.session.use('cannot prepare', async (client) => {
       // The lock first (it names the schema, which need not exist yet): two first runs never make the tables at once.
       await takeRunLock(client, this.target.schema, this.options.logger, where, signal);
       await ensureSchema(client, this.target.schema);
+      const cannot = await ensureCoverageView(client, this.target.schema);
+      if (cannot !== undefined) this.options.logger.warn(cannot);
     });
   }
 
