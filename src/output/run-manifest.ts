@@ -72,8 +72,9 @@ export interface RunManifest {
   /** Requests sent to the vendor's API and its 429 answers; null when the run did not count them. */
   readonly requests: number | null;
   readonly throttled: number | null;
-  readonly layout: Layout;
-  readonly format: string;
+  /** The files' layout and format; absent for a database, which writes rows, not files. */
+  readonly layout?: Layout;
+  readonly format?: string;
   readonly days: string;
   /** In plan order: metric, day, store. */
   readonly units: readonly ManifestUnit[];
@@ -100,8 +101,8 @@ export interface ManifestRun {
   readonly version: string;
   readonly command: string;
   readonly start: Date;
-  readonly layout: Layout;
-  readonly format: string;
+  /** Absent for a database: it writes rows, not files. */
+  readonly files?: { readonly layout: Layout; readonly format: string };
   readonly days: string;
 }
 
@@ -132,7 +133,7 @@ export class RunManifestBuilder {
   }
 
   build(end: ManifestEnd): RunManifest {
-    const { runId, version, command, start, layout, format, days } = this.run;
+    const { runId, version, command, start, files, days } = this.run;
     return {
       manifestVersion: MANIFEST_VERSION,
       runId,
@@ -144,8 +145,7 @@ export class RunManifestBuilder {
       exitCode: end.exitCode,
       requests: end.requests ?? null,
       throttled: end.throttled ?? null,
-      layout,
-      format,
+      ...files,
       days,
       units: this.planned.map((unit) =>
         manifestUnit(unit, this.records.get(placeKey(unit)), end.notAttempted, end.standing?.(unit) ?? UNKNOWN),

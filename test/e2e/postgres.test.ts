@@ -109,6 +109,15 @@ describe.skipIf(skip)('-o postgresql://', () => {
       { exit_code: 0, units: '9' },
       { exit_code: 0, units: '3' },
     ]);
+    // Rows, not files: a database's manifest names no layout or format (both flags are refused with one).
+    const files = await server.query<{ keys: string[] }>(
+      `SELECT array(SELECT jsonb_object_keys(manifest)) AS keys FROM ${SCHEMA}.area_metrics_runs`,
+      [],
+      at.database,
+    );
+    for (const { keys } of files) expect(keys).toEqual(expect.arrayContaining(['days', 'units']));
+    for (const { keys } of files) expect(keys).not.toEqual(expect.arrayContaining(['layout']));
+    for (const { keys } of files) expect(keys).not.toEqual(expect.arrayContaining(['format']));
 
     // A table emptied or dropped behind the tool's back: its coverage no longer holds, and the next run loads it again.
     await server.query(`TRUNCATE ${SCHEMA}.unique_users`, [], at.database);
