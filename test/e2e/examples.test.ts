@@ -38,7 +38,8 @@ function placed(text: string): string {
     .replaceAll('https://analytics.vendor.example', sandbox.url)
     .replaceAll('https://auth.vendor.example', sandbox.url)
     .replaceAll('/etc/area-metrics/', `${world.root}/etc/area-metrics/`)
-    .replaceAll('/data/', `${world.root}/data/`);
+    .replaceAll('/data/', `${world.root}/data/`)
+    .replaceAll('/var/lib/node_exporter/', `${world.root}/var/lib/node_exporter/`);
 }
 
 /** `NAME=value` lines, as `set -a && . file` reads them (no quoting in the examples' files). */
@@ -155,6 +156,7 @@ beforeAll(async () => {
   const bin = join(root, 'bin');
   mkdirSync(join(root, 'etc/area-metrics'), { recursive: true });
   mkdirSync(join(root, 'data'), { recursive: true });
+  mkdirSync(join(root, 'var/lib/node_exporter'), { recursive: true });
   mkdirSync(bin);
   writeFileSync(join(root, 'etc/area-metrics/secret'), `${SECRET}\n`, { mode: 0o600 });
   // What `npm install -g` puts on PATH, and DuckDB's CLI where it is not installed (its Node client instead).
@@ -205,4 +207,62 @@ describe.each(MARKDOWN)('%s', (path) => {
       if (block.exit === 0) expect(run.stderr.split('\n').filter((line) => line.startsWith('error: '))).toEqual([]);
     });
   }
+});
+
+/**
+ * The `--help` examples that cannot run here, by what they name: the rest run, after the README's blocks, with the
+ * README's env file (the status examples read the folder its cron backfill wrote).
+ */
+const HELP_NOT_RUN: readonly (readonly [RegExp, string])[] = [
+  [/s3:\/\//, 'needs an S3 bucket (test/e2e/object-storage.test.ts runs the same against s3rver)'],
+  [/postgresql:\/\//, 'needs a PostgreSQL server (test/e2e/postgres.test.ts)'],
+  [/--broker|area-metrics broker|gatekeeper-token/, "a broker holds real platforms' credentials and serves until stopped"],
+  [/area-metrics sandbox|_sandbox|:8080/, 'starts a sandbox that serves until stopped, on port 8080'],
+];
+
+/** A command's help examples as command lines: `$ ` taken off, continuations joined, comment lines dropped. */
+function helpExamples(help: string): string[] {
+  const section = help.split('\nExamples:\n')[1]?.split(/\n\s*\n/)[0] ?? '';
+  return section
+    .replace(/\\\n\s*/g, '')
+    .split('\n')
+    .map((line) => line.trim().replace(/^\$ /, ''))
+    .filter((line) => line !== '' && !line.startsWith('#'));
+}
+
+async function helpOf(command: string): Promise<string> {
+  const result = await runCli([command, '--help']);
+  expect(result.code).toBe(0);
+  return result.stdout;
+}
+
+describe("every command's --help examples", () => {
+  // The three metrics' help is the import's, with the metric's name: all's examples run, theirs must be the same.
+  const COMMANDS = ['all', 'check', 'token', 'status', 'accept', 'broker', 'sandbox'];
+  let cwd: string;
+  beforeAll(() => {
+    cwd = join(world.root, 'cwd', 'help');
+    mkdirSync(cwd, { recursive: true });
+    blockEnv = world.env;
+  });
+
+  it.each(['unique-users', 'avg-screen-time', 'traffic'])("%s's are all's, with its name", async (metric) => {
+    expect(helpExamples(await helpOf(metric))).toEqual(
+      helpExamples(await helpOf('all')).map((line) => line.replaceAll('area-metrics all ', `area-metrics ${metric} `)),
+    );
+  });
+
+  it.each(COMMANDS)('%s', async (command) => {
+    const lines = helpExamples(await helpOf(command));
+    expect(lines.length, command).toBeGreaterThan(0);
+    for (const line of lines) {
+      if (HELP_NOT_RUN.some(([pattern]) => pattern.test(line))) continue;
+      const run = await runBlock({ line: 0, language: 'sh', body: line, exit: 0 }, cwd);
+      expect(run.code, `${line}\n${run.stderr}`).toBe(0);
+      expect(
+        run.stderr.split('\n').filter((text) => text.startsWith('error: ')),
+        line,
+      ).toEqual([]);
+    }
+  });
 });
