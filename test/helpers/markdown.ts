@@ -1,3 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT } from './cli.js';
+
 /** The few Markdown readings the documentation tests need: fenced code blocks, relative links and heading anchors. */
 
 const FENCE = /^```[^\n]*\n([\s\S]*?)^```$/gm;
@@ -71,4 +75,21 @@ export function commandBlocks(markdown: string): CommandBlock[] {
       },
     ];
   });
+}
+
+/** The SQL statements of docs/import.md's block marked `marker` (```sql <marker>), comment lines dropped, in order. */
+export function docQueries(marker: string): string[] {
+  const doc = readFileSync(join(ROOT, 'docs/import.md'), 'utf8');
+  const block = [...doc.matchAll(FENCE_WITH_INFO)].find((match) => match[1] === 'sql' && match[2]!.trim() === marker)?.[3];
+  if (block === undefined) throw new Error(`docs/import.md has no \`\`\`sql ${marker} block`);
+  return block
+    .split(';')
+    .map((statement) =>
+      statement
+        .split('\n')
+        .filter((line) => !line.startsWith('--'))
+        .join('\n')
+        .trim(),
+    )
+    .filter((statement) => statement !== '');
 }
