@@ -101,8 +101,9 @@ export interface ManifestRun {
   readonly version: string;
   readonly command: string;
   readonly start: Date;
-  /** Absent for a database: it writes rows, not files. */
-  readonly files?: { readonly layout: Layout; readonly format: string };
+  /** The files' layout and format; absent for a database, which writes rows, not files. */
+  readonly layout?: Layout;
+  readonly format?: string;
   readonly days: string;
 }
 
@@ -133,7 +134,7 @@ export class RunManifestBuilder {
   }
 
   build(end: ManifestEnd): RunManifest {
-    const { runId, version, command, start, files, days } = this.run;
+    const { runId, version, command, start, layout, format, days } = this.run;
     return {
       manifestVersion: MANIFEST_VERSION,
       runId,
@@ -145,7 +146,8 @@ export class RunManifestBuilder {
       exitCode: end.exitCode,
       requests: end.requests ?? null,
       throttled: end.throttled ?? null,
-      ...files,
+      ...(layout === undefined ? {} : { layout }),
+      ...(format === undefined ? {} : { format }),
       days,
       units: this.planned.map((unit) =>
         manifestUnit(unit, this.records.get(placeKey(unit)), end.notAttempted, end.standing?.(unit) ?? UNKNOWN),

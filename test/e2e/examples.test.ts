@@ -145,7 +145,7 @@ function runInShell(body: string, cwd: string): Promise<BlockRun> {
 function runBlock(block: CommandBlock, cwd: string): Promise<BlockRun> {
   const body = placed(block.body);
   const commands = logicalLines(body).map((line) => plainCommand(withoutEnvPrefix(line)));
-  if (commands.every((command) => command !== undefined)) return runInProcess(commands as string[][], cwd);
+  if (commands.every((command) => command !== undefined)) return runInProcess(commands, cwd);
   return runInShell(body, cwd);
 }
 

@@ -21,7 +21,8 @@ const RUN = {
   version: '0.1.0',
   command: 'traffic --from 2026-11-18 --to 2026-11-20',
   start: new Date('2026-11-21T03:00:00Z'),
-  files: { layout: 'hive', format: 'csv' },
+  layout: 'hive',
+  format: 'csv',
   days: 'utc',
 } as const;
 
