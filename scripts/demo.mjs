@@ -67,7 +67,8 @@ try {
   cli('status', '-o', out, '--max-behind', '1');
   step('the files written');
   tree(out);
-  step(`the first rows of traffic/${lastFinal}.csv`);
+  // The file is the UTC day; a row's `day` is its store's local date, the next one for stores east of UTC.
+  step(`the first rows of traffic/${lastFinal}.csv (the UTC day ${lastFinal}; \`day\` is each store's local date)`);
   console.log(
     readFileSync(join(out, 'traffic', `${lastFinal}.csv`), 'utf8')
       .split('\n')

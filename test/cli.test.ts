@@ -78,7 +78,7 @@ describe('runCli', () => {
     const run = context();
     const before = { ...run };
     expect(await runCli(['traffic', '--date', '2026-02-30'], run)).toBe(2);
-    expect(run.err()).toMatch(/^area-metrics: --date "2026-02-30"[^\n]*\n$/);
+    expect(run.err()).toMatch(/^\S+Z error: --date "2026-02-30"[^\n]*\n$/);
     expect({ ...run }).toEqual(before);
   });
 
@@ -88,6 +88,6 @@ describe('runCli', () => {
     expect(await runCli(['traffic', '--date', 'nope'], shared)).toBe(2);
     const [json, text] = shared.err().trimEnd().split('\n');
     expect(JSON.parse(json ?? '')).toMatchObject({ level: 'error', msg: expect.stringContaining('--date "nope"') as unknown });
-    expect(text).toMatch(/^area-metrics: --date "nope"/);
+    expect(text).toMatch(/^\S+Z error: --date "nope"/);
   });
 });

@@ -4,8 +4,8 @@ import { STATE_LOCATION_OPTIONS } from './shared-options.js';
 import { WINDOW_OPTIONS } from './window-flags.js';
 
 export const DAY_OPTIONS = {
-  date: { ...WINDOW_OPTIONS.date, description: 'one UTC day' },
-  from: { ...WINDOW_OPTIONS.from, description: 'first UTC day of a range' },
+  date: { ...WINDOW_OPTIONS.date, description: 'one day: UTC, or store-local where the output keeps local days (--days local)' },
+  from: { ...WINDOW_OPTIONS.from, description: 'first day of a range (UTC, or store-local as --date)' },
   to: { ...WINDOW_OPTIONS.to, description: 'last UTC day of the range, inclusive' },
   ...STATE_LOCATION_OPTIONS,
 };
@@ -25,5 +25,6 @@ Examples:
   # the same, for a state kept in a bucket beside the data
   $ area-metrics reopen all --from 2026-11-01 --to 2026-11-07 -o s3://my-bucket/area-metrics
 
-Exit codes: 0 done, 2 bad options, no state file, or a day not over yet; with a state in a bucket also 3 (the store
-rejected the AWS credentials), 4 (the store unreachable) and 7 (the store refused the write).`;
+Exit codes: 0 done, 2 bad options, no state, or a day not over yet (a database: also no such database or schema);
+with a state in a bucket or a database also 3 (the AWS credentials or the database role rejected), 4 (the store or
+the server unreachable after retries) and 7 (the store or the database refused the write).`;

@@ -15,4 +15,4 @@ Exit codes: 0 every metric answered, 2 bad options, 3 credentials rejected, 4 UR
 
 Examples:
   # once at setup, with the cron job's environment
-  $ AREA_METRICS_CLIENT_SECRET_FILE=/etc/area-metrics/secret area-metrics check --base-url https://api.example.com --client-id acme`;
+  $ AREA_METRICS_CLIENT_SECRET_FILE=/etc/area-metrics/secret area-metrics check --base-url https://analytics.vendor.example --client-id acme-retail`;

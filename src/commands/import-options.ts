@@ -148,11 +148,11 @@ export function importHelp(name: string): string {
   return `
 Examples:
   # yesterday (UTC), from cron; credentials from the environment
-  $ area-metrics ${name} --base-url https://api.example.com
-  # backfill a range into NDJSON files
-  $ area-metrics ${name} --from 2026-11-01 --to 2026-11-07 -f ndjson -o ./data
-  # typed Parquet files for a warehouse (files only)
-  $ area-metrics ${name} --from 2026-11-01 --to 2026-11-07 -f parquet -o ./data
+  $ area-metrics ${name} --base-url https://analytics.vendor.example
+  # backfill a week into NDJSON files (GNU date counts the days back from today)
+  $ area-metrics ${name} --from $(date -u -d '8 days ago' +%F) --to $(date -u -d '2 days ago' +%F) -f ndjson -o ./data
+  # typed Parquet files for a warehouse (files only; a folder keeps one format)
+  $ area-metrics ${name} --from $(date -u -d '8 days ago' +%F) --to $(date -u -d '2 days ago' +%F) -f parquet -o ./lake
   # nightly: each metric from its own last complete day, plus 2 days again for late corrections
   $ area-metrics ${name} --catch-up --lookback 2
   # into an S3-compatible bucket, the state beside the data (credentials from the AWS SDK's default chain)
@@ -162,7 +162,7 @@ Examples:
   # partitions a lake reads as columns (metric=.../dt=...), lineage events to Marquez
   $ OPENLINEAGE_URL=http://marquez:5000 area-metrics ${name} --catch-up --layout hive -f parquet -o s3://my-bucket/area-metrics
   # stream to another tool
-  $ area-metrics ${name} --date 2026-11-20 -o - | jq -c .
+  $ area-metrics ${name} --date $(date -u -d '2 days ago' +%F) -o - | jq -c .
 
 Exit codes: 0 every unit imported, 2 bad options or configuration, 3 credentials rejected, 4 API unreachable or
 failing after retries, 5 data contract violation, 6 incomplete data after re-fetching, 7 output could not be

@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { exitCodeFor, messageOf, ReportedError } from '../errors.js';
-import type { Logger } from '../log/logger.js';
+import { createLogger, type Logger } from '../log/logger.js';
 import type { Redactor } from '../redact.js';
 
 /** What a command has set up that its final error line must follow. */
@@ -17,11 +17,17 @@ export interface ReportSetup {
  * else of the run is changed for that.
  */
 export class Reporter {
-  private logger: Logger | undefined;
+  private logger: Logger;
   private redact: Redactor = (text) => text;
   private early: number | undefined;
 
-  constructor(private readonly stderr: Writable) {}
+  /**
+   * Until a command has its own logger, error lines (usage errors among them) look like a run's: `error: ...`, with
+   * the time in front off a terminal, so one pattern finds every error line of a log.
+   */
+  constructor(stderr: Writable & { isTTY?: boolean }) {
+    this.logger = createLogger({ stream: stderr, format: 'text', level: 'error', timestamps: !stderr.isTTY });
+  }
 
   use(setup: ReportSetup): void {
     if (setup.logger !== undefined) this.logger = setup.logger;
@@ -40,9 +46,7 @@ export class Reporter {
 
   /** One error line in the command's format, with its credentials masked. */
   line(message: string): void {
-    const masked = this.redact(message);
-    if (this.logger !== undefined) this.logger.error(masked);
-    else this.stderr.write(`area-metrics: ${masked}\n`);
+    this.logger.error(this.redact(message));
   }
 
   /** Prints what a thrown error has to say (nothing for one already reported, a trace for a bug); its exit code. */

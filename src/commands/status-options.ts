@@ -23,8 +23,9 @@ export const STATUS_OPTIONS = {
 export type StatusOptions = OptionValues<typeof STATUS_OPTIONS>;
 
 export const STATUS_HELP = `
-Exit codes: 0 fine, 8 a metric is more than --max-behind days behind or has a gap, 2 no or unusable state file;
-with a state in a bucket also 3 (the store rejected the AWS credentials) and 4 (the store unreachable after retries).
+Exit codes: 0 fine, 8 a metric is more than --max-behind days behind or has a gap, 2 no or unusable state (a
+database: also no such database or schema); with a state in a bucket or a database also 3 (the AWS credentials or the
+database role rejected) and 4 (the store or the server unreachable after retries).
 
 Examples:
   $ area-metrics status -o /data/area-metrics

@@ -38,9 +38,9 @@ export type TokenOptions = OptionValues<typeof TOKEN_OPTIONS>;
 
 export const TOKEN_HELP = `
 Examples:
-  $ area-metrics token --auth-url https://auth.example.com --client-id my-id --client-secret-file ~/.secret
-  $ AREA_METRICS_AUTH_URL=https://auth.example.com AREA_METRICS_CLIENT_ID=my-id \\
-      AREA_METRICS_CLIENT_SECRET=... area-metrics token --json | jq .claims
+  $ area-metrics token --auth-url https://auth.vendor.example --client-id acme-retail --client-secret-file /etc/area-metrics/secret
+  $ AREA_METRICS_AUTH_URL=https://auth.vendor.example AREA_METRICS_CLIENT_ID=acme-retail \\
+      AREA_METRICS_CLIENT_SECRET_FILE=/etc/area-metrics/secret area-metrics token --json | jq .claims
   $ export TOKEN=$(area-metrics token --raw)
   $ area-metrics token --broker https://backend.example.com --app com.acme.shop
   $ AREA_METRICS_ATTESTATION_TOKEN=... area-metrics token --broker https://backend.example.com --app com.acme.shop

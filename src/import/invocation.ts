@@ -9,6 +9,8 @@ export interface RunDescription {
   readonly output: string;
   /** The flags that name the run's state (` -o ./data`), so that a suggested command works as printed. */
   readonly stateFlags: string;
+  /** Whether a state records the run's days (none for stdout without `--state`): what a warning says comes next. */
+  readonly stateful: boolean;
   /** A warning the run's options call for (a secret given as a flag), said once after the run line. */
   readonly optionWarning?: string;
 }
@@ -57,6 +59,7 @@ export function describeImport(command: string, config: ImportConfig, optionWarn
     invocation: `${command} ${describeRun(config)}`,
     output: config.output.name,
     stateFlags: stateFlags(config),
+    stateful: !config.output.streams || config.stateLocation !== undefined,
     ...(optionWarning === undefined ? {} : { optionWarning }),
   };
 }

@@ -84,7 +84,14 @@ export class RunRecords {
       });
     const runId = newRunId(start.getTime());
     const builder = new RunManifestBuilder(
-      { runId, version: VERSION, command: input.command, start, layout: config.layout, format: config.format, days: config.dayMode },
+      {
+        runId,
+        version: VERSION,
+        command: input.command,
+        start,
+        ...(config.output.tables ? {} : { layout: config.layout, format: config.format }),
+        days: config.dayMode,
+      },
       input.units,
     );
     // A malformed parent is said once and left out: lineage never fails a run.

@@ -39,7 +39,6 @@ function describeMissing({ codes, expected, askedFor }: MissingStores): string {
  * is not over is said once per run for all the metrics it holds, just before the summary.
  */
 export class ImportReport implements UnitReport {
-  private warnings = 0;
   private notOver: NotOver[] = [];
   private heldAgain: HeldAgain[] = [];
 
@@ -174,7 +173,7 @@ export class ImportReport implements UnitReport {
           ? 'written with the figures so far, which may still change, and left pending'
           : 'nothing published yet, nothing written, left pending';
       this.warn(
-        `${metrics.join(', ')} ${first.day}: not over until ${first.until}, when the last store's local day in it ends; ${what}: the next --catch-up imports it again`,
+        `${metrics.join(', ')} ${first.day}: not over until ${first.until}, when the last store's local day in it ends; ${what}: ${this.next('imports it again')}`,
         {
           metrics,
           day: first.day,
@@ -191,11 +190,12 @@ export class ImportReport implements UnitReport {
     const first = summary.failures[0];
     const requests = this.pacer.stats();
     const { tally } = summary;
+    const warnings = this.progress.warnings();
     const notTried = summary.notTried ? `; ${summary.notTried} ${leftUnits(summary).summary}` : '';
     const line =
       `imported ${tally.succeeded} of ${summary.units} units, ${tally.rows} rows` +
       `${tally.unchanged ? `, ${tally.unchanged} unchanged` : ''}` +
-      `${tally.rejected ? `, ${tally.rejected} rejected records` : ''}${this.warnings ? `, ${this.warnings} warnings` : ''}` +
+      `${tally.rejected ? `, ${tally.rejected} rejected records` : ''}${warnings ? `, ${plural(warnings, 'warning')}` : ''}` +
       ` in ${summary.seconds.toFixed(1)} s, ${describeRequests(requests)}` +
       (first ? `; ${summary.failures.length} failed, first: ${unitLabel(first.unit)}` : '') +
       notTried;
@@ -211,7 +211,7 @@ export class ImportReport implements UnitReport {
       rejected: tally.rejected,
       seconds,
       ...(summary.stopCause === undefined ? {} : { stopCause: summary.stopCause.message }),
-      warnings: this.warnings,
+      warnings,
       rows_by_metric: tally.rowsByMetric(),
       failed: summary.failures.length,
       ...counts,
@@ -241,7 +241,7 @@ export class ImportReport implements UnitReport {
       case 'kept':
         return 'no results on this re-import; the file of the earlier import is kept';
       case 'not-published':
-        return 'no results: the vendor has not published this day yet; nothing written, not recorded complete; the next --catch-up asks again';
+        return `no results: the vendor has not published this day yet; nothing written, not recorded complete; ${this.next('asks again')}`;
       case 'given-up': {
         const days = `${note.metric} --date ${note.day}${this.run.stateFlags}`;
         return (
@@ -250,7 +250,7 @@ export class ImportReport implements UnitReport {
         );
       }
       case 'partly-published':
-        return `partly published: ${describeMissing(note.missing)}; file written with ${plural(note.stores, 'store')}, not recorded complete; the next --catch-up asks again`;
+        return `partly published: ${describeMissing(note.missing)}; file written with ${plural(note.stores, 'store')}, not recorded complete; ${this.next('asks again')}`;
       case 'complete-anyway':
         return `${describeMissing(note.missing)}; recorded complete anyway: the day is at least --settle-days ${note.settleDays} days old`;
       case 'suspect':
@@ -261,14 +261,20 @@ export class ImportReport implements UnitReport {
             'records it as final if its numbers are right'
           );
         return note.held
-          ? `suspect: ${describeSuspicion(note.suspicion)}; file written, not recorded complete (--on-suspect hold): the next --catch-up asks again, ` +
+          ? `suspect: ${describeSuspicion(note.suspicion)}; file written, not recorded complete (--on-suspect hold): ${this.next('asks again')}, ` +
               `\`area-metrics accept ${note.metric} --date ${note.day}${this.run.stateFlags}\` records it as final if its numbers are right`
           : `suspect: ${describeSuspicion(note.suspicion)}; recorded complete anyway (--on-suspect warn)`;
     }
   }
 
+  /** What comes of a day left pending: the next --catch-up, or, with no state to record it, what one would do. */
+  private next(does: string): string {
+    return this.run.stateful
+      ? `the next --catch-up ${does}`
+      : `no state records it (-o - without --state): with --state <file>, the next --catch-up ${does}`;
+  }
+
   private warn(message: string, fields?: Readonly<Record<string, unknown>>): void {
-    this.warnings++;
     this.progress.logger.warn(message, fields);
   }
 }

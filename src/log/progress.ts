@@ -1,10 +1,12 @@
 import type { Writable } from 'node:stream';
 import type { Ora } from 'ora';
-import { createLogger, type Logger, type LoggerOptions } from './logger.js';
+import { createLogger, type Logger, type LoggerOptions, type LogLevel } from './logger.js';
 
 /** What the import reports while it runs; the command picks the terminal or the cron flavour. */
 export interface ImportProgress {
   readonly logger: Logger;
+  /** How many warning lines the run has written so far (the summary counts them). */
+  warnings(): number;
   page(label: string, page: number, rows: number): void;
   unitDone(line: string, fields: Record<string, unknown>): void;
   finish(summary: string, fields: Record<string, unknown>, ok: boolean): void;
@@ -18,19 +20,21 @@ export async function createImportProgress(
   stream: Writable & { isTTY?: boolean; columns?: number },
   options: Omit<LoggerOptions, 'stream'>,
 ): Promise<ImportProgress> {
-  // A terminal that reports no width (a bare pty) would make ora clear an endless number of lines.
-  const interactive = Boolean(stream.isTTY) && (stream.columns ?? 0) > 0 && options.format === 'text' && options.level !== 'error';
+  // A terminal that reports no width (a bare pty) would make ora clear an endless number of lines. The spinner
+  // redraws with escape codes, so it needs what colour needs: a terminal, and no NO_COLOR.
+  const interactive = options.color === true && (stream.columns ?? 0) > 0 && options.format === 'text' && options.level !== 'error';
   if (!interactive) {
     // Off a terminal (cron appending to a file) every line carries its time.
-    const logger = createLogger({ timestamps: !stream.isTTY, ...options, stream });
+    const { logger, warnings } = countingWarnings(createLogger({ timestamps: !stream.isTTY, ...options, stream }), options.level);
     return {
       logger,
+      warnings,
       page: (label, page, rows) => logger.debug(`${label}: page ${page}, ${rows} rows so far`),
       unitDone: (line, fields) => logger.info(line, fields),
       finish: (summary, fields, ok) => (ok ? logger.info(summary, fields) : logger.error(summary, fields)),
     };
   }
-  // Loaded only on a terminal: cron never pays for it. ora's colours follow NO_COLOR and FORCE_COLOR by themselves.
+  // Loaded only on a terminal: cron never pays for it.
   const { default: ora } = await import('ora');
   const spinner: Ora = ora({ stream, isEnabled: true });
   let done = 0;
@@ -43,9 +47,10 @@ export async function createImportProgress(
       return true;
     },
   });
-  const logger = createLogger({ ...options, stream: above });
+  const { logger, warnings } = countingWarnings(createLogger({ ...options, stream: above }), options.level);
   return {
     logger,
+    warnings,
     page(label, page, rows) {
       if (!spinner.isSpinning) spinner.start();
       spinner.text = `${label}: page ${page}, ${rows} rows (${done} units done)`;
@@ -91,4 +96,16 @@ export async function createCountProgress(stream: Writable & { isTTY?: boolean; 
       spinner.stop();
     },
   };
+
+/** The logger, counting the warning lines it writes (none under `-q`): the summary counts what the run printed. */
+function countingWarnings(inner: Logger, level: LogLevel): { logger: Logger; warnings: () => number } {
+  let count = 0;
+  const logger: Logger = {
+    ...inner,
+    warn: (message, fields) => {
+      if (level !== 'error') count++;
+      inner.warn(message, fields);
+    },
+  };
+  return { logger, warnings: () => count };
 }

@@ -77,8 +77,9 @@ export interface RunManifest {
   /** Requests sent to the vendor's API and its 429 answers; null when the run did not count them. */
   readonly requests: number | null;
   readonly throttled: number | null;
-  readonly layout: Layout;
-  readonly format: string;
+  /** The files' layout and format; absent for a database, which writes rows, not files. */
+  readonly layout?: Layout;
+  readonly format?: string;
   readonly days: string;
   /** In plan order: metric, day, store. */
   readonly units: readonly ManifestUnit[];
@@ -105,8 +106,9 @@ export interface ManifestRun {
   readonly version: string;
   readonly command: string;
   readonly start: Date;
-  readonly layout: Layout;
-  readonly format: string;
+  /** The files' layout and format; absent for a database, which writes rows, not files. */
+  readonly layout?: Layout;
+  readonly format?: string;
   readonly days: string;
 }
 
@@ -149,8 +151,8 @@ export class RunManifestBuilder {
       exitCode: end.exitCode,
       requests: end.requests ?? null,
       throttled: end.throttled ?? null,
-      layout,
-      format,
+      ...(layout === undefined ? {} : { layout }),
+      ...(format === undefined ? {} : { format }),
       days,
       units: this.planned.map((unit) =>
         manifestUnit(unit, this.records.get(placeKey(unit)), end.notAttempted, end.standing?.(unit) ?? UNKNOWN),

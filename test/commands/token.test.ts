@@ -224,8 +224,9 @@ describe('token against an auth server', () => {
   it("without an auth URL but with the metrics API's, says that it wants the auth server's", async () => {
     const result = await run(['--client-id', 'a'], { AREA_METRICS_BASE_URL: baseUrl, AREA_METRICS_CLIENT_SECRET: 's3cret-value' });
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe(
-      'area-metrics: missing auth URL: pass --auth-url or set AREA_METRICS_AUTH_URL (AREA_METRICS_BASE_URL is the metrics API; tokens come from the auth server)\n',
+    // Off a terminal, the line starts with its time, like every log line.
+    expect(result.stderr.replace(/^\S+Z /, '')).toBe(
+      'error: missing auth URL: pass --auth-url or set AREA_METRICS_AUTH_URL (AREA_METRICS_BASE_URL is the metrics API; tokens come from the auth server)\n',
     );
     expect(seen).toHaveLength(0);
   });

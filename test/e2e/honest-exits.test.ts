@@ -73,9 +73,7 @@ describe.concurrent('nothing secret out', () => {
       const result = await runCli(['unique-users', '--base-url', server.url, typo]);
       expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).not.toContain('TopSecret-42');
-      expect(lines(result.stderr)).toEqual([
-        `area-metrics: unknown option '${typo.startsWith('--') ? '--client-secrett' : '-x'}' (see --help)`,
-      ]);
+      expect(lines(result.stderr)).toEqual([`error: unknown option '${typo.startsWith('--') ? '--client-secrett' : '-x'}' (see --help)`]);
     }
   });
 
@@ -251,9 +249,7 @@ describe.concurrent('configuration mistakes are usage errors, not bugs', () => {
     // The current folder is a process's.
     const result = await runCli(importArgs(base, ''), { cwd, process: true });
     expect(result.code, result.stderr).toBe(2);
-    expect(lines(result.stderr)).toEqual([
-      'area-metrics: -o/--output needs a folder, s3://bucket/prefix, postgresql://..., or - for stdout',
-    ]);
+    expect(lines(result.stderr)).toEqual(['error: -o/--output needs a folder, s3://bucket/prefix, postgresql://..., or - for stdout']);
     expect(await listFiles(cwd)).toEqual([]);
     expect(server.calls('empty-output')).toHaveLength(0);
   });
@@ -263,7 +259,7 @@ describe.concurrent("commander's own errors", () => {
   it('an unknown command and its "did you mean" are one line', async () => {
     const result = await runCli(['trafic']);
     expect(result.code).toBe(2);
-    expect(lines(result.stderr)).toEqual(["area-metrics: unknown command 'trafic'; did you mean traffic? (see --help)"]);
+    expect(lines(result.stderr)).toEqual(["error: unknown command 'trafic'; did you mean traffic? (see --help)"]);
   });
 
   it.each([

@@ -46,6 +46,32 @@ afterAll(async () => {
 });
 
 describe('import commands against the sandbox', () => {
+  it('to stdout without --state, a day left pending says what a state would do; the summary counts the warning lines', async () => {
+    sandbox.setPublishing({ hidden: [{ day: utcDay(-2) }] });
+    try {
+      // The day before yesterday unpublished, yesterday not over at noon: two warnings, and no state to keep either.
+      // The secret from the environment: a flag would add its own warning line (counted too).
+      const api = ['--base-url', sandbox.url, '--client-id', sandbox.clientId];
+      const env = { AREA_METRICS_CLIENT_SECRET: SECRET };
+      const stateless = await run(['traffic', ...api, '-o', '-', '--from', utcDay(-2), '--to', utcDay(-1)], env);
+      expect(stateless.code, stateless.stderr).toBe(0);
+      const warned = stateless.stderr.split('\n').filter((line) => line.startsWith('warn: '));
+      expect(warned, stateless.stderr).toHaveLength(2);
+      for (const line of warned) {
+        expect(line).toContain('no state records it (-o - without --state): with --state <file>, the next --catch-up');
+        expect(line).not.toMatch(/; the next --catch-up/);
+      }
+      expect(stateless.stderr).toMatch(/imported 2 of 2 units, .*, 2 warnings in /);
+      // With a state, the next --catch-up is what comes; one warning is "1 warning".
+      const stated = await run(['traffic', ...api, '-o', '-', '--state', folder('state.json'), '--date', utcDay(-1)], env);
+      expect(stated.code, stated.stderr).toBe(0);
+      expect(stated.stderr).toMatch(/^warn: .*: the next --catch-up imports it again$/m);
+      expect(stated.stderr).toMatch(/imported 1 of 1 units, .*, 1 warning in /);
+    } finally {
+      sandbox.setPublishing({});
+    }
+  });
+
   it.each(METRIC_NAMES)('%s imports yesterday by default', async (metric) => {
     const before = sandbox.requests.length;
     const result = await run([metric, ...auth(), '-o', folder('area-metrics-data')]);

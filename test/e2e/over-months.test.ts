@@ -280,7 +280,7 @@ describe('a loader that watches mtimes', () => {
     ]);
     // The one warning: yesterday is not over.
     expect(entries.at(-1)).toMatchObject({
-      msg: expect.stringMatching(/^imported 3 of 3 units, \d+ rows, 2 unchanged, 1 warnings in /),
+      msg: expect.stringMatching(/^imported 3 of 3 units, \d+ rows, 2 unchanged, 1 warning in /),
       unchanged: 2,
     });
     const after = await Promise.all([3, 2, 1].map(async (n) => stat(path(n))));

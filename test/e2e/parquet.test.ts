@@ -247,6 +247,6 @@ describe('-f parquet where it cannot go', () => {
     expect(result.stdout).toBe('');
     const lines = result.stderr.trimEnd().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]?.replace(/^area-metrics: /, '')).toMatch(message);
+    expect(lines[0]?.replace(/^error: /, '')).toMatch(message);
   });
 });

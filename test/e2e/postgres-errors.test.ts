@@ -116,7 +116,7 @@ describe.skipIf(skip)('-o postgresql:// when something is wrong', () => {
     expect(verified.code, verified.stderr).toBe(0);
   });
 
-  it('the least privileges: USAGE on a made schema and SELECT, INSERT, DELETE on its tables are enough; without them, exit 7', async () => {
+  it('the least privileges: USAGE on a made schema and SELECT, INSERT, DELETE on its tables are enough; without them, exit 7; a schema not there, exit 2', async () => {
     const made = await runCli(['all', ...auth(), '--date', DAY, '-o', urlOf('postgres', 'shared')]);
     expect(made.code, made.stderr).toBe(0);
     await server.query('GRANT USAGE ON SCHEMA shared TO writer', [], DATABASE);
@@ -130,12 +130,23 @@ describe.skipIf(skip)('-o postgresql:// when something is wrong', () => {
       sandboxRows(sandbox, 'unique-users', [DAY]),
     );
 
-    const refused = await runCli(['traffic', ...auth(), '--date', DAY, '-o', urlOf('nobody', 'private')], {
+    // A schema that is there, its tables not granted: exit 7, naming what to grant.
+    const refused = await runCli(['traffic', ...auth(), '--date', DAY, '-o', urlOf('nobody', 'shared')], {
       env: envOf({ PGPASSWORD: PASSWORDS.nobody }),
     });
     expect(refused.code).toBe(7);
     expect(errorsIn(refused.stderr)).toEqual([
       expect.stringMatching(/permission denied; grant the role CREATE on the schema.*\(42501: permission denied/),
+    ]);
+    // A schema that is not there (a typo) and a role that may not make it: exit 2, saying so and what would make it.
+    const mistyped = await runCli(['traffic', ...auth(), '--date', DAY, '-o', urlOf('nobody', 'shraed')], {
+      env: envOf({ PGPASSWORD: PASSWORDS.nobody }),
+    });
+    expect(mistyped.code).toBe(2);
+    expect(errorsIn(mistyped.stderr)).toEqual([
+      expect.stringMatching(
+        /the schema does not exist and the role may not create it; check the URL's \?schema=, or create it \(CREATE SCHEMA .*\(3F000: schema "shraed" does not exist\)$/,
+      ),
     ]);
   });
 

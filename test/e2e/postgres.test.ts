@@ -8,6 +8,7 @@ import { daysFrom, rowVersions, sandboxRows, tableRows } from '../helpers/postgr
 import { answerPage, envelope, startCraftedVendor } from '../helpers/crafted-vendor.js';
 import { startLineageServer } from '../helpers/lineage-server.js';
 import { openLineageErrors } from '../helpers/openlineage.js';
+import { docQueries } from '../helpers/markdown.js';
 import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
 
 /**
@@ -109,6 +110,15 @@ describe.skipIf(skip)('-o postgresql://', () => {
       { exit_code: 0, units: '9' },
       { exit_code: 0, units: '3' },
     ]);
+    // Rows, not files: a database's manifest names no layout or format (both flags are refused with one).
+    const files = await server.query<{ keys: string[] }>(
+      `SELECT array(SELECT jsonb_object_keys(manifest)) AS keys FROM ${SCHEMA}.area_metrics_runs`,
+      [],
+      at.database,
+    );
+    for (const { keys } of files) expect(keys).toEqual(expect.arrayContaining(['days', 'units']));
+    for (const { keys } of files) expect(keys).not.toEqual(expect.arrayContaining(['layout']));
+    for (const { keys } of files) expect(keys).not.toEqual(expect.arrayContaining(['format']));
 
     // A table emptied or dropped behind the tool's back: its coverage no longer holds, and the next run loads it again.
     await server.query(`TRUNCATE ${SCHEMA}.unique_users`, [], at.database);
@@ -166,6 +176,35 @@ describe.skipIf(skip)('-o postgresql://', () => {
     // From the day after the last complete one, through yesterday: the state came from the database.
     expect(catchUp.stderr).toContain(`unique-users ${utcDay(-1)}`);
     expect(catchUp.stderr).not.toContain(`unique-users ${TO}`);
+  });
+
+  it("docs/import.md's queries: a unit's window holds its coverage's rows; a local day is what --days local loads", async () => {
+    const [utc, local] = [await freshDatabase(), await freshDatabase()];
+    const day = utcDay(-3);
+    expect((await runCli(['traffic', ...auth(), '--from', FROM, '--to', TO, '-o', utc.url])).code).toBe(0);
+    expect((await runCli(['traffic', ...auth(), '--days', 'local', '--date', day, '-o', local.url])).code).toBe(0);
+    // The docs' day, and the day after it, are this test's.
+    const [unit, localDay, ...more] = docQueries('postgres').map((sql) =>
+      sql.replaceAll('2026-11-20', day).replaceAll('2026-11-21', utcDay(-2)),
+    );
+    expect(more).toEqual([]);
+    const keys = (sql: string, database: string) =>
+      server.query<{ key: string }>(
+        `SELECT concat_ws(' ', store_code, "date", zone, "day") AS key FROM (${sql}) q ORDER BY 1`,
+        [],
+        database,
+      );
+    const unitRows = await keys(unit!, utc.database);
+    const [coverage] = await server.query<{ rows: string }>(
+      `SELECT rows::text FROM ${SCHEMA}.area_metrics_units WHERE metric = 'traffic' AND day = $1 AND store = ''`,
+      [day],
+      utc.database,
+    );
+    expect(unitRows.length).toBeGreaterThan(0);
+    expect(String(unitRows.length)).toBe(coverage?.rows);
+    const localRows = await keys(localDay!, utc.database);
+    expect(localRows).toEqual(await keys(`SELECT * FROM ${SCHEMA}.traffic`, local.database));
+    expect(localRows).not.toEqual(unitRows);
   });
 
   it("lineage names each table as OpenLineage does (postgres://host:port, db.schema.table), and the run id is the manifest row's", async () => {

@@ -111,7 +111,7 @@ describe('e2e: area-metrics sandbox', () => {
   it('fails with exit 2 and one clear line for a bad flag', async () => {
     const { code, stderr } = await runCli(['sandbox', '--port', '0', '--fail-nth', 'soon']);
     expect(code).toBe(2);
-    expect(stderr.trim()).toBe('area-metrics: --fail-nth expects N:STATUS[:TIMES], e.g. 2:503 (got "soon")');
+    expect(stderr.trim()).toBe('error: --fail-nth expects N:STATUS[:TIMES], e.g. 2:503 (got "soon")');
   });
 });
 

@@ -62,7 +62,7 @@ describe('a month against a dead URL', () => {
     );
     expect(lines[7]).toMatch(
       new RegExp(
-        `^error: imported 0 of 93 units, 0 rows in \\d+\\.\\d s, 7 requests; 1 failed, first: unique-users ${FROM}; 92 not attempted, left pending: ` +
+        `^error: imported 0 of 93 units, 0 rows, 5 warnings in \\d+\\.\\d s, 7 requests; 1 failed, first: unique-users ${FROM}; 92 not attempted, left pending: ` +
           `the API is unreachable or failing: unique-users ${FROM} page 1 failed 6 attempts, and the next request failed the same way \\(network error: .*ECONNREFUSED.*\\); check the URL or try again later$`,
       ),
     );

@@ -271,7 +271,9 @@ export async function firstLine(cli: RunningCli, timeoutMs = 10_000): Promise<st
   return cli.stdout().split('\n')[0] as string;
 }
 
-/** The error lines a run printed (`area-metrics: <message>`), as their messages. */
+/** The error lines a run printed (`error: <message>`, after the time off a terminal), as their messages. */
 export function errorLines(stderr: string): string[] {
-  return stderr.split('\n').flatMap((line) => (line.startsWith('area-metrics: ') ? [line.slice('area-metrics: '.length)] : []));
+  return withoutTimestamps(stderr)
+    .split('\n')
+    .flatMap((line) => (line.startsWith('error: ') ? [line.slice('error: '.length)] : []));
 }

@@ -58,6 +58,11 @@ const FAILURES: Readonly<Record<string, Failure>> = {
   '28P01': CREDENTIALS,
   '28000': CREDENTIALS,
   '3D000': { error: UsageError, words: 'the database does not exist; check the URL' },
+  '3F000': {
+    error: UsageError,
+    words:
+      "the schema does not exist and the role may not create it; check the URL's ?schema=, or create it (CREATE SCHEMA ... AUTHORIZATION <role>, or grant the role CREATE on the database)",
+  },
   '42501': {
     error: OutputError,
     words: 'permission denied; grant the role CREATE on the schema, or INSERT, DELETE and SELECT on its tables',

@@ -1,5 +1,5 @@
 import type { Client } from 'pg';
-import { UsageError } from '../../errors.js';
+import { errnoCode, UsageError } from '../../errors.js';
 import type { ParquetColumn, ParquetColumnType } from '../../output/parquet.js';
 import { inTransaction } from './session.js';
 
@@ -67,7 +67,7 @@ async function tablesIn(client: Client, schema: string): Promise<Set<string>> {
  */
 export async function ensureSchema(client: Client, schema: string): Promise<void> {
   const found = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
-  if (found.rowCount === 0) await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteName(schema)}`);
+  if (found.rowCount === 0) await createSchema(client, schema);
   const existing = await tablesIn(client, schema);
   for (const [key, table] of Object.entries(OWN_TABLES) as [keyof typeof OWN_TABLES, string][]) {
     if (!existing.has(table)) await client.query(`CREATE TABLE IF NOT EXISTS ${quoteName(schema)}.${table} (${OWN_TABLE_COLUMNS[key]})`);
@@ -94,6 +94,19 @@ export async function ensureRunSequence(client: Client, schema: string): Promise
     );
     await client.query(`ALTER TABLE ${table} ALTER COLUMN seq SET NOT NULL, ADD UNIQUE (seq)`);
   });
+}
+
+/**
+ * The schema made: a role without CREATE on the database is refused (42501), and what is wrong then is most often a
+ * mistyped `?schema=`, so the refusal becomes the server's own code for a schema that is not there (3F000).
+ */
+async function createSchema(client: Client, schema: string): Promise<void> {
+  try {
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteName(schema)}`);
+  } catch (error) {
+    if (errnoCode(error) !== '42501') throw error;
+    throw Object.assign(new Error(`schema ${JSON.stringify(schema)} does not exist`), { code: '3F000', cause: error });
+  }
 }
 
 /** The columns a table has, with their types as `format_type` names them; empty when there is no such table. */
