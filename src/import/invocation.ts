@@ -1,3 +1,4 @@
+import { capabilitiesOf } from '../destination/open.js';
 import type { ImportConfig } from './config.js';
 
 /** How a run is described in its first line and in commands a warning suggests. */
@@ -59,7 +60,7 @@ export function describeImport(command: string, config: ImportConfig, optionWarn
     invocation: `${command} ${describeRun(config)}`,
     output: config.output.name,
     stateFlags: stateFlags(config),
-    stateful: !config.output.streams || config.stateLocation !== undefined,
+    stateful: capabilitiesOf(config.output).state !== 'named-only' || config.stateLocation !== undefined,
     ...(optionWarning === undefined ? {} : { optionWarning }),
   };
 }

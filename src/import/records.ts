@@ -89,7 +89,7 @@ export class RunRecords {
         version: VERSION,
         command: input.command,
         start,
-        ...(config.output.tables ? {} : { layout: config.layout, format: config.format }),
+        ...(input.destination.capabilities.files ? { layout: config.layout, format: config.format } : {}),
         days: config.dayMode,
       },
       input.units,

@@ -96,6 +96,7 @@ export async function createCountProgress(stream: Writable & { isTTY?: boolean; 
       spinner.stop();
     },
   };
+}
 
 /** The logger, counting the warning lines it writes (none under `-q`): the summary counts what the run printed. */
 function countingWarnings(inner: Logger, level: LogLevel): { logger: Logger; warnings: () => number } {
