@@ -104,7 +104,8 @@ export interface SettledOutput extends OutputSection {
   readonly format: OutputFormat;
 }
 
-/** A config with the settings an output keeps settled (a dry run stays a dry run). */
-export type Settled<C extends ImportConfig> = C extends ImportConfig
-  ? Omit<C, 'window' | 'output'> & { readonly window: SettledWindow; readonly output: SettledOutput }
-  : never;
+/** A run's config with the settings an output keeps settled (a dry run plans from them and needs nothing more). */
+export interface SettledRunConfig extends RunConfig {
+  readonly window: SettledWindow;
+  readonly output: SettledOutput;
+}

@@ -10,7 +10,7 @@ import { unitFirstPageUrl, type Unit } from '../metrics/unit.js';
 import type { Redactor } from '../redact.js';
 import { DayCompletion } from './day-completion.js';
 import { ImportState } from '../state/import-state.js';
-import type { ImportConfig, RunConfig, Settled } from './config.js';
+import type { ImportConfig, SettledRunConfig } from './config.js';
 import { unitFetcher } from './fetcher.js';
 import { DayFinality } from './finality.js';
 import type { RunDescription } from './invocation.js';
@@ -95,7 +95,7 @@ export async function importMetrics(
     for (const unit of units) world.stdout.write(`GET ${unitFirstPageUrl(unit, config.api.baseUrl, config.api.pageSize).href}\n`);
     return;
   }
-  const settled: Settled<RunConfig> = { ...config, window: settledWindow, output: settledOutput };
+  const settled: SettledRunConfig = { ...config, window: settledWindow, output: settledOutput };
   return runSettled(metrics, settled, run, world, { state, known, now, plan, cuts, units });
 }
 
@@ -114,7 +114,7 @@ interface Planned {
 /** The import once its settings are settled, its state (if any) open and its units planned. */
 async function runSettled(
   metrics: readonly MetricDescriptor[],
-  config: Settled<RunConfig>,
+  config: SettledRunConfig,
   run: RunDescription,
   world: ImportWorld,
   { state, known, now, plan, cuts, units }: Planned,
