@@ -6,7 +6,7 @@ import { describeDays } from '../window/day-ranges.js';
 import { today, type CalendarDay } from '../window/days.js';
 import { resolveDays } from '../window/requested-days.js';
 import type { DAY_OPTIONS, DayAction, DayOptions } from './accept-reopen-options.js';
-import { nowOf } from './clock.js';
+import { clockOf } from './clock.js';
 import type { CommandAction } from './declaration.js';
 import { withExistingState } from './existing-state.js';
 import { recordSettlement } from '../import/settlement.js';
@@ -43,16 +43,23 @@ async function change(state: ImportState, action: DayAction, metric: MetricName,
 export function dayAction(action: DayAction): CommandAction<typeof DAY_OPTIONS> {
   return async ({ context, reporter, options, args }) => {
     const metrics = metricsOf(args[0] ?? '');
-    const now = nowOf(context.env);
+    const clock = clockOf(context.env);
+    const now = clock();
     const days = daysOf(options, action, now);
     await withExistingState(action, options, { context, reporter, now }, async (state, _location, destination) => {
       if (action === 'accept') refuseAcceptBeforeOver(days, state.dayMode, now);
       // The manifest beside the runs' tells loaders of the change; it is made from the days' standing before and after.
       const settlement = { command: `${action} ${args[0] ?? ''} ${describeDays(days)}`, metrics, days };
       const lines: string[] = [];
-      await recordSettlement(destination, state, settlement, async () => {
-        for (const metric of metrics) lines.push(await change(state, action, metric, days));
-      });
+      await recordSettlement(
+        destination,
+        state,
+        settlement,
+        async () => {
+          for (const metric of metrics) lines.push(await change(state, action, metric, days));
+        },
+        clock,
+      );
       for (const line of lines) context.stdout.write(line);
     });
   };

@@ -2,7 +2,7 @@ import { UsageError } from '../errors.js';
 import { checkOutputOptions } from '../destination/capabilities.js';
 import { capabilitiesOf } from '../destination/open.js';
 import { parseBaseUrl } from '../fetch/urls.js';
-import type { ImportConfig } from '../import/config.js';
+import type { ApiSection, ImportConfig, WindowSection } from '../import/config.js';
 import { LINEAGE_ENV, resolveLineageSettings } from '../lineage/settings.js';
 import { resolveCredentials } from './credentials.js';
 import type { IMPORT_OPTIONS } from './import-options.js';
@@ -21,7 +21,7 @@ export async function resolveImportConfig(
   if (!catchUp && given('lookback') !== undefined) {
     throw new UsageError('--lookback needs --catch-up (a backfill names its days with --from/--to)');
   }
-  const window: ImportConfig['window'] = catchUp
+  const days: WindowSection['days'] = catchUp
     ? { kind: 'catch-up', maxDays: options.maxDays, lookback: options.lookback }
     : (named ?? { kind: 'default' });
 
@@ -42,34 +42,9 @@ export async function resolveImportConfig(
   const lineageEnv = Object.fromEntries(Object.entries(LINEAGE_ENV).map(([key, name]) => [key, envValue(env, name)]));
   const lineage = resolveLineageSettings(options.openlineageUrl, lineageEnv);
   if (options.quiet && options.verbose) throw new UsageError('--quiet and --verbose contradict each other; pick one');
-  // Credentials last: every other mistake is reported first, and --dry-run needs none.
-  const resolved = options.dryRun ? undefined : await resolveCredentials(options, given);
-  const credentials = resolved && { clientId: resolved.clientId, clientSecret: resolved.clientSecret };
 
-  return {
+  const api: ApiSection = {
     baseUrl,
-    ...(credentials ? { credentials } : {}),
-    secretOnCommandLine: resolved?.secretOnCommandLine ?? false,
-    window,
-    ...(options.days === undefined ? {} : { dayMode: options.days }),
-    settleDays: options.settleDays,
-    giveUpDays: options.giveUpDays,
-    onSuspect: options.onSuspect,
-    storeCodes: [...new Set(options.store)],
-    settingsFromEnv: (
-      [
-        ['mode', 'days'],
-        ['layout', 'layout'],
-        ['format', 'format'],
-      ] as const
-    )
-      .filter(([, key]) => given(key) === 'env')
-      .map(([name]) => name),
-    output,
-    ...(options.layout === undefined ? {} : { layout: options.layout }),
-    ...(lineage === undefined ? {} : { lineage }),
-    ...(format === undefined ? {} : { format }),
-    shape,
     pageSize: options.pageSize,
     concurrency: options.concurrency,
     ...(options.maxRps === undefined ? {} : { maxRps: options.maxRps }),
@@ -77,11 +52,36 @@ export async function resolveImportConfig(
     maxResults: options.maxResults,
     retries: options.retries,
     timeoutMs: options.timeout,
-    onInvalid: options.onInvalid,
-    ...(stateLocation === undefined ? {} : { stateLocation }),
-    s3ForcePathStyle: options.s3ForcePathStyle,
-    dryRun: options.dryRun,
-    logLevel: options.quiet ? 'error' : options.verbose ? 'debug' : 'info',
-    logFormat: options.logFormat,
   };
+  const sections = {
+    window: {
+      days,
+      ...(options.days === undefined ? {} : { dayMode: options.days }),
+      storeCodes: [...new Set(options.store)],
+    },
+    judgement: { settleDays: options.settleDays, giveUpDays: options.giveUpDays, onSuspect: options.onSuspect },
+    output: {
+      destination: output,
+      ...(options.layout === undefined ? {} : { layout: options.layout }),
+      ...(format === undefined ? {} : { format }),
+      shape,
+      onInvalid: options.onInvalid,
+      ...(stateLocation === undefined ? {} : { stateLocation }),
+      s3ForcePathStyle: options.s3ForcePathStyle,
+      settingsFromEnv: SETTINGS_FLAGS.filter(([, key]) => given(key) === 'env').map(([name]) => name),
+      ...(lineage === undefined ? {} : { lineage }),
+    },
+    log: { level: options.quiet ? 'error' : options.verbose ? 'debug' : 'info', format: options.logFormat },
+  } as const;
+  // --dry-run sends nothing, so it needs no credentials; credentials last, so every other mistake is reported first.
+  if (options.dryRun) return { dryRun: true, api, ...sections };
+  const { clientId, clientSecret, secretOnCommandLine } = await resolveCredentials(options, given);
+  return { dryRun: false, api: { ...api, credentials: { clientId, clientSecret }, secretOnCommandLine }, ...sections };
 }
+
+/** The settings an output keeps, and the option each comes from. */
+const SETTINGS_FLAGS = [
+  ['mode', 'days'],
+  ['layout', 'layout'],
+  ['format', 'format'],
+] as const;

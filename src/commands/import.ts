@@ -7,7 +7,7 @@ import { useColor } from '../log/logger.js';
 import { createImportProgress } from '../log/progress.js';
 import { DESCRIPTORS, METRICS } from '../metrics/descriptors.js';
 import type { Credential } from '../redact.js';
-import { nowOf } from './clock.js';
+import { clockOf } from './clock.js';
 import { SECRET_FLAG_WARNING } from './credentials.js';
 import type { CommandAction } from './declaration.js';
 import { resolveImportConfig } from './import-config.js';
@@ -20,27 +20,27 @@ export function importAction(command: ImportCommandName): CommandAction<typeof I
     const config = await resolveImportConfig({ values: options, given }, context.env, command === 'all' ? DESCRIPTORS.length : 1);
     const credentials = credentialsOf(config, context.env);
     const color = useColor(context.stderr, context.env);
-    const progress = await createImportProgress(context.stderr, { format: config.logFormat, level: config.logLevel, credentials, color });
+    const progress = await createImportProgress(context.stderr, { ...config.log, credentials, color });
     // The one preamble's redactor; the logger is the progress reporter's (a spinner on a terminal).
     const redact = keepSecrets({ context, reporter, credentials });
     reporter.use({ logger: progress.logger });
     const stores = new ObjectStores({
       env: context.env,
-      forcePathStyle: config.s3ForcePathStyle,
-      retries: config.retries,
-      timeoutMs: config.timeoutMs,
+      forcePathStyle: config.output.s3ForcePathStyle,
+      retries: config.api.retries,
+      timeoutMs: config.api.timeoutMs,
       logger: progress.logger,
     });
-    const database = { env: context.env, retries: config.retries, logger: progress.logger, command, signal: context.signal };
-    const destination = openDestination(config.output, { stores, stdout: context.stdout, database });
+    const database = { env: context.env, retries: config.api.retries, logger: progress.logger, command, signal: context.signal };
+    const destination = openDestination(config.output.destination, { stores, stdout: context.stdout, database });
     try {
-      const run = describeImport(command, config, config.secretOnCommandLine ? SECRET_FLAG_WARNING : undefined);
+      const run = describeImport(command, config, !config.dryRun && config.api.secretOnCommandLine ? SECRET_FLAG_WARNING : undefined);
       const world = {
         stdout: context.stdout,
         env: context.env,
         signal: context.signal,
         ...(context.clock ? { clock: context.clock } : {}),
-        now: nowOf(context.env),
+        now: clockOf(context.env),
       };
       await importMetrics(command === 'all' ? DESCRIPTORS : [METRICS[command]], config, run, {
         ...world,
@@ -61,9 +61,9 @@ export function importAction(command: ImportCommandName): CommandAction<typeof I
 /** Every secret the run holds, so that no log line, manifest or lineage event can show one. */
 function credentialsOf(config: ImportConfig, env: NodeJS.ProcessEnv): Credential[] {
   return [
-    ...(config.credentials ? [{ clientId: config.credentials.clientId, secret: config.credentials.clientSecret }] : []),
+    ...(config.dryRun ? [] : [{ clientId: config.api.credentials.clientId, secret: config.api.credentials.clientSecret }]),
     ...awsCredentialsIn(env),
-    ...(config.lineage?.apiKey === undefined ? [] : [{ secret: config.lineage.apiKey }]),
-    ...databaseCredentials(config.output, env),
+    ...(config.output.lineage?.apiKey === undefined ? [] : [{ secret: config.output.lineage.apiKey }]),
+    ...databaseCredentials(config.output.destination, env),
   ];
 }

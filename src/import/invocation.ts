@@ -1,5 +1,5 @@
 import { capabilitiesOf } from '../destination/open.js';
-import type { ImportConfig } from './config.js';
+import type { OutputSection, WindowSection } from './config.js';
 
 /** How a run is described in its first line and in commands a warning suggests. */
 export interface RunDescription {
@@ -17,8 +17,7 @@ export interface RunDescription {
 }
 
 /** The window as the command line gave it, for the run's first line and the state's last run. */
-function describeWindow(config: ImportConfig): string {
-  const { window } = config;
+function describeWindow({ days: window }: WindowSection): string {
   switch (window.kind) {
     case 'catch-up':
       return `--catch-up --max-days ${window.maxDays}${window.lookback ? ` --lookback ${window.lookback}` : ''}`;
@@ -32,9 +31,9 @@ function describeWindow(config: ImportConfig): string {
 }
 
 /** The window and, in local mode, the day mode, as the command line gave them. */
-function describeRun(config: ImportConfig): string {
-  if (config.dayMode !== 'local') return describeWindow(config);
-  return `--days local ${config.window.kind === 'default' ? '(the latest local day over everywhere)' : describeWindow(config)}`;
+function describeRun(window: WindowSection): string {
+  if (window.dayMode !== 'local') return describeWindow(window);
+  return `--days local ${window.days.kind === 'default' ? '(the latest local day over everywhere)' : describeWindow(window)}`;
 }
 
 /** A word as a shell reads it: as it is when it is plain, else in single quotes. */
@@ -43,8 +42,8 @@ function shellWord(word: string): string {
 }
 
 /** The flags that name this run's state on another command line (` -o ./data`), so a suggested command works as printed. */
-function stateFlags(config: ImportConfig): string {
-  const { output } = config.output;
+function stateFlags(config: OutputSection): string {
+  const { output } = config.destination;
   const flags = [
     ...(output === undefined ? [] : ['-o', shellWord(output)]),
     ...(config.stateLocation === undefined ? [] : ['--state', shellWord(config.stateLocation)]),
@@ -54,13 +53,17 @@ function stateFlags(config: ImportConfig): string {
 }
 
 /** The run as every record of it names it, built once: the run line, the manifest, lineage and the state's last run. */
-export function describeImport(command: string, config: ImportConfig, optionWarning?: string): RunDescription {
+export function describeImport(
+  command: string,
+  { window, output }: { readonly window: WindowSection; readonly output: OutputSection },
+  optionWarning?: string,
+): RunDescription {
   return {
     command,
-    invocation: `${command} ${describeRun(config)}`,
-    output: config.output.name,
-    stateFlags: stateFlags(config),
-    stateful: capabilitiesOf(config.output).state !== 'named-only' || config.stateLocation !== undefined,
+    invocation: `${command} ${describeRun(window)}`,
+    output: output.destination.name,
+    stateFlags: stateFlags(output),
+    stateful: capabilitiesOf(output.destination).state !== 'named-only' || output.stateLocation !== undefined,
     ...(optionWarning === undefined ? {} : { optionWarning }),
   };
 }

@@ -1,11 +1,12 @@
 import { DESCRIPTORS, type MetricDescriptor } from '../metrics/descriptors.js';
 import type { Unit } from '../metrics/unit.js';
-import { catchUpFrom, type CatchUpRequest } from '../state/judgement/catch-up.js';
+import { catchUpFrom } from '../state/judgement/catch-up.js';
 import type { ImportState } from '../state/import-state.js';
 import { describeDays, describeRange } from '../window/day-ranges.js';
 import type { DayMode } from '../window/day-mode.js';
 import type { CalendarDay } from '../window/days.js';
-import { resolveDays, type WindowRequest } from '../window/requested-days.js';
+import { resolveDays } from '../window/requested-days.js';
+import type { SettledWindow } from './config.js';
 
 /** A warning the planning of the days has (a `--max-days` cut). */
 export interface PlanWarning {
@@ -48,12 +49,8 @@ export function planUnits(
   );
 }
 
-/** What a run is asked to import, as the flags give it. */
-export interface DaysRequest {
-  readonly window: WindowRequest | CatchUpRequest;
-  readonly dayMode: DayMode;
-  readonly storeCodes: readonly string[];
-}
+/** What a run is asked to import: its window section, with the day mode settled. */
+export type DaysRequest = SettledWindow;
 
 /**
  * The days of each metric: `--catch-up` per metric from its own coverage (each `--max-days` cut a warning naming the
@@ -65,7 +62,7 @@ export function planDays<M extends string>(
   state: ImportState | undefined,
   now: Date,
 ): { plan: { metric: M; days: CalendarDay[] }[]; cuts: PlanWarning[] } {
-  const { window } = request;
+  const window = request.days;
   if (window.kind !== 'catch-up') {
     const days = resolveDays(window, now, request.dayMode);
     return { plan: metricNames.map((metric) => ({ metric, days })), cuts: [] };

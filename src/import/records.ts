@@ -14,7 +14,8 @@ import { metricFolder } from '../output/layout.js';
 import { newRunId, RunManifestBuilder, saveManifest, type ManifestShelf } from '../output/run-manifest.js';
 import type { Redactor } from '../redact.js';
 import { VERSION } from '../version.js';
-import type { SettledConfig } from './config.js';
+import type { SettledOutput, SettledWindow } from './config.js';
+import type { WallClock } from '../window/wall-clock.js';
 import type { DayFinality } from './finality.js';
 import type { RunTally } from './tally.js';
 
@@ -24,7 +25,14 @@ export interface RunRecordsInput {
   readonly commandName: string;
   /** The command with its window, as the manifest tells it (`traffic --catch-up --max-days 31`). */
   readonly command: string;
-  readonly config: SettledConfig;
+  /** What the run writes, where, and where its lineage goes. */
+  readonly output: SettledOutput;
+  /** The run's days: the manifest's day mode, the lineage job's kind. */
+  readonly window: SettledWindow;
+  /** The API the run reads: the lineage input. */
+  readonly baseUrl: URL;
+  /** The run's clock: the manifest's start and end, each event's time. */
+  readonly clock: WallClock;
   readonly units: readonly Unit[];
   /** Where the run writes: the manifest's shelf and the lineage datasets are its. */
   readonly destination: Destination;
@@ -71,13 +79,13 @@ export class RunRecords {
 
   /** Opens the run's records and posts its START event (without waiting for the lineage server). */
   static async open(input: RunRecordsInput): Promise<RunRecords> {
-    const { config } = input;
-    const start = new Date();
+    const { output, window } = input;
+    const start = input.clock();
     const shelf = await input.destination.manifests();
     const lineage =
-      config.lineage &&
+      output.lineage &&
       new LineageClient({
-        settings: config.lineage,
+        settings: output.lineage,
         env: input.env,
         logger: input.logger,
         ...(input.lineageBudgetMs === undefined ? {} : { budgetMs: input.lineageBudgetMs }),
@@ -89,8 +97,8 @@ export class RunRecords {
         version: VERSION,
         command: input.command,
         start,
-        ...(input.destination.capabilities.files ? { layout: config.layout, format: config.format } : {}),
-        days: config.dayMode,
+        ...(input.destination.capabilities.files ? { layout: output.layout, format: output.format } : {}),
+        days: window.dayMode,
       },
       input.units,
     );
@@ -121,7 +129,7 @@ export class RunRecords {
     const rejected =
       data.rejected.length === 0
         ? undefined
-        : { records: data.rejected.length, path: this.input.destination.rejectedPlace(unit, this.input.config.layout) };
+        : { records: data.rejected.length, path: this.input.destination.rejectedPlace(unit, this.input.output.layout) };
     this.manifest?.builder.record(unit, {
       ok: true,
       rows: data.rowCount,
@@ -142,7 +150,7 @@ export class RunRecords {
       const { builder, shelf } = this.manifest;
       const { finality } = this.input;
       const manifest = builder.build({
-        end: new Date(),
+        end: this.input.clock(),
         exitCode,
         requests: end.requests,
         throttled: end.throttled,
@@ -175,21 +183,21 @@ export class RunRecords {
   }
 
   private event(type: RunEventType, errorMessage?: string): Record<string, unknown> {
-    const { config } = this.input;
+    const { output, window } = this.input;
     // The run's metrics as its units carry them, in plan order.
     const metrics = [...new Set(this.input.units.map((unit) => unit.metric))];
     return runEvent({
       type,
-      time: new Date(),
+      time: this.input.clock(),
       run: {
         runId: this.runId,
-        namespace: config.lineage?.namespace ?? '',
-        job: jobName(this.input.commandName, config.window.kind),
+        namespace: output.lineage?.namespace ?? '',
+        job: jobName(this.input.commandName, window.days.kind),
         ...nominalTime(this.input.units),
         ...(this.parent.parent === undefined ? {} : { parent: this.parent.parent }),
         ...(this.parent.root === undefined ? {} : { root: this.parent.root }),
       },
-      inputs: metrics.map((metric) => apiDataset(config.baseUrl, metric.resource)),
+      inputs: metrics.map((metric) => apiDataset(this.input.baseUrl, metric.resource)),
       outputs: metrics.flatMap((metric) => this.output(metric, type !== 'START')),
       ...(errorMessage === undefined ? {} : { errorMessage }),
     });
@@ -200,7 +208,7 @@ export class RunRecords {
    * wrote (with the hive layout, which partitions).
    */
   private output(metric: MetricDescriptor, ended: boolean): OutputDataset[] {
-    const { config } = this.input;
+    const { output: config } = this.input;
     const name = this.input.destination.dataset(metricFolder(metric.name, config.layout));
     if (name === undefined) return [];
     // `--shape results` keeps the API's nested objects: no fixed columns to tell.
@@ -233,7 +241,7 @@ const STORAGE_LAYERS = ['file', 's3:'];
  * The lineage job: the command and the kind of run, so a catalog keeps the nightly catch-up, a backfill of named
  * days and a run of the default day apart (`all.catch-up`, `all.backfill`, `all.daily`).
  */
-export function jobName(command: string, window: SettledConfig['window']['kind']): string {
+export function jobName(command: string, window: SettledWindow['days']['kind']): string {
   return `${command}.${window === 'catch-up' ? 'catch-up' : window === 'default' ? 'daily' : 'backfill'}`;
 }
 

@@ -59,7 +59,7 @@ export interface ImportSummary extends RunStop {
  * thrown.
  */
 export async function runImport(units: readonly Unit[], parts: ImportParts): Promise<ImportSummary> {
-  const started = Date.now();
+  const started = performance.now();
   const { tally } = parts;
   const notes = new Map<Unit, DayNote[]>();
   await parts.days.markAsked();
@@ -93,7 +93,7 @@ export async function runImport(units: readonly Unit[], parts: ImportParts): Pro
     ...(result.stoppedBy === undefined ? {} : { stoppedBy: result.stoppedBy }),
     ...(result.stopCause === undefined ? {} : { stopCause: result.stopCause }),
     tally,
-    seconds: (Date.now() - started) / 1000,
+    seconds: (performance.now() - started) / 1000,
     failures,
   };
 }

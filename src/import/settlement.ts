@@ -5,6 +5,7 @@ import { MANIFEST_VERSION, newRunId, saveManifest, type ManifestUnit, type RunMa
 import type { ImportState } from '../state/import-state.js';
 import type { CalendarDay } from '../window/days.js';
 import { VERSION } from '../version.js';
+import type { WallClock } from '../window/wall-clock.js';
 import { DayFinality } from './finality.js';
 
 /** A person's word on days (`accept`, `reopen`), as the manifests tell it. */
@@ -25,6 +26,7 @@ export async function recordSettlement(
   state: ImportState,
   settlement: Settlement,
   apply: () => Promise<void>,
+  clock: WallClock,
 ): Promise<string | undefined> {
   const units = settlement.metrics.flatMap((metric) => settlement.days.map((day) => ({ metric: { name: metric }, day })));
   const finality = new DayFinality(state, [], units);
@@ -48,8 +50,8 @@ export async function recordSettlement(
       ...finality.standing(unit.metric.name, unit.day),
     });
   }
-  // The real time, as every run's manifest has it: manifests sort by it.
-  const at = new Date();
+  // The command's clock, as every run's manifest has it: manifests sort by it.
+  const at = clock();
   const time = at.toISOString();
   const manifest: RunManifest = {
     manifestVersion: MANIFEST_VERSION,

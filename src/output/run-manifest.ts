@@ -21,16 +21,26 @@ export const MANIFEST_VERSION = 1;
 /**
  * A run id: a UUID version 7, whose first 48 bits are the start in milliseconds, so ids sort by start time as text;
  * the same id is the run's OpenLineage run id. It is in the manifest, not its name: a run's manifest appears when the
- * run ends, so start order is not the order loaders see manifests in.
+ * run ends, so start order is not the order loaders see manifests in. Ids of one start (commands on a test clock that
+ * stands still) sort in the order they were made: the next 42 bits are the system time of `madeAt` (where a UUIDv7
+ * may carry more clock), the last 32 random.
  */
-export function newRunId(now: number = Date.now()): string {
+export function newRunId(start: number = Date.now(), madeAt: number = Date.now()): string {
   const bytes = randomBytes(16);
-  bytes.writeUIntBE(now, 0, 6);
-  bytes[6] = 0x70 | (bytes[6]! & 0x0f);
-  bytes[8] = 0x80 | (bytes[8]! & 0x3f);
+  bytes.writeUIntBE(start, 0, 6);
+  // 12 bits after the version, 30 after the variant: milliseconds up to 2^42 (the year 2109).
+  const high = Math.floor(madeAt / MADE_AT_LOW) & 0xfff;
+  const low = madeAt % MADE_AT_LOW;
+  bytes[6] = 0x70 | (high >> 8);
+  bytes[7] = high & 0xff;
+  bytes[8] = 0x80 | (low >>> 24);
+  bytes.writeUIntBE(low & 0xffffff, 9, 3);
   const hex = bytes.toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
+
+/** The span of the 30 low bits of a run id's `madeAt`. */
+const MADE_AT_LOW = 2 ** 30;
 
 /** A manifest's name in releases before numbered names: its run id. */
 const RUN_ID_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.json$/;

@@ -30,7 +30,8 @@ export interface StaleTempFile {
  * Removes this tool's temp files in `folders` (not below them) that a run killed without a chance to clean up left
  * behind: those whose process is gone, or that are older than `STALE_TEMP_AGE_MS`. Never this process's own, never
  * a live run's. Returns what it removed. Best effort: a folder that cannot be read or a file that cannot be removed
- * is skipped, and the run's own writes report a folder that is not usable.
+ * is skipped, and the run's own writes report a folder that is not usable. `now` is the system's, as file times are,
+ * never the run's clock (a test's `AREA_METRICS_NOW` would make every temp file look new or old).
  */
 export async function removeStaleTempFiles(folders: readonly string[], now = Date.now()): Promise<StaleTempFile[]> {
   const removed: StaleTempFile[] = [];

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { capabilitiesOf } from '../../src/destination/open.js';
-import { importConfigOf } from '../helpers/import-config.js';
+import { importConfigOf, runConfigOf } from '../helpers/import-config.js';
 import { UsageError } from '../../src/errors.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
@@ -16,22 +16,26 @@ beforeEach(async () => {
 describe('the import config', () => {
   it('applies the documented defaults', async () => {
     const config = await importConfigOf(required, {}, 1);
-    expect(capabilitiesOf(config.output).files).toBe(true);
+    expect(capabilitiesOf(config.output.destination).files).toBe(true);
     expect(config).toMatchObject({
-      window: { kind: 'default' },
-      output: { kind: 'folder', dir: './area-metrics-data', name: './area-metrics-data' },
-      shape: 'rows',
-      pageSize: 1000,
-      concurrency: 4,
-      retries: 5,
-      timeoutMs: 60_000,
-      onInvalid: 'fail',
-      logLevel: 'info',
-      logFormat: 'text',
-      credentials: { clientId: 'id', clientSecret: 'secret' },
+      dryRun: false,
+      window: { days: { kind: 'default' } },
+      output: {
+        destination: { kind: 'folder', dir: './area-metrics-data', name: './area-metrics-data' },
+        shape: 'rows',
+        onInvalid: 'fail',
+      },
+      api: {
+        pageSize: 1000,
+        concurrency: 4,
+        retries: 5,
+        timeoutMs: 60_000,
+        credentials: { clientId: 'id', clientSecret: 'secret' },
+      },
+      log: { level: 'info', format: 'text' },
     });
     // The settings a folder keeps are the state's unless the run states them.
-    expect([config.format, config.layout, config.dayMode]).toEqual([undefined, undefined, undefined]);
+    expect([config.output.format, config.output.layout, config.window.dayMode]).toEqual([undefined, undefined, undefined]);
   });
 
   it('reads env vars, lets flags win, and treats empty env vars as unset', async () => {
@@ -42,26 +46,27 @@ describe('the import config', () => {
       AREA_METRICS_OUTPUT: '',
     };
     const fromEnv = await importConfigOf({}, env, 1);
-    expect(fromEnv.baseUrl.href).toBe('https://env.example.test/');
-    expect(fromEnv.credentials).toEqual({ clientId: 'env-id', clientSecret: 'env-secret' });
-    expect(fromEnv.output).toMatchObject({ kind: 'folder', dir: './area-metrics-data' });
+    expect(fromEnv.api.baseUrl.href).toBe('https://env.example.test/');
+    expect(runConfigOf(fromEnv).api.credentials).toEqual({ clientId: 'env-id', clientSecret: 'env-secret' });
+    expect(fromEnv.output.destination).toMatchObject({ kind: 'folder', dir: './area-metrics-data' });
     const flagsWin = await importConfigOf({ clientId: 'flag-id', output: '-' }, env, 1);
-    expect(flagsWin.credentials?.clientId).toBe('flag-id');
-    expect(flagsWin.output).toMatchObject({ kind: 'stream' });
-    expect(capabilitiesOf(flagsWin.output).files).toBe(false);
-    expect(flagsWin.format).toBe('ndjson');
+    expect(runConfigOf(flagsWin).api.credentials.clientId).toBe('flag-id');
+    expect(flagsWin.output.destination).toMatchObject({ kind: 'stream' });
+    expect(capabilitiesOf(flagsWin.output.destination).files).toBe(false);
+    expect(flagsWin.output.format).toBe('ndjson');
   });
 
   it('reads the secret from a file, trimming one trailing newline', async () => {
     const file = join(dir, 'secret');
     await writeFile(file, 'from-file\n');
     const config = await importConfigOf({ ...required, clientSecret: undefined, clientSecretFile: file }, {}, 1);
-    expect(config.credentials?.clientSecret).toBe('from-file');
+    expect(runConfigOf(config).api.credentials.clientSecret).toBe('from-file');
   });
 
   it('needs no credentials for --dry-run', async () => {
     const config = await importConfigOf({ baseUrl: 'https://api.example.test', dryRun: true }, {}, 3);
-    expect(config.credentials).toBeUndefined();
+    expect(config.dryRun).toBe(true);
+    expect(config.api).not.toHaveProperty('credentials');
   });
 
   it.each([
@@ -109,16 +114,16 @@ describe('the import config', () => {
 
   it('-o s3://bucket/prefix is an object target; path-style from its flag or env var', async () => {
     const config = await importConfigOf({ ...required, output: 's3://acme-data/area/metrics/' }, {}, 3);
-    expect(config.output).toMatchObject({
+    expect(config.output.destination).toMatchObject({
       kind: 'bucket',
       name: 's3://acme-data/area/metrics/',
       location: { bucket: 'acme-data', prefix: 'area/metrics' },
       stateUrl: 's3://acme-data/area/metrics/.area-metrics-state.json',
     });
-    expect(config.s3ForcePathStyle).toBe(false);
-    expect((await importConfigOf(required, { AREA_METRICS_S3_FORCE_PATH_STYLE: 'true' }, 3)).s3ForcePathStyle).toBe(true);
+    expect(config.output.s3ForcePathStyle).toBe(false);
+    expect((await importConfigOf(required, { AREA_METRICS_S3_FORCE_PATH_STYLE: 'true' }, 3)).output.s3ForcePathStyle).toBe(true);
     expect(
-      (await importConfigOf({ ...required, s3ForcePathStyle: true }, { AREA_METRICS_S3_FORCE_PATH_STYLE: '0' }, 3)).s3ForcePathStyle,
+      (await importConfigOf({ ...required, s3ForcePathStyle: true }, { AREA_METRICS_S3_FORCE_PATH_STYLE: '0' }, 3)).output.s3ForcePathStyle,
     ).toBe(true);
     await expect(importConfigOf(required, { AREA_METRICS_S3_FORCE_PATH_STYLE: 'yes' }, 3)).rejects.toThrow(
       /AREA_METRICS_S3_FORCE_PATH_STYLE "yes" must be 1, true, 0 or false/,
@@ -127,9 +132,9 @@ describe('the import config', () => {
 
   it('--catch-up carries --max-days and --lookback; --settle-days defaults to 3', async () => {
     const config = await importConfigOf({ ...required, catchUp: true, maxDays: '5', lookback: '2' }, {}, 3);
-    expect(config.window).toEqual({ kind: 'catch-up', maxDays: 5, lookback: 2 });
-    expect(config.settleDays).toBe(3);
-    expect((await importConfigOf({ ...required, settleDays: '7' }, {}, 1)).settleDays).toBe(7);
+    expect(config.window.days).toEqual({ kind: 'catch-up', maxDays: 5, lookback: 2 });
+    expect(config.judgement.settleDays).toBe(3);
+    expect((await importConfigOf({ ...required, settleDays: '7' }, {}, 1)).judgement.settleDays).toBe(7);
   });
 
   it.each([
@@ -138,14 +143,13 @@ describe('the import config', () => {
     ['0.001', 1],
     ['3600', 3_600_000],
   ])('takes --timeout %s as %i whole milliseconds (timers refuse fractions)', async (timeout, timeoutMs) => {
-    expect((await importConfigOf({ ...required, timeout }, {}, 1)).timeoutMs).toBe(timeoutMs);
+    expect((await importConfigOf({ ...required, timeout }, {}, 1)).api.timeoutMs).toBe(timeoutMs);
   });
 
   it('refuses CSV on stdout for several metrics', async () => {
     await expect(importConfigOf({ ...required, output: '-', format: 'csv' }, {}, 3)).rejects.toThrow(/single metric/);
     await expect(importConfigOf({ ...required, output: '-', format: 'csv' }, {}, 1)).resolves.toMatchObject({
-      format: 'csv',
-      output: { kind: 'stream', name: 'stdout' },
+      output: { format: 'csv', destination: { kind: 'stream', name: 'stdout' } },
     });
   });
 

@@ -76,11 +76,11 @@ describe('a fourth metric as a test fixture', () => {
       stdout: quiet,
       env: {},
       signal: new AbortController().signal,
-      now: CLOCK,
+      now: () => CLOCK,
       progress,
       redact: (text) => text,
       failed: (code) => failed.push(code),
-      destination: openDestination(config.output, { stores, stdout: quiet, database: NO_DATABASE }),
+      destination: openDestination(config.output.destination, { stores, stdout: quiet, database: NO_DATABASE }),
       stores,
     });
     expect(failed).toEqual([]);

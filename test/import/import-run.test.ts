@@ -126,7 +126,7 @@ async function importInto(row: DestinationCapabilities, days: 'utc' | 'local'): 
     stdout: quiet,
     env: {},
     signal: new AbortController().signal,
-    now: CLOCK,
+    now: () => CLOCK,
     progress: await createImportProgress(quiet, { format: 'text', level: 'error' }),
     redact: (text) => text,
     failed: (code) => failed.push(code),

@@ -17,7 +17,7 @@ describe('planDays: held suspect days in a nightly --catch-up', () => {
     for (const day of held) await state.markPending('traffic', day, { reason: 'suspect', measure: 'm', value: 0, allZero: true });
     await state.markComplete('traffic', '2026-12-29', ['S001']);
     await state.markPending('traffic', '2026-12-30', { reason: 'not-over', stores: 1 });
-    const request = { window: { kind: 'catch-up', maxDays: 31, lookback: 0 }, dayMode: 'utc', storeCodes: [] } as const;
+    const request = { days: { kind: 'catch-up', maxDays: 31, lookback: 0 }, dayMode: 'utc', storeCodes: [] } as const;
     const { plan, cuts } = planDays(['traffic'], request, state, NOW);
     expect(plan[0]!.days).toContain('2026-12-30');
     expect(plan[0]!.days.filter((day) => held.includes(day))).toHaveLength(7);

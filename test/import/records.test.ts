@@ -12,6 +12,7 @@ import { startLineageServer, type LineageServer } from '../helpers/lineage-serve
 import { openLineageErrors } from '../helpers/openlineage.js';
 import { startS3, storeConfig, type S3Harness } from '../helpers/s3.js';
 import { unitDataOf } from '../helpers/unit-data.js';
+import { systemWallClock, type WallClock } from '../../src/window/wall-clock.js';
 
 let s3: S3Harness;
 let lineage: LineageServer;
@@ -39,6 +40,7 @@ afterEach(() => {
 async function openRecords(
   prefix: string,
   days: string[],
+  clock: WallClock = systemWallClock,
 ): Promise<{ records: RunRecords; units: Unit[]; stores: ObjectStores; commit: (outcome: UnitOutcome) => void }> {
   const raw = {
     baseUrl: 'https://api.example.test/',
@@ -55,9 +57,12 @@ async function openRecords(
   const records = await RunRecords.open({
     commandName: 'traffic',
     command: 'traffic --from ...',
-    config: { ...config, dayMode: 'utc', layout: 'hive', format: 'csv' },
+    output: { ...config.output, layout: 'hive', format: 'csv' },
+    window: { ...config.window, dayMode: 'utc' },
+    baseUrl: config.api.baseUrl,
+    clock,
     units,
-    destination: openDestination(config.output, { stores, stdout: process.stdout, database: NO_DATABASE }),
+    destination: openDestination(config.output.destination, { stores, stdout: process.stdout, database: NO_DATABASE }),
     tally,
     env: {},
     logger,
@@ -119,5 +124,27 @@ describe('RunRecords into a bucket', () => {
       expect.stringMatching(new RegExp(`^error: cannot write s3://${s3.bucket}/denied/_runs/\\S+\\.json: the store refused: AccessDenied`)),
     ]);
     expect(lineage.received.map(({ body }) => body.eventType)).toEqual(['START', 'FAIL']);
+  });
+
+  it("stamps the manifest and each lineage event with the run's clock, read at each stamp", async () => {
+    // A clock years from the system's, moved by the test between the run's start and its end.
+    const readings = [new Date('2031-03-04T05:06:07.000Z'), new Date('2031-03-04T05:09:11.000Z')];
+    let reading = readings[0]!;
+    const { records, units, stores, commit } = await openRecords('clocked', ['2026-11-20'], () => reading);
+    commit(written(units[0]!, 3, 100));
+    reading = readings[1]!;
+    expect(await records.finish({ exitCode: 0 })).toBe(0);
+    stores.close();
+    const [start, complete] = lineage.received.map(({ body }) => body as { eventTime: string; run: { runId: string } });
+    expect([start!.eventTime, complete!.eventTime]).toEqual(readings.map((at) => at.toISOString()));
+    const manifest = JSON.parse([...(await s3.objects('clocked/_runs')).values()][0]!.toString()) as {
+      runId: string;
+      start: string;
+      end: string;
+    };
+    expect([manifest.start, manifest.end]).toEqual(readings.map((at) => at.toISOString()));
+    // A UUIDv7's first 48 bits are its start in milliseconds.
+    expect(Number.parseInt(manifest.runId.replace('-', '').slice(0, 12), 16)).toBe(readings[0]!.getTime());
+    expect(complete!.run.runId).toBe(manifest.runId);
   });
 });

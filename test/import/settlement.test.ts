@@ -10,8 +10,12 @@ import { silentLogger } from '../../src/log/logger.js';
 import { sha256Hex } from '../../src/output/content-hash.js';
 import { loadStateFile } from '../helpers/state-file.js';
 import { useTempDirs } from '../helpers/tmp.js';
+import { frozenClock } from '../../src/window/wall-clock.js';
 
 const NOW = new Date('2026-11-21T12:00:00Z');
+/** The command's clock, days after NOW: what stamps the manifests. */
+const SETTLED_AT = new Date('2026-11-25T08:30:00.000Z');
+const clock = frozenClock(SETTLED_AT);
 const tempDir = useTempDirs('settlement-');
 
 async function folderWith(files: Record<string, string>) {
@@ -25,7 +29,13 @@ async function folderWith(files: Record<string, string>) {
   const state = await loadStateFile(join(dir, '.area-metrics-state.json'), { now: NOW, metricNames: ['traffic'] });
   const manifest = async () => {
     const newest = (await readdir(join(dir, '_runs'))).sort().at(-1) ?? '';
-    return JSON.parse(await readFile(join(dir, '_runs', newest), 'utf8')) as { command: string; units: Record<string, unknown>[] };
+    return JSON.parse(await readFile(join(dir, '_runs', newest), 'utf8')) as {
+      command: string;
+      runId: string;
+      start: string;
+      end: string;
+      units: Record<string, unknown>[];
+    };
   };
   return { dir, destination, state, manifest };
 }
@@ -40,9 +50,13 @@ describe('recordSettlement', () => {
       state,
       { command: 'accept traffic 2026-11-18..2026-11-19', metrics: ['traffic'], days: ['2026-11-18', '2026-11-19'] },
       () => state.accept('traffic', ['2026-11-18', '2026-11-19']),
+      clock,
     );
     const written = await manifest();
     expect(written.command).toBe('accept traffic 2026-11-18..2026-11-19');
+    // Stamped by the command's clock: its start, end and run id (a UUIDv7's first 48 bits are milliseconds).
+    expect([written.start, written.end]).toEqual([SETTLED_AT.toISOString(), SETTLED_AT.toISOString()]);
+    expect(Number.parseInt(written.runId.replace('-', '').slice(0, 12), 16)).toBe(SETTLED_AT.getTime());
     expect(written.units).toEqual([
       {
         metric: 'traffic',
@@ -74,13 +88,21 @@ describe('recordSettlement', () => {
   it('a reopened day is provisional again; one final before and after is not finalized again', async () => {
     const { destination, state, manifest } = await folderWith({});
     await state.markComplete('traffic', '2026-11-18', ['S001']);
-    await recordSettlement(destination, state, { command: 'reopen traffic 2026-11-18', metrics: ['traffic'], days: ['2026-11-18'] }, () =>
-      state.reopen('traffic', ['2026-11-18']),
+    await recordSettlement(
+      destination,
+      state,
+      { command: 'reopen traffic 2026-11-18', metrics: ['traffic'], days: ['2026-11-18'] },
+      () => state.reopen('traffic', ['2026-11-18']),
+      clock,
     );
     expect((await manifest()).units).toMatchObject([{ day: '2026-11-18', status: 'provisional', reason: 'reopened' }]);
     await state.markComplete('traffic', '2026-11-18', ['S001']);
-    await recordSettlement(destination, state, { command: 'accept traffic 2026-11-18', metrics: ['traffic'], days: ['2026-11-18'] }, () =>
-      state.accept('traffic', ['2026-11-18']),
+    await recordSettlement(
+      destination,
+      state,
+      { command: 'accept traffic 2026-11-18', metrics: ['traffic'], days: ['2026-11-18'] },
+      () => state.accept('traffic', ['2026-11-18']),
+      clock,
     );
     expect((await manifest()).units[0]).toMatchObject({ status: 'final' });
     expect((await manifest()).units[0]).not.toHaveProperty('finalized');

@@ -39,6 +39,17 @@ describe('run ids', () => {
     // The first 48 bits are the start in milliseconds.
     expect(Number.parseInt(ids[0]!.replace('-', '').slice(0, 12), 16)).toBe(Date.parse('2026-01-01T00:00:00Z'));
   });
+
+  it('of one start (a clock that stands still) sort in the order they were made, to the millisecond', () => {
+    const start = Date.parse('2031-03-04T05:06:07Z');
+    const made = [0, 1, 2, 1_000, 60_000, 86_400_000].map((offset) => Date.parse('2026-11-28T23:59:59.999Z') + offset);
+    for (let round = 0; round < 20; round++) {
+      const ids = made.map((madeAt) => newRunId(start, madeAt));
+      for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect([...ids].sort()).toEqual(ids);
+      expect(ids.every((id) => Number.parseInt(id.replace('-', '').slice(0, 12), 16) === start)).toBe(true);
+    }
+  });
 });
 
 describe('RunManifestBuilder', () => {

@@ -42,14 +42,14 @@ export async function takeRunLock(client: Client, schema: string, logger: Logger
     );
     return describeHolder(rows[0]);
   };
-  const started = Date.now();
+  const started = performance.now();
   logger.warn(`${await holder()} is writing to ${where}; waiting for it to end: two runs never interleave`);
   for (let polls = 1; ; polls++) {
     await sleep(LOCK_POLL_MS, undefined, signal ? { signal } : {}).catch(() => {});
     if (signal?.aborted) throw signal.reason;
     if (await taken()) return;
     if (polls % REPORT_EVERY_POLLS === 0)
-      logger.warn(`still waiting for ${await holder()} to end: waited ${Math.round((Date.now() - started) / 1000)} s so far`);
+      logger.warn(`still waiting for ${await holder()} to end: waited ${Math.round((performance.now() - started) / 1000)} s so far`);
   }
 }
 
