@@ -22,17 +22,7 @@ export const TEMP_NAME = /^\..+\.(\d+)\.[0-9a-f]{8}\.tmp$/;
  * disk is thrown as an `OutputError` naming `path`.
  */
 export async function writeFileAtomic(path: string, chunks: Iterable<string | Uint8Array>, signal?: AbortSignal): Promise<void> {
-  const folder = dirname(path);
-  try {
-    await makeFolder(folder);
-  } catch (error) {
-    throw asOutputError(error, `cannot create folder ${folder}`);
-  }
-  try {
-    await writeThenRename(path, chunks, signal);
-  } catch (error) {
-    throw asOutputError(error, `cannot write ${path}`);
-  }
+  await placeFile(path, chunks, signal, renameOver);
 }
 
 /**
@@ -87,6 +77,16 @@ async function holdsBytes(path: string, chunks: Iterable<string | Uint8Array>): 
  * exactly one gets it, and that file appears whole at the instant it is created.
  */
 export async function createFileExclusive(path: string, chunks: Iterable<string | Uint8Array>, signal?: AbortSignal): Promise<boolean> {
+  return placeFile(path, chunks, signal, linkUnlessTaken);
+}
+
+/** The folder made, the bytes written to a temp file and placed at `path`; a failure named as an `OutputError`. */
+async function placeFile(
+  path: string,
+  chunks: Iterable<string | Uint8Array>,
+  signal: AbortSignal | undefined,
+  placement: Placement,
+): Promise<boolean> {
   const folder = dirname(path);
   try {
     await makeFolder(folder);
@@ -94,7 +94,7 @@ export async function createFileExclusive(path: string, chunks: Iterable<string 
     throw asOutputError(error, `cannot create folder ${folder}`);
   }
   try {
-    return await writeThenPlace(path, chunks, signal, linkUnlessTaken);
+    return await writeThenPlace(path, chunks, signal, placement);
   } catch (error) {
     throw asOutputError(error, `cannot write ${path}`);
   }
@@ -117,10 +117,6 @@ const linkUnlessTaken: Placement = async (temp, path) => {
   }
   return true;
 };
-
-async function writeThenRename(path: string, chunks: Iterable<string | Uint8Array>, signal: AbortSignal | undefined): Promise<void> {
-  await writeThenPlace(path, chunks, signal, renameOver);
-}
 
 async function writeThenPlace(
   path: string,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { daysBetween, type CalendarDay } from '../window/days.js';
-import type { KeyCoverage } from './coverage.js';
+import { keyCoverageOf, type KeyCoverage } from './coverage.js';
 import type { ImportState } from './import-state.js';
 import { metricOfKey } from './keys.js';
 import type { PendingDay } from './storage/versions/current.js';
@@ -99,16 +99,5 @@ export function coverageDaysOfText(text: string): CoverageDay[] {
   const { metrics } = daysOnlySchema.parse(JSON.parse(text));
   return Object.keys(metrics)
     .sort()
-    .flatMap((key) => {
-      const entry = metrics[key]!;
-      const pending = entry.pending ?? {};
-      return coverageDays(key, {
-        complete: entry.complete ?? [],
-        accepted: entry.accepted ?? [],
-        givenUp: entry.givenUp ?? [],
-        pending: Object.keys(pending)
-          .sort()
-          .map((day) => ({ day, status: pending[day]! })),
-      });
-    });
+    .flatMap((key) => coverageDays(key, keyCoverageOf(metrics[key]!)));
 }

@@ -17,6 +17,19 @@ export interface KeyCoverage {
   readonly pending: readonly { readonly day: CalendarDay; readonly status: PendingDay }[];
 }
 
+/** A key's lists as the state keeps them (a list left out is empty; pending days by day), as coverage reads them. */
+export function keyCoverageOf(entry: DayLists & { readonly pending?: Readonly<Record<CalendarDay, PendingDay>> }): KeyCoverage {
+  const pending = entry.pending ?? {};
+  return {
+    complete: entry.complete ?? [],
+    accepted: entry.accepted ?? [],
+    givenUp: entry.givenUp ?? [],
+    pending: Object.keys(pending)
+      .sort()
+      .map((day) => ({ day, status: pending[day]! })),
+  };
+}
+
 /**
  * Final: complete (its data is final) or accepted (a person said so). A final day is not asked for again by
  * `--catch-up`, nor made pending by a later import; only `reopen` does that.

@@ -3,7 +3,7 @@ import { rangesHold, withDays, withoutDays } from '../window/day-ranges.js';
 import { addDays, type CalendarDay } from '../window/days.js';
 import type { Layout } from '../output/layout.js';
 import type { DayMode } from '../window/day-mode.js';
-import { isFinal, type KeyCoverage } from './coverage.js';
+import { isFinal, keyCoverageOf, type KeyCoverage } from './coverage.js';
 import type { DayProfile } from './judgement/day-profile.js';
 import { addSettings, type KeptSettings, refuseOtherSettings, settleSettings } from './storage/kept-settings.js';
 import { STATE_BOUNDS } from './storage/state-bounds.js';
@@ -84,16 +84,7 @@ export class ImportState {
   }
 
   coverage(key: string): KeyCoverage {
-    const entry = this.file.metrics[key] ?? {};
-    const pending = entry.pending ?? {};
-    return {
-      complete: entry.complete ?? [],
-      accepted: entry.accepted ?? [],
-      givenUp: entry.givenUp ?? [],
-      pending: Object.keys(pending)
-        .sort()
-        .map((day) => ({ day, status: pending[day]! })),
-    };
+    return keyCoverageOf(this.file.metrics[key] ?? {});
   }
 
   /** The latest complete day. */
