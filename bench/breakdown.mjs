@@ -257,7 +257,9 @@ export function breakdownLines(result) {
     floorCpu === undefined ? 'n/a' : x(value / floorCpu),
     top.join('; '),
   ]);
-  lines.push(formatTable(['stage', 'main-thread ms', 'share of busy', 'vs floor CPU', 'top functions (self ms, mean of the rounds)'], rows));
+  lines.push(
+    formatTable(['stage', 'main-thread ms', 'share of busy', 'vs floor CPU', 'top functions (self ms, mean of the rounds)'], rows),
+  );
   const waits = Object.entries(result.waits)
     .sort((a, b) => b[1] - a[1])
     .map(([kind, value]) => `${kind} ${ms(value)}`);

@@ -121,6 +121,7 @@ if (!flags['skip-import']) {
     for (const variant of comparison.variants) {
       const rowsPerSecond = (variant.rows ?? Number.NaN) / ((variant.wallMs ?? Number.NaN) / 1000);
       const vsLean = ratio(variant.wallMs, lean?.wallMs);
+      const vsAnchor = ratio(variant.wallMs, byKey.anchor?.wallMs);
       const vsFloor = ratio(variant.wallMs, floor?.wallMs);
       const vsCurl = ratio(variant.wallMs, curlJq?.wallMs);
       let target = '';
@@ -130,6 +131,8 @@ if (!flags['skip-import']) {
         /** @type {[string, boolean | undefined][]} */
         const checks = [
           ['<=1.1x lean', vsLean === undefined ? undefined : vsLean <= 1.1],
+          ['<=1.1x anchor', vsAnchor === undefined ? undefined : vsAnchor <= 1.1],
+          ['<=2x floor', vsFloor === undefined ? undefined : vsFloor <= 2],
           ['RSS <= lean', variant.maxRssKb === undefined || lean?.maxRssKb === undefined ? undefined : variant.maxRssKb <= lean.maxRssKb],
           ['<=0.5x curl+jq', vsCurl === undefined ? undefined : vsCurl <= 0.5],
         ];
@@ -179,6 +182,8 @@ if (!flags['skip-import']) {
     }
     for (const variant of comparison.variants) {
       if (variant.key !== 'lean') log(`7 days: ${variant.name} vs lean, round by round: ${variant.vsLeanByRound.map(fmtRatio).join(', ')}`);
+      if (variant.key === 'csv')
+        log(`7 days: ${variant.name} vs the anchor, round by round: ${variant.vsAnchorByRound.map(fmtRatio).join(', ')}`);
     }
   });
 }
@@ -343,8 +348,8 @@ if (!flags['skip-startup']) {
       name,
       ms.toFixed(0),
       `+${(ms - startup.bare).toFixed(0)}`,
-      'within 100 ms of bare node',
-      pass(ms - startup.bare <= 100),
+      'within 30 ms of bare node',
+      pass(ms - startup.bare <= 30),
     ];
     startupTable.push(
       ['node -e 0 (bare node)', startup.bare.toFixed(0), '', '', ''],
@@ -357,6 +362,7 @@ if (!flags['skip-startup']) {
         '',
         '',
       ],
+      row('area-metrics all --dry-run (loads all an import does, up to its first request)', startup.firstRequest),
     );
   });
 }
