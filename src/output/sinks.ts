@@ -5,6 +5,7 @@ import { writeFileAtomicIfChanged } from './atomic-file.js';
 import { DigestingChunks, type ContentDigest } from './content-hash.js';
 import { extensionOf, jsonOrUndefined, type OutputEncoding } from './format.js';
 import { UnitPaths, type Layout } from './layout.js';
+import type * as ParquetModule from './parquet.js';
 import type { ParquetTable } from './parquet.js';
 import { asOutputError } from './write-failure.js';
 
@@ -102,7 +103,7 @@ export function rejectedLines(data: UnitContent): string[] {
  * The Parquet writer (hyparquet-writer and hyparquet, about fifty modules), loaded by the first Parquet unit: a run
  * writing CSV or NDJSON never pays for loading it.
  */
-const parquetWriter = { module: undefined as typeof import('./parquet.js') | undefined };
+const parquetWriter: { module: typeof ParquetModule | undefined } = { module: undefined };
 
 /** Loads the Parquet writer when the encoding needs it; `unitFileChunks` expects it loaded. */
 export async function loadWriterOf(encoding: OutputEncoding): Promise<void> {
