@@ -82,7 +82,10 @@ function stageOf(node) {
   const top = node.callFrame;
   if (top.functionName === '(idle)') return 'idle';
   if (top.functionName === '(garbage collector)') return STAGES[12] ?? '';
-  let loading = false;
+  // Loading a module (ours or a package's, at start or when first needed) is loading, whoever asked for it.
+  for (let frame = node; frame; frame = frame.parent) {
+    if (frame.callFrame.url.startsWith('node:internal/modules/')) return STAGES[11] ?? '';
+  }
   let undici = false;
   for (let frame = node; frame; frame = frame.parent) {
     const { url, functionName } = frame.callFrame;
@@ -97,10 +100,8 @@ function stageOf(node) {
       });
       return STAGES[match ? match[1] : 10] ?? '';
     }
-    if (url.startsWith('node:internal/modules/')) loading = true;
     if (url.includes('undici')) undici = true;
   }
-  if (loading) return STAGES[11] ?? '';
   if (undici) return STAGES[0] ?? '';
   return STAGES[13] ?? '';
 }
