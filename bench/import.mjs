@@ -34,13 +34,19 @@ function importerRun(format, extraArgs = []) {
   };
 }
 
-/** @type {Variant} */
-async function leanRun({ baseUrl, from, to, out }) {
-  const args = [join(ROOT, 'bench', 'lean.mjs'), '--base-url', baseUrl, '--from', from, '--to', to, '--out', out];
-  const run = await measure(process.execPath, args, { env: { ...process.env, ...CREDENTIALS } });
-  if (run.code !== 0) throw new Error(`lean reference failed with exit ${run.code}:\n${run.stderr.slice(-2000)}`);
-  return { ...run, rows: JSON.parse(run.stdout).rows };
-}
+/**
+ * @param {readonly string[]} [extraArgs]
+ * @returns {Variant}
+ */
+const leanRunWith =
+  (extraArgs = []) =>
+  async ({ baseUrl, from, to, out }) => {
+    const args = [join(ROOT, 'bench', 'lean.mjs'), '--base-url', baseUrl, '--from', from, '--to', to, '--out', out, ...extraArgs];
+    const run = await measure(process.execPath, args, { env: { ...process.env, ...CREDENTIALS } });
+    if (run.code !== 0) throw new Error(`lean reference failed with exit ${run.code}:\n${run.stderr.slice(-2000)}`);
+    return { ...run, rows: JSON.parse(run.stdout).rows };
+  };
+const leanRun = leanRunWith();
 
 /** @param {Omit<RunTarget, 'out'>} target @returns {Promise<VariantRun>} */
 async function floorRun({ baseUrl, from, to }) {
@@ -146,6 +152,8 @@ export async function importComparison({ rounds, tools, log, only }) {
     { name: 'area-metrics all --format parquet', key: 'parquet', run: importerRun('parquet') },
     // The measuring stick: a lean hand-written importer doing the same job without most of the guarantees (bench/lean.mjs).
     { name: 'lean reference (bench/lean.mjs), CSV', key: 'lean', run: leanRun },
+    // The anchor a user would write by hand: the same, on Node's global fetch as it comes (no proxy-aware dispatcher).
+    { name: 'lean anchor (bench/lean.mjs --plain-fetch), CSV', key: 'anchor', run: leanRunWith(['--plain-fetch']) },
     { name: 'floor: bare fetch, bodies discarded', key: 'floor', run: floorRun },
   ];
   if (tools.curl && tools.jq) variants.push({ name: 'baseline: curl + jq (xargs -P 4)', key: 'curljq', run: curlJqRun });
@@ -208,7 +216,7 @@ export async function importComparison({ rounds, tools, log, only }) {
   }
   const csvRuns = samples.csv ?? [];
   const rows = csvRuns[0]?.rows;
-  for (const key of ['hive', 'ndjson', 'parquet', 'lean', 'curljq']) {
+  for (const key of ['hive', 'ndjson', 'parquet', 'lean', 'anchor', 'curljq']) {
     for (const sample of samples[key] ?? []) {
       if (sample.rows !== rows) throw new Error(`${key} produced ${sample.rows} rows, the CSV import ${rows}: not the same work`);
     }
@@ -224,10 +232,13 @@ export async function importComparison({ rounds, tools, log, only }) {
         return other ? Number((run.wallMs / other.wallMs).toFixed(2)) : undefined;
       });
     const vsLeanByRound = byRound(leanRuns);
+    // And to the hand-written anchor (the lean reference on Node's global fetch as it comes).
+    const vsAnchorByRound = byRound(samples.anchor ?? []);
     // And to the flat CSV import of the same round (the hive layout's measure).
     const vsCsvByRound = byRound(csvRuns);
     return {
       vsLeanByRound,
+      vsAnchorByRound,
       vsCsvByRound,
       key: variant.key,
       name: variant.name,

@@ -8,13 +8,14 @@
 // Not done (the importer does): the date's calendar and offset ranges, the result's day against the requested one,
 // repeated results and zones, lone surrogates, the page bound, re-fetching an incomplete unit, retries, atomic files
 // with fsync, the state file. See docs/bench.md.
-// Usage: node bench/lean.mjs --base-url URL --from D1 --to D2 --out DIR [--concurrency 4] [--page-size 1000]
+// `--plain-fetch`: the anchor a user would write by hand, Node's global fetch as it comes (its own default pool; the
+// npm undici the importer's proxy-aware dispatcher is built on never loaded), everything else the same.
+// Usage: node bench/lean.mjs --base-url URL --from D1 --to D2 --out DIR [--concurrency 4] [--page-size 1000] [--plain-fetch]
 // Prints one JSON line on stdout: { units, requests, rows }.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { basicAuthorization } from '../dist/fetch/basic-auth.js';
-import { createDispatcher } from '../dist/fetch/dispatcher.js';
 import { firstPageUrl } from '../dist/fetch/urls.js';
 import { dayWindow } from '../dist/window/day-mode.js';
 import { daysBetween } from '../dist/window/days.js';
@@ -27,6 +28,7 @@ const { values } = parseArgs({
     out: { type: 'string' },
     concurrency: { type: 'string', default: '4' },
     'page-size': { type: 'string', default: '1000' },
+    'plain-fetch': { type: 'boolean', default: false },
   },
 });
 /** A flag the script cannot run without. @param {string | undefined} value @param {string} flag */
@@ -41,9 +43,11 @@ const concurrency = Number(values.concurrency);
 const pageSize = Number(values['page-size']);
 const credentials = { clientId: process.env.AREA_METRICS_CLIENT_ID ?? '', clientSecret: process.env.AREA_METRICS_CLIENT_SECRET ?? '' };
 const headers = { authorization: basicAuthorization(credentials), accept: 'application/json' };
-const dispatcher = createDispatcher({ connections: concurrency + 2, timeoutMs: 60_000, env: process.env });
+const dispatcher = values['plain-fetch']
+  ? undefined
+  : (await import('../dist/fetch/dispatcher.js')).createDispatcher({ connections: concurrency + 2, timeoutMs: 60_000, env: process.env });
 // `dispatcher` is undici's extension to fetch's init (its own copy of the types); Node's fetch honours it.
-const init = /** @type {RequestInit} */ (/** @type {unknown} */ ({ headers, dispatcher }));
+const init = /** @type {RequestInit} */ (/** @type {unknown} */ (dispatcher ? { headers, dispatcher } : { headers }));
 
 const DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
 const SCREEN_TIME = /^(\d{2,4}):([0-5]\d):([0-5]\d)$/;
@@ -131,5 +135,5 @@ async function worker() {
   for (let unit = units[nextUnit++]; unit !== undefined; unit = units[nextUnit++]) await importUnit(unit);
 }
 await Promise.all(Array.from({ length: concurrency }, worker));
-await dispatcher.close();
+await dispatcher?.close();
 process.stdout.write(`${JSON.stringify({ units: units.length, requests, rows: rowCount })}\n`);

@@ -3,7 +3,7 @@ import { extensionOf, type OutputEncoding } from './format.js';
 import { UnitPaths, type Layout } from './layout.js';
 import { objectKey, type ObjectLocation } from './object-location.js';
 import type { ObjectStore } from './object-store.js';
-import { rejectedLines, unitFileChunks, type UnitContent, type UnitSink, type UnitWrite } from './sinks.js';
+import { loadWriterOf, rejectedLines, unitFileChunks, type UnitContent, type UnitSink, type UnitWrite } from './sinks.js';
 
 function bytesOf(chunks: Iterable<string | Uint8Array>): Buffer {
   return Buffer.concat([...chunks].map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk)));
@@ -31,6 +31,7 @@ export class ObjectSink implements UnitSink {
   }
 
   async commit(data: UnitContent, signal?: AbortSignal): Promise<UnitWrite> {
+    await loadWriterOf(this.encoding);
     const key = this.keyOf(data);
     const body = bytesOf(unitFileChunks(data, this.encoding));
     // The hash the object's metadata keeps is the one the run manifest records.

@@ -5,7 +5,8 @@ import { writeFileAtomicIfChanged } from './atomic-file.js';
 import { DigestingChunks, type ContentDigest } from './content-hash.js';
 import { extensionOf, jsonOrUndefined, type OutputEncoding } from './format.js';
 import { UnitPaths, type Layout } from './layout.js';
-import { parquetFileChunks, type ParquetTable } from './parquet.js';
+import type * as ParquetModule from './parquet.js';
+import type { ParquetTable } from './parquet.js';
 import { asOutputError } from './write-failure.js';
 
 /** A record set aside by `--on-invalid skip`, with where and why it broke the data contract. */
@@ -98,11 +99,26 @@ export function rejectedLines(data: UnitContent): string[] {
   });
 }
 
-/** A unit's whole file as it is stored, in a folder or a bucket: its text, or with `-f parquet` its Parquet file. */
+/**
+ * The Parquet writer (hyparquet-writer and hyparquet, about fifty modules), loaded by the first Parquet unit: a run
+ * writing CSV or NDJSON never pays for loading it.
+ */
+const parquetWriter: { module: typeof ParquetModule | undefined } = { module: undefined };
+
+/** Loads the Parquet writer when the encoding needs it; `unitFileChunks` expects it loaded. */
+export async function loadWriterOf(encoding: OutputEncoding): Promise<void> {
+  if (extensionOf(encoding) === 'parquet') parquetWriter.module ??= await import('./parquet.js');
+}
+
+/**
+ * A unit's whole file as it is stored, in a folder or a bucket: its text, or with `-f parquet` its Parquet file
+ * (after `loadWriterOf`).
+ */
 export function unitFileChunks(data: UnitContent, encoding: OutputEncoding): Iterable<string | Uint8Array> {
   if (extensionOf(encoding) !== 'parquet') return unitChunks(data, true);
   if (data.table === undefined) throw new Error(`no Parquet table for ${data.unit.metric.name} ${data.unit.day}`);
-  return parquetFileChunks(data.table, data.pieces);
+  if (parquetWriter.module === undefined) throw new Error('the Parquet writer is not loaded (loadWriterOf)');
+  return parquetWriter.module.parquetFileChunks(data.table, data.pieces);
 }
 
 /**
@@ -125,6 +141,7 @@ export class FileSink implements UnitSink {
   }
 
   async commit(data: UnitContent, signal?: AbortSignal): Promise<UnitWrite> {
+    await loadWriterOf(this.encoding);
     const path = this.pathOf(data);
     const content = new DigestingChunks(() => unitFileChunks(data, this.encoding));
     const changed = await writeFileAtomicIfChanged(path, content.chunks, signal);

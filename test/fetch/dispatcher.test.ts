@@ -1,3 +1,4 @@
+import { Agent, EnvHttpProxyAgent } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { createDispatcher, proxySettings } from '../../src/fetch/dispatcher.js';
@@ -41,4 +42,22 @@ describe('proxySettings', () => {
     expect(() => createDispatcher({ timeoutMs: 1000, env: { http_proxy: 'http://:1' } })).toThrow(/http_proxy is not a proxy URL/);
     await createDispatcher({ timeoutMs: 1000, env: { HTTP_PROXY: '127.0.0.1:3128' } }).close();
   });
+});
+
+describe('createDispatcher', () => {
+  it("is undici's own agent, the class its index exports, loaded from its file alone when no proxy is set", async () => {
+    const dispatcher = createDispatcher({ timeoutMs: 1000, env: { NO_PROXY: 'localhost' } });
+    expect(dispatcher).toBeInstanceOf(Agent);
+    expect(dispatcher).not.toBeInstanceOf(EnvHttpProxyAgent);
+    await dispatcher.close();
+  });
+
+  it.each([{ HTTP_PROXY: '127.0.0.1:3128' }, { https_proxy: 'http://proxy.example.com:8080' }])(
+    'is the proxy-aware agent when a proxy is set (%o)',
+    async (env) => {
+      const dispatcher = createDispatcher({ timeoutMs: 1000, env });
+      expect(dispatcher).toBeInstanceOf(EnvHttpProxyAgent);
+      await dispatcher.close();
+    },
+  );
 });
