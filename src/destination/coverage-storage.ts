@@ -55,7 +55,7 @@ export class CoverageWritingStorage implements StateStorage {
   private async rewrite(text: string): Promise<void> {
     const loads = manifestLoads(await this.readManifests());
     const rows = withLoads(coverageDaysOfText(text), (day) => dayLoad(loads, day));
-    await this.shelf.write(coverageParquet(rows, `area-metrics ${VERSION}`));
+    await this.shelf.write(await coverageParquet(rows, `area-metrics ${VERSION}`));
   }
 
   private async readManifests(): Promise<RunManifest[]> {

@@ -1,5 +1,4 @@
-import { parquetWriteBuffer } from 'hyparquet-writer';
-import { daysFromCivil } from './parquet.js';
+import { daysFromCivil } from './civil-day.js';
 import type { RunManifest } from './run-manifest.js';
 
 /** Where a folder or bucket keeps its coverage table, beside the state; the leading `_` makes lake readers skip it. */
@@ -89,8 +88,12 @@ const SCHEMA = [
   },
 ] as const;
 
-/** The coverage table as one Parquet file (a few thousand rows at most: one row group). */
-export function coverageParquet(rows: readonly CoverageFileRow[], createdBy: string): Uint8Array {
+/**
+ * The coverage table as one Parquet file (a few thousand rows at most: one row group). The writer is loaded by the
+ * first table written, so a run that writes no state (a usage error, a refused credential) never loads it.
+ */
+export async function coverageParquet(rows: readonly CoverageFileRow[], createdBy: string): Promise<Uint8Array> {
+  const { parquetWriteBuffer } = await import('hyparquet-writer');
   const buffer = parquetWriteBuffer({
     schema: SCHEMA.map((element) => ({ ...element })),
     columnData: [

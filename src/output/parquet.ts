@@ -1,4 +1,5 @@
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
+import { daysFromCivil } from './civil-day.js';
 import { ContractError } from '../errors.js';
 
 /**
@@ -68,16 +69,6 @@ function schemaElement(column: ParquetColumn): SchemaElement {
 }
 
 const MICROS_PER_DAY = 86_400_000_000n;
-
-/** Days since 1970-01-01 of a proleptic Gregorian date, in integers (valid for any year, unlike Date.UTC's 0..99). */
-export function daysFromCivil(year: number, month: number, day: number): number {
-  const y = month <= 2 ? year - 1 : year;
-  const era = Math.floor(y / 400);
-  const yearOfEra = y - era * 400;
-  const dayOfYear = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
-  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
-  return era * 146_097 + dayOfEra - 719_468;
-}
 
 const DATE_TEXT = /^(\d{4})-(\d{2})-(\d{2})$/;
 const INSTANT_TEXT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:Z|([+-])(\d{2}):(\d{2}))$/;

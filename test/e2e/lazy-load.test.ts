@@ -48,15 +48,17 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const probed = (format: string, env: Record<string, string> = {}) =>
-  runCli(
-    ['unique-users', '--base-url', sandbox().url, '--client-id', 'lazy-client', '--date', DAY, '--format', format, '-o', join(dir, format)],
-    { process: true, env: { AREA_METRICS_CLIENT_SECRET: SECRET, NODE_OPTIONS: `--import ${probe}`, ...env } },
-  );
+/** An import with the probe; its output a folder named for the format, unless `output` names one (`-` for stdout). */
+const probed = (format: string, env: Record<string, string> = {}, output = join(dir, format)) =>
+  runCli(['unique-users', '--base-url', sandbox().url, '--client-id', 'lazy-client', '--date', DAY, '--format', format, '-o', output], {
+    process: true,
+    env: { AREA_METRICS_CLIENT_SECRET: SECRET, NODE_OPTIONS: `--import ${probe}`, ...env },
+  });
 
 describe('an import loads', () => {
+  // To stdout: a folder's state keeps its coverage table as Parquet (docs/coverage.md), which loads the writer.
   it('neither the Parquet writer nor all of undici when it writes CSV without a proxy', async () => {
-    const result = await probed('csv');
+    const result = await probed('csv', {}, '-');
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).not.toContain(PARQUET_LOADED);
     expect(result.stderr).not.toContain(UNDICI_INDEX_LOADED);

@@ -96,7 +96,7 @@ describe('the coverage Parquet file', () => {
     const loadedAt = new Date('2026-11-02T04:30:01.250Z');
     await writeFile(
       path,
-      coverageParquet(
+      await coverageParquet(
         [
           { metric: 'traffic', stores: null, day: '2026-11-01', status: 'complete', reason: null, rows: 10, loadedAt },
           { metric: 'traffic', stores: 'S1,S2', day: '1999-12-31', status: 'held', reason: 'suspect', rows: null, loadedAt: null },
