@@ -3,6 +3,7 @@ import { parseBaseUrl } from '../fetch/urls.js';
 import { METRIC_NAMES } from '../metrics/descriptors.js';
 import { probeMetrics } from '../metrics/probe.js';
 import type { CHECK_OPTIONS } from './check-options.js';
+import { nowOf } from './clock.js';
 import { resolveCredentials, SECRET_FLAG_WARNING } from './credentials.js';
 import type { CommandAction } from './declaration.js';
 import { commandLogs } from './preamble.js';
@@ -25,7 +26,7 @@ export const checkAction: CommandAction<typeof CHECK_OPTIONS> = async ({ context
     env: context.env,
     signal: context.signal,
     ...(context.clock ? { clock: context.clock } : {}),
-    now: new Date(),
+    now: nowOf(context.env),
   });
   let firstFailure: unknown;
   for (const result of results) {

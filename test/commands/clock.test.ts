@@ -1,6 +1,6 @@
 /**
  * One clock: `AREA_METRICS_NOW` sets the time an import and `accept`/`reopen` read for everything they stamp, not
- * only which days are over. In this process, against the sandbox on the same clock, years from the system's, so a
+ * only which days are over, and the day `check` asks for. In this process, against the sandbox on the same clock, years from the system's, so a
  * stamp taken from the system time shows.
  */
 import { readFile } from 'node:fs/promises';
@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clockOf } from '../../src/commands/clock.js';
 import { UsageError } from '../../src/errors.js';
+import { METRIC_NAMES } from '../../src/metrics/names.js';
 import { startLineageServer } from '../helpers/lineage-server.js';
 import { clockedCli, clockEnv, daysBefore, useSandbox } from '../helpers/sandbox-clock.js';
 import { useTempDirs } from '../helpers/tmp.js';
@@ -64,6 +65,16 @@ describe('AREA_METRICS_NOW', () => {
     expect(settlement.command).toMatch(/^reopen traffic /);
     expect([settlement.start, settlement.end]).toEqual([LATER.toISOString(), LATER.toISOString()]);
     expect(runIdTime(settlement.runId)).toBe(LATER.getTime());
+  });
+
+  it("decides the day `check` asks for: yesterday of the clock, as an import's", async () => {
+    const { runCli } = clockedCli(CLOCK, { AREA_METRICS_CLIENT_SECRET: SECRET });
+    const checked = await runCli(['check', '--base-url', sandbox().url, '--client-id', 'clock-client']);
+    expect(checked.code, checked.stderr).toBe(0);
+    const yesterday = daysBefore(CLOCK)(1);
+    expect(checked.stdout.trim().split('\n')).toEqual(
+      METRIC_NAMES.map((metric) => expect.stringMatching(new RegExp(`^OK +${metric}: .* for ${yesterday}$`))),
+    );
   });
 
   it('stands still where it is set; unset, it is the system time; anything but an ISO instant is exit 2', async () => {
