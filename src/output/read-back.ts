@@ -106,6 +106,13 @@ function csvRows(text: string): FileRows {
       .map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line).split(','));
     return { columns, rows };
   }
+  // Quotes only within lines (a zone named "Café ""Central"", Ground floor"): a line without one is split on its
+  // commas, the others parsed field by field; a field that spans lines is read by the parser below.
+  const lines = quotedLines(text);
+  if (lines !== undefined) {
+    const [columns = [], ...rows] = lines;
+    return { columns, rows };
+  }
   const records: string[][] = [];
   let record: string[] = [];
   let at = 0;
@@ -145,4 +152,66 @@ function csvRows(text: string): FileRows {
   }
   const [columns = [], ...rows] = records;
   return { columns, rows };
+}
+
+/** Each line's fields, a line at a time; undefined when a quoted field holds a line break (an odd count of quotes). */
+function quotedLines(text: string): string[][] | undefined {
+  const records: string[][] = [];
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    const line = text.slice(start, end > start && text.charCodeAt(end - 1) === CR ? end - 1 : end);
+    start = end + 1;
+    if (line === '') continue;
+    const quote = line.indexOf('"');
+    if (quote === -1) {
+      records.push(line.split(','));
+      continue;
+    }
+    const fields = quotedLine(line, quote);
+    if (fields === undefined) return undefined;
+    records.push(fields);
+  }
+  return records;
+}
+
+const CR = 13;
+const QUOTE = 34;
+const COMMA = 44;
+
+/** The fields of a line with a quote at `firstQuote`; undefined when a quoted field does not end on it. */
+function quotedLine(line: string, firstQuote: number): string[] | undefined {
+  const lastComma = line.lastIndexOf(',', firstQuote);
+  const fields = lastComma === -1 ? [] : line.slice(0, lastComma).split(',');
+  let at = lastComma + 1;
+  for (;;) {
+    if (line.charCodeAt(at) === QUOTE) {
+      let value = '';
+      let from = at + 1;
+      for (;;) {
+        const quote = line.indexOf('"', from);
+        if (quote === -1) return undefined;
+        value += line.slice(from, quote);
+        if (line.charCodeAt(quote + 1) !== QUOTE) {
+          at = quote + 1;
+          break;
+        }
+        value += '"';
+        from = quote + 2;
+      }
+      fields.push(value);
+    } else {
+      let end = line.indexOf(',', at);
+      if (end === -1) end = line.length;
+      const quote = line.indexOf('"', at);
+      // A quote inside an unquoted field is kept as it is, as the parser below keeps it.
+      if (quote !== -1 && quote < end) return undefined;
+      fields.push(line.slice(at, end));
+      at = end;
+    }
+    if (at >= line.length) return fields;
+    if (line.charCodeAt(at) !== COMMA) return undefined;
+    at++;
+  }
 }

@@ -46,6 +46,25 @@ describe('storedResults', () => {
     ]);
   });
 
+  it('CSV whose quotes all close on their line takes the line path and reads as the writer quoted it', async () => {
+    const zones = ['"quoted" start', 'a, b', 'end ""quoted""', ',', '', 'x"y'];
+    const rows = zones.map((zone, index) => [...ROWS[0]!.slice(0, 4), zone, String(index)]);
+    const text = [HEADER, ...rows, ROWS[2]!].map((fields) => csvLine(fields)).join('');
+    expect(text).not.toContain('\r');
+    const expected = [
+      {
+        store_code: 'S001',
+        date: '2026-11-20T00:00:00+02:00',
+        granularity: 'daily',
+        values: zones.map((zone, index) => ({ zone, unique_users: String(index) })),
+      },
+      { store_code: 'S002', date: '2026-11-20T00:00:00-05:00', granularity: 'daily', values: [{ zone: 'Tills', unique_users: '40' }] },
+    ];
+    expect(await storedResults(Buffer.from(text), 'csv')).toEqual(expected);
+    // Windows line ends read the same.
+    expect(await storedResults(Buffer.from(text.replaceAll('\n', '\r\n')), 'csv')).toEqual(expected);
+  });
+
   it('NDJSON rows (the metric field left out) and results lines give the same results', async () => {
     const rows = ROWS.map((fields) =>
       JSON.stringify({
