@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DESCRIPTORS } from '../dist/metrics/descriptors.js';
@@ -29,6 +29,8 @@ const { values: flags } = parseArgs({
     metric: { type: 'string', default: 'all' },
     runs: { type: 'string', default: '1' },
     profile: { type: 'string' },
+    // Another build's binary, to compare (`--cli /elsewhere/bin/area-metrics.js`); runs alternate with this one's.
+    cli: { type: 'string' },
   },
 });
 const stores = Number(flags.stores);
@@ -71,33 +73,43 @@ if (!existsSync(join(dir, STATE))) {
   console.log(`made ${dir} in ${((performance.now() - madeStarted) / 1000).toFixed(1)} s`);
 }
 
-const cli = new URL('../bin/area-metrics.js', import.meta.url).pathname;
+const clis = [new URL('../bin/area-metrics.js', import.meta.url).pathname, ...(flags.cli === undefined ? [] : [flags.cli])];
+// CPU seconds as well as elapsed ones: on a shared machine the elapsed time says more about the others' load.
+const TIME = '/usr/bin/time';
 const rows = [];
 for (let run = 0; run < Number(flags.runs); run++) {
-  const started = performance.now();
-  const nodeFlags = flags.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', flags.profile];
-  const { code, stdout, stderr } = await new Promise((resolve) => {
-    const child = spawn(process.execPath, [...nodeFlags, cli, 'backtest', flags.metric, '-o', dir, '--json'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
+  for (const cli of clis) {
+    const started = performance.now();
+    const nodeFlags = flags.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', flags.profile];
+    const command = [process.execPath, ...nodeFlags, cli, 'backtest', flags.metric, '-o', dir, '--json'];
+    const timed = existsSync(TIME);
+    const { code, stdout, stderr } = await new Promise((resolve) => {
+      const child = spawn(timed ? TIME : command[0], timed ? ['-f', 'cpu %U %S maxkb %M', ...command] : command.slice(1), {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (chunk) => (out += chunk));
+      child.stderr.on('data', (chunk) => (err += chunk));
+      child.on('close', (exit) => resolve({ code: exit, stdout: out, stderr: err }));
     });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
-    child.stderr.on('data', (chunk) => (err += chunk));
-    child.on('close', (exit) => resolve({ code: exit, stdout: out, stderr: err }));
-  });
-  const seconds = (performance.now() - started) / 1000;
-  if (code !== 0) throw new Error(`backtest exited ${code}: ${stderr}`);
-  const { metrics } = JSON.parse(stdout);
-  rows.push({
-    stores,
-    zones,
-    days,
-    format,
-    metric: flags.metric,
-    nights: metrics.map((each) => each.nights).join(' '),
-    held: metrics.map((each) => each.held.length).join(' '),
-    seconds: Number(seconds.toFixed(1)),
-  });
+    const seconds = (performance.now() - started) / 1000;
+    if (code !== 0) throw new Error(`backtest exited ${code}: ${stderr}`);
+    const { metrics } = JSON.parse(stdout);
+    const cpu = /cpu ([\d.]+) ([\d.]+) maxkb (\d+)/.exec(stderr);
+    rows.push({
+      cli: clis.length === 1 ? 'this' : cli === clis[0] ? 'this' : 'other',
+      stores,
+      days,
+      format,
+      metric: flags.metric,
+      nights: metrics.map((/** @type {{nights: number}} */ each) => each.nights).join(' '),
+      held: metrics.map((/** @type {{held: unknown[]}} */ each) => each.held.length).join(' '),
+      seconds: Number(seconds.toFixed(1)),
+      cpuS: cpu === null ? null : Number((Number(cpu[1]) + Number(cpu[2])).toFixed(1)),
+      maxMB: cpu === null ? null : Math.round(Number(cpu[3]) / 1024),
+      load: Number(loadavg()[0].toFixed(1)),
+    });
+  }
 }
 console.table(rows);

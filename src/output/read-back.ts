@@ -36,14 +36,72 @@ export async function storedResults(bytes: Uint8Array, format: OutputFormat): Pr
   return resultsOf(table);
 }
 
+/**
+ * Each result of a unit file in turn, as `storedResults` gives them, none kept: a reader that adds them up as they
+ * come (a backtest, a day's file each night) never holds a day's rows as objects. `visitor` gives the function that
+ * takes them; it is asked again if the file has to be read again another way (a CSV field spanning lines, met half-way),
+ * and only the last one's results are the file's.
+ */
+export async function eachStoredResult(
+  bytes: Uint8Array,
+  format: OutputFormat,
+  visitor: () => (result: StoredResult) => void,
+): Promise<void> {
+  if (format === 'csv' && csvEachResult(Buffer.from(bytes).toString('utf8'), visitor())) return;
+  const visit = visitor();
+  for (const result of await storedResults(bytes, format)) visit(result);
+}
+
+/** CSV a line at a time into results (grouped as `resultsOf` groups rows); false when a line is not one by itself. */
+function csvEachResult(text: string, visit: (result: StoredResult) => void): boolean {
+  let columns: readonly string[] | undefined;
+  let place = { store: -1, date: -1, zone: -1, values: [] as (readonly [string, number])[] };
+  let last: StoredResult | undefined;
+  let lastDate: string | undefined;
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    const line = text.slice(start, end > start && text.charCodeAt(end - 1) === CR ? end - 1 : end);
+    start = end + 1;
+    if (line === '') continue;
+    const quote = line.indexOf('"');
+    const fields = quote === -1 ? line.split(',') : quotedLine(line, quote);
+    if (fields === undefined) return false;
+    if (columns === undefined) {
+      columns = fields;
+      place = placesOf(columns);
+      continue;
+    }
+    const code = String(fields[place.store]);
+    if (last === undefined || last.store_code !== code || lastDate !== fields[place.date]) {
+      if (last !== undefined) visit(last);
+      lastDate = fields[place.date];
+      last = { store_code: code, date: String(lastDate), granularity: 'daily', values: [] };
+    }
+    const entry: Record<string, unknown> = { zone: fields[place.zone] };
+    for (const [name, index] of place.values) entry[name] = fields[index];
+    last.values.push(entry);
+  }
+  if (last !== undefined) visit(last);
+  return true;
+}
+
+/** Where a unit file's columns are: the common ones, and the zone's values (the columns after the common five). */
+function placesOf(columns: readonly string[]) {
+  return {
+    store: columns.indexOf('store_code'),
+    date: columns.indexOf('date'),
+    zone: columns.indexOf('zone'),
+    values: columns.flatMap((name, index) =>
+      ['store_code', 'date', 'day', 'granularity', 'zone'].includes(name) ? [] : [[name, index] as const],
+    ),
+  };
+}
+
 /** Rows grouped into results: the columns after the common five are the zone's values. */
 export function resultsOf({ columns, rows }: FileRows): StoredResult[] {
-  const store = columns.indexOf('store_code');
-  const date = columns.indexOf('date');
-  const zone = columns.indexOf('zone');
-  const valueColumns = columns.flatMap((name, index) =>
-    ['store_code', 'date', 'day', 'granularity', 'zone'].includes(name) ? [] : [[name, index] as const],
-  );
+  const { store, date, zone, values: valueColumns } = placesOf(columns);
   const results: StoredResult[] = [];
   let last: StoredResult | undefined;
   let lastDate: unknown;

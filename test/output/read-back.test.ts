@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { csvLine } from '../../src/output/format.js';
-import { storedResults } from '../../src/output/read-back.js';
+import { eachStoredResult, storedResults, type StoredResult } from '../../src/output/read-back.js';
 
 const HEADER = ['store_code', 'date', 'day', 'granularity', 'zone', 'unique_users'];
 const ROWS = [
@@ -63,6 +63,26 @@ describe('storedResults', () => {
     expect(await storedResults(Buffer.from(text), 'csv')).toEqual(expected);
     // Windows line ends read the same.
     expect(await storedResults(Buffer.from(text.replaceAll('\n', '\r\n')), 'csv')).toEqual(expected);
+  });
+
+  it('eachStoredResult gives storedResults one at a time; a field spanning lines restarts it on the whole-file parser', async () => {
+    const oneLine = [HEADER, ROWS[0]!, ROWS[2]!].map((fields) => csvLine(fields)).join('');
+    const spanning = [HEADER, ROWS[2]!, ...ROWS].map((fields) => csvLine(fields)).join('');
+    for (const text of [oneLine, spanning]) {
+      const visitors: StoredResult[][] = [];
+      await eachStoredResult(Buffer.from(text), 'csv', () => {
+        const seen: StoredResult[] = [];
+        visitors.push(seen);
+        return (result) => seen.push(result);
+      });
+      expect(visitors.at(-1)).toEqual(await storedResults(Buffer.from(text), 'csv'));
+      // The line path gave up at the first line it could not read alone, having passed on the results before it.
+      expect(visitors.map((seen) => seen.length)).toEqual(text === oneLine ? [2] : [1, 3]);
+    }
+    const ndjson = ROWS.map((fields) => JSON.stringify(Object.fromEntries(HEADER.map((name, index) => [name, fields[index]])))).join('\n');
+    const seen: StoredResult[] = [];
+    await eachStoredResult(Buffer.from(ndjson), 'ndjson', () => (result) => seen.push(result));
+    expect(seen).toEqual(await storedResults(Buffer.from(ndjson), 'ndjson'));
   });
 
   it('NDJSON rows (the metric field left out) and results lines give the same results', async () => {
