@@ -4,7 +4,7 @@
 // the sandbox's honest data once into D as an import lays it out (a file per UTC day and metric, the import's own
 // encoder, a state that says how it was written; kept, so later runs only time), then times the built binary's
 // `backtest <metric> -o D --json` over it and prints its holds.
-import { spawn } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -58,7 +58,7 @@ if (!existsSync(join(dir, STATE))) {
         .slice(metric.name, refs, 0, refs.count)
         .sort((a, b) => compareText(a.store_code, b.store_code) || compareText(a.date, b.date));
       const day = new Date(fromMs).toISOString().slice(0, 10);
-      const text = (header ?? "") + results.map((result) => encode(result) ?? '').join('');
+      const text = (header ?? '') + results.map((result) => encode(result) ?? '').join('');
       await writeFile(join(dir, unitPath({ metric, day }, format, 'flat')), text);
     }
   }
@@ -83,16 +83,8 @@ for (let run = 0; run < Number(flags.runs); run++) {
     const nodeFlags = flags.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', flags.profile];
     const command = [process.execPath, ...nodeFlags, cli, 'backtest', flags.metric, '-o', dir, '--json'];
     const timed = existsSync(TIME);
-    const { code, stdout, stderr } = await new Promise((resolve) => {
-      const child = spawn(timed ? TIME : command[0], timed ? ['-f', 'cpu %U %S maxkb %M', ...command] : command.slice(1), {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (chunk) => (out += chunk));
-      child.stderr.on('data', (chunk) => (err += chunk));
-      child.on('close', (exit) => resolve({ code: exit, stdout: out, stderr: err }));
-    });
+    const [program = process.execPath, ...args] = timed ? [TIME, '-f', 'cpu %U %S maxkb %M', ...command] : command;
+    const { status: code, stdout, stderr } = spawnSync(program, args, { encoding: 'utf8', maxBuffer: 1e9 });
     const seconds = (performance.now() - started) / 1000;
     if (code !== 0) throw new Error(`backtest exited ${code}: ${stderr}`);
     const { metrics } = JSON.parse(stdout);
@@ -108,7 +100,7 @@ for (let run = 0; run < Number(flags.runs); run++) {
       seconds: Number(seconds.toFixed(1)),
       cpuS: cpu === null ? null : Number((Number(cpu[1]) + Number(cpu[2])).toFixed(1)),
       maxMB: cpu === null ? null : Math.round(Number(cpu[3]) / 1024),
-      load: Number(loadavg()[0].toFixed(1)),
+      load: Number((loadavg()[0] ?? 0).toFixed(1)),
     });
   }
 }

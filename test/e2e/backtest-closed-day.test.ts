@@ -36,7 +36,20 @@ describe('backtest of a store closed every Sunday', { timeout: 240_000 }, () => 
     expect(sundays).toHaveLength(10);
     sandbox().setPublishing({ distorted: sundays.map((each) => ({ day: each, stores: ['S003'], factor: 0 })) });
     const imported = await runCli(
-      ['unique-users', '--base-url', sandbox().url, '--client-id', sandbox().clientId, '-o', out, '--from', days[0]!, '--to', days.at(-1)!, ...storeArgs],
+      [
+        'unique-users',
+        '--base-url',
+        sandbox().url,
+        '--client-id',
+        sandbox().clientId,
+        '-o',
+        out,
+        '--from',
+        days[0]!,
+        '--to',
+        days.at(-1)!,
+        ...storeArgs,
+      ],
       { process: true, timeoutMs: 120_000 },
     );
     expect(imported.code, imported.stderr).toBe(0);

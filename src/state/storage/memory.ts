@@ -22,7 +22,10 @@ export class MemoryStateStorage implements StateStorage {
     return Promise.resolve();
   }
 
-  updateState(change: (current: StateFile | undefined) => StateFile | undefined, parse: (text: string) => StateFile | undefined): Promise<void> {
+  updateState(
+    change: (current: StateFile | undefined) => StateFile | undefined,
+    parse: (text: string) => StateFile | undefined,
+  ): Promise<void> {
     const current = this.kept === undefined ? undefined : 'file' in this.kept ? this.kept.file : parse(this.kept.text);
     const file = change(current);
     if (file !== undefined) this.kept = { file };
