@@ -5,7 +5,7 @@ import type { CalendarDay } from '../window/days.js';
 export interface StoredUnit {
   readonly place: string;
   read(): Promise<StoredResult[]>;
-  /** Its results one at a time, none kept (see `eachStoredResult`); a unit without it is read whole. */
+  /** Its results one at a time without their zones, none kept, to add up (`eachStoredResult`); else read whole. */
   each?(visitor: () => (result: StoredResult) => void): Promise<void>;
 }
 

@@ -99,7 +99,7 @@ function fileUnits(layout: Layout, shelf: Shelf): StoredUnits {
             each: async (visitor) => {
               const bytes = await shelf.read(path);
               if (bytes === undefined) visitor();
-              else await eachStoredResult(bytes, format, visitor);
+              else await eachStoredResult(bytes, format, visitor, { zones: false });
             },
           };
           byDay.set(day, [...(byDay.get(day) ?? []), unit]);

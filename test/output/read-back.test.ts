@@ -79,6 +79,20 @@ describe('storedResults', () => {
       // The line path gave up at the first line it could not read alone, having passed on the results before it.
       expect(visitors.map((seen) => seen.length)).toEqual(text === oneLine ? [2] : [1, 3]);
     }
+    // Without zones: the same results, their entries without a zone (the writer's columns are cut, not split).
+    const zones = ['Tills', '"quoted" start', 'a, b', '', 'end ""x""'];
+    const many = [HEADER, ...zones.map((zone, index) => [`S00${index % 2}`, ROWS[0]![1]!, '2026-11-20', 'daily', zone, String(index)])];
+    for (const ending of ['\n', '\r\n']) {
+      const text = many.map((fields) => csvLine(fields).replace('\n', ending)).join('');
+      const lean: StoredResult[] = [];
+      await eachStoredResult(Buffer.from(text), 'csv', () => (result) => lean.push(result), { zones: false });
+      const full = await storedResults(Buffer.from(text), 'csv');
+      expect(full.map(({ values }) => values.map(({ zone }) => zone)).flat()).toEqual(zones);
+      expect(lean).toEqual(full.map((result) => ({ ...result, values: result.values.map(({ zone: _zone, ...rest }) => rest) })));
+      const zoned: StoredResult[] = [];
+      await eachStoredResult(Buffer.from(text), 'csv', () => (result) => zoned.push(result));
+      expect(zoned).toEqual(full);
+    }
     const ndjson = ROWS.map((fields) => JSON.stringify(Object.fromEntries(HEADER.map((name, index) => [name, fields[index]])))).join('\n');
     const seen: StoredResult[] = [];
     await eachStoredResult(Buffer.from(ndjson), 'ndjson', () => (result) => seen.push(result));
