@@ -7,7 +7,7 @@ import { overAt, type DayMode } from '../window/day-mode.js';
 import type { CalendarDay } from '../window/days.js';
 import { FAULTS, isFaultDay, pickStore, type FaultName } from './faults.js';
 import { unitFigures, type StoreFactor } from './figures.js';
-import { judgeNight, type DayNote, type JudgedUnit } from './judge-night.js';
+import { judgeNight, type DayNote, type JudgedUnit, type UnitFigures } from './judge-night.js';
 
 /** What a backtest replays: each metric's days with data, and a day's units read back (each its results). */
 export interface ReplayInput {
@@ -16,6 +16,11 @@ export interface ReplayInput {
   /** The days to replay of a metric, oldest first: every day from its first with data to its last. */
   daysOf(metric: MetricDescriptor): Promise<readonly CalendarDay[]>;
   read(metric: MetricDescriptor, day: CalendarDay): Promise<readonly (readonly MetricResult[])[]>;
+  /**
+   * A day's units already added up, each as it is read, so that a day's results are never held (a year of nights of
+   * 20,000 stores); without it, `read`. A day a fault goes into is read whole: the fault scales its results.
+   */
+  figures?(metric: MetricDescriptor, day: CalendarDay): Promise<readonly UnitFigures[]>;
   readonly fault?: FaultName;
   /** The import's flags that judge a day (their defaults unless the user's runs use others). */
   readonly settleDays?: number;
@@ -64,6 +69,9 @@ export interface MetricReplay {
 
 const HOUR_MS = 3_600_000;
 
+/** A night's day as read: its units' results, or (no fault going into it) their figures alone. */
+type DayRead = { readonly results: readonly (readonly MetricResult[])[] } | { readonly figures: readonly UnitFigures[] };
+
 /**
  * Each metric's days replayed night by night, as nightly `--catch-up` imports would have judged them: a night judges
  * the day just over and, again, the days still pending (held, or waiting for stores), in day order, through the
@@ -91,26 +99,31 @@ async function replayMetric(input: ReplayInput, metric: MetricDescriptor): Promi
   const held: HeldDay[] = [];
   let storeDays = 0;
   // The next day is read (a file, an object, a query) while this one is judged.
-  const reading = (index: number) => {
+  const faultOf = (night: number) => (input.fault !== undefined && isFaultDay(night) ? input.fault : undefined);
+  const reading = (index: number): Promise<DayRead> | undefined => {
     const day = days[index];
     if (day === undefined) return undefined;
-    const read = input.read(metric, day);
+    const read: Promise<DayRead> =
+      faultOf(index) === undefined && input.figures !== undefined
+        ? input.figures(metric, day).then((figures) => ({ figures }))
+        : input.read(metric, day).then((results) => ({ results }));
     // Awaited on its own night; a night that fails before then ends the replay with its own error instead.
     read.catch(() => {});
     return read;
   };
   let next = reading(0);
   for (const [night, day] of days.entries()) {
-    const fault = input.fault !== undefined && isFaultDay(night) ? input.fault : undefined;
-    const results = (await next) ?? [];
+    const fault = faultOf(night);
+    const read = (await next) ?? { results: [] };
     next = reading(night + 1);
+    const results = 'results' in read ? read.results : [];
     const factorOf = fault === undefined ? undefined : injection(metric, day, fault, results, faults);
     const unitsOf = (factor?: StoreFactor): JudgedUnit[] =>
       // A day with no data is a unit without results, as the vendor's empty answer is.
-      (results.length > 0 ? results : [[]]).map((unitResults) => ({
-        unit: { metric, day },
-        figures: unitFigures(metric, unitResults, factor),
-      }));
+      ('figures' in read && read.figures.length > 0
+        ? read.figures
+        : (results.length > 0 ? results : [[]]).map((unitResults) => unitFigures(metric, unitResults, factor))
+      ).map((figures) => ({ unit: { metric, day }, figures }));
     const units = unitsOf(factorOf);
     if (factorOf !== undefined) honestUnits.set(day, unitsOf());
     waiting.set(day, units);

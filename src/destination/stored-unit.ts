@@ -5,6 +5,8 @@ import type { CalendarDay } from '../window/days.js';
 export interface StoredUnit {
   readonly place: string;
   read(): Promise<StoredResult[]>;
+  /** Its results one at a time without their zones, none kept, to add up (`eachStoredResult`); else read whole. */
+  each?(visitor: () => (result: StoredResult) => void): Promise<void>;
 }
 
 /** What an output holds, read back by unit (no request to the vendor): a backtest's input. */

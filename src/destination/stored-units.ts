@@ -4,7 +4,7 @@ import { errnoCode, UsageError } from '../errors.js';
 import { dayOfUnitPath, metricFolder, type Layout } from '../output/layout.js';
 import { OUTPUT_FORMATS } from '../output/format.js';
 import { objectKey } from '../output/object-location.js';
-import { storedResults } from '../output/read-back.js';
+import { eachStoredResult, storedResults } from '../output/read-back.js';
 import { asOutputError } from '../output/write-failure.js';
 import type { DayMode } from '../window/day-mode.js';
 import type { CalendarDay } from '../window/days.js';
@@ -95,6 +95,11 @@ function fileUnits(layout: Layout, shelf: Shelf): StoredUnits {
             read: async () => {
               const bytes = await shelf.read(path);
               return bytes === undefined ? [] : storedResults(bytes, format);
+            },
+            each: async (visitor) => {
+              const bytes = await shelf.read(path);
+              if (bytes === undefined) visitor();
+              else await eachStoredResult(bytes, format, visitor, { zones: false });
             },
           };
           byDay.set(day, [...(byDay.get(day) ?? []), unit]);

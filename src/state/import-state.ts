@@ -209,7 +209,7 @@ export class ImportState {
       entry.complete = withDays(entry.complete ?? [], [day]);
       if (profile !== undefined) entry.profiles = lastYearOf({ ...entry.profiles, [day]: [...profile] });
       if (latest === undefined || day >= latest) {
-        const sorted = [...new Set(storeCodes)].sort();
+        const sorted = ascending(storeCodes) ? storeCodes : [...new Set(storeCodes)].sort();
         const id = storeSetId(sorted);
         if (file.storeSets[id] === undefined) file.storeSets[id] = encodeStoreSet(sorted);
         this.storeSetCache.set(id, sorted);
@@ -347,8 +347,7 @@ export class ImportState {
   /** Read-merge-write through the storage; `change` edits the freshly read state and says whether it changed it. */
   private async update<T extends boolean | void>(change: (file: StateFile) => T): Promise<T> {
     let result!: T;
-    await this.storage.update((text) => {
-      const read = parseState(text, this.path, this.options);
+    const changed = (read: StateFile | undefined): StateFile | undefined => {
       // A run of the other mode or layout may have created the state since it was loaded: its files are not this run's.
       if (read !== undefined) refuseOtherSettings(read, this.options, this.path);
       const file = read ?? emptyState();
@@ -358,8 +357,15 @@ export class ImportState {
       if (result === false && !settingsAdded) return undefined;
       pruneStoreSets(file);
       checkWritable(file, this.path);
-      return formatState(file);
-    });
+      return file;
+    };
+    const parse = (text: string | undefined) => parseState(text, this.path, this.options);
+    if (this.storage.updateState !== undefined) await this.storage.updateState(changed, parse);
+    else
+      await this.storage.update((text) => {
+        const file = changed(parse(text));
+        return file === undefined ? undefined : formatState(file);
+      });
     return result;
   }
 }
@@ -396,6 +402,12 @@ function cleared(entry: StateEntry, days: readonly CalendarDay[]): StateEntry {
     if (Object.keys(byDay).length === 0) delete entry[map];
   }
   return entry;
+}
+
+/** Whether the codes are already as sorting them without repeats makes them (a day's stores most often are). */
+function ascending(codes: readonly string[]): boolean {
+  for (let index = 1; index < codes.length; index++) if (!(codes[index - 1]! < codes[index]!)) return false;
+  return true;
 }
 
 /** Profiles of more than a year before the newest are dropped: the file stays bounded however long it runs. */

@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { backtestSandbox } from '../../src/backtest/sandbox-days.js';
 import { FAULT_NAMES } from '../../src/backtest/faults.js';
+import { METRICS } from '../../src/metrics/descriptors.js';
 import { addDays } from '../../src/window/days.js';
 
 const FROM = '2025-06-01';
@@ -40,6 +41,27 @@ describe('honest sandbox days judged as an import judges them', { timeout: 120_0
       }
     },
   );
+
+  it('a store closed every Sunday over ten weeks: at most its first two Sundays held, none after, none still held', async () => {
+    const sunday = (day: string) => new Date(`${day}T00:00:00Z`).getUTCDay() === 0;
+    const [metric] = await backtestSandbox({
+      stores: 20,
+      zones: 4,
+      seed: 11,
+      from: FROM,
+      days: 70,
+      metrics: [METRICS['unique-users']],
+      distortion: (store, day) => (store === 'S003' && sunday(day) ? 0 : undefined),
+    });
+    const sundays = metric!.days.filter(sunday);
+    expect(sundays).toHaveLength(10);
+    expect(metric!.held.length).toBeLessThanOrEqual(2);
+    for (const { day, stores } of metric!.held) {
+      expect(sundays.slice(0, 2)).toContain(day);
+      expect(stores).toEqual(['S003']);
+    }
+    expect(metric!.stillHeld).toEqual([]);
+  });
 
   it.each(FAULT_NAMES)('a quarter at 20 stores with %s injected: every fault held the night it came', async (fault) => {
     const metrics = await backtestSandbox({ stores: 20, zones: 4, seed: 7, from: FROM, days: 91, fault });

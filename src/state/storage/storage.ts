@@ -6,6 +6,7 @@ import { asOutputError } from '../../output/write-failure.js';
 import { acquireLock } from './file-lock.js';
 import { STATE_BOUNDS } from './state-bounds.js';
 import { tooLargeState } from './state-file.js';
+import type { StateFile } from './versions/current.js';
 
 /**
  * Where the state's text lives. A folder keeps it in a file under a lock; an object store can keep it as an object
@@ -23,6 +24,14 @@ export interface StateStorage {
    * writer in between; a storage that detects a conflict instead of locking calls `change` again on the newer text.
    */
   update(change: (current: string | undefined) => string | undefined): Promise<void>;
+  /**
+   * Only a storage in the process's own memory: `update` on the state object rather than its text (`parse` reads a
+   * text it was given by `update`), the object changed in place, so nothing is formatted and parsed again.
+   */
+  updateState?(
+    change: (current: StateFile | undefined) => StateFile | undefined,
+    parse: (text: string) => StateFile | undefined,
+  ): Promise<void>;
 }
 
 /** The state in a local file, changed under `<file>.lock`. */
