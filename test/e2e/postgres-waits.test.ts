@@ -173,8 +173,9 @@ describe.skipIf(skip)('-o postgresql:// never waits for ever', () => {
       const result = await run.done;
       expect(result.code, result.stderr).toBe(7);
       expect(result.stderr).toMatch(/error: .*no answer from the server in 2 s \(statement_timeout 1 s and a margin\)/);
-      // Each statement still to run meets the 2 s bound, or the connection already dropped: seconds, not minutes.
-      expect(Date.now() - frozen).toBeLessThan(15_000);
+      // Each statement still to run meets the 2 s bound, or the connection already dropped: seconds, not the default's
+      // two minutes. Alone it takes about 2.5 s; beside the whole suite on two cores it has taken 18 s.
+      expect(Date.now() - frozen, result.stderr).toBeLessThan(30_000);
     });
 
     it('that freezes, then SIGTERM: exit 143 within 5 s, though no statement can be cancelled through it', async () => {
