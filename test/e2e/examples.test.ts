@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, BIN, cliEnv, ROOT, runCli, withoutTimestamps } from '../helpers/cli.js';
 import { commandBlocks, type CommandBlock } from '../helpers/markdown.js';
+import { clockEnv, noonToday } from '../helpers/sandbox-clock.js';
 
 /**
  * Every shell block of the README and docs/, run as written against a sandbox as the README starts it (its defaults:
@@ -25,6 +26,11 @@ const MARKDOWN = [
     .map((name) => `docs/${name}`),
 ].filter((path) => commandBlocks(readFileSync(join(ROOT, path), 'utf8')).length > 0);
 const ENV_FILE = '/etc/area-metrics/env';
+/**
+ * Noon (UTC) of today for the sandbox and every command, the calendar day `date -u` gives the blocks: from midnight
+ * to 01:00 UTC the day before yesterday is not over yet, and `status --max-behind 1` would rightly say 2 days behind.
+ */
+const CLOCK = noonToday();
 
 let sandbox: Sandbox;
 /** Where the examples' absolute folders are, the stand-in commands, and the env file's variables. */
@@ -102,7 +108,7 @@ async function runInProcess(commands: string[][], cwd: string): Promise<BlockRun
   try {
     let stderr = '';
     for (const args of commands) {
-      const result = await runCli(args, { env: blockEnv });
+      const result = await runCli(args, { env: { ...clockEnv(CLOCK), ...blockEnv } });
       stderr += result.stderr;
       if (result.code !== 0) return { code: result.code, stderr };
     }
@@ -115,7 +121,7 @@ async function runInProcess(commands: string[][], cwd: string): Promise<BlockRun
 /** A block that needs a shell (pipes, variables, redirections): bash -e, the built binary and stand-ins first on PATH. */
 function runInShell(body: string, cwd: string): Promise<BlockRun> {
   assertBuilt();
-  const env = cliEnv({ ...blockEnv, PATH: `${world.bin}${delimiter}${process.env.PATH ?? ''}` });
+  const env = cliEnv({ ...clockEnv(CLOCK), ...blockEnv, PATH: `${world.bin}${delimiter}${process.env.PATH ?? ''}` });
   // A group of its own: what the block started in the background (a sandbox) ends with it, whatever failed.
   const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', body], { cwd, env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
   const endGroup = (): void => {
@@ -150,7 +156,7 @@ function runBlock(block: CommandBlock, cwd: string): Promise<BlockRun> {
 }
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ clientId: CLIENT_ID, clientSecret: SECRET });
+  sandbox = await startSandbox({ clientId: CLIENT_ID, clientSecret: SECRET, now: () => CLOCK });
   // One folder for the whole file: a file's blocks build on each other (the backfill, then the query over it).
   const root = mkdtempSync(join(tmpdir(), 'examples-'));
   const bin = join(root, 'bin');
