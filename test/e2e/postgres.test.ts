@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { MetricName } from '../../src/metrics/descriptors.js';
 import { METRIC_NAMES } from '../../src/metrics/names.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { assertBuilt, stopAllClis, waitUntil } from '../helpers/cli.js';
+import { assertBuilt, stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
 import { startPostgres, warnIfPostgresMissing, type TestPostgres } from '../helpers/postgres.js';
 import { daysFrom, rowVersions, sandboxRows, tableRows } from '../helpers/postgres-rows.js';
 import { answerPage, envelope, startCraftedVendor } from '../helpers/crafted-vendor.js';
@@ -411,9 +411,23 @@ describe.skipIf(skip)('-o postgresql://', () => {
       await holder.end();
     }
 
-    // Two first runs at once on a database with no schema yet: the lock comes before the tables are made.
+    // Two first runs at once on a database with no schema yet: the lock comes before the tables are made. The lock
+    // held from outside forces the interleaving (both runs at the point where they wait) instead of hoping for it.
     const fresh = await freshDatabase();
-    const both = await Promise.all([0, 1].map(() => runCli(['all', ...auth(), '--from', FROM, '--to', TO, '-o', fresh.url])));
+    const gate = await server.connect(fresh.database);
+    let both: CliResult[];
+    try {
+      await gate.query(`SELECT pg_advisory_lock(${0x414d4554}, hashtext($1) & 2147483647)`, [SCHEMA]);
+      const runs = [0, 1].map(() => startInProcess(['all', ...auth(), '--from', FROM, '--to', TO, '-o', fresh.url]));
+      for (const run of runs) await waitUntil(() => run.stderr().includes('waiting for it to end'), 'both runs to wait for the lock');
+      // Both wait and neither has made anything: a lock taken after the schema would have left it here.
+      const made = await gate.query('SELECT schema_name FROM information_schema.schemata WHERE schema_name = $1', [SCHEMA]);
+      expect(made.rows).toEqual([]);
+      await gate.query(`SELECT pg_advisory_unlock(${0x414d4554}, hashtext($1) & 2147483647)`, [SCHEMA]);
+      both = await Promise.all(runs.map((run) => run.done));
+    } finally {
+      await gate.end();
+    }
     for (const result of both) expect(result.code, result.stderr).toBe(0);
     // One ran first and wrote; the other ran after it, and found every unit as it was.
     expect(both.filter((result) => /9 unchanged/.test(result.stderr))).toHaveLength(1);
