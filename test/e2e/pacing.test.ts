@@ -125,11 +125,12 @@ describe.each([4, 16])('a vendor limit of 10 requests a second, --concurrency %i
           expect(throttled.length).toBeLessThanOrEqual(0.02 * metric.length);
         }
         // From the first answer to the last: near the time the limit allows for the pages. The 1.1x target is measured
-        // by `npm run bench` (docs/bench.md, Pacing: 1.0x to 1.1x here on a quiet machine); under a busy machine's
-        // event-loop lag the 3.6 s of 36 pages had 0.36 s of room at 1.1x, so this asserts 1.3x, which still catches a
-        // pacer that waits a second window for each one it fills (2x).
+        // by `npm run bench` (docs/bench.md, Pacing: 1.0x to 1.1x here on a quiet machine); a busy 2-core machine's
+        // event-loop lag broke 1.3x (1.08 s of room over the 3.6 s of 36 pages), so this asserts 1.45x (1.62 s of
+        // room), which still catches a pacer that sleeps twice what it computed (1.5x to 1.75x here: its sliding
+        // window lets part of each burst through at once).
         const seconds = (metric.at(-1)!.at - metric[0]!.at) / 1000;
-        expect(seconds).toBeLessThanOrEqual((1.3 * pages.length) / LIMIT);
+        expect(seconds).toBeLessThanOrEqual((1.45 * pages.length) / LIMIT);
       } finally {
         await limited.close();
       }
