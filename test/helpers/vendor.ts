@@ -1,0 +1,52 @@
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { stopAllClis } from './cli.js';
+
+/**
+ * The vendor of the end-to-end tests: the sandbox of a test file, the client secret its runs are given, and the
+ * arguments of an import from it.
+ */
+
+/** The client secret of a test's sandbox (unless the test needs one of its own). */
+export const VENDOR_SECRET = 'Vendor-S3cret-e2e-7f01';
+
+/** The secret in the run's environment, as the README teaches: a flag would add its warning to every run. */
+export const SECRET_ENV: Readonly<Record<string, string>> = { AREA_METRICS_CLIENT_SECRET: VENDOR_SECRET };
+
+/** The sandbox of a file: call it (`sandbox()`) or read it (`sandbox.url`); both are the started one. */
+export type UsedSandbox = Sandbox & (() => Sandbox);
+
+/**
+ * The sandbox of a test file (`clientSecret` VENDOR_SECRET unless given), started before its tests and closed after
+ * them; after each test the CLIs still running are stopped and its faults and publishing reset.
+ */
+export function useSandbox(options: SandboxOptions = {}): UsedSandbox {
+  let started: Sandbox | undefined;
+  beforeAll(async () => {
+    started = await startSandbox({ clientSecret: VENDOR_SECRET, ...options });
+  });
+  afterEach(async () => {
+    await stopAllClis();
+    started?.setFaults({});
+    started?.setPublishing({});
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  const current = (): Sandbox => {
+    if (started === undefined) throw new Error('the sandbox is started before the tests');
+    return started;
+  };
+  // A view of the started sandbox: its methods bound to it, so `sandbox.setFaults` works as `sandbox().setFaults`.
+  return new Proxy(current, {
+    get: (_target, key) => {
+      const value: unknown = Reflect.get(current(), key);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(current()) : value;
+    },
+  }) as UsedSandbox;
+}
+
+/** `<metric> --base-url <sandbox> --client-id <its id> -o <out> ...extra`: an import from the sandbox, secret in the env. */
+export function importArgs(sandbox: Sandbox, metric: string, out: string, ...extra: string[]): string[] {
+  return [metric, '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out, ...extra];
+}
