@@ -75,14 +75,7 @@ async function storesIn(path: string): Promise<string[]> {
   return [...new Set(rows.map((row) => row.split(',')[0]!))].sort();
 }
 
-const sandbox = useSandbox({
-  ...servingDaysInProgress(CLOCK),
-  port: 0,
-  stores: 4,
-  zones: 2,
-  days: 12,
-  clientId: 'days-client',
-});
+const sandbox = useSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 4, zones: 2, days: 12, clientId: 'days-client' });
 
 describe('a vendor that has not published yet', () => {
   it('all --catch-up: no file, not recorded complete, a warning per metric (yesterday not over: one for all), exit 0; once published the next run fetches it', async () => {

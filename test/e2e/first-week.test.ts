@@ -22,14 +22,7 @@ beforeAll(() => {
   assertBuilt();
 });
 
-const sandbox = useSandbox({
-  ...servingDaysInProgress(CLOCK),
-  port: 0,
-  stores: 2,
-  zones: 2,
-  days: 10,
-  clientId: 'week-client',
-});
+const sandbox = useSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 2, zones: 2, days: 10, clientId: 'week-client' });
 
 /** A command line run in this process, with the clock and the secret in its environment. */
 function inProcess(args: readonly string[]): Promise<CliResult> {

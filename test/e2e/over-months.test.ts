@@ -56,14 +56,7 @@ async function status(out: string, ...extra: string[]): Promise<{ code: number |
   return { code: result.code, report: JSON.parse(result.stdout) as StatusReport, stderr: result.stderr };
 }
 
-const sandbox = useSandbox({
-  ...servingDaysInProgress(CLOCK),
-  port: 0,
-  stores: 3,
-  zones: 2,
-  days: 20,
-  clientId: 'months-client',
-});
+const sandbox = useSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 3, zones: 2, days: 20, clientId: 'months-client' });
 
 describe('a day the vendor never publishes', () => {
   it('does not stall catch-up: each --max-days run takes new days and retries the pending one, every cut message true', async () => {

@@ -48,14 +48,7 @@ async function pendingDays(out: string, key: string): Promise<Record<string, str
   return Object.fromEntries(Object.entries(pending).map(([day, status]) => [day, status.reason]));
 }
 
-const sandbox = useSandbox({
-  ...servingDaysInProgress(CLOCK),
-  port: 0,
-  stores: 3,
-  zones: 3,
-  days: 10,
-  clientId: 'files-client',
-});
+const sandbox = useSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 3, zones: 3, days: 10, clientId: 'files-client' });
 
 describe('completeness', () => {
   it('results that repeat across pages: the unit is fetched 3 times in all, then exit 6 naming unit, expected and received', async () => {

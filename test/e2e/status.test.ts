@@ -18,14 +18,7 @@ const { runCli } = clockedCli(CLOCK);
 
 const tempDir = useTempDirs('status-');
 
-const sandbox = useSandbox({
-  ...servingDaysInProgress(CLOCK),
-  port: 0,
-  stores: 3,
-  zones: 2,
-  days: 6,
-  clientId: 'status-client',
-});
+const sandbox = useSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 3, zones: 2, days: 6, clientId: 'status-client' });
 
 async function folderWithState(content: unknown): Promise<string> {
   const out = await tempDir();
