@@ -11,6 +11,7 @@ import { runInProcess } from '../helpers/run-in-process.js';
 import { clockedCli, clockEnv, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { SECRET_ENV, VENDOR_SECRET, useSandbox } from '../helpers/vendor.js';
 import { useTempDirs } from '../helpers/tmp.js';
+import { UNIT_WITHOUT_FILE } from '../helpers/manifests.js';
 
 const CLOCK = noonToday();
 const { runCli } = clockedCli(CLOCK);
@@ -67,12 +68,7 @@ describe('a suggested command', () => {
       {
         metric: 'traffic',
         day: hidden,
-        store: null,
-        path: null,
-        rows: null,
-        bytes: null,
-        sha256: null,
-        changed: false,
+        ...UNIT_WITHOUT_FILE,
         status: 'final',
         finalized: true,
       },

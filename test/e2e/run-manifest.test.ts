@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, ROOT, type CliResult } from '../helpers/cli.js';
 import { clockedCli, noonToday, servingDaysInProgress, daysBefore, useSandbox } from '../helpers/sandbox-clock.js';
 import { listFiles, useTempDirs } from '../helpers/tmp.js';
+import { UNIT_WITHOUT_FILE } from '../helpers/manifests.js';
 
 const SECRET = 'Run-Manifest-S3cret-8';
 const CLOCK = noonToday();
@@ -150,12 +151,7 @@ describe('run manifests', () => {
     expect(manifest!.units[2]).toEqual({
       metric: 'traffic',
       day: DAYS[2],
-      store: null,
-      path: null,
-      rows: null,
-      bytes: null,
-      sha256: null,
-      changed: false,
+      ...UNIT_WITHOUT_FILE,
       status: 'failed',
       error: { exitCode: null, message: 'not attempted: the credentials were rejected' },
     });

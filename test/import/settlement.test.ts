@@ -10,6 +10,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { sha256Hex } from '../../src/output/content-hash.js';
 import { loadStateFile } from '../helpers/state-file.js';
 import { useTempDirs } from '../helpers/tmp.js';
+import { UNIT_WITHOUT_FILE } from '../helpers/manifests.js';
 
 const NOW = new Date('2026-11-21T12:00:00Z');
 const tempDir = useTempDirs('settlement-');
@@ -59,12 +60,7 @@ describe('recordSettlement', () => {
       {
         metric: 'traffic',
         day: '2026-11-19',
-        store: null,
-        path: null,
-        rows: null,
-        bytes: null,
-        sha256: null,
-        changed: false,
+        ...UNIT_WITHOUT_FILE,
         status: 'final',
         finalized: true,
       },
