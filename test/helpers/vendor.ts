@@ -46,7 +46,13 @@ export function useSandbox(options: SandboxOptions = {}): UsedSandbox {
   }) as UsedSandbox;
 }
 
-/** `<metric> --base-url <sandbox> --client-id <its id> -o <out> ...extra`: an import from the sandbox, secret in the env. */
-export function importArgs(sandbox: Sandbox, metric: string, out: string, ...extra: string[]): string[] {
-  return [metric, '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out, ...extra];
+/** Where a run imports from: the sandbox, or a crafted server and the client id it expects. */
+export interface VendorAt {
+  readonly url: string;
+  readonly clientId: string;
+}
+
+/** `<metric> --base-url <url> --client-id <id> -o <out> ...extra`: an import from the vendor, secret in the env. */
+export function importArgs(vendor: VendorAt, metric: string, out: string, ...extra: string[]): string[] {
+  return [metric, '--base-url', vendor.url, '--client-id', vendor.clientId, '-o', out, ...extra];
 }
