@@ -13,6 +13,7 @@ import {
   startS3,
   STATE_OBJECT_NAME,
   type S3Harness,
+  resetS3,
 } from '../helpers/s3.js';
 import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { readTree, useTempDirs } from '../helpers/tmp.js';
@@ -28,16 +29,7 @@ afterAll(async () => {
   await s3?.close();
 });
 beforeEach(() => {
-  s3.requests.length = 0;
-  Object.assign(s3.faults, {
-    denyWrites: false,
-    answerAll: undefined,
-    down: false,
-    downAfterDataPuts: undefined,
-    gatherStatePuts: 0,
-    enforceConditions: true,
-    refuseConditionalPuts: false,
-  });
+  resetS3(s3);
 });
 
 /** One clock for the sandbox and every run: at noon (UTC) the day before yesterday is over and yesterday is not. */

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { stopAllClis } from './cli.js';
+import { liveView } from './live-view.js';
 
 /**
  * The vendor of the end-to-end tests: the sandbox of a test file, the client secret its runs are given, and the
@@ -37,13 +38,7 @@ export function useSandbox(options: SandboxOptions = {}): UsedSandbox {
     if (started === undefined) throw new Error('the sandbox is started before the tests');
     return started;
   };
-  // A view of the started sandbox: its methods bound to it, so `sandbox.setFaults` works as `sandbox().setFaults`.
-  return new Proxy(current, {
-    get: (_target, key) => {
-      const value: unknown = Reflect.get(current(), key);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(current()) : value;
-    },
-  }) as UsedSandbox;
+  return liveView(current);
 }
 
 /** Where a run imports from: the sandbox, or a crafted server and the client id it expects. */
