@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, startCli, waitUntil, type CliResult } from '../helpers/cli.js';
 import { runInProcess } from '../helpers/run-in-process.js';
 import { clockedCli, clockEnv, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
-import { SECRET_ENV, VENDOR_SECRET, useSandbox } from '../helpers/vendor.js';
+import { SECRET_ENV, VENDOR_SECRET, useSandbox, importArgs } from '../helpers/vendor.js';
 import { useTempDirs } from '../helpers/tmp.js';
 import { UNIT_WITHOUT_FILE } from '../helpers/manifests.js';
 
@@ -35,19 +35,7 @@ describe('a suggested command', () => {
     const out = `${await tempDir()}/my data`;
     const hidden = daysAgo(4);
     sandbox.setPublishing({ hidden: [{ day: hidden }] });
-    const run = await inProcess([
-      'traffic',
-      '--base-url',
-      sandbox.url,
-      '--client-id',
-      sandbox.clientId,
-      '-o',
-      out,
-      '--date',
-      hidden,
-      '--give-up-days',
-      '1',
-    ]);
+    const run = await inProcess(importArgs(sandbox, 'traffic', out, '--date', hidden, '--give-up-days', '1'));
     expect(run.code, run.stderr).toBe(0);
     const warning = run.stderr.split('\n').find((line) => line.includes('given up'));
     expect(warning).toBe(
@@ -77,17 +65,7 @@ describe('a suggested command', () => {
 });
 
 describe('a secret given as a flag', () => {
-  const args = (out: string): string[] => [
-    'all',
-    '--base-url',
-    sandbox.url,
-    '--client-id',
-    sandbox.clientId,
-    '-o',
-    out,
-    '--date',
-    daysAgo(2),
-  ];
+  const args = (out: string): string[] => importArgs(sandbox, 'all', out, '--date', daysAgo(2));
   const warned = (stderr: string): string[] => stderr.split('\n').filter((line) => line.includes('every user of this machine'));
 
   it('is warned about once per run on the real stderr, however many metrics run', async () => {
@@ -108,17 +86,7 @@ describe('a secret given as a flag', () => {
 });
 
 describe.runIf(process.platform === 'linux')('an output path the kernel will not create', () => {
-  const args = (out: string): string[] => [
-    'traffic',
-    '--base-url',
-    sandbox.url,
-    '--client-id',
-    sandbox.clientId,
-    '-o',
-    out,
-    '--date',
-    daysAgo(2),
-  ];
+  const args = (out: string): string[] => importArgs(sandbox, 'traffic', out, '--date', daysAgo(2));
   const env = SECRET_ENV;
 
   it("fails within seconds with exit 7 and one line naming it (Node's own mkdir would loop for ever)", async () => {

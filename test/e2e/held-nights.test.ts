@@ -15,6 +15,7 @@ import { addDays, daysBetween } from '../../src/window/days.js';
 import { clockedCli, daysBefore, noonToday } from '../helpers/sandbox-clock.js';
 import { latestUnit } from '../helpers/manifests.js';
 import { useTempDirs } from '../helpers/tmp.js';
+import { importArgs } from '../helpers/vendor.js';
 
 const SECRET = 'Held-Nights-S3cret-4a2f';
 const DAY_MS = 86_400_000;
@@ -48,7 +49,7 @@ async function runNight(night: number, out: string, args: readonly string[], met
   clock = new Date(FIRST_NIGHT.getTime() + night * DAY_MS);
   const { runCli } = clockedCli(clock, { AREA_METRICS_CLIENT_SECRET: SECRET });
   const before = sandbox.requests.length;
-  const result = await runCli([metric, '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out, ...args]);
+  const result = await runCli(importArgs(sandbox, metric, out, ...args));
   const warnings = result.stderr.split('\n').filter((line) => line.startsWith('warn: ') && !line.includes('not over until'));
   const fetched = new Set(sandbox.requests.slice(before).flatMap(({ query }) => query.datetime_gte?.slice(0, 10) ?? []));
   return { ...result, warnings, fetched };

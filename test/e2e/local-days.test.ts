@@ -20,14 +20,7 @@ const STORES = 14;
 let clock = new Date('2026-11-23T18:28:00Z');
 const tempDir = useTempDirs('local-days-');
 
-const sandbox = useSandbox({
-  port: 0,
-  stores: STORES,
-  zones: 2,
-  days: 10,
-  clientId: 'local-days',
-  now: () => clock,
-});
+const sandbox = useSandbox({ port: 0, stores: STORES, zones: 2, days: 10, clientId: 'local-days', now: () => clock });
 
 function run(args: readonly string[], at: Date): Promise<CliResult> {
   clock = at;

@@ -189,7 +189,7 @@ describe('a rejected credential', () => {
   it('ends the run at once: no further request, the rest not attempted, one line naming the cause, exit 3', async () => {
     const out = await tempDir();
     const before = sandbox.requests.length;
-    const args = ['all', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out];
+    const args = importArgs(sandbox, 'all', out);
     const result = await runCli([...args, '--from', daysAgo(20), '--to', daysAgo(1)], {
       env: { AREA_METRICS_CLIENT_SECRET: 'wrong-secret' },
     });

@@ -11,6 +11,7 @@ import type { SandboxPublishing } from '../../src/sandbox/types.js';
 import { assertBuilt } from '../helpers/cli.js';
 import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { useTempDirs } from '../helpers/tmp.js';
+import { importArgs } from '../helpers/vendor.js';
 
 const SECRET = 'Store-Days-S3cret-9d1e';
 const CLOCK = noonToday();
@@ -23,7 +24,7 @@ let history: string;
 const tempDir = useTempDirs('store-days-');
 
 async function run(out: string, args: readonly string[]) {
-  const result = await runCli(['unique-users', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out, ...args], {
+  const result = await runCli(importArgs(sandbox, 'unique-users', out, ...args), {
     env: { AREA_METRICS_CLIENT_SECRET: SECRET },
   });
   const warnings = result.stderr.split('\n').filter((line) => line.startsWith('warn: ') && !line.includes('not over until'));
