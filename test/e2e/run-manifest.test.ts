@@ -7,9 +7,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, ROOT, type CliResult } from '../helpers/cli.js';
-import { clockedCli, noonToday, servingDaysInProgress, daysBefore, useSandbox } from '../helpers/sandbox-clock.js';
+import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { listFiles, useTempDirs } from '../helpers/tmp.js';
 import { UNIT_WITHOUT_FILE } from '../helpers/manifests.js';
+import { useSandbox } from '../helpers/vendor.js';
 
 const SECRET = 'Run-Manifest-S3cret-8';
 const CLOCK = noonToday();
