@@ -141,20 +141,8 @@ describe.concurrent('the client secret never leaks on any path', () => {
 describe('the client secret never leaks', () => {
   it('401 with a wrong secret: neither the wrong nor the right secret is shown', async () => {
     const out = await tempDir();
-    const result = await runCli([
-      'all',
-      '--base-url',
-      sandbox.url,
-      '--client-id',
-      CLIENT_ID,
-      '--client-secret',
-      WRONG_SECRET,
-      '--date',
-      DAY,
-      '-o',
-      out,
-      '-v',
-    ]);
+    const vendor = { url: sandbox.url, clientId: CLIENT_ID };
+    const result = await runCli(importArgs(vendor, 'all', out, '--client-secret', WRONG_SECRET, '--date', DAY, '-v'));
     expect(result.code).toBe(3);
     await expectNoLeak(result, out, [WRONG_SECRET, SECRET]);
   });
