@@ -8,6 +8,24 @@ import { liveView } from './live-view.js';
  * arguments of an import from it.
  */
 
+/** The UTC offsets of the sandbox's first 14 stores, in store order (S001 first): from -11:00 to +13:00. */
+export const SANDBOX_STORE_OFFSETS = [
+  '+02:00',
+  '+00:00',
+  '-05:00',
+  '+05:30',
+  '+01:00',
+  '-08:00',
+  '+09:00',
+  '+05:45',
+  '-03:30',
+  '+10:00',
+  '-03:00',
+  '+08:00',
+  '-11:00',
+  '+13:00',
+] as const;
+
 /** The client secret of a test's sandbox (unless the test needs one of its own). */
 export const VENDOR_SECRET = 'Vendor-S3cret-e2e-7f01';
 
