@@ -12,7 +12,7 @@ import { virtualClock, type VirtualClock } from '../helpers/clock.js';
 import { listenOnLoopback } from '../helpers/loopback.js';
 import { closedPort } from '../helpers/ports.js';
 import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
-import { useSandbox, VENDOR_SECRET } from '../helpers/vendor.js';
+import { importArgs as vendorImport, useSandbox, VENDOR_SECRET } from '../helpers/vendor.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
 // The day clock of the runs and the sandbox (AREA_METRICS_NOW; the fetch clock is another, virtual in most runs):
@@ -33,22 +33,7 @@ let reference: Map<string, Buffer>;
 
 // The secret stays a flag here: a test swaps it in the arguments for a wrong one.
 function importArgs(out: string, ...extra: string[]): string[] {
-  return [
-    'unique-users',
-    '--base-url',
-    sandbox.url,
-    '--client-id',
-    sandbox.clientId,
-    '--client-secret',
-    VENDOR_SECRET,
-    '--date',
-    DAY,
-    '--page-size',
-    '2',
-    '-o',
-    out,
-    ...extra,
-  ];
+  return vendorImport(sandbox, 'unique-users', out, '--client-secret', VENDOR_SECRET, '--date', DAY, '--page-size', '2', ...extra);
 }
 
 /** A day of unique users from a crafted server at `baseUrl` into `out`, with two retries. */
