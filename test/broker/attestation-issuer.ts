@@ -5,6 +5,8 @@ import { listenOnLoopback } from '../helpers/loopback.js';
 import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config/config.js';
 
 /** The Firebase project of the tests, and the App Check app ids of the test applications. */
+/** The header an App Check token comes in. */
+export const APP_CHECK_HEADER = 'X-Firebase-AppCheck';
 export const PROJECT_NUMBER = '123456789';
 export const ANDROID_APP_ID = `1:${PROJECT_NUMBER}:android:0a1b2c3d`;
 export const IOS_APP_ID = `1:${PROJECT_NUMBER}:ios:4e5f6a7b`;

@@ -10,6 +10,7 @@ import {
   type RunningBroker,
   type StartBrokerOptions,
 } from '../../src/broker/http/server.js';
+import { afterEach } from 'vitest';
 import { waitUntil } from '../helpers/cli.js';
 
 /** Collects a broker's JSON log lines; `all()` also lets a test check that no secret ever reached them. */
@@ -182,3 +183,12 @@ export function verifyHs256(token: string, key: string): Record<string, unknown>
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The closers a test file's tests register (servers, brokers), run last first after each test. */
+export function useCleanups(): (() => Promise<void>)[] {
+  const stops: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    while (stops.length > 0) await stops.pop()?.();
+  });
+  return stops;
+}

@@ -5,15 +5,13 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { describe, expect, it } from 'vitest';
 import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
-import { stopAllClis } from '../helpers/cli.js';
+import { SECRET_ENV, importArgs, useSandbox } from '../helpers/vendor.js';
 import { deadPid, livePid } from '../helpers/pids.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 import { METRIC_NAMES } from '../../src/metrics/names.js';
 
-const SECRET = 'Days-S3cret-7f01';
 const STATE = '.area-metrics-state.json';
 // Four stores: S001 +02:00, S002 +00:00, S003 -05:00, S004 +05:30.
 const STORES = ['S001', 'S002', 'S003', 'S004'];
@@ -28,19 +26,14 @@ const CLOCK = noonToday();
 const daysAgo = daysBefore(CLOCK);
 
 // The secret in the environment, as the README teaches: a flag would add its warning to every run.
-const { runCli, startCli } = clockedCli(CLOCK, { AREA_METRICS_CLIENT_SECRET: SECRET });
+const { runCli, startCli } = clockedCli(CLOCK, SECRET_ENV);
 
 /** The warning of a run that asked for yesterday, which is not over: one line for the metrics it imported. */
 function notOver(metrics: string): string {
   return `warn: ${metrics} ${daysAgo(1)}: not over until ${daysAgo(-1)}T00:59:59Z, when the last store's local day in it ends`;
 }
 
-let sandbox: Sandbox;
 const tempDir = useTempDirs('complete-days-');
-
-function importArgs(metric: string, out: string, ...extra: string[]): string[] {
-  return [metric, '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out, ...extra];
-}
 
 function requestedDays(before: number, metric?: string): string[] {
   return sandbox.requests
@@ -82,27 +75,7 @@ async function storesIn(path: string): Promise<string[]> {
   return [...new Set(rows.map((row) => row.split(',')[0]!))].sort();
 }
 
-beforeAll(async () => {
-  sandbox = await startSandbox({
-    ...servingDaysInProgress(CLOCK),
-    port: 0,
-    stores: 4,
-    zones: 2,
-    days: 12,
-    clientId: 'days-client',
-    clientSecret: SECRET,
-  });
-});
-
-afterEach(async () => {
-  sandbox.setFaults({});
-  sandbox.setPublishing({});
-  await stopAllClis();
-});
-
-afterAll(async () => {
-  await sandbox?.close();
-});
+const sandbox = useSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 4, zones: 2, days: 12, clientId: 'days-client' });
 
 describe('a vendor that has not published yet', () => {
   it('all --catch-up: no file, not recorded complete, a warning per metric (yesterday not over: one for all), exit 0; once published the next run fetches it', async () => {
@@ -111,7 +84,7 @@ describe('a vendor that has not published yet', () => {
     const yesterday = daysAgo(1);
     await writeV1State(out, { 'unique-users': daysAgo(3), 'avg-screen-time': daysAgo(3), traffic: daysAgo(3) });
     sandbox.setPublishing({ hidden: [{ day: late }] });
-    const early = await runCli(importArgs('all', out, '--catch-up'));
+    const early = await runCli(importArgs(sandbox, 'all', out, '--catch-up'));
     expect(early.code, early.stderr).toBe(0);
     const lines = warnings(early.stderr);
     const metrics = METRIC_NAMES;
@@ -134,7 +107,7 @@ describe('a vendor that has not published yet', () => {
 
     sandbox.setPublishing({});
     const before = sandbox.requests.length;
-    const later = await runCli(importArgs('all', out, '--catch-up'));
+    const later = await runCli(importArgs(sandbox, 'all', out, '--catch-up'));
     expect(later.code, later.stderr).toBe(0);
     expect(warnings(later.stderr)).toEqual([expect.stringContaining(notOver(metrics.join(', ')))]);
     expect(requestedDays(before)).toEqual([late, late, late, yesterday, yesterday, yesterday]);
@@ -148,7 +121,7 @@ describe('a vendor that has not published yet', () => {
     const out = await tempDir();
     await writeV1State(out, { traffic: daysAgo(6) });
     sandbox.setPublishing({ hidden: [{ day: daysAgo(5) }] });
-    const result = await runCli(importArgs('traffic', out, '--catch-up'));
+    const result = await runCli(importArgs(sandbox, 'traffic', out, '--catch-up'));
     expect(result.code, result.stderr).toBe(0);
     expect(warnings(result.stderr)).toEqual([
       expect.stringContaining(`traffic ${daysAgo(5)}: no results`),
@@ -171,12 +144,12 @@ describe('a vendor that has not published yet', () => {
 describe('a vendor that publishes store by store', () => {
   it('a window lacking stores of the last complete day: written with what there is, not complete, one warning; complete once published', async () => {
     const out = await tempDir();
-    const first = await runCli(importArgs('traffic', out, '--date', daysAgo(3)));
+    const first = await runCli(importArgs(sandbox, 'traffic', out, '--date', daysAgo(3)));
     expect(first.code, first.stderr).toBe(0);
     expect((await readState(out)).metrics.traffic).toMatchObject({ complete: [expect.arrayContaining([daysAgo(3)])], stores: 4 });
 
     sandbox.setPublishing({ hidden: [{ day: daysAgo(2), stores: ['S002', 'S003'] }] });
-    const partial = await runCli(importArgs('traffic', out, '--catch-up'));
+    const partial = await runCli(importArgs(sandbox, 'traffic', out, '--catch-up'));
     expect(partial.code, partial.stderr).toBe(0);
     expect(warnings(partial.stderr)).toEqual([
       `warn: traffic ${daysAgo(2)}: partly published: 2 of 4 stores of the latest complete day missing (S002, S003); file written with 2 stores, not recorded complete; the next --catch-up asks again`,
@@ -192,7 +165,7 @@ describe('a vendor that publishes store by store', () => {
     });
 
     sandbox.setPublishing({});
-    const complete = await runCli(importArgs('traffic', out, '--catch-up'));
+    const complete = await runCli(importArgs(sandbox, 'traffic', out, '--catch-up'));
     expect(complete.code, complete.stderr).toBe(0);
     expect(await storesIn(join(out, 'traffic', `${daysAgo(2)}.csv`))).toEqual(STORES);
     expect(lastComplete(await readState(out), 'traffic')).toBe(daysAgo(2));
@@ -200,10 +173,10 @@ describe('a vendor that publishes store by store', () => {
 
   it('a day --settle-days old is recorded complete with the missing stores named, and the next day is judged by it', async () => {
     const out = await tempDir();
-    expect((await runCli(importArgs('unique-users', out, '--date', daysAgo(4)))).code).toBe(0);
+    expect((await runCli(importArgs(sandbox, 'unique-users', out, '--date', daysAgo(4)))).code).toBe(0);
     // S004 closed three days ago: it never reports again.
     sandbox.setPublishing({ hidden: [3, 2, 1].map((n) => ({ day: daysAgo(n), stores: ['S004'] })) });
-    const result = await runCli(importArgs('unique-users', out, '--catch-up'));
+    const result = await runCli(importArgs(sandbox, 'unique-users', out, '--catch-up'));
     expect(result.code, result.stderr).toBe(0);
     expect(warnings(result.stderr)).toEqual([
       `warn: unique-users ${daysAgo(3)}: 1 of 4 stores of the latest complete day missing (S004); recorded complete anyway: the day is at least --settle-days 3 days old`,
@@ -216,7 +189,7 @@ describe('a vendor that publishes store by store', () => {
     const out = await tempDir();
     await writeV1State(out, { 'traffic[store=S001,S002]': daysAgo(3) });
     sandbox.setPublishing({ hidden: [{ day: daysAgo(2), stores: ['S002'] }] });
-    const result = await runCli(importArgs('traffic', out, '--catch-up', '--store', 'S001', '--store', 'S002'));
+    const result = await runCli(importArgs(sandbox, 'traffic', out, '--catch-up', '--store', 'S001', '--store', 'S002'));
     expect(result.code, result.stderr).toBe(0);
     expect(warnings(result.stderr)).toEqual([
       expect.stringContaining(`traffic ${daysAgo(2)}: partly published: 1 of 2 stores asked for missing (S002)`),
@@ -239,7 +212,7 @@ describe('future days and today', () => {
   ])('%j is a usage error before any request', async (window, message) => {
     const out = await tempDir();
     const before = sandbox.requests.length;
-    const result = await runCli(importArgs('traffic', out, ...window));
+    const result = await runCli(importArgs(sandbox, 'traffic', out, ...window));
     expect(result.code).toBe(2);
     expect(result.stderr.trim().split('\n')).toEqual([expect.stringContaining(message)]);
     expect(sandbox.requests.length).toBe(before);
@@ -249,7 +222,7 @@ describe('future days and today', () => {
   it('today may be imported, with a warning naming it, and is never recorded complete', async () => {
     const out = await tempDir();
     const today = daysAgo(0);
-    const result = await runCli(importArgs('traffic', out, '--date', today));
+    const result = await runCli(importArgs(sandbox, 'traffic', out, '--date', today));
     expect(result.code, result.stderr).toBe(0);
     expect(warnings(result.stderr)).toEqual([expect.stringContaining(`warn: traffic ${today}: not over until ${daysAgo(-2)}T00:59:59Z`)]);
     expect(lastComplete(await readState(out), 'traffic')).toBeUndefined();
@@ -261,7 +234,7 @@ describe('--catch-up per metric', () => {
     const out = await tempDir();
     await writeV1State(out, { traffic: daysAgo(6), 'avg-screen-time': daysAgo(1) });
     const before = sandbox.requests.length;
-    const result = await runCli(importArgs('all', out, '--catch-up'));
+    const result = await runCli(importArgs(sandbox, 'all', out, '--catch-up'));
     expect(result.code, result.stderr).toBe(0);
     expect(requestedDays(before, 'traffic')).toEqual([5, 4, 3, 2, 1].map(daysAgo));
     expect(requestedDays(before, 'unique-users')).toEqual([daysAgo(1)]);
@@ -276,7 +249,7 @@ describe('--catch-up per metric', () => {
   it('a --max-days cut warns naming --max-days, the days imported and the days still missing; exit 0', async () => {
     const out = await tempDir();
     await writeV1State(out, { 'unique-users': daysAgo(10) });
-    const result = await runCli(importArgs('unique-users', out, '--catch-up', '--max-days', '3'));
+    const result = await runCli(importArgs(sandbox, 'unique-users', out, '--catch-up', '--max-days', '3'));
     expect(result.code, result.stderr).toBe(0);
     expect(warnings(result.stderr)).toEqual([
       `warn: unique-users: --max-days 3 cut the new days: importing ${daysAgo(9)}..${daysAgo(7)} now, 6 more days are left (${daysAgo(6)}..${daysAgo(1)}) for the next --catch-up`,
@@ -288,17 +261,17 @@ describe('--catch-up per metric', () => {
 describe('--lookback', () => {
   it('re-imports the complete days before: unchanged files stay byte-identical, a corrected day is replaced, the state never moves back', async () => {
     const out = await tempDir();
-    expect((await runCli(importArgs('traffic', out, '--from', daysAgo(4), '--to', daysAgo(2)))).code).toBe(0);
+    expect((await runCli(importArgs(sandbox, 'traffic', out, '--from', daysAgo(4), '--to', daysAgo(2)))).code).toBe(0);
     const before = await readTree(out);
 
     sandbox.setPublishing({ corrected: [{ day: daysAgo(3), revision: 1 }] });
     const reference = await tempDir();
-    expect((await runCli(importArgs('traffic', reference, '--date', daysAgo(3)))).code).toBe(0);
+    expect((await runCli(importArgs(sandbox, 'traffic', reference, '--date', daysAgo(3)))).code).toBe(0);
     const corrected = await readFile(join(reference, 'traffic', `${daysAgo(3)}.csv`));
     expect(corrected).not.toEqual(before.get(`traffic/${daysAgo(3)}.csv`));
 
     const first = sandbox.requests.length;
-    const result = await runCli(importArgs('traffic', out, '--catch-up', '--lookback', '2'));
+    const result = await runCli(importArgs(sandbox, 'traffic', out, '--catch-up', '--lookback', '2'));
     expect(result.code, result.stderr).toBe(0);
     expect(requestedDays(first)).toEqual([3, 2, 1].map(daysAgo));
     const after = await readTree(out);
@@ -309,7 +282,7 @@ describe('--lookback', () => {
 
     // Up to date, a look-back still re-imports; a re-import that finds nothing keeps the earlier file.
     sandbox.setPublishing({ hidden: [{ day: daysAgo(2) }] });
-    const again = await runCli(importArgs('traffic', out, '--catch-up', '--lookback', '1'));
+    const again = await runCli(importArgs(sandbox, 'traffic', out, '--catch-up', '--lookback', '1'));
     expect(again.code, again.stderr).toBe(0);
     expect(warnings(again.stderr)).toEqual([
       `warn: traffic ${daysAgo(2)}: no results on this re-import; the file of the earlier import is kept`,
@@ -320,7 +293,7 @@ describe('--lookback', () => {
   });
 
   it('--lookback without --catch-up is a usage error', async () => {
-    const result = await runCli(importArgs('traffic', await tempDir(), '--date', daysAgo(2), '--lookback', '2'));
+    const result = await runCli(importArgs(sandbox, 'traffic', await tempDir(), '--date', daysAgo(2), '--lookback', '2'));
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--lookback needs --catch-up/);
   });
@@ -337,7 +310,7 @@ describe('stale temp files', () => {
       const busy = `traffic/.${daysAgo(2)}.csv.${live.pid}.4567cdef.tmp`;
       const staleState = `.${STATE}.${gone}.89abcdef.tmp`;
       for (const path of [stale, busy, staleState]) await writeFile(join(out, path), 'half');
-      const result = await runCli(importArgs('unique-users', out, '--date', daysAgo(1)));
+      const result = await runCli(importArgs(sandbox, 'unique-users', out, '--date', daysAgo(1)));
       expect(result.code, result.stderr).toBe(0);
       expect(result.stderr).toContain(`removed ${join(out, stale)}, a temp file left by process ${gone}, which is gone`);
       const files = await listFiles(out);
@@ -357,7 +330,7 @@ describe('two runs into one folder at the same time', () => {
     // Slow pages and one unit at a time, so the two runs overlap over their whole length.
     sandbox.setFaults({ latencyMs: 40 });
     const runs = ['traffic', 'unique-users'].map((metric) =>
-      startCli(importArgs(metric, out, '--catch-up', '--concurrency', '1', '--page-size', '1'), { timeoutMs: 60_000 }),
+      startCli(importArgs(sandbox, metric, out, '--catch-up', '--concurrency', '1', '--page-size', '1'), { timeoutMs: 60_000 }),
     );
     const results = await Promise.all(runs.map((run) => run.done));
     for (const result of results) expect(result.code, result.stderr).toBe(0);
@@ -375,13 +348,13 @@ describe('two runs into one folder at the same time', () => {
   it("the same metric: both exit 0, the state ends at the day before yesterday, files equal a single run's, no temp or lock file left", async () => {
     const reference = await tempDir();
     await writeV1State(reference, { traffic: daysAgo(6) });
-    expect((await runCli(importArgs('traffic', reference, '--catch-up'))).code).toBe(0);
+    expect((await runCli(importArgs(sandbox, 'traffic', reference, '--catch-up'))).code).toBe(0);
 
     const out = await tempDir();
     await writeV1State(out, { traffic: daysAgo(6) });
     sandbox.setFaults({ latencyMs: 40 });
     const runs = [1, 2].map(() =>
-      startCli(importArgs('traffic', out, '--catch-up', '--concurrency', '1', '--page-size', '2'), { timeoutMs: 60_000 }),
+      startCli(importArgs(sandbox, 'traffic', out, '--catch-up', '--concurrency', '1', '--page-size', '2'), { timeoutMs: 60_000 }),
     );
     const results = await Promise.all(runs.map((run) => run.done));
     for (const result of results) expect(result.code, result.stderr).toBe(0);
@@ -405,7 +378,7 @@ describe('a state file that cannot be trusted', () => {
     await mkdir(out, { recursive: true });
     await writeFile(join(out, STATE), content);
     const before = sandbox.requests.length;
-    const result = await runCli(importArgs('traffic', out, '--catch-up'));
+    const result = await runCli(importArgs(sandbox, 'traffic', out, '--catch-up'));
     expect(result.code).toBe(2);
     const lines = result.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);

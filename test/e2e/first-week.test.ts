@@ -5,47 +5,29 @@
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { assertBuilt, startCli, stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { assertBuilt, startCli, waitUntil, type CliResult } from '../helpers/cli.js';
 import { runInProcess } from '../helpers/run-in-process.js';
 import { clockedCli, clockEnv, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
+import { SECRET_ENV, VENDOR_SECRET, useSandbox, importArgs } from '../helpers/vendor.js';
 import { useTempDirs } from '../helpers/tmp.js';
+import { UNIT_WITHOUT_FILE } from '../helpers/manifests.js';
 
-const SECRET = 'First-Week-S3cret-91';
 const CLOCK = noonToday();
 const { runCli } = clockedCli(CLOCK);
 const tempDir = useTempDirs('first-week-');
 
 const daysAgo = daysBefore(CLOCK);
 
-let sandbox: Sandbox;
-
-beforeAll(async () => {
+beforeAll(() => {
   assertBuilt();
-  sandbox = await startSandbox({
-    ...servingDaysInProgress(CLOCK),
-    port: 0,
-    stores: 2,
-    zones: 2,
-    days: 10,
-    clientId: 'week-client',
-    clientSecret: SECRET,
-  });
 });
 
-afterEach(async () => {
-  sandbox.setPublishing({});
-  await stopAllClis();
-});
-
-afterAll(async () => {
-  await sandbox?.close();
-});
+const sandbox = useSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 2, zones: 2, days: 10, clientId: 'week-client' });
 
 /** A command line run in this process, with the clock and the secret in its environment. */
 function inProcess(args: readonly string[]): Promise<CliResult> {
-  return runInProcess(args, { env: { ...clockEnv(CLOCK), AREA_METRICS_CLIENT_SECRET: SECRET } });
+  return runInProcess(args, { env: { ...clockEnv(CLOCK), ...SECRET_ENV } });
 }
 
 describe('a suggested command', () => {
@@ -53,19 +35,7 @@ describe('a suggested command', () => {
     const out = `${await tempDir()}/my data`;
     const hidden = daysAgo(4);
     sandbox.setPublishing({ hidden: [{ day: hidden }] });
-    const run = await inProcess([
-      'traffic',
-      '--base-url',
-      sandbox.url,
-      '--client-id',
-      sandbox.clientId,
-      '-o',
-      out,
-      '--date',
-      hidden,
-      '--give-up-days',
-      '1',
-    ]);
+    const run = await inProcess(importArgs(sandbox, 'traffic', out, '--date', hidden, '--give-up-days', '1'));
     expect(run.code, run.stderr).toBe(0);
     const warning = run.stderr.split('\n').find((line) => line.includes('given up'));
     expect(warning).toBe(
@@ -86,12 +56,7 @@ describe('a suggested command', () => {
       {
         metric: 'traffic',
         day: hidden,
-        store: null,
-        path: null,
-        rows: null,
-        bytes: null,
-        sha256: null,
-        changed: false,
+        ...UNIT_WITHOUT_FILE,
         status: 'final',
         finalized: true,
       },
@@ -100,49 +65,29 @@ describe('a suggested command', () => {
 });
 
 describe('a secret given as a flag', () => {
-  const args = (out: string): string[] => [
-    'all',
-    '--base-url',
-    sandbox.url,
-    '--client-id',
-    sandbox.clientId,
-    '-o',
-    out,
-    '--date',
-    daysAgo(2),
-  ];
+  const args = (out: string): string[] => importArgs(sandbox, 'all', out, '--date', daysAgo(2));
   const warned = (stderr: string): string[] => stderr.split('\n').filter((line) => line.includes('every user of this machine'));
 
   it('is warned about once per run on the real stderr, however many metrics run', async () => {
-    const result = await runCli([...args(await tempDir()), '--client-secret', SECRET]);
+    const result = await runCli([...args(await tempDir()), '--client-secret', VENDOR_SECRET]);
     expect(result.code, result.stderr).toBe(0);
     expect(warned(result.stderr)).toEqual([
       'warn: --client-secret puts the secret on the command line, where every user of this machine can read it (ps); ' +
         'name a file with AREA_METRICS_CLIENT_SECRET_FILE (or --client-secret-file), or set AREA_METRICS_CLIENT_SECRET',
     ]);
-    expect(result.rawStderr).not.toContain(SECRET);
+    expect(result.rawStderr).not.toContain(VENDOR_SECRET);
   });
 
   it('is not warned about when it comes from the environment', async () => {
-    const result = await runCli(args(await tempDir()), { env: { AREA_METRICS_CLIENT_SECRET: SECRET } });
+    const result = await runCli(args(await tempDir()), { env: SECRET_ENV });
     expect(result.code, result.stderr).toBe(0);
     expect(warned(result.stderr)).toEqual([]);
   });
 });
 
 describe.runIf(process.platform === 'linux')('an output path the kernel will not create', () => {
-  const args = (out: string): string[] => [
-    'traffic',
-    '--base-url',
-    sandbox.url,
-    '--client-id',
-    sandbox.clientId,
-    '-o',
-    out,
-    '--date',
-    daysAgo(2),
-  ];
-  const env = { AREA_METRICS_CLIENT_SECRET: SECRET };
+  const args = (out: string): string[] => importArgs(sandbox, 'traffic', out, '--date', daysAgo(2));
+  const env = SECRET_ENV;
 
   it("fails within seconds with exit 7 and one line naming it (Node's own mkdir would loop for ever)", async () => {
     const out = `/proc/area-metrics-${process.pid}/data`;

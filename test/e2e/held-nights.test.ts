@@ -7,16 +7,15 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { SandboxPublishing } from '../../src/sandbox/types.js';
 import { WEEKDAY_WEIGHTS } from '../../src/sandbox/rhythm.js';
 import { addDays, daysBetween } from '../../src/window/days.js';
 import { clockedCli, daysBefore, noonToday } from '../helpers/sandbox-clock.js';
 import { latestUnit } from '../helpers/manifests.js';
 import { useTempDirs } from '../helpers/tmp.js';
+import { importArgs, SECRET_ENV, useSandbox } from '../helpers/vendor.js';
 
-const SECRET = 'Held-Nights-S3cret-4a2f';
 const DAY_MS = 86_400_000;
 /** The first night's clock: noon, when the day before yesterday is over and yesterday is not. */
 const FIRST_NIGHT = noonToday();
@@ -25,19 +24,12 @@ const daysAgo = daysBefore(FIRST_NIGHT);
 /** Day `n` of the story: 0 is the first night's day, -1 its yesterday. */
 const day = (n: number): string => daysAgo(-n);
 
-let sandbox: Sandbox;
 const tempDir = useTempDirs('held-nights-');
 
-beforeAll(async () => {
-  // The sandbox's clock is the night's: which days exist and which local days have ended move with it.
-  sandbox = await startSandbox({ port: 0, stores: 6, zones: 3, days: 90, clientSecret: SECRET, serveInProgress: true, now: () => clock });
-});
+// The sandbox's clock is the night's: which days exist and which local days have ended move with it.
+const sandbox = useSandbox({ port: 0, stores: 6, zones: 3, days: 90, serveInProgress: true, now: () => clock });
 afterEach(() => {
-  sandbox.setPublishing({});
   clock = FIRST_NIGHT;
-});
-afterAll(async () => {
-  await sandbox?.close();
 });
 
 /**
@@ -46,9 +38,9 @@ afterAll(async () => {
  */
 async function runNight(night: number, out: string, args: readonly string[], metric = 'unique-users') {
   clock = new Date(FIRST_NIGHT.getTime() + night * DAY_MS);
-  const { runCli } = clockedCli(clock, { AREA_METRICS_CLIENT_SECRET: SECRET });
+  const { runCli } = clockedCli(clock, SECRET_ENV);
   const before = sandbox.requests.length;
-  const result = await runCli([metric, '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out, ...args]);
+  const result = await runCli(importArgs(sandbox, metric, out, ...args));
   const warnings = result.stderr.split('\n').filter((line) => line.startsWith('warn: ') && !line.includes('not over until'));
   const fetched = new Set(sandbox.requests.slice(before).flatMap(({ query }) => query.datetime_gte?.slice(0, 10) ?? []));
   return { ...result, warnings, fetched };

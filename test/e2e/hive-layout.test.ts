@@ -8,32 +8,30 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, type CliResult } from '../helpers/cli.js';
 import { DuckDb, sqlText } from '../helpers/duckdb.js';
 import { deadPid } from '../helpers/pids.js';
 import { S3_SECRET_ACCESS_KEY, startS3, type S3Harness } from '../helpers/s3.js';
 import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
+import { SECRET_ENV, useSandbox } from '../helpers/vendor.js';
 
-const SECRET = 'Hive-Layout-S3cret-5';
 const STATE = '.area-metrics-state.json';
 /** One clock for the sandbox and every run: at noon (UTC) the day before yesterday is over. */
 const CLOCK = noonToday();
-const { runCli } = clockedCli(CLOCK);
+const { runCli } = clockedCli(CLOCK, SECRET_ENV);
 const tempDir = useTempDirs('hive-layout-');
 const daysAgo = daysBefore(CLOCK);
 const DAYS = [daysAgo(3), daysAgo(2)];
 const FORMATS = ['csv', 'ndjson', 'parquet'] as const;
 
-let sandbox: Sandbox;
 let s3: S3Harness;
 let duck: DuckDb;
 /** The flat CSV import of DAYS (the reference), and the hive import of the same days in each format. */
 let flat: string;
 const hive: Record<string, string> = {};
 
-const api = (): string[] => ['--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET];
+const api = (): string[] => ['--base-url', sandbox.url, '--client-id', sandbox.clientId];
 
 async function imported(args: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): Promise<CliResult> {
   const result = await runCli([...args, ...api()], { env, timeoutMs: 60_000 });
@@ -41,18 +39,10 @@ async function imported(args: readonly string[], env: Readonly<Record<string, st
   return result;
 }
 
+const sandbox = useSandbox({ port: 0, stores: 3, zones: 3, days: 8, seed: 5, clientId: 'hive-client', ...servingDaysInProgress(CLOCK) });
+
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({
-    port: 0,
-    stores: 3,
-    zones: 3,
-    days: 8,
-    seed: 5,
-    clientId: 'hive-client',
-    clientSecret: SECRET,
-    ...servingDaysInProgress(CLOCK),
-  });
   [s3, duck] = await Promise.all([startS3(), DuckDb.open()]);
   // Made here and removed after all: every test reads them.
   flat = await mkdtemp(join(tmpdir(), 'hive-layout-flat-'));
@@ -65,11 +55,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   duck?.close();
-  await Promise.all([
-    sandbox?.close(),
-    s3?.close(),
-    ...[flat, ...Object.values(hive)].map((dir) => dir && rm(dir, { recursive: true, force: true })),
-  ]);
+  await Promise.all([s3?.close(), ...[flat, ...Object.values(hive)].map((dir) => dir && rm(dir, { recursive: true, force: true }))]);
 });
 
 /** How DuckDB reads each format of a hive folder, partitions as columns; `_runs/` and `_rejected/` are not matched. */

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, cliEnv, runCli, stopAllClis, type CliResult } from '../helpers/cli.js';
 import { envelope, sendJson, startCraftedProxy, startCraftedServer, usersResult, type CraftedServer } from '../helpers/crafted-server.js';
 import { dataFiles, listFiles, useTempDirs } from '../helpers/tmp.js';
+import { importArgs as vendorImport } from '../helpers/vendor.js';
 
 const CLIENT_ID = 'acme';
 // A quote and a backslash: a JSON log spells them `\"` and `\\`.
@@ -23,23 +24,10 @@ const NEXT_DAY = '2026-03-11';
 let server: CraftedServer;
 const tempDir = useTempDirs('honest-exits-');
 
+// The secret as a flag: its quote and backslash must not reach an error line, however it is spelled there.
 function importArgs(base: string, out: string, ...extra: string[]): string[] {
-  return [
-    'unique-users',
-    '--base-url',
-    base,
-    '--client-id',
-    CLIENT_ID,
-    '--client-secret',
-    SECRET,
-    '--date',
-    DAY,
-    '-o',
-    out,
-    '--retries',
-    '1',
-    ...extra,
-  ];
+  const vendor = { url: base, clientId: CLIENT_ID };
+  return vendorImport(vendor, 'unique-users', out, '--client-secret', SECRET, '--date', DAY, '--retries', '1', ...extra);
 }
 
 function lines(text: string): string[] {
@@ -120,21 +108,19 @@ describe.concurrent('exit codes that tell the truth', () => {
       process.execPath,
       [
         BIN,
-        'unique-users',
-        '--base-url',
-        base,
-        '--client-id',
-        CLIENT_ID,
-        '--client-secret',
-        SECRET,
-        '--from',
-        DAY,
-        '--to',
-        NEXT_DAY,
-        '-o',
-        '-',
-        '--retries',
-        '0',
+        ...vendorImport(
+          { url: base, clientId: CLIENT_ID },
+          'unique-users',
+          '-',
+          '--client-secret',
+          SECRET,
+          '--from',
+          DAY,
+          '--to',
+          NEXT_DAY,
+          '--retries',
+          '0',
+        ),
       ],
       {
         env: cliEnv(),

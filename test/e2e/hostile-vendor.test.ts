@@ -17,8 +17,8 @@ import { answerPage, envelope, resultFor, startCraftedVendor, type CraftedVendor
 import { runInProcess } from '../helpers/run-in-process.js';
 import { useTempDirs } from '../helpers/tmp.js';
 import { loadStateFile } from '../helpers/state-file.js';
+import { SECRET_ENV } from '../helpers/vendor.js';
 
-const SECRET = 'Hostile-S3cret-41c9';
 const utcDay = (daysAgo: number): string => new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
 const tempDir = useTempDirs('hostile-vendor-');
 const vendors: CraftedVendor[] = [];
@@ -39,7 +39,7 @@ function args(baseUrl: string, out: string, ...extra: string[]): string[] {
 
 async function run(command: readonly string[]): Promise<CliResult & { seconds: number }> {
   const started = performance.now();
-  const result = await runInProcess(command, { env: { AREA_METRICS_CLIENT_SECRET: SECRET } });
+  const result = await runInProcess(command, { env: SECRET_ENV });
   return { ...result, seconds: (performance.now() - started) / 1000 };
 }
 
@@ -188,7 +188,7 @@ describe('a unit has bounds of its own', () => {
           ...args(crafted.url, out, '--date', utcDay(2), '--page-size', '100'),
         ],
         {
-          env: { PATH: process.env.PATH, AREA_METRICS_CLIENT_SECRET: SECRET },
+          env: { PATH: process.env.PATH, ...SECRET_ENV },
           stdio: ['ignore', 'ignore', 'pipe'],
         },
       );

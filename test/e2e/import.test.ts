@@ -4,22 +4,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { METRICS, type MetricName } from '../../src/metrics/descriptors.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
+import { importArgs, SECRET_ENV, useSandbox } from '../helpers/vendor.js';
 import { referenceCsv, referenceNdjson, referenceRows, type ReferenceResult } from '../helpers/reference-rows.js';
 import { METRIC_NAMES } from '../../src/metrics/names.js';
 
 /** One clock for the days the tests name, the runs and the sandbox: a run across midnight UTC changes nothing. */
 const CLOCK = noonToday();
-const { runCli } = clockedCli(CLOCK);
+const { runCli } = clockedCli(CLOCK, SECRET_ENV);
 const run = (args: string[], env: Record<string, string> = {}) => runCli(args, { env });
 /** A folder under this file's working folder, for `-o`. */
 const folder = (name: string) => join(workDir, name);
 
-const SECRET = 'e2e-Import-Secret-42';
-let sandbox: Sandbox;
 let workDir: string;
-const auth = () => ['--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET];
+const auth = () => ['--base-url', sandbox.url, '--client-id', sandbox.clientId];
 const utcDay = (offsetDays: number) => new Date(CLOCK.getTime() + offsetDays * 86_400_000).toISOString().slice(0, 10);
 
 /** What the sandbox itself holds for a UTC day, as the rows our files must contain, in our sort order. */
@@ -28,17 +26,11 @@ function expectedRows(metric: MetricName, day: string) {
   return referenceRows(metric, results);
 }
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ stores: 9, zones: 5, days: 10, seed: 7, clientId: 'e2e-client', clientSecret: SECRET, now: () => CLOCK });
-});
-afterAll(async () => {
-  await sandbox.close();
-});
+const sandbox = useSandbox({ stores: 9, zones: 5, days: 10, seed: 7, clientId: 'e2e-client', now: () => CLOCK });
 beforeAll(async () => {
   workDir = await mkdtemp(join(tmpdir(), 'import-e2e-'));
 });
 afterEach(async () => {
-  sandbox.setFaults({});
   for (const entry of await readdir(workDir)) await rm(join(workDir, entry), { recursive: true, force: true });
 });
 afterAll(async () => {
@@ -52,7 +44,7 @@ describe('import commands against the sandbox', () => {
       // The day before yesterday unpublished, yesterday not over at noon: two warnings, and no state to keep either.
       // The secret from the environment: a flag would add its own warning line (counted too).
       const api = ['--base-url', sandbox.url, '--client-id', sandbox.clientId];
-      const env = { AREA_METRICS_CLIENT_SECRET: SECRET };
+      const env = SECRET_ENV;
       const stateless = await run(['traffic', ...api, '-o', '-', '--from', utcDay(-2), '--to', utcDay(-1)], env);
       expect(stateless.code, stateless.stderr).toBe(0);
       const warned = stateless.stderr.split('\n').filter((line) => line.startsWith('warn: '));
@@ -104,20 +96,9 @@ describe('import commands against the sandbox', () => {
 
   it('all: a 3-day backfill in pages of 7 matches the sandbox record for record', async () => {
     const days = [utcDay(-4), utcDay(-3), utcDay(-2)];
-    const result = await run([
-      'all',
-      ...auth(),
-      '--from',
-      days[0]!,
-      '--to',
-      days[2]!,
-      '--page-size',
-      '7',
-      '-f',
-      'ndjson',
-      '-o',
-      folder('out'),
-    ]);
+    const result = await run(
+      importArgs(sandbox, 'all', folder('out'), '--from', days[0]!, '--to', days[2]!, '--page-size', '7', '-f', 'ndjson'),
+    );
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/imported 9 of 9 units/);
     for (const metric of METRIC_NAMES) {
@@ -168,20 +149,9 @@ describe('import commands against the sandbox', () => {
   it('writes exactly the rows built the plain way from the sandbox data, in CSV and NDJSON, for every metric and day', async () => {
     const days = [utcDay(-3), utcDay(-2)];
     for (const format of ['csv', 'ndjson'] as const) {
-      const result = await run([
-        'all',
-        ...auth(),
-        '--from',
-        days[0]!,
-        '--to',
-        days[1]!,
-        '--page-size',
-        '3',
-        '-f',
-        format,
-        '-o',
-        folder(format),
-      ]);
+      const result = await run(
+        importArgs(sandbox, 'all', folder(format), '--from', days[0]!, '--to', days[1]!, '--page-size', '3', '-f', format),
+      );
       expect(result.code, result.stderr).toBe(0);
       for (const metric of METRIC_NAMES) {
         for (const day of days) {
@@ -221,7 +191,7 @@ describe('import commands against the sandbox', () => {
   });
 
   it('reads base URL and credentials from the environment', async () => {
-    const env = { AREA_METRICS_BASE_URL: sandbox.url, AREA_METRICS_CLIENT_ID: sandbox.clientId, AREA_METRICS_CLIENT_SECRET: SECRET };
+    const env = { AREA_METRICS_BASE_URL: sandbox.url, AREA_METRICS_CLIENT_ID: sandbox.clientId, ...SECRET_ENV };
     const result = await run(['unique-users', '-o', '-', '-q'], env);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');

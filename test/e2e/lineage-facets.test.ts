@@ -11,10 +11,10 @@ import { assertBuilt, type CliResult } from '../helpers/cli.js';
 import { startLineageServer, type LineageServer } from '../helpers/lineage-server.js';
 import { latestManifest } from '../helpers/manifests.js';
 import { openLineageErrors } from '../helpers/openlineage.js';
-import { clockedCli, noonToday, servingDaysInProgress, daysBefore, useSandbox } from '../helpers/sandbox-clock.js';
+import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
+import { SECRET_ENV, useSandbox } from '../helpers/vendor.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
-const SECRET = 'Lineage-Facets-S3cret-2';
 const CLOCK = noonToday();
 const { runCli } = clockedCli(CLOCK);
 const tempDir = useTempDirs('lineage-facets-');
@@ -23,16 +23,7 @@ const PARENT_RUN = '01936b2e-5c40-7a1e-9d3c-52b1f0e4a7c2';
 const ROOT_RUN = '01936b2e-0000-7a1e-8d3c-52b1f0e4a7c3';
 
 beforeAll(assertBuilt);
-const sandbox = useSandbox({
-  port: 0,
-  stores: 3,
-  zones: 2,
-  days: 6,
-  seed: 9,
-  clientId: 'facets-client',
-  clientSecret: SECRET,
-  ...servingDaysInProgress(CLOCK),
-});
+const sandbox = useSandbox({ port: 0, stores: 3, zones: 2, days: 6, seed: 9, clientId: 'facets-client', ...servingDaysInProgress(CLOCK) });
 let lineage: LineageServer;
 afterEach(async () => {
   await lineage?.close();
@@ -57,7 +48,7 @@ function events(): Event[] {
 async function run(args: readonly string[], env: Record<string, string>): Promise<CliResult> {
   lineage = await startLineageServer();
   return runCli([...args, '--base-url', sandbox().url, '--client-id', sandbox().clientId], {
-    env: { OPENLINEAGE_URL: lineage.url, AREA_METRICS_CLIENT_SECRET: SECRET, ...env },
+    env: { OPENLINEAGE_URL: lineage.url, ...SECRET_ENV, ...env },
   });
 }
 

@@ -10,11 +10,11 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, waitUntil, type CliResult } from '../helpers/cli.js';
 import { startLineageServer, type LineageServer } from '../helpers/lineage-server.js';
 import { openLineageErrors } from '../helpers/openlineage.js';
-import { clockedCli, noonToday, servingDaysInProgress, daysBefore, useSandbox } from '../helpers/sandbox-clock.js';
+import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
+import { VENDOR_SECRET, useSandbox } from '../helpers/vendor.js';
 import { listFiles, useTempDirs } from '../helpers/tmp.js';
 import { METRIC_NAMES } from '../../src/metrics/names.js';
 
-const SECRET = 'Lineage-S3cret-6';
 const API_KEY = 'Marquez-Api-Key-4c1d';
 const CLOCK = noonToday();
 const { runCli, startInProcess } = clockedCli(CLOCK);
@@ -23,16 +23,7 @@ const daysAgo = daysBefore(CLOCK);
 const METRICS = METRIC_NAMES;
 
 beforeAll(assertBuilt);
-const sandbox = useSandbox({
-  port: 0,
-  stores: 3,
-  zones: 2,
-  days: 6,
-  seed: 3,
-  clientId: 'lineage-client',
-  clientSecret: SECRET,
-  ...servingDaysInProgress(CLOCK),
-});
+const sandbox = useSandbox({ port: 0, stores: 3, zones: 2, days: 6, seed: 3, clientId: 'lineage-client', ...servingDaysInProgress(CLOCK) });
 let lineage: LineageServer;
 afterEach(async () => {
   await lineage?.close();
@@ -40,7 +31,7 @@ afterEach(async () => {
 
 const api = (): string[] => ['--base-url', sandbox().url, '--client-id', sandbox().clientId];
 /** The secret as a cron job passes it: in the environment (a flag would be warned about). */
-const secretEnv = (secret = SECRET): Record<string, string> => ({ AREA_METRICS_CLIENT_SECRET: secret });
+const secretEnv = (secret = VENDOR_SECRET): Record<string, string> => ({ AREA_METRICS_CLIENT_SECRET: secret });
 
 interface Dataset {
   namespace: string;

@@ -5,43 +5,27 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { describe, expect, it } from 'vitest';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { latestUnit } from '../helpers/manifests.js';
 import { dataFiles, readTree, useTempDirs } from '../helpers/tmp.js';
+import { SECRET_ENV, useSandbox } from '../helpers/vendor.js';
 import { METRIC_NAMES } from '../../src/metrics/names.js';
 
-const SECRET = 'Local-Days-S3cret-42';
 const STATE = '.area-metrics-state.json';
 /** 14 stores span -11:00 to +13:00. */
 const STORES = 14;
 
-let sandbox: Sandbox;
 /** The one clock of the sandbox and of every run. */
 let clock = new Date('2026-11-23T18:28:00Z');
 const tempDir = useTempDirs('local-days-');
 
-beforeAll(async () => {
-  sandbox = await startSandbox({
-    port: 0,
-    stores: STORES,
-    zones: 2,
-    days: 10,
-    clientId: 'local-days',
-    clientSecret: SECRET,
-    now: () => clock,
-  });
-});
-
-afterAll(async () => {
-  await sandbox.close();
-});
+const sandbox = useSandbox({ port: 0, stores: STORES, zones: 2, days: 10, clientId: 'local-days', now: () => clock });
 
 function run(args: readonly string[], at: Date): Promise<CliResult> {
   clock = at;
-  return runCli([...args, '--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET], {
-    env: { AREA_METRICS_NOW: at.toISOString() },
+  return runCli([...args, '--base-url', sandbox.url, '--client-id', sandbox.clientId], {
+    env: { AREA_METRICS_NOW: at.toISOString(), ...SECRET_ENV },
   });
 }
 

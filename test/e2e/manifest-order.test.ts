@@ -22,27 +22,18 @@ import {
 } from '../helpers/manifests.js';
 import { startPostgres, warnIfPostgresMissing, type TestPostgres } from '../helpers/postgres.js';
 import { startS3, type S3Harness } from '../helpers/s3.js';
-import { clockedCli, daysBefore, noonToday, servingDaysInProgress, useSandbox } from '../helpers/sandbox-clock.js';
+import { clockedCli, daysBefore, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
+import { SECRET_ENV, useSandbox } from '../helpers/vendor.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
-const SECRET = 'Manifest-Order-S3cret-4';
 const CLOCK = noonToday();
-const { startCli } = clockedCli(CLOCK, { AREA_METRICS_CLIENT_SECRET: SECRET });
+const { startCli } = clockedCli(CLOCK, SECRET_ENV);
 const daysAgo = daysBefore(CLOCK);
 const tempDir = useTempDirs('manifest-order-e2e-');
 const skipPostgres = warnIfPostgresMissing('the PostgreSQL case of the manifest order tests');
 
 beforeAll(assertBuilt);
-const sandbox = useSandbox({
-  port: 0,
-  stores: 3,
-  zones: 2,
-  days: 10,
-  seed: 23,
-  clientId: 'order-client',
-  clientSecret: SECRET,
-  ...servingDaysInProgress(CLOCK),
-});
+const sandbox = useSandbox({ port: 0, stores: 3, zones: 2, days: 10, seed: 23, clientId: 'order-client', ...servingDaysInProgress(CLOCK) });
 
 let proxy: CraftedProxy;
 beforeAll(async () => {

@@ -4,7 +4,6 @@
  */
 import { readdir } from 'node:fs/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { type CliResult } from '../helpers/cli.js';
 import {
   PROBE_ETAG,
@@ -14,52 +13,41 @@ import {
   startS3,
   STATE_OBJECT_NAME,
   type S3Harness,
+  resetS3,
 } from '../helpers/s3.js';
 import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { readTree, useTempDirs } from '../helpers/tmp.js';
+import { SECRET_ENV, useSandbox, VENDOR_SECRET } from '../helpers/vendor.js';
 
-const SECRET = 'Object-Store-S3cret-7f1';
-let sandbox: Sandbox;
 let s3: S3Harness;
 const tempDir = useTempDirs('object-storage-');
 
 beforeAll(async () => {
-  // This file is about where the data goes, not when a day ends: yesterday is served whole.
-  sandbox = await startSandbox({
-    port: 0,
-    stores: 4,
-    zones: 3,
-    days: 10,
-    seed: 11,
-    clientId: 'object-client',
-    clientSecret: SECRET,
-    ...servingDaysInProgress(CLOCK),
-  });
   s3 = await startS3();
 });
 afterAll(async () => {
-  await sandbox?.close();
   await s3?.close();
 });
 beforeEach(() => {
-  s3.requests.length = 0;
-  Object.assign(s3.faults, {
-    denyWrites: false,
-    answerAll: undefined,
-    down: false,
-    downAfterDataPuts: undefined,
-    gatherStatePuts: 0,
-    enforceConditions: true,
-    refuseConditionalPuts: false,
-  });
+  resetS3(s3);
 });
 
 /** One clock for the sandbox and every run: at noon (UTC) the day before yesterday is over and yesterday is not. */
 const CLOCK = noonToday();
 const daysAgo = daysBefore(CLOCK);
-const { runCli } = clockedCli(CLOCK);
+const { runCli } = clockedCli(CLOCK, SECRET_ENV);
+// This file is about where the data goes, not when a day ends: yesterday is served whole.
+const sandbox = useSandbox({
+  port: 0,
+  stores: 4,
+  zones: 3,
+  days: 10,
+  seed: 11,
+  clientId: 'object-client',
+  ...servingDaysInProgress(CLOCK),
+});
 
-const api = (): string[] => ['--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET];
+const api = (): string[] => ['--base-url', sandbox.url, '--client-id', sandbox.clientId];
 
 /**
  * A run with the store's env. With `inFolder` it is the BUILT binary in that working folder: what only a process
@@ -79,7 +67,7 @@ async function run(
 
 /** No credential in any line, and every line is one of ours (no SDK notice, no stack trace). */
 function expectCleanStderr(stderr: string): void {
-  for (const secret of [S3_SECRET_ACCESS_KEY, S3_SESSION_TOKEN, S3_ACCESS_KEY_ID, SECRET]) expect(stderr).not.toContain(secret);
+  for (const secret of [S3_SECRET_ACCESS_KEY, S3_SESSION_TOKEN, S3_ACCESS_KEY_ID, VENDOR_SECRET]) expect(stderr).not.toContain(secret);
   expect(stderr).not.toMatch(/NodeVersionSupportWarning|AWS SDK for JavaScript|^\s+at /m);
 }
 

@@ -5,14 +5,13 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { describe, expect, it } from 'vitest';
 import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
-import { LOG_TIMESTAMP, stopAllClis, waitUntil } from '../helpers/cli.js';
+import { SECRET_ENV, VENDOR_SECRET, importArgs, useSandbox } from '../helpers/vendor.js';
+import { LOG_TIMESTAMP, waitUntil } from '../helpers/cli.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
 import { METRIC_NAMES } from '../../src/metrics/names.js';
 
-const SECRET = 'Months-S3cret-4d2a';
 const STATE = '.area-metrics-state.json';
 const METRICS = METRIC_NAMES;
 
@@ -21,14 +20,9 @@ const METRICS = METRIC_NAMES;
 const CLOCK = noonToday();
 const daysAgo = daysBefore(CLOCK);
 // The secret in the environment, as the README teaches: a flag would add its warning to every run.
-const { runCli, startInProcess } = clockedCli(CLOCK, { AREA_METRICS_CLIENT_SECRET: SECRET });
+const { runCli, startInProcess } = clockedCli(CLOCK, SECRET_ENV);
 
-let sandbox: Sandbox;
 const tempDir = useTempDirs('over-months-');
-
-function importArgs(metric: string, out: string, ...extra: string[]): string[] {
-  return [metric, '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out, ...extra];
-}
 
 /** The days asked for since request number `before`, per metric or for one, sorted. */
 function requestedDays(before: number, metric = ''): string[] {
@@ -62,40 +56,20 @@ async function status(out: string, ...extra: string[]): Promise<{ code: number |
   return { code: result.code, report: JSON.parse(result.stdout) as StatusReport, stderr: result.stderr };
 }
 
-beforeAll(async () => {
-  sandbox = await startSandbox({
-    ...servingDaysInProgress(CLOCK),
-    port: 0,
-    stores: 3,
-    zones: 2,
-    days: 20,
-    clientId: 'months-client',
-    clientSecret: SECRET,
-  });
-});
-
-afterEach(async () => {
-  sandbox.setFaults({});
-  sandbox.setPublishing({});
-  await stopAllClis();
-});
-
-afterAll(async () => {
-  await sandbox?.close();
-});
+const sandbox = useSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 3, zones: 2, days: 20, clientId: 'months-client' });
 
 describe('a day the vendor never publishes', () => {
   it('does not stall catch-up: each --max-days run takes new days and retries the pending one, every cut message true', async () => {
     const out = await tempDir();
     const hidden = daysAgo(7);
     sandbox.setPublishing({ hidden: [{ day: hidden }] });
-    expect((await runCli(importArgs('traffic', out, '--date', daysAgo(8)))).code).toBe(0);
+    expect((await runCli(importArgs(sandbox, 'traffic', out, '--date', daysAgo(8)))).code).toBe(0);
 
     const runs: string[][] = [];
     const cuts: string[] = [];
     for (let run = 0; run < 3; run++) {
       const before = sandbox.requests.length;
-      const result = await runCli(importArgs('traffic', out, '--catch-up', '--max-days', '3'));
+      const result = await runCli(importArgs(sandbox, 'traffic', out, '--catch-up', '--max-days', '3'));
       expect(result.code, result.stderr).toBe(0);
       runs.push(requestedDays(before));
       cuts.push(...warnings(result.stderr).filter((line) => line.includes('--max-days')));
@@ -128,9 +102,9 @@ describe('a day the vendor never publishes', () => {
     const out = await tempDir();
     const hidden = daysAgo(7);
     sandbox.setPublishing({ hidden: [{ day: hidden }] });
-    expect((await runCli(importArgs('unique-users', out, '--from', daysAgo(8), '--to', daysAgo(1)))).code).toBe(0);
+    expect((await runCli(importArgs(sandbox, 'unique-users', out, '--from', daysAgo(8), '--to', daysAgo(1)))).code).toBe(0);
 
-    const first = await runCli(importArgs('unique-users', out, '--catch-up', '--give-up-days', '5'));
+    const first = await runCli(importArgs(sandbox, 'unique-users', out, '--catch-up', '--give-up-days', '5'));
     expect(first.code, first.stderr).toBe(0);
     const notOver = expect.stringContaining(`warn: unique-users ${daysAgo(1)}: not over until`) as unknown;
     expect(warnings(first.stderr)).toEqual([
@@ -140,7 +114,7 @@ describe('a day the vendor never publishes', () => {
     ]);
     // The given-up day is not asked for again; yesterday, not over, is.
     const before = sandbox.requests.length;
-    const second = await runCli(importArgs('unique-users', out, '--catch-up', '--give-up-days', '5'));
+    const second = await runCli(importArgs(sandbox, 'unique-users', out, '--catch-up', '--give-up-days', '5'));
     expect(second.code, second.stderr).toBe(0);
     expect(warnings(second.stderr)).toEqual([notOver]);
     expect(requestedDays(before)).toEqual([daysAgo(1)]);
@@ -166,7 +140,7 @@ describe('a day the vendor never publishes', () => {
     expect(reopened.code, reopened.stderr).toBe(0);
     sandbox.setPublishing({});
     const again = sandbox.requests.length;
-    expect((await runCli(importArgs('unique-users', out, '--catch-up'))).code).toBe(0);
+    expect((await runCli(importArgs(sandbox, 'unique-users', out, '--catch-up'))).code).toBe(0);
     expect(requestedDays(again, 'unique-users')).toEqual([hidden, daysAgo(1)]);
     expect(await dataFiles(out)).toContain(`unique-users/${hidden}.csv`);
     expect((await status(out, '--max-behind', '1')).code).toBe(0);
@@ -178,7 +152,7 @@ describe('an interrupted backfill', () => {
     const out = await tempDir();
     const [from, to] = [daysAgo(10), daysAgo(1)];
     sandbox.setFaults({ latencyMs: 60 });
-    const run = startInProcess(importArgs('all', out, '--from', from, '--to', to, '--concurrency', '1'), { timeoutMs: 60_000 });
+    const run = startInProcess(importArgs(sandbox, 'all', out, '--from', from, '--to', to, '--concurrency', '1'), { timeoutMs: 60_000 });
     await waitUntil(() => (run.stderr().match(/ rows from /g) ?? []).length >= 3, 'three units written', 30_000);
     run.kill('SIGINT');
     const interrupted = await run.done;
@@ -199,7 +173,7 @@ describe('an interrupted backfill', () => {
     expect(after.report.lastRun).toMatchObject({ exitCode: 130 });
 
     const before = sandbox.requests.length;
-    const catchUp = await runCli(importArgs('all', out, '--catch-up'));
+    const catchUp = await runCli(importArgs(sandbox, 'all', out, '--catch-up'));
     expect(catchUp.code, catchUp.stderr).toBe(0);
     expect(requestedDays(before, 'traffic')).toEqual(Array.from({ length: 10 }, (_, index) => daysAgo(10 - index)));
     // Healed, as far as it can be: yesterday (`to`) stays pending until it is over.
@@ -215,7 +189,7 @@ describe('a rejected credential', () => {
   it('ends the run at once: no further request, the rest not attempted, one line naming the cause, exit 3', async () => {
     const out = await tempDir();
     const before = sandbox.requests.length;
-    const args = ['all', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out];
+    const args = importArgs(sandbox, 'all', out);
     const result = await runCli([...args, '--from', daysAgo(20), '--to', daysAgo(1)], {
       env: { AREA_METRICS_CLIENT_SECRET: 'wrong-secret' },
     });
@@ -238,7 +212,7 @@ describe('a cron log read a week later', () => {
   it('every line starts with its UTC time, the first names the run, a retry warning names metric, day and page', async () => {
     const out = await tempDir();
     sandbox.setFaults({ failNth: { n: 1, status: 503 } });
-    const result = await runCli(importArgs('traffic', out, '--from', daysAgo(3), '--to', daysAgo(2), '--concurrency', '1'));
+    const result = await runCli(importArgs(sandbox, 'traffic', out, '--from', daysAgo(3), '--to', daysAgo(2), '--concurrency', '1'));
     expect(result.code, result.stderr).toBe(0);
     const lines = result.rawStderr.trim().split('\n');
     for (const line of lines) expect(line).toMatch(LOG_TIMESTAMP);
@@ -261,12 +235,12 @@ describe('a cron log read a week later', () => {
 describe('a loader that watches mtimes', () => {
   it('a look-back that finds the same bytes leaves the files untouched and says so; a corrected day is replaced', async () => {
     const out = await tempDir();
-    expect((await runCli(importArgs('traffic', out, '--from', daysAgo(3), '--to', daysAgo(1)))).code).toBe(0);
+    expect((await runCli(importArgs(sandbox, 'traffic', out, '--from', daysAgo(3), '--to', daysAgo(1)))).code).toBe(0);
     const path = (n: number): string => join(out, 'traffic', `${daysAgo(n)}.csv`);
     const before = await Promise.all([3, 2, 1].map(async (n) => stat(path(n))));
     sandbox.setPublishing({ corrected: [{ day: daysAgo(3), revision: 1 }] });
 
-    const result = await runCli(importArgs('traffic', out, '--catch-up', '--lookback', '3', '--log-format', 'json'));
+    const result = await runCli(importArgs(sandbox, 'traffic', out, '--catch-up', '--lookback', '3', '--log-format', 'json'));
     expect(result.code, result.stderr).toBe(0);
     const entries = result.stderr
       .trim()
@@ -289,7 +263,7 @@ describe('a loader that watches mtimes', () => {
     }
     expect(after[0]!.ino).not.toBe(before[0]!.ino);
 
-    const text = await runCli(importArgs('traffic', out, '--catch-up', '--lookback', '1'));
+    const text = await runCli(importArgs(sandbox, 'traffic', out, '--catch-up', '--lookback', '1'));
     expect(text.stderr).toContain(`traffic ${daysAgo(1)}: `);
     expect(text.stderr).toMatch(new RegExp(`-> ${path(1).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(unchanged\\)\\n`));
   });
@@ -300,7 +274,7 @@ describe('area-metrics check', () => {
 
   it('one page_size=1 request per metric for yesterday; OK per metric; exit 0', async () => {
     const before = sandbox.requests.length;
-    const result = await runCli(checkArgs('--client-secret', SECRET));
+    const result = await runCli(checkArgs('--client-secret', VENDOR_SECRET));
     expect(result.code, result.stderr).toBe(0);
     const lines = result.stdout.trim().split('\n');
     expect(lines).toHaveLength(METRICS.length);
@@ -336,7 +310,7 @@ describe('area-metrics check', () => {
     expect(unreachable.stdout).toMatch(/^FAIL +unique-users: .*network error/);
 
     sandbox.setFaults({ truncateNth: { n: 1, times: 100 } });
-    const garbled = await runCli(checkArgs('--client-secret', SECRET, '--retries', '0'));
+    const garbled = await runCli(checkArgs('--client-secret', VENDOR_SECRET, '--retries', '0'));
     expect(garbled.code).toBe(5);
     expect(garbled.stdout).toMatch(/^FAIL +unique-users: .*malformed body/);
 
@@ -349,7 +323,7 @@ describe('accept and reopen', () => {
     const out = await tempDir();
     const none = await runCli(['accept', 'traffic', '--date', daysAgo(2), '-o', out]);
     expect([none.code, none.stderr.trim().split('\n')]).toEqual([2, [expect.stringMatching(/no state file at /)]]);
-    expect((await runCli(importArgs('traffic', out, '--date', daysAgo(2)))).code).toBe(0);
+    expect((await runCli(importArgs(sandbox, 'traffic', out, '--date', daysAgo(2)))).code).toBe(0);
     const cases: [string[], RegExp][] = [
       [['accept', 'trafic', '--date', daysAgo(2)], /unknown metric "trafic"; use unique-users, avg-screen-time, traffic or all/],
       [['accept', 'traffic', '--date', daysAgo(0)], /is today \(UTC\), which is not over yet/],
@@ -369,7 +343,7 @@ describe('state format 4', () => {
   it('records coverage as ranges, pending days with reasons and the last run; status reads them', async () => {
     const out = await tempDir();
     sandbox.setPublishing({ hidden: [{ day: daysAgo(3) }] });
-    expect((await runCli(importArgs('avg-screen-time', out, '--from', daysAgo(5), '--to', daysAgo(1)))).code).toBe(0);
+    expect((await runCli(importArgs(sandbox, 'avg-screen-time', out, '--from', daysAgo(5), '--to', daysAgo(1)))).code).toBe(0);
     const state = JSON.parse(await readFile(join(out, STATE), 'utf8')) as Record<string, unknown>;
     expect(state).toMatchObject({
       version: 5,

@@ -10,12 +10,12 @@ import { startSandbox, type RecordedRequest, type Sandbox } from '../../src/sand
 import { virtualClock } from '../helpers/clock.js';
 import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
 import { readTree, useTempDirs } from '../helpers/tmp.js';
+import { importArgs as vendorImport, SECRET_ENV, VENDOR_SECRET } from '../helpers/vendor.js';
 
 const LIMIT = 10;
-const SECRET = 'Pacing-S3cret-0b1d';
 // The day clock of the runs and the sandboxes: days count from it, not from the wall clock (a run across midnight).
 const CLOCK = noonToday();
-const { runCli: runInProcess } = clockedCli(CLOCK);
+const { runCli: runInProcess } = clockedCli(CLOCK, SECRET_ENV);
 const utcDay = (daysAgo: number): string => new Date(CLOCK.getTime() - daysAgo * 86_400_000).toISOString().slice(0, 10);
 // Six days that have ended everywhere: 18 units (3 metrics x 6 days), so --concurrency 16 has 16 in flight.
 const FROM = utcDay(7);
@@ -32,28 +32,11 @@ let reference: Map<string, Buffer>;
 let unthrottledRequests = 0;
 
 /** Every sandbox of the file serves the same data: 20 stores, so two pages a unit at 10 a page. */
-const SANDBOX_DATA = { stores: 20, zones: 3, days: 9, clientSecret: SECRET, now: () => CLOCK };
+const SANDBOX_DATA = { stores: 20, zones: 3, days: 9, clientSecret: VENDOR_SECRET, now: () => CLOCK };
 
 function importArgs(vendor: Sandbox, out: string, ...extra: string[]): string[] {
   // 20 stores at 10 a page: two pages a unit, 36 requests in all.
-  return [
-    'all',
-    '--base-url',
-    vendor.url,
-    '--client-id',
-    vendor.clientId,
-    '--client-secret',
-    SECRET,
-    '--from',
-    FROM,
-    '--to',
-    TO,
-    '--page-size',
-    '10',
-    '-o',
-    out,
-    ...extra,
-  ];
+  return vendorImport(vendor, 'all', out, '--from', FROM, '--to', TO, '--page-size', '10', ...extra);
 }
 
 function metricAnswers(seen: readonly Answer[]): Answer[] {
@@ -125,11 +108,12 @@ describe.each([4, 16])('a vendor limit of 10 requests a second, --concurrency %i
           expect(throttled.length).toBeLessThanOrEqual(0.02 * metric.length);
         }
         // From the first answer to the last: near the time the limit allows for the pages. The 1.1x target is measured
-        // by `npm run bench` (docs/bench.md, Pacing: 1.0x to 1.1x here on a quiet machine); under a busy machine's
-        // event-loop lag the 3.6 s of 36 pages had 0.36 s of room at 1.1x, so this asserts 1.3x, which still catches a
-        // pacer that waits a second window for each one it fills (2x).
+        // by `npm run bench` (docs/bench.md, Pacing: 1.0x to 1.1x here on a quiet machine); a busy 2-core machine's
+        // event-loop lag broke 1.3x (1.08 s of room over the 3.6 s of 36 pages), so this asserts 1.45x (1.62 s of
+        // room), which still catches a pacer that sleeps twice what it computed (1.5x to 1.75x here: its sliding
+        // window lets part of each burst through at once).
         const seconds = (metric.at(-1)!.at - metric[0]!.at) / 1000;
-        expect(seconds).toBeLessThanOrEqual((1.3 * pages.length) / LIMIT);
+        expect(seconds).toBeLessThanOrEqual((1.45 * pages.length) / LIMIT);
       } finally {
         await limited.close();
       }
@@ -183,7 +167,6 @@ describe('--max-rps', () => {
     const checkClock = virtualClock();
     const check = await runInProcess(['check', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '--max-rps', '1'], {
       clock: checkClock,
-      env: { AREA_METRICS_CLIENT_SECRET: SECRET },
     });
     expect(check.code, check.stderr).toBe(0);
     expect(check.stdout.match(/^OK /gm)).toHaveLength(3);

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { columnNames, METRICS, type MetricName } from '../../src/metrics/descriptors.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { ROOT } from '../helpers/cli.js';
 import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
+import { SECRET_ENV, useSandbox } from '../helpers/vendor.js';
 import { envelope, sendJson, startCraftedServer, type CraftedServer } from '../helpers/crafted-server.js';
 import { DuckDb, sqlText } from '../helpers/duckdb.js';
 import { METRIC_NAMES } from '../../src/metrics/names.js';
@@ -14,32 +14,23 @@ import { METRIC_NAMES } from '../../src/metrics/names.js';
  * The built binary imports the sandbox (and one crafted answer) as Parquet and as CSV; DuckDB, a reader nobody here
  * wrote, reads both back as a user would.
  */
-const SECRET = 'e2e-Parquet-Secret-7';
 /** One clock for the days the tests name, the runs and the sandbox: a run across midnight UTC changes nothing. */
 const CLOCK = noonToday();
-const { runCli } = clockedCli(CLOCK);
+const { runCli } = clockedCli(CLOCK, SECRET_ENV);
 const utcDay = (offsetDays: number) => new Date(CLOCK.getTime() + offsetDays * 86_400_000).toISOString().slice(0, 10);
 const FROM = utcDay(-4);
 const TO = utcDay(-2);
 
-let sandbox: Sandbox;
 let crafted: CraftedServer;
 let workDir: string;
 let duck: DuckDb;
 
-const auth = (baseUrl: string) => ['--base-url', baseUrl, '--client-id', 'parquet-client', '--client-secret', SECRET];
+const auth = (baseUrl: string) => ['--base-url', baseUrl, '--client-id', 'parquet-client'];
 const files = (dir: string, metric: string, extension: string) => sqlText(join(workDir, dir, metric, `*.${extension}`));
 
+const sandbox = useSandbox({ stores: 9, zones: 5, days: 10, seed: 11, clientId: 'parquet-client', now: () => CLOCK });
+
 beforeAll(async () => {
-  sandbox = await startSandbox({
-    stores: 9,
-    zones: 5,
-    days: 10,
-    seed: 11,
-    clientId: 'parquet-client',
-    clientSecret: SECRET,
-    now: () => CLOCK,
-  });
   crafted = await startCraftedServer();
   workDir = await mkdtemp(join(tmpdir(), 'parquet-e2e-'));
   duck = await DuckDb.open();
@@ -52,7 +43,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   duck.close();
-  await Promise.all([sandbox.close(), crafted.close()]);
+  await crafted.close();
   await rm(workDir, { recursive: true, force: true });
 });
 

@@ -1,12 +1,12 @@
 import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort } from '../helpers/ports.js';
 import { postgresOwner, startPostgres, warnIfPostgresMissing, type TestPostgres } from '../helpers/postgres.js';
 import { sandboxRows, tableRows } from '../helpers/postgres-rows.js';
 import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
+import { SECRET_ENV, useSandbox } from '../helpers/vendor.js';
 import { mountTmpfs, tmpfsUnavailable } from '../helpers/tmpfs.js';
 
 /**
@@ -16,16 +16,15 @@ import { mountTmpfs, tmpfsUnavailable } from '../helpers/tmpfs.js';
  */
 const skip = warnIfPostgresMissing('the PostgreSQL error tests');
 const CLOCK = noonToday();
-const SECRET = 'e2e-Postgres-Errors-Secret-8';
-const { runCli } = clockedCli(CLOCK);
+const { runCli } = clockedCli(CLOCK, SECRET_ENV);
 const DAY = new Date(CLOCK.getTime() - 3 * 86_400_000).toISOString().slice(0, 10);
 const DATABASE = 'errors';
 const PASSWORDS = { loader: 'Loader-Pass-9z', writer: 'Writer-Pass-3y', nobody: 'Nobody-Pass-1x', tls_only: 'Tls-Pass-7w' } as const;
 
-let sandbox: Sandbox;
 let server: TestPostgres;
 let home: string;
-const auth = () => ['--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET];
+const sandbox = useSandbox({ stores: 4, zones: 3, days: 8, seed: 9, clientId: 'pg-errors', now: () => CLOCK });
+const auth = () => ['--base-url', sandbox.url, '--client-id', sandbox.clientId];
 /** The environment of a run as `role`: no password unless given, no password file but the one named. */
 const envOf = (extra: Record<string, string> = {}) => ({ PGPASSWORD: undefined, PGPASSFILE: join(home, 'none'), HOME: home, ...extra });
 const urlOf = (user: string, schema: string) => server.url({ user, database: DATABASE, params: { schema } });
@@ -36,18 +35,13 @@ const errorsIn = (stderr: string): string[] =>
 
 describe.skipIf(skip)('-o postgresql:// when something is wrong', () => {
   beforeAll(async () => {
-    [sandbox, server, home] = await Promise.all([
-      startSandbox({ stores: 4, zones: 3, days: 8, seed: 9, clientId: 'pg-errors', clientSecret: SECRET, now: () => CLOCK }),
-      startPostgres({ tls: true }),
-      mkdtemp(join(tmpdir(), 'pg-home-')),
-    ]);
+    [server, home] = await Promise.all([startPostgres({ tls: true }), mkdtemp(join(tmpdir(), 'pg-home-'))]);
     await server.query(`CREATE DATABASE ${DATABASE}`);
     for (const [role, password] of Object.entries(PASSWORDS)) await server.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'`);
     await server.query(`GRANT CREATE ON DATABASE ${DATABASE} TO loader, tls_only`);
   });
-  afterEach(() => sandbox.setPublishing({}));
   afterAll(async () => {
-    await Promise.all([sandbox?.close(), server?.stop(), home === undefined ? undefined : rm(home, { recursive: true, force: true })]);
+    await Promise.all([server?.stop(), home === undefined ? undefined : rm(home, { recursive: true, force: true })]);
   });
 
   it('a server that cannot be reached: exit 4 after the retries, one line naming it, no password', async () => {

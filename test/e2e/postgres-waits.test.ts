@@ -2,7 +2,8 @@ import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stopAllClis, waitUntil } from '../helpers/cli.js';
 import { startPostgres, warnIfPostgresMissing, type TestPostgres } from '../helpers/postgres.js';
-import { clockedCli, daysBefore, noonToday, useSandbox } from '../helpers/sandbox-clock.js';
+import { clockedCli, daysBefore, noonToday } from '../helpers/sandbox-clock.js';
+import { SECRET_ENV, useSandbox } from '../helpers/vendor.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
 /**
@@ -13,17 +14,16 @@ import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
  */
 const skip = warnIfPostgresMissing('the PostgreSQL bounded-wait tests');
 const CLOCK = noonToday();
-const SECRET = 'e2e-Postgres-Waits-Secret-6';
 const SCHEMA = 'waits';
-const { runCli, startCli } = clockedCli(CLOCK);
+const { runCli, startCli } = clockedCli(CLOCK, SECRET_ENV);
 const day = daysBefore(CLOCK);
 /** The tool's advisory lock class ("AMET"), as pg_locks shows it. */
 const LOCK_CLASS = 0x414d4554;
 
-const sandbox = useSandbox({ stores: 3, zones: 2, days: 10, seed: 11, clientId: 'pg-waits', clientSecret: SECRET, now: () => CLOCK });
+const sandbox = useSandbox({ stores: 3, zones: 2, days: 10, seed: 11, clientId: 'pg-waits', now: () => CLOCK });
 let server: TestPostgres;
 let databases = 0;
-const auth = () => ['--base-url', sandbox().url, '--client-id', sandbox().clientId, '--client-secret', SECRET];
+const auth = () => ['--base-url', sandbox().url, '--client-id', sandbox().clientId];
 
 /** A fresh, empty database. */
 async function freshDatabase(): Promise<string> {

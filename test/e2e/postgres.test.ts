@@ -1,8 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MetricName } from '../../src/metrics/descriptors.js';
 import { METRIC_NAMES } from '../../src/metrics/names.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { assertBuilt, stopAllClis, waitUntil } from '../helpers/cli.js';
+import { assertBuilt, waitUntil, type CliResult } from '../helpers/cli.js';
 import { startPostgres, warnIfPostgresMissing, type TestPostgres } from '../helpers/postgres.js';
 import { daysFrom, rowVersions, sandboxRows, tableRows } from '../helpers/postgres-rows.js';
 import { answerPage, envelope, startCraftedVendor } from '../helpers/crafted-vendor.js';
@@ -10,6 +9,7 @@ import { startLineageServer } from '../helpers/lineage-server.js';
 import { openLineageErrors } from '../helpers/openlineage.js';
 import { docQueries } from '../helpers/markdown.js';
 import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
+import { importArgs, SECRET_ENV, useSandbox } from '../helpers/vendor.js';
 
 /**
  * Imports into a real PostgreSQL server (a throwaway cluster) from the sandbox, and reads the tables back with the pg
@@ -18,31 +18,19 @@ import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
  */
 const skip = warnIfPostgresMissing('the PostgreSQL end-to-end tests');
 const CLOCK = noonToday();
-const SECRET = 'e2e-Postgres-Secret-5';
-const { runCli, startCli, startInProcess } = clockedCli(CLOCK);
+const { runCli, startCli, startInProcess } = clockedCli(CLOCK, SECRET_ENV);
 const utcDay = (offsetDays: number) => new Date(CLOCK.getTime() + offsetDays * 86_400_000).toISOString().slice(0, 10);
 const FROM = utcDay(-4);
 const TO = utcDay(-2);
 const SCHEMA = 'area_metrics';
 
-let sandbox: Sandbox;
 let server: TestPostgres;
 let databases = 0;
-const auth = () => ['--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET];
+const sandbox = useSandbox({ stores: 6, zones: 4, days: 10, seed: 5, clientId: 'pg-client', now: () => CLOCK });
+const auth = () => ['--base-url', sandbox.url, '--client-id', sandbox.clientId];
 /** unique-users of the last day from a crafted vendor into a database. */
-const fromCrafted = (vendorUrl: string, output: string) => [
-  'unique-users',
-  '--base-url',
-  vendorUrl,
-  '--client-id',
-  'c',
-  '--client-secret',
-  SECRET,
-  '--date',
-  TO,
-  '-o',
-  output,
-];
+const fromCrafted = (vendorUrl: string, output: string) =>
+  importArgs({ url: vendorUrl, clientId: 'c' }, 'unique-users', output, '--date', TO);
 
 /** A fresh database of the cluster and its `-o` URL. */
 async function freshDatabase(): Promise<{ database: string; schema: string; url: string }> {
@@ -57,18 +45,10 @@ async function everyTable(at: { database: string; schema: string }): Promise<Map
 
 describe.skipIf(skip)('-o postgresql://', () => {
   beforeAll(async () => {
-    [sandbox, server] = await Promise.all([
-      startSandbox({ stores: 6, zones: 4, days: 10, seed: 5, clientId: 'pg-client', clientSecret: SECRET, now: () => CLOCK }),
-      startPostgres(),
-    ]);
-  });
-  afterEach(async () => {
-    await stopAllClis();
-    sandbox.setPublishing({});
-    sandbox.setFaults({});
+    server = await startPostgres();
   });
   afterAll(async () => {
-    await Promise.all([sandbox?.close(), server?.stop()]);
+    await server?.stop();
   });
 
   it('a backfill equals the sandbox row for row; a re-run writes nothing; a late correction replaces exactly its day', async () => {
@@ -450,9 +430,23 @@ describe.skipIf(skip)('-o postgresql://', () => {
       await holder.end();
     }
 
-    // Two first runs at once on a database with no schema yet: the lock comes before the tables are made.
+    // Two first runs at once on a database with no schema yet: the lock comes before the tables are made. The lock
+    // held from outside forces the interleaving (both runs at the point where they wait) instead of hoping for it.
     const fresh = await freshDatabase();
-    const both = await Promise.all([0, 1].map(() => runCli(['all', ...auth(), '--from', FROM, '--to', TO, '-o', fresh.url])));
+    const gate = await server.connect(fresh.database);
+    let both: CliResult[];
+    try {
+      await gate.query(`SELECT pg_advisory_lock(${0x414d4554}, hashtext($1) & 2147483647)`, [SCHEMA]);
+      const runs = [0, 1].map(() => startInProcess(['all', ...auth(), '--from', FROM, '--to', TO, '-o', fresh.url]));
+      for (const run of runs) await waitUntil(() => run.stderr().includes('waiting for it to end'), 'both runs to wait for the lock');
+      // Both wait and neither has made anything: a lock taken after the schema would have left it here.
+      const made = await gate.query('SELECT schema_name FROM information_schema.schemata WHERE schema_name = $1', [SCHEMA]);
+      expect(made.rows).toEqual([]);
+      await gate.query(`SELECT pg_advisory_unlock(${0x414d4554}, hashtext($1) & 2147483647)`, [SCHEMA]);
+      both = await Promise.all(runs.map((run) => run.done));
+    } finally {
+      await gate.end();
+    }
     for (const result of both) expect(result.code, result.stderr).toBe(0);
     // One ran first and wrote; the other ran after it, and found every unit as it was.
     expect(both.filter((result) => /9 unchanged/.test(result.stderr))).toHaveLength(1);

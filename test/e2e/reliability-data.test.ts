@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, stopAllClis, type CliResult } from '../helpers/cli.js';
 import { listenOnLoopback, type Listening } from '../helpers/loopback.js';
 import { dataFiles, listFiles, useTempDirs } from '../helpers/tmp.js';
+import { importArgs as vendorImport } from '../helpers/vendor.js';
 
 const SECRET = 'Data-S3cret-c0ffee';
 const DAY = '2026-03-10';
@@ -208,22 +209,8 @@ const calls: string[] = [];
 const tempDir = useTempDirs('reliability-data-');
 
 function importArgs(metric: Metric, caseName: string, out: string, ...extra: string[]): string[] {
-  return [
-    metric,
-    '--base-url',
-    `${baseUrl}/${caseName}`,
-    '--client-id',
-    'data-client',
-    '--client-secret',
-    SECRET,
-    '--date',
-    DAY,
-    '-o',
-    out,
-    '--retries',
-    '1',
-    ...extra,
-  ];
+  const vendor = { url: `${baseUrl}/${caseName}`, clientId: 'data-client' };
+  return vendorImport(vendor, metric, out, '--client-secret', SECRET, '--date', DAY, '--retries', '1', ...extra);
 }
 
 /** Requests the server received for one case (tests run concurrently, each on its own case). */

@@ -8,29 +8,23 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BIN, cliEnv, stopAllClis, withoutTimestamps, type CliResult } from '../helpers/cli.js';
 import { clockedCli, clockEnv, noonToday, daysBefore } from '../helpers/sandbox-clock.js';
+import { importArgs, SECRET_ENV, useSandbox } from '../helpers/vendor.js';
 import { mountTmpfs, tmpfsUnavailable, type Tmpfs } from '../helpers/tmpfs.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
-const SECRET = 'Disk-S3cret-7c21e0';
 const PAGE = 4096;
 
 /** UTC day `n` days before today. */
 /** One clock for the days the tests name, the runs and the sandbox: a run across midnight UTC changes nothing. */
 const CLOCK = noonToday();
-const { runCli } = clockedCli(CLOCK);
+const { runCli } = clockedCli(CLOCK, SECRET_ENV);
 
 const daysAgo = daysBefore(CLOCK);
 
-let sandbox: Sandbox;
 const tempDir = useTempDirs('reliability-disk-');
-
-function importArgs(metric: string, out: string, ...extra: string[]): string[] {
-  return [metric, '--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET, '-o', out, ...extra];
-}
 
 function metricRequestsSince(before: number): { path: string; query: Record<string, string> }[] {
   return sandbox.requests.slice(before).filter((request) => request.path.startsWith('/api/bi/area-metrics/'));
@@ -42,27 +36,8 @@ function failureLines(result: CliResult): string[] {
   return result.stderr.split('\n').filter((line) => line.includes('cannot '));
 }
 
-beforeAll(async () => {
-  // 30 stores: a day's file is a few pages, so a disk with one page free takes part of it and then fails.
-  sandbox = await startSandbox({
-    port: 0,
-    stores: 30,
-    zones: 6,
-    days: 10,
-    clientId: 'disk-client',
-    clientSecret: SECRET,
-    now: () => CLOCK,
-  });
-});
-
-afterEach(async () => {
-  sandbox.setPublishing({});
-  await stopAllClis();
-});
-
-afterAll(async () => {
-  await sandbox?.close();
-});
+// 30 stores: a day's file is a few pages, so a disk with one page free takes part of it and then fails.
+const sandbox = useSandbox({ port: 0, stores: 30, zones: 6, days: 10, clientId: 'disk-client', now: () => CLOCK });
 
 describe('on a small tmpfs', () => {
   let disk: Tmpfs | undefined;
@@ -87,7 +62,7 @@ describe('on a small tmpfs', () => {
   it('import a day, fill the disk, re-run: exit 7, one line naming the file and "disk full"; every old file byte-identical', async () => {
     const out = join(mounted().path, 'out');
     const day = daysAgo(2);
-    const first = await runCli(importArgs('all', out, '--date', day));
+    const first = await runCli(importArgs(sandbox, 'all', out, '--date', day));
     expect(first.code, first.stderr).toBe(0);
     const before = await readTree(out);
     expect(before.get(`unique-users/${day}.csv`)?.length).toBeGreaterThan(2 * PAGE);
@@ -95,7 +70,7 @@ describe('on a small tmpfs', () => {
     await mounted().fill(PAGE);
     // Corrected data: the same bytes would leave every file untouched and need no space at all.
     sandbox.setPublishing({ corrected: [{ day, revision: 1 }] });
-    const result = await runCli(importArgs('all', out, '--date', day));
+    const result = await runCli(importArgs(sandbox, 'all', out, '--date', day));
     expect(result.code).toBe(7);
     const path = join(out, 'unique-users', `${day}.csv`);
     expect(failureLines(result)).toEqual([
@@ -111,14 +86,14 @@ describe('on a small tmpfs', () => {
   it('a state that cannot be written once the day is judged: the unit is committed once, as failed (no rows counted, no "done" line); exit 7', async () => {
     const day = daysAgo(3);
     const reference = await tempDir();
-    expect((await runCli(importArgs('traffic', reference, '--date', day))).code).toBe(0);
+    expect((await runCli(importArgs(sandbox, 'traffic', reference, '--date', day))).code).toBe(0);
     const pages = Math.ceil((await stat(join(reference, 'traffic', `${day}.csv`))).size / PAGE);
 
     // Room for the state as the run starts (the days it is asked for), the coverage table written with it, and the
     // data file, not for the state's next copy: the day's judgement cannot be recorded.
     const out = join(mounted().path, 'out');
     await mounted().fill((2 + pages) * PAGE);
-    const result = await runCli(importArgs('traffic', out, '--date', day));
+    const result = await runCli(importArgs(sandbox, 'traffic', out, '--date', day));
     expect(result.code).toBe(7);
     expect(failureLines(result)).toEqual([
       `error: traffic ${day}: cannot write ${join(out, '.area-metrics-state.json')}: disk full (ENOSPC); free some space and run again`,
@@ -135,11 +110,11 @@ describe('on a small tmpfs', () => {
   it('a disk without a free byte: exit 7 before any request', async () => {
     const out = join(mounted().path, 'out');
     const day = daysAgo(2);
-    expect((await runCli(importArgs('traffic', out, '--date', day))).code).toBe(0);
+    expect((await runCli(importArgs(sandbox, 'traffic', out, '--date', day))).code).toBe(0);
     const before = await readTree(out);
     await mounted().fill();
     const requests = sandbox.requests.length;
-    const result = await runCli(importArgs('traffic', out, '--date', day));
+    const result = await runCli(importArgs(sandbox, 'traffic', out, '--date', day));
     expect(result.code).toBe(7);
     expect(failureLines(result)).toEqual([`error: cannot write to folder ${out}: disk full (ENOSPC); free some space and run again`]);
     expect(metricRequestsSince(requests)).toEqual([]);
@@ -150,7 +125,7 @@ describe('on a small tmpfs', () => {
     const days = [7, 6, 5, 4, 3, 2].map(daysAgo);
     const reference = await tempDir();
     const args = (out: string): string[] =>
-      importArgs('traffic', out, '--from', days[0] as string, '--to', days[5] as string, '--concurrency', '1');
+      importArgs(sandbox, 'traffic', out, '--from', days[0] as string, '--to', days[5] as string, '--concurrency', '1');
     expect((await runCli(args(reference))).code).toBe(0);
     const pages = await Promise.all(days.map(async (day) => Math.ceil((await stat(join(reference, 'traffic', `${day}.csv`))).size / PAGE)));
     expect(pages.every((count) => count >= 2)).toBe(true);
@@ -192,7 +167,7 @@ describe('on a small tmpfs', () => {
     await writeFile(join(out, 'traffic', `${daysAgo(2)}.csv`), 'old\n');
     mounted().readOnly();
     const requests = sandbox.requests.length;
-    const result = await runCli(importArgs('traffic', out, '--from', daysAgo(6), '--to', daysAgo(2)));
+    const result = await runCli(importArgs(sandbox, 'traffic', out, '--from', daysAgo(6), '--to', daysAgo(2)));
     expect(result.code).toBe(7);
     expect(failureLines(result)).toEqual([
       `error: cannot write to folder ${out}: read-only file system (EROFS); mount it read-write or choose another folder`,
@@ -207,7 +182,7 @@ describe('on a small tmpfs', () => {
     const stateFolder = join(mounted().path, 'state');
     const requests = sandbox.requests.length;
     const result = await runCli(
-      importArgs('traffic', out, '--from', daysAgo(6), '--to', daysAgo(2), '--state', join(stateFolder, 'state.json')),
+      importArgs(sandbox, 'traffic', out, '--from', daysAgo(6), '--to', daysAgo(2), '--state', join(stateFolder, 'state.json')),
     );
     expect(result.code).toBe(7);
     expect(failureLines(result)).toEqual([
@@ -221,7 +196,10 @@ describe('on a small tmpfs', () => {
 /** Runs the built binary with its stdout on /dev/full, where every write fails with ENOSPC. */
 async function runOntoFullDisk(args: readonly string[]): Promise<CliResult> {
   const full = openSync('/dev/full', 'w');
-  const child = spawn(process.execPath, [BIN, ...args], { env: cliEnv(clockEnv(CLOCK)), stdio: ['ignore', full, 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: cliEnv({ ...clockEnv(CLOCK), ...SECRET_ENV }),
+    stdio: ['ignore', full, 'pipe'],
+  });
   closeSync(full);
   if (!child.stderr) throw new Error('no stderr pipe');
   let stderr = '';
@@ -237,7 +215,7 @@ describe.skipIf(!existsSync('/dev/full'))('stdout onto a full disk (`> /dev/full
     const days = [7, 6, 5, 4, 3, 2].map(daysAgo);
     const requests = sandbox.requests.length;
     const result = await runOntoFullDisk(
-      importArgs('traffic', '-', '--from', days[0] as string, '--to', days[5] as string, '--concurrency', '1'),
+      importArgs(sandbox, 'traffic', '-', '--from', days[0] as string, '--to', days[5] as string, '--concurrency', '1'),
     );
     expect(result.code).toBe(7);
     expect(failureLines(result)).toEqual([
@@ -248,7 +226,7 @@ describe.skipIf(!existsSync('/dev/full'))('stdout onto a full disk (`> /dev/full
   });
 
   it('--dry-run: exit 7 and one line instead of 0 with the requests lost', async () => {
-    const result = await runOntoFullDisk(importArgs('traffic', '-', '--from', daysAgo(6), '--to', daysAgo(2), '--dry-run'));
+    const result = await runOntoFullDisk(importArgs(sandbox, 'traffic', '-', '--from', daysAgo(6), '--to', daysAgo(2), '--dry-run'));
     expect(result.code).toBe(7);
     expect(failureLines(result)).toEqual(['error: cannot write to stdout: disk full (ENOSPC); free some space and run again']);
   });

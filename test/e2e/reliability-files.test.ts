@@ -4,28 +4,22 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { describe, expect, it } from 'vitest';
 import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
-import { stopAllClis, waitUntil } from '../helpers/cli.js';
+import { importArgs, SECRET_ENV, useSandbox } from '../helpers/vendor.js';
+import { waitUntil } from '../helpers/cli.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 import { METRIC_NAMES } from '../../src/metrics/names.js';
 
-const SECRET = 'Files-S3cret-41be07';
 const STATE = '.area-metrics-state.json';
 
 /** UTC day `n` days before today. */
 /** One clock for the sandbox and every run: at noon (UTC) the day before yesterday is over and yesterday is not. */
 const CLOCK = noonToday();
 const daysAgo = daysBefore(CLOCK);
-const { runCli, startCli, startInProcess } = clockedCli(CLOCK);
+const { runCli, startCli, startInProcess } = clockedCli(CLOCK, SECRET_ENV);
 
-let sandbox: Sandbox;
 const tempDir = useTempDirs('reliability-files-');
-
-function importArgs(metric: string, out: string, ...extra: string[]): string[] {
-  return [metric, '--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET, '-o', out, ...extra];
-}
 
 function metricRequestsSince(before: number): { path: string; query: Record<string, string>; status: number }[] {
   return sandbox.requests.slice(before).filter((request) => request.path.startsWith('/api/bi/area-metrics/'));
@@ -54,26 +48,7 @@ async function pendingDays(out: string, key: string): Promise<Record<string, str
   return Object.fromEntries(Object.entries(pending).map(([day, status]) => [day, status.reason]));
 }
 
-beforeAll(async () => {
-  sandbox = await startSandbox({
-    ...servingDaysInProgress(CLOCK),
-    port: 0,
-    stores: 3,
-    zones: 3,
-    days: 10,
-    clientId: 'files-client',
-    clientSecret: SECRET,
-  });
-});
-
-afterEach(async () => {
-  sandbox.setFaults({});
-  await stopAllClis();
-});
-
-afterAll(async () => {
-  await sandbox?.close();
-});
+const sandbox = useSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 3, zones: 3, days: 10, clientId: 'files-client' });
 
 describe('completeness', () => {
   it('results that repeat across pages: the unit is fetched 3 times in all, then exit 6 naming unit, expected and received', async () => {
@@ -81,7 +56,7 @@ describe('completeness', () => {
     const day = daysAgo(2);
     const before = sandbox.requests.length;
     sandbox.setFaults({ repeatResult: true });
-    const result = await runCli(importArgs('traffic', out, '--date', day, '--page-size', '2'));
+    const result = await runCli(importArgs(sandbox, 'traffic', out, '--date', day, '--page-size', '2'));
     expect(result.code).toBe(6);
     // 3 stores at 2 per page: 2 pages per fetch, 3 fetches.
     const pages = metricRequestsSince(before).map((request) => request.query.page ?? '1');
@@ -97,11 +72,11 @@ describe('completeness', () => {
   it('a repeat that goes away on a refetch: exit 0 and the same file as a clean run', async () => {
     const clean = await tempDir();
     const day = daysAgo(2);
-    expect((await runCli(importArgs('traffic', clean, '--date', day, '--page-size', '2'))).code).toBe(0);
+    expect((await runCli(importArgs(sandbox, 'traffic', clean, '--date', day, '--page-size', '2'))).code).toBe(0);
     // Unstable ordering for the first fetch only: switched off as soon as the client says it fetches again.
     const out = await tempDir();
     sandbox.setFaults({ repeatResult: true, latencyMs: 300 });
-    const run = startInProcess(importArgs('traffic', out, '--date', day, '--page-size', '2'));
+    const run = startInProcess(importArgs(sandbox, 'traffic', out, '--date', day, '--page-size', '2'));
     await waitUntil(() => run.stderr().includes('fetching the unit again'), 'the first refetch');
     sandbox.setFaults({});
     const result = await run.done;
@@ -113,7 +88,7 @@ describe('completeness', () => {
 describe('atomic and idempotent files', () => {
   it('re-running the same window gives byte-identical files, whatever the page size and concurrency', async () => {
     const out = await tempDir();
-    const args = importArgs('all', out, '--from', daysAgo(3), '--to', daysAgo(1));
+    const args = importArgs(sandbox, 'all', out, '--from', daysAgo(3), '--to', daysAgo(1));
     const first = await runCli([...args, '--page-size', '2', '--concurrency', '1']);
     expect(first.code, first.stderr).toBe(0);
     const firstTree = await readTree(out);
@@ -122,10 +97,10 @@ describe('atomic and idempotent files', () => {
     expect(second.code, second.stderr).toBe(0);
     expect(await readTree(out)).toEqual(firstTree);
     const ndjson = await tempDir();
-    expect((await runCli(importArgs('all', ndjson, '--from', daysAgo(3), '--to', daysAgo(1), '-f', 'ndjson'))).code).toBe(0);
+    expect((await runCli(importArgs(sandbox, 'all', ndjson, '--from', daysAgo(3), '--to', daysAgo(1), '-f', 'ndjson'))).code).toBe(0);
     const again = await readTree(ndjson);
     expect(
-      (await runCli(importArgs('all', ndjson, '--from', daysAgo(3), '--to', daysAgo(1), '-f', 'ndjson', '--page-size', '1'))).code,
+      (await runCli(importArgs(sandbox, 'all', ndjson, '--from', daysAgo(3), '--to', daysAgo(1), '-f', 'ndjson', '--page-size', '1'))).code,
     ).toBe(0);
     expect(await readTree(ndjson)).toEqual(again);
   });
@@ -136,7 +111,7 @@ describe('atomic and idempotent files', () => {
   ] as const)('%s mid-run: exit %i, complete units intact, no partial or temp file', async (signal, code) => {
     const days = [6, 5, 4, 3, 2, 1].map(daysAgo);
     const reference = await tempDir();
-    const clean = await runCli(importArgs('unique-users', reference, '--from', days[0]!, '--to', days.at(-1)!));
+    const clean = await runCli(importArgs(sandbox, 'unique-users', reference, '--from', days[0]!, '--to', days.at(-1)!));
     expect(clean.code, clean.stderr).toBe(0);
     const referenceTree = await readTree(reference);
 
@@ -144,7 +119,7 @@ describe('atomic and idempotent files', () => {
     // Slow enough (2 pages of 250 ms per unit, one unit at a time) that the signal lands mid-run.
     sandbox.setFaults({ latencyMs: 250 });
     const run = startCli(
-      importArgs('unique-users', out, '--from', days[0]!, '--to', days.at(-1)!, '--page-size', '2', '--concurrency', '1'),
+      importArgs(sandbox, 'unique-users', out, '--from', days[0]!, '--to', days.at(-1)!, '--page-size', '2', '--concurrency', '1'),
     );
     await waitUntil(async () => (await listFiles(out)).includes(`unique-users/${days[0]}.csv`), 'the first file');
     run.kill(signal);
@@ -176,7 +151,7 @@ describe('partial failure in a backfill', () => {
     // One request per unit, one unit at a time: request 3 is the third day.
     sandbox.setFaults({ failNth: { n: 3, status: 404 } });
     const result = await runCli(
-      importArgs('avg-screen-time', out, '--from', days[0]!, '--to', days[4]!, '--concurrency', '1', '--retries', '1'),
+      importArgs(sandbox, 'avg-screen-time', out, '--from', days[0]!, '--to', days[4]!, '--concurrency', '1', '--retries', '1'),
     );
     expect(result.code).toBe(4);
     expect(await listFiles(out)).toEqual([STATE, ...[0, 1, 3, 4].map((index) => `avg-screen-time/${days[index]}.csv`)]);
@@ -193,13 +168,17 @@ describe('partial failure in a backfill', () => {
     // Day 2 a malformed body (5), day 4 a 503 (4), and the other way round.
     const outA = await tempDir();
     sandbox.setFaults({ truncateNth: { n: 2 }, failNth: { n: 4, status: 503 } });
-    const a = await runCli(importArgs('traffic', outA, '--from', days[0]!, '--to', days[4]!, '--concurrency', '1', '--retries', '0'));
+    const a = await runCli(
+      importArgs(sandbox, 'traffic', outA, '--from', days[0]!, '--to', days[4]!, '--concurrency', '1', '--retries', '0'),
+    );
     expect(a.code).toBe(5);
     expect((await listFiles(outA)).filter((path) => path.startsWith('traffic/'))).toHaveLength(3);
 
     const outB = await tempDir();
     sandbox.setFaults({ failNth: { n: 2, status: 503 }, truncateNth: { n: 4 } });
-    const b = await runCli(importArgs('traffic', outB, '--from', days[0]!, '--to', days[4]!, '--concurrency', '1', '--retries', '0'));
+    const b = await runCli(
+      importArgs(sandbox, 'traffic', outB, '--from', days[0]!, '--to', days[4]!, '--concurrency', '1', '--retries', '0'),
+    );
     expect(b.code).toBe(4);
     expect((await listFiles(outB)).filter((path) => path.startsWith('traffic/'))).toHaveLength(3);
   });
@@ -208,7 +187,9 @@ describe('partial failure in a backfill', () => {
     const out = await tempDir();
     sandbox.setFaults({ failNth: { n: 2, status: 401 }, truncateNth: { n: 4 } });
     const before = sandbox.requests.length;
-    const result = await runCli(importArgs('traffic', out, '--from', days[0]!, '--to', days[4]!, '--concurrency', '1', '--retries', '0'));
+    const result = await runCli(
+      importArgs(sandbox, 'traffic', out, '--from', days[0]!, '--to', days[4]!, '--concurrency', '1', '--retries', '0'),
+    );
     expect(result.code).toBe(3);
     expect(metricRequestsSince(before)).toHaveLength(2);
     expect(await dataFiles(out)).toEqual([`traffic/${days[0]}.csv`]);
@@ -224,7 +205,7 @@ describe('--catch-up', () => {
     await mkdir(out, { recursive: true });
     await writeFile(join(out, STATE), JSON.stringify({ version: 1, lastCompleteDay: { traffic: daysAgo(5) } }));
     const before = sandbox.requests.length;
-    const result = await runCli(importArgs('traffic', out, '--catch-up'));
+    const result = await runCli(importArgs(sandbox, 'traffic', out, '--catch-up'));
     expect(result.code, result.stderr).toBe(0);
     const expected = [4, 3, 2, 1].map(daysAgo);
     expect(await listFiles(out)).toEqual([STATE, ...expected.map((day) => `traffic/${day}.csv`)]);
@@ -238,14 +219,14 @@ describe('--catch-up', () => {
 
     // Only yesterday is left, pending until it is over: the next run asks for it alone and still exits 0.
     const idle = sandbox.requests.length;
-    const again = await runCli(importArgs('traffic', out, '--catch-up'));
+    const again = await runCli(importArgs(sandbox, 'traffic', out, '--catch-up'));
     expect(again.code, again.stderr).toBe(0);
     expect(metricRequestsSince(idle).map((request) => request.query.datetime_gte)).toEqual([`${daysAgo(1)}T00:00:00Z`]);
   });
 
   it('a first run without state imports yesterday only', async () => {
     const out = await tempDir();
-    const result = await runCli(importArgs('all', out, '--catch-up'));
+    const result = await runCli(importArgs(sandbox, 'all', out, '--catch-up'));
     expect(result.code, result.stderr).toBe(0);
     const yesterday = daysAgo(1);
     expect(await listFiles(out)).toEqual([
@@ -263,11 +244,11 @@ describe('--catch-up', () => {
     const out = await tempDir();
     await mkdir(out, { recursive: true });
     await writeFile(join(out, STATE), JSON.stringify({ version: 1, lastCompleteDay: { 'unique-users': daysAgo(8) } }));
-    const first = await runCli(importArgs('unique-users', out, '--catch-up', '--max-days', '3'));
+    const first = await runCli(importArgs(sandbox, 'unique-users', out, '--catch-up', '--max-days', '3'));
     expect(first.code, first.stderr).toBe(0);
     expect(await listFiles(out)).toEqual([STATE, ...[7, 6, 5].map((n) => `unique-users/${daysAgo(n)}.csv`)]);
     expect(await lastCompleteDays(out)).toEqual({ 'unique-users': daysAgo(5) });
-    const second = await runCli(importArgs('unique-users', out, '--catch-up', '--max-days', '3'));
+    const second = await runCli(importArgs(sandbox, 'unique-users', out, '--catch-up', '--max-days', '3'));
     expect(second.code, second.stderr).toBe(0);
     expect(await lastCompleteDays(out)).toEqual({ 'unique-users': daysAgo(2) });
   });
@@ -277,7 +258,7 @@ describe('--catch-up', () => {
     await mkdir(out, { recursive: true });
     await writeFile(join(out, STATE), JSON.stringify({ version: 1, lastCompleteDay: { traffic: daysAgo(4) } }));
     sandbox.setFaults({ failNth: { n: 2, status: 503, times: 100 } });
-    const failed = await runCli(importArgs('traffic', out, '--catch-up', '--concurrency', '1', '--retries', '0'));
+    const failed = await runCli(importArgs(sandbox, 'traffic', out, '--catch-up', '--concurrency', '1', '--retries', '0'));
     expect(failed.code).toBe(4);
     expect(await lastCompleteDays(out)).toEqual({ traffic: daysAgo(3) });
     // The unit after the failed one failed the same way: the vendor is down, so the run stopped there and that day
@@ -285,7 +266,7 @@ describe('--catch-up', () => {
     expect(await pendingDays(out, 'traffic')).toEqual({ [daysAgo(2)]: 'failed', [daysAgo(1)]: 'interrupted' });
     sandbox.setFaults({});
     const before = sandbox.requests.length;
-    const retried = await runCli(importArgs('traffic', out, '--catch-up'));
+    const retried = await runCli(importArgs(sandbox, 'traffic', out, '--catch-up'));
     expect(retried.code, retried.stderr).toBe(0);
     expect(
       metricRequestsSince(before)

@@ -5,16 +5,16 @@
  * the real clock (in this process too) shows that a real Retry-After is really waited.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type RecordedRequest, type Sandbox } from '../../src/sandbox/index.js';
-import { stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type RecordedRequest } from '../../src/sandbox/index.js';
+import { waitUntil, type CliResult } from '../helpers/cli.js';
 import { virtualClock, type VirtualClock } from '../helpers/clock.js';
 import { listenOnLoopback } from '../helpers/loopback.js';
 import { closedPort } from '../helpers/ports.js';
 import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
+import { importArgs as vendorImport, useSandbox, VENDOR_SECRET } from '../helpers/vendor.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
-const SECRET = 'Retry-S3cret-7f3a9c';
 // The day clock of the runs and the sandbox (AREA_METRICS_NOW; the fetch clock is another, virtual in most runs):
 // days count from it, not from the wall clock at load time.
 const CLOCK = noonToday();
@@ -26,34 +26,33 @@ interface Timed extends RecordedRequest {
   readonly at: number;
 }
 
-let sandbox: Sandbox;
 /** Metric requests as answered, with the time the answer was sent. */
 const answered: Timed[] = [];
 const tempDir = useTempDirs('reliability-retries-');
 let reference: Map<string, Buffer>;
 
+// The secret stays a flag here: a test swaps it in the arguments for a wrong one.
 function importArgs(out: string, ...extra: string[]): string[] {
-  return [
-    'unique-users',
-    '--base-url',
-    sandbox.url,
-    '--client-id',
-    sandbox.clientId,
-    '--client-secret',
-    SECRET,
-    '--date',
-    DAY,
-    '--page-size',
-    '2',
-    '-o',
-    out,
-    ...extra,
-  ];
+  return vendorImport(sandbox, 'unique-users', out, '--client-secret', VENDOR_SECRET, '--date', DAY, '--page-size', '2', ...extra);
 }
 
 /** A day of unique users from a crafted server at `baseUrl` into `out`, with two retries. */
 function argsFor(baseUrl: string, out: string): string[] {
-  return ['unique-users', '--base-url', baseUrl, '--client-id', 'c', '--client-secret', SECRET, '--date', DAY, '-o', out, '--retries', '2'];
+  return [
+    'unique-users',
+    '--base-url',
+    baseUrl,
+    '--client-id',
+    'c',
+    '--client-secret',
+    VENDOR_SECRET,
+    '--date',
+    DAY,
+    '-o',
+    out,
+    '--retries',
+    '2',
+  ];
 }
 
 function metricRequests(): Timed[] {
@@ -96,21 +95,21 @@ async function runVirtual(args: readonly string[]): Promise<CliResult & { clock:
 }
 
 function expectNoSecret(result: CliResult): void {
-  expect(result.stdout).not.toContain(SECRET);
-  expect(result.stderr).not.toContain(SECRET);
+  expect(result.stdout).not.toContain(VENDOR_SECRET);
+  expect(result.stderr).not.toContain(VENDOR_SECRET);
 }
 
+const sandbox = useSandbox({
+  port: 0,
+  stores: 3,
+  zones: 3,
+  days: 5,
+  clientId: 'retry-client',
+  now: () => CLOCK,
+  onRequest: (request) => answered.push({ ...request, at: Date.now() }),
+});
+
 beforeAll(async () => {
-  sandbox = await startSandbox({
-    port: 0,
-    stores: 3,
-    zones: 3,
-    days: 5,
-    clientId: 'retry-client',
-    clientSecret: SECRET,
-    now: () => CLOCK,
-    onRequest: (request) => answered.push({ ...request, at: Date.now() }),
-  });
   const out = await tempDir();
   const clean = await runInProcess(importArgs(out));
   expect(clean.code, clean.stderr).toBe(0);
@@ -125,17 +124,11 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  sandbox.setFaults({});
   // A request the client gave up on (timeout test) is still answered later, after its latency: let it land here, not
   // in the next test's record.
   await waitUntil(() => sandbox.requests.every((request) => request.status !== 0), 'the sandbox to answer every request');
   answered.length = 0;
-  await stopAllClis();
   await Promise.all(scripted.splice(0).map((server) => server.close()));
-});
-
-afterAll(async () => {
-  await sandbox?.close();
 });
 
 describe('transient failures are retried and leave no trace', () => {
@@ -258,7 +251,7 @@ describe('failures that do not go away', () => {
   it('401 is not retried: exit 3, one request, no file', async () => {
     const out = await tempDir();
     const args = importArgs(out, '--retries', '3');
-    args[args.indexOf(SECRET)] = 'not-the-secret';
+    args[args.indexOf(VENDOR_SECRET)] = 'not-the-secret';
     const result = await runVirtual(args);
     expect(result.code).toBe(3);
     expect(metricRequests()).toHaveLength(1);

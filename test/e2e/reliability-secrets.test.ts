@@ -11,6 +11,7 @@ import { stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
 import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
 import { listenOnLoopback, type Listening } from '../helpers/loopback.js';
 import { listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
+import { importArgs } from '../helpers/vendor.js';
 
 const CLIENT_ID = 'secrets-client';
 const SECRET = 'Pq7-Zeta-S3cret-9a1f';
@@ -99,6 +100,11 @@ afterAll(async () => {
   await badData?.close();
 });
 
+/** A day of unique users with the secret as a flag: here the flag is where a leak would come from. */
+function withSecretFlag(url: string, out: string, ...extra: string[]): string[] {
+  return importArgs({ url, clientId: CLIENT_ID }, 'unique-users', out, '--client-secret', SECRET, ...extra);
+}
+
 describe.concurrent('the client secret never leaks on any path', () => {
   it.for(SCENARIOS)('$name: exit $code, in text and JSON logs with -v', async (scenario, context) => {
     // A sandbox of its own, so the scenarios can run at once.
@@ -116,25 +122,8 @@ describe.concurrent('the client secret never leaks on any path', () => {
     const runs = await Promise.all(
       (['text', 'json'] as const).map(async (format) => {
         const out = await tempDir(context);
-        const args = [
-          'unique-users',
-          '--base-url',
-          scenario.base?.() ?? own.url,
-          '--client-id',
-          CLIENT_ID,
-          '--client-secret',
-          SECRET,
-          '--date',
-          DAY,
-          '-o',
-          out,
-          '--retries',
-          '1',
-          '-v',
-          '--log-format',
-          format,
-          ...(scenario.args ?? []),
-        ];
+        const args = withSecretFlag(scenario.base?.() ?? own.url, out, '--date', DAY, '--retries', '1', '-v', '--log-format', format);
+        args.push(...(scenario.args ?? []));
         return { format, out, result: await runCli(args) };
       }),
     );
@@ -152,20 +141,8 @@ describe.concurrent('the client secret never leaks on any path', () => {
 describe('the client secret never leaks', () => {
   it('401 with a wrong secret: neither the wrong nor the right secret is shown', async () => {
     const out = await tempDir();
-    const result = await runCli([
-      'all',
-      '--base-url',
-      sandbox.url,
-      '--client-id',
-      CLIENT_ID,
-      '--client-secret',
-      WRONG_SECRET,
-      '--date',
-      DAY,
-      '-o',
-      out,
-      '-v',
-    ]);
+    const vendor = { url: sandbox.url, clientId: CLIENT_ID };
+    const result = await runCli(importArgs(vendor, 'all', out, '--client-secret', WRONG_SECRET, '--date', DAY, '-v'));
     expect(result.code).toBe(3);
     await expectNoLeak(result, out, [WRONG_SECRET, SECRET]);
   });
@@ -208,24 +185,7 @@ describe('the client secret never leaks', () => {
   it.each(['SIGINT', 'SIGTERM'] as const)('interrupted by %s', async (signal) => {
     const out = await tempDir();
     sandbox.setFaults({ latencyMs: 300 });
-    const run = startInProcess([
-      'unique-users',
-      '--base-url',
-      sandbox.url,
-      '--client-id',
-      CLIENT_ID,
-      '--client-secret',
-      SECRET,
-      '--from',
-      DAY,
-      '--to',
-      DAY,
-      '-o',
-      out,
-      '-v',
-      '--page-size',
-      '1',
-    ]);
+    const run = startInProcess(withSecretFlag(sandbox.url, out, '--from', DAY, '--to', DAY, '-v', '--page-size', '1'));
     await waitUntil(() => run.stderr().includes('page 1'), 'the first page');
     run.kill(signal);
     const result = await run.done;

@@ -7,10 +7,11 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, ROOT, type CliResult } from '../helpers/cli.js';
-import { clockedCli, noonToday, servingDaysInProgress, daysBefore, useSandbox } from '../helpers/sandbox-clock.js';
+import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { listFiles, useTempDirs } from '../helpers/tmp.js';
+import { UNIT_WITHOUT_FILE } from '../helpers/manifests.js';
+import { useSandbox, VENDOR_SECRET } from '../helpers/vendor.js';
 
-const SECRET = 'Run-Manifest-S3cret-8';
 const CLOCK = noonToday();
 const { runCli } = clockedCli(CLOCK);
 const tempDir = useTempDirs('run-manifest-e2e-');
@@ -26,7 +27,6 @@ const sandbox = useSandbox({
   days: 8,
   seed: 9,
   clientId: 'manifest-client',
-  clientSecret: SECRET,
   ...servingDaysInProgress(CLOCK),
 });
 
@@ -58,8 +58,9 @@ interface Manifest {
   units: ManifestUnit[];
 }
 
+// The secret as a flag: the manifest keeps the command line, and must keep it without the secret.
 async function run(args: readonly string[]): Promise<CliResult> {
-  return runCli([...args, '--base-url', sandbox().url, '--client-id', sandbox().clientId, '--client-secret', SECRET], {
+  return runCli([...args, '--base-url', sandbox().url, '--client-id', sandbox().clientId, '--client-secret', VENDOR_SECRET], {
     timeoutMs: 60_000,
   });
 }
@@ -150,22 +151,29 @@ describe('run manifests', () => {
     expect(manifest!.units[2]).toEqual({
       metric: 'traffic',
       day: DAYS[2],
-      store: null,
-      path: null,
-      rows: null,
-      bytes: null,
-      sha256: null,
-      changed: false,
+      ...UNIT_WITHOUT_FILE,
       status: 'failed',
       error: { exitCode: null, message: 'not attempted: the credentials were rejected' },
     });
-    expect(JSON.stringify(manifest)).not.toContain(SECRET);
+    expect(JSON.stringify(manifest)).not.toContain(VENDOR_SECRET);
   });
 
   it('a run that writes to stdout leaves no manifest, a dry run none either', async () => {
     const cwd = await tempDir();
     const streamed = await runCli(
-      ['traffic', '--date', DAYS[2]!, '-o', '-', '--base-url', sandbox().url, '--client-id', sandbox().clientId, '--client-secret', SECRET],
+      [
+        'traffic',
+        '--date',
+        DAYS[2]!,
+        '-o',
+        '-',
+        '--base-url',
+        sandbox().url,
+        '--client-id',
+        sandbox().clientId,
+        '--client-secret',
+        VENDOR_SECRET,
+      ],
       { cwd, process: true },
     );
     expect(streamed.code, streamed.stderr).toBe(0);

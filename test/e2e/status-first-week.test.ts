@@ -6,13 +6,12 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { stopAllClis, waitUntil } from '../helpers/cli.js';
+import { describe, expect, it } from 'vitest';
+import { waitUntil } from '../helpers/cli.js';
 import { clockedCli, daysBefore } from '../helpers/sandbox-clock.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
+import { importArgs, SECRET_ENV, useSandbox } from '../helpers/vendor.js';
 
-const SECRET = 'First-Week-S3cret-8e1f';
 const STATE = '.area-metrics-state.json';
 const METRICS = ['avg-screen-time', 'traffic', 'unique-users'];
 const TODAY = new Date().toISOString().slice(0, 10);
@@ -29,27 +28,9 @@ function shortRange(first: string, last: string): string {
   return `${first}..${first.slice(0, 4) === last.slice(0, 4) ? last.slice(5) : last}`;
 }
 
-let sandbox: Sandbox;
 const tempDir = useTempDirs('status-first-week-');
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ now: () => NIGHT, port: 0, stores: 3, zones: 2, days: 12, clientId: 'week-client', clientSecret: SECRET });
-});
-
-afterEach(async () => {
-  sandbox.setFaults({});
-  await stopAllClis();
-});
-
-afterAll(async () => {
-  await sandbox?.close();
-});
-
-function importArgs(metric: string, out: string, ...extra: string[]): string[] {
-  return [metric, '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out, ...extra];
-}
-
-const secretEnv = { env: { AREA_METRICS_CLIENT_SECRET: SECRET } };
+const sandbox = useSandbox({ now: () => NIGHT, port: 0, stores: 3, zones: 2, days: 12, clientId: 'week-client' });
+const secretEnv = { env: SECRET_ENV };
 
 /** The text table's row of a key, split into its cells. */
 function rowOf(text: string, key: string): string[] {
@@ -61,7 +42,7 @@ function rowOf(text: string, key: string): string[] {
 describe("the first morning after the README's cron line", () => {
   it('is not an alert: a metric first asked for yesterday is 1 day behind, and every gauge has a sample for it', async () => {
     const out = await tempDir();
-    const nightly = await night.runCli(importArgs('all', out, '--catch-up', '--lookback', '2'), secretEnv);
+    const nightly = await night.runCli(importArgs(sandbox, 'all', out, '--catch-up', '--lookback', '2'), secretEnv);
     expect(nightly.code, nightly.stderr).toBe(0);
 
     const check = await morning.runCli(['status', '-o', out, '--max-behind', '1']);
@@ -107,7 +88,7 @@ describe('an interrupted run', () => {
     const out = await tempDir();
     const [from, to] = [daysAgo(10), daysAgo(2)];
     sandbox.setFaults({ latencyMs: 80 });
-    const run = night.startInProcess(importArgs('all', out, '--from', from, '--to', to, '--concurrency', '1'), {
+    const run = night.startInProcess(importArgs(sandbox, 'all', out, '--from', from, '--to', to, '--concurrency', '1'), {
       ...secretEnv,
       timeoutMs: 60_000,
     });

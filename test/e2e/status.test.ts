@@ -4,37 +4,21 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { describe, expect, it } from 'vitest';
 import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
+import { VENDOR_SECRET, useSandbox } from '../helpers/vendor.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
 const STATE = '.area-metrics-state.json';
-const SECRET = 'Status-S3cret-19c2';
 
 /** One clock for the sandbox and every run: at noon (UTC) the day before yesterday is over and yesterday is not. */
 const CLOCK = noonToday();
 const daysAgo = daysBefore(CLOCK);
 const { runCli } = clockedCli(CLOCK);
 
-let sandbox: Sandbox;
 const tempDir = useTempDirs('status-');
 
-beforeAll(async () => {
-  sandbox = await startSandbox({
-    ...servingDaysInProgress(CLOCK),
-    port: 0,
-    stores: 3,
-    zones: 2,
-    days: 6,
-    clientId: 'status-client',
-    clientSecret: SECRET,
-  });
-});
-
-afterAll(async () => {
-  await sandbox?.close();
-});
+const sandbox = useSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 3, zones: 2, days: 6, clientId: 'status-client' });
 
 async function folderWithState(content: unknown): Promise<string> {
   const out = await tempDir();
@@ -64,7 +48,7 @@ interface StatusJson {
 describe('area-metrics status', () => {
   it('after imports: per metric the last complete day, days behind, stores and pending days; no request, no credentials', async () => {
     const out = await tempDir();
-    const base = ['--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', SECRET, '-o', out];
+    const base = ['--base-url', sandbox.url, '--client-id', sandbox.clientId, '--client-secret', VENDOR_SECRET, '-o', out];
     expect((await runCli(['traffic', ...base, '--from', daysAgo(4), '--to', daysAgo(1)])).code).toBe(0);
     expect((await runCli(['unique-users', ...base, '--date', daysAgo(4)])).code).toBe(0);
     sandbox.setPublishing({ hidden: [{ day: daysAgo(2), stores: ['S002'] }, { day: daysAgo(1) }] });

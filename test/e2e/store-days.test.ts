@@ -5,27 +5,23 @@
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxPublishing } from '../../src/sandbox/types.js';
 import { assertBuilt } from '../helpers/cli.js';
 import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { useTempDirs } from '../helpers/tmp.js';
+import { importArgs, SECRET_ENV, useSandbox } from '../helpers/vendor.js';
 
-const SECRET = 'Store-Days-S3cret-9d1e';
 const CLOCK = noonToday();
 const { runCli } = clockedCli(CLOCK);
 const daysAgo = daysBefore(CLOCK);
 const DAY = daysAgo(2);
 
-let sandbox: Sandbox;
 let history: string;
 const tempDir = useTempDirs('store-days-');
 
 async function run(out: string, args: readonly string[]) {
-  const result = await runCli(['unique-users', '--base-url', sandbox.url, '--client-id', sandbox.clientId, '-o', out, ...args], {
-    env: { AREA_METRICS_CLIENT_SECRET: SECRET },
-  });
+  const result = await runCli(importArgs(sandbox, 'unique-users', out, ...args), { env: SECRET_ENV });
   const warnings = result.stderr.split('\n').filter((line) => line.startsWith('warn: ') && !line.includes('not over until'));
   return { code: result.code, stderr: result.stderr, warnings };
 }
@@ -38,9 +34,10 @@ async function judgeDay(distorted: NonNullable<SandboxPublishing['distorted']>) 
   return { out, ...(await run(out, ['--date', DAY])) };
 }
 
+const sandbox = useSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 12, zones: 4, days: 40 });
+
 beforeAll(async () => {
   assertBuilt();
-  sandbox = await startSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 12, zones: 4, days: 40, clientSecret: SECRET });
   // Kept for every test of the file (temp dirs of a test go with it).
   history = await mkdtemp(join(tmpdir(), 'store-days-history-'));
   // Five weeks of honest days with a Saturday twice a Tuesday: none is held.
@@ -49,9 +46,7 @@ beforeAll(async () => {
   expect(honest.warnings).toEqual([]);
 }, 30_000);
 
-afterEach(() => sandbox.setPublishing({}));
 afterAll(async () => {
-  await sandbox?.close();
   if (history !== undefined) await rm(history, { recursive: true, force: true });
 });
 

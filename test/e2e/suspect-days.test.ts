@@ -5,15 +5,14 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxPublishing } from '../../src/sandbox/types.js';
 import { assertBuilt } from '../helpers/cli.js';
 import { clockedCli, noonToday, servingDaysInProgress, daysBefore } from '../helpers/sandbox-clock.js';
 import { latestUnit } from '../helpers/manifests.js';
 import { dataFiles, useTempDirs } from '../helpers/tmp.js';
+import { SECRET_ENV, useSandbox } from '../helpers/vendor.js';
 
-const SECRET = 'Suspect-S3cret-5b7c';
 const STATE = '.area-metrics-state.json';
 /** At noon (UTC) the day before yesterday is over and yesterday is not. */
 const CLOCK = noonToday();
@@ -21,30 +20,11 @@ const { runCli } = clockedCli(CLOCK);
 
 const daysAgo = daysBefore(CLOCK);
 
-let sandbox: Sandbox;
 const tempDir = useTempDirs('suspect-days-');
 
-beforeAll(async () => {
-  assertBuilt();
-  // Enough stores and zones that an honest day's total stays near the median.
-  sandbox = await startSandbox({
-    ...servingDaysInProgress(CLOCK),
-    port: 0,
-    stores: 12,
-    zones: 4,
-    days: 16,
-    clientId: 'suspect-client',
-    clientSecret: SECRET,
-  });
-});
-
-afterEach(() => {
-  sandbox.setPublishing({});
-});
-
-afterAll(async () => {
-  await sandbox?.close();
-});
+beforeAll(assertBuilt);
+// Enough stores and zones that an honest day's total stays near the median.
+const sandbox = useSandbox({ ...servingDaysInProgress(CLOCK), port: 0, stores: 12, zones: 4, days: 16, clientId: 'suspect-client' });
 
 async function run(
   args: readonly string[],
@@ -52,7 +32,7 @@ async function run(
 ): Promise<{ code: number | null; stderr: string; warnings: string[] }> {
   const [metric, ...rest] = args;
   const result = await runCli([metric!, '--base-url', sandbox.url, '--client-id', sandbox.clientId, ...rest], {
-    env: { AREA_METRICS_CLIENT_SECRET: SECRET, ...env },
+    env: { ...SECRET_ENV, ...env },
   });
   return {
     code: result.code,

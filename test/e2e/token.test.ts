@@ -2,9 +2,9 @@ import { createHmac } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import { useSandbox } from '../helpers/vendor.js';
 
 const runBinary = (args: string[], env: Record<string, string> = {}) => runCli(['token', ...args], { env });
 
@@ -15,18 +15,15 @@ function hs256Valid(token: string, key: string): boolean {
   return signature === expected;
 }
 
-let sandbox: Sandbox;
 let tempDir: string;
+
+const sandbox = useSandbox({ clientId: 'e2e-client', tokenTtlSeconds: 900 });
 
 beforeAll(async () => {
   tempDir = await mkdtemp(join(tmpdir(), 'token-e2e-'));
-  sandbox = await startSandbox({ clientId: 'e2e-client', clientSecret: 'e2e-Secret-1234', tokenTtlSeconds: 900 });
 });
 
-afterEach(() => sandbox.setFaults({}));
-
 afterAll(async () => {
-  await sandbox?.close();
   if (tempDir) await rm(tempDir, { recursive: true, force: true });
 });
 

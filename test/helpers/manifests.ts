@@ -165,3 +165,6 @@ export async function runDocsShellLoader(out: string, cwd: string): Promise<stri
   const loads = await readFile(join(cwd, 'loads.txt'), 'utf8').catch(() => '');
   return loads.split('\n').filter(Boolean);
 }
+
+/** What a manifest says of a unit that wrote no file (failed, not attempted, settled without data). */
+export const UNIT_WITHOUT_FILE = { store: null, path: null, rows: null, bytes: null, sha256: null, changed: false } as const;

@@ -9,8 +9,10 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
+import { afterAll, beforeAll } from 'vitest';
 import { silentLogger, type Logger } from '../../src/log/logger.js';
-import type { ObjectStoreConfig } from '../../src/output/object-store.js';
+import { ObjectStore, type ObjectStoreConfig } from '../../src/output/object-store.js';
+import { liveView } from './live-view.js';
 import { COVERAGE_TABLE, isRunManifest } from './tmp.js';
 
 /** The fake credentials s3rver accepts; a test that finds them in output has found a leak. */
@@ -111,6 +113,47 @@ function answer(response: ServerResponse, status: number, code: string, message:
  * the write are one step, as in a real store), it makes each object's replacement atomic for readers (one request
  * per key at a time), and it can refuse writes or go down on a test's command.
  */
+/** The faults of a bucket that behaves: nothing denied, down or refused; conditions enforced. */
+function noFaults(): S3Faults {
+  return {
+    denyWrites: false,
+    answerAll: undefined,
+    down: false,
+    downAfterDataPuts: undefined,
+    gatherStatePuts: 0,
+    enforceConditions: true,
+    refuseConditionalPuts: false,
+    unsupportedIfNoneMatch: false,
+  };
+}
+
+/** Between tests: the requests seen forgotten, every fault off. */
+export function resetS3(s3: S3Harness): void {
+  s3.requests.length = 0;
+  Object.assign(s3.faults, noFaults());
+}
+
+/**
+ * The bucket of a test file and an ObjectStore on it, started before its tests and closed after them (read or call
+ * each, as `liveView` says).
+ */
+export function useS3Store(): { s3: S3Harness & (() => S3Harness); store: ObjectStore & (() => ObjectStore) } {
+  let started: { s3: S3Harness; store: ObjectStore } | undefined;
+  beforeAll(async () => {
+    const s3 = await startS3();
+    started = { s3, store: ObjectStore.create(s3.bucket, storeConfig(s3)) };
+  });
+  afterAll(async () => {
+    started?.store.close();
+    await started?.s3.close();
+  });
+  const current = () => {
+    if (started === undefined) throw new Error('the bucket is started before the tests');
+    return started;
+  };
+  return { s3: liveView(() => current().s3), store: liveView(() => current().store) };
+}
+
 export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> {
   const directory = await mkdtemp(join(tmpdir(), 'area-metrics-s3rver-'));
   const staging = await mkdtemp(join(tmpdir(), 'area-metrics-s3rver-staging-'));
@@ -140,16 +183,7 @@ export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> 
   };
   const { port: upstreamPort } = await s3rver.run();
 
-  const faults: S3Faults = {
-    denyWrites: false,
-    answerAll: undefined,
-    down: false,
-    downAfterDataPuts: undefined,
-    gatherStatePuts: 0,
-    enforceConditions: true,
-    refuseConditionalPuts: false,
-    unsupportedIfNoneMatch: false,
-  };
+  const faults = noFaults();
   const requests: S3Request[] = [];
   const keyLocks = new Map<string, Promise<void>>();
   let dataPuts = 0;

@@ -1,5 +1,4 @@
-import { afterAll, afterEach, beforeAll } from 'vitest';
-import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import type { SandboxOptions } from '../../src/sandbox/index.js';
 import { runCli, startCli, startInProcess, type CliOptions } from './cli.js';
 
 /**
@@ -49,24 +48,5 @@ export function daysBefore(clock: Date): (n: number) => string {
   return (n) => new Date(clock.getTime() - n * 86_400_000).toISOString().slice(0, 10);
 }
 
-/**
- * The sandbox of a test file, started before its tests and closed after them, its faults and publishing reset after
- * each test; call the returned function for it.
- */
-export function useSandbox(options: SandboxOptions): () => Sandbox {
-  let started: Sandbox | undefined;
-  beforeAll(async () => {
-    started = await startSandbox(options);
-  });
-  afterEach(() => {
-    started?.setFaults({});
-    started?.setPublishing({});
-  });
-  afterAll(async () => {
-    await started?.close();
-  });
-  return () => {
-    if (started === undefined) throw new Error('the sandbox is started before the tests');
-    return started;
-  };
-}
+// The sandbox's lifecycle lives with the rest of the vendor kit; tests that import it from here still find it.
+export { useSandbox } from './vendor.js';

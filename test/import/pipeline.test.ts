@@ -4,32 +4,15 @@ import { METRICS } from '../../src/metrics/descriptors.js';
 import { runPipeline, type UnitOutcome } from '../../src/import/pipeline.js';
 import type { Unit, UnitData } from '../../src/metrics/unit.js';
 import type { UnitSink } from '../../src/output/sinks.js';
-import { emptySums } from '../../src/metrics/measure.js';
+import { unitDataOf } from '../helpers/unit-data.js';
 
 const units: Unit[] = ['2026-11-01', '2026-11-02', '2026-11-03', '2026-11-04', '2026-11-05'].map((day) => ({
   metric: METRICS.traffic,
   day,
 }));
 
-function data(unit: Unit): UnitData {
-  return {
-    unit,
-    count: 0,
-    pages: 1,
-    rowCount: 0,
-    header: undefined,
-    pieces: [],
-    rejected: [],
-    warnings: [],
-    storeCodes: [],
-    dropped: 0,
-    attempts: 1,
-    requests: 1,
-    throttled: 0,
-    measure: emptySums(),
-    storeSums: [],
-  };
-}
+/** A fetched unit with no rows. */
+const data = (unit: Unit): UnitData => unitDataOf(unit, 0);
 
 function recordingSink(): UnitSink & { committed: string[] } {
   const committed: string[] = [];

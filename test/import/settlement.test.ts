@@ -11,6 +11,7 @@ import { sha256Hex } from '../../src/output/content-hash.js';
 import { loadStateFile } from '../helpers/state-file.js';
 import { useTempDirs } from '../helpers/tmp.js';
 import { frozenClock } from '../../src/window/wall-clock.js';
+import { UNIT_WITHOUT_FILE } from '../helpers/manifests.js';
 
 const NOW = new Date('2026-11-21T12:00:00Z');
 /** The command's clock, days after NOW: what stamps the manifests. */
@@ -73,12 +74,7 @@ describe('recordSettlement', () => {
       {
         metric: 'traffic',
         day: '2026-11-19',
-        store: null,
-        path: null,
-        rows: null,
-        bytes: null,
-        sha256: null,
-        changed: false,
+        ...UNIT_WITHOUT_FILE,
         status: 'final',
         finalized: true,
       },

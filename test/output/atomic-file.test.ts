@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { exitCodeFor, OutputError } from '../../src/errors.js';
 import { checkWritableFolder, createFileExclusive, tempFilesInProgress, writeAll, writeFileAtomic } from '../../src/output/atomic-file.js';
 import { useTempDirs } from '../helpers/tmp.js';
+import { WRITE_ERRNO_WORDS } from '../helpers/errno.js';
 
 type Step = 'mkdir' | 'open' | 'write' | 'sync' | 'rename' | 'link';
 
@@ -102,16 +103,7 @@ afterEach(() => {
 });
 
 const OLD = 'store_code,value\nS001,old\n';
-const ERRNO_CODES = [
-  ['ENOSPC', 'disk full'],
-  ['EDQUOT', 'quota exceeded'],
-  ['EROFS', 'read-only file system'],
-  ['EACCES', 'permission denied'],
-  ['EPERM', 'permission denied'],
-  ['EIO', 'I/O error'],
-  ['EMFILE', 'too many open files'],
-  ['ENAMETOOLONG', 'file name too long'],
-] as const;
+const ERRNO_CODES = WRITE_ERRNO_WORDS;
 
 /** A folder holding `day.csv` with the old content; the new content is large enough to need several writes. */
 async function folderWithOldFile(): Promise<{ folder: string; path: string; next: Buffer }> {

@@ -1,21 +1,11 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { METRICS } from '../../src/metrics/descriptors.js';
 import { ObjectSink } from '../../src/output/object-sink.js';
-import { ObjectStore } from '../../src/output/object-store.js';
 import type { UnitContent } from '../../src/output/sinks.js';
-import { startS3, storeConfig, type S3Harness } from '../helpers/s3.js';
+import { useS3Store } from '../helpers/s3.js';
 
-let s3: S3Harness;
-let store: ObjectStore;
-beforeAll(async () => {
-  s3 = await startS3();
-  store = ObjectStore.create(s3.bucket, storeConfig(s3));
-});
-afterAll(async () => {
-  store.close();
-  await s3.close();
-});
+const { s3, store } = useS3Store();
 beforeEach(() => {
   s3.requests.length = 0;
   s3.faults.answerAll = undefined;

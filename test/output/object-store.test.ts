@@ -4,7 +4,7 @@ import { AuthError, exitCodeFor, messageOf, OutputError, UnavailableError, Usage
 import type { Logger } from '../../src/log/logger.js';
 import { CONTENT_HASH_METADATA, endpointFrom, ObjectStore, type ObjectStoreConfig } from '../../src/output/object-store.js';
 import { objectStoreError } from '../../src/output/object-store-errors.js';
-import { PROBE_ETAG, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_SESSION_TOKEN, startS3, type S3Harness } from '../helpers/s3.js';
+import { PROBE_ETAG, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_SESSION_TOKEN, startS3, type S3Harness, resetS3 } from '../helpers/s3.js';
 
 let s3: S3Harness;
 beforeAll(async () => {
@@ -28,16 +28,7 @@ const logger: Logger = {
 
 beforeEach(() => {
   logged = [];
-  s3.requests.length = 0;
-  Object.assign(s3.faults, {
-    denyWrites: false,
-    answerAll: undefined,
-    down: false,
-    downAfterDataPuts: undefined,
-    gatherStatePuts: 0,
-    enforceConditions: true,
-    refuseConditionalPuts: false,
-  });
+  resetS3(s3);
 });
 
 function config(overrides: Partial<ObjectStoreConfig> = {}): ObjectStoreConfig {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ObjectStore } from '../../src/output/object-store.js';
 import {
   BucketManifests,
@@ -9,18 +9,9 @@ import {
   saveManifest,
   type ManifestFolder,
 } from '../../src/output/run-manifest.js';
-import { startS3, storeConfig, type S3Harness } from '../helpers/s3.js';
+import { storeConfig, useS3Store } from '../helpers/s3.js';
 
-let s3: S3Harness;
-let store: ObjectStore;
-beforeAll(async () => {
-  s3 = await startS3();
-  store = ObjectStore.create(s3.bucket, storeConfig(s3));
-});
-afterAll(async () => {
-  store.close();
-  await s3.close();
-});
+const { s3, store } = useS3Store();
 
 const manifestOf = (runId: string) =>
   new RunManifestBuilder(

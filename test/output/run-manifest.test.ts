@@ -17,6 +17,7 @@ import {
   type RunManifest,
 } from '../../src/output/run-manifest.js';
 import { useTempDirs } from '../helpers/tmp.js';
+import { UNIT_WITHOUT_FILE } from '../helpers/manifests.js';
 
 const tempDir = useTempDirs('run-manifest-');
 const traffic = { name: 'traffic' };
@@ -137,24 +138,14 @@ describe('RunManifestBuilder', () => {
       {
         metric: 'traffic',
         day: '2026-11-21',
-        store: null,
-        path: null,
-        rows: null,
-        bytes: null,
-        sha256: null,
-        changed: false,
+        ...UNIT_WITHOUT_FILE,
         status: 'failed',
         error: { exitCode: 4, message: 'traffic 2026-11-21 page 1: HTTP 503 after 5 retries' },
       },
       {
         metric: 'traffic',
         day: '2026-11-22',
-        store: null,
-        path: null,
-        rows: null,
-        bytes: null,
-        sha256: null,
-        changed: false,
+        ...UNIT_WITHOUT_FILE,
         status: 'failed',
         error: { exitCode: null, message: 'not attempted: the run ended before it' },
       },

@@ -1,22 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { exitCodeFor, InterruptedError, OutputError } from '../../src/errors.js';
 import { asOutputError } from '../../src/output/write-failure.js';
+import { WRITE_ERRNO_WORDS } from '../helpers/errno.js';
 
 function errno(code: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`${code}: from the system, open '/x'`), { code });
 }
 
 describe('asOutputError', () => {
-  it.each([
-    ['ENOSPC', 'disk full'],
-    ['EDQUOT', 'quota exceeded'],
-    ['EROFS', 'read-only file system'],
-    ['EACCES', 'permission denied'],
-    ['EPERM', 'permission denied'],
-    ['EIO', 'I/O error'],
-    ['EMFILE', 'too many open files'],
+  it.each<readonly [string, string]>([
+    ...WRITE_ERRNO_WORDS,
     ['ENFILE', 'too many open files on this system'],
-    ['ENAMETOOLONG', 'file name too long'],
     ['ENOTDIR', 'a part of the path is a file, not a folder'],
   ])('%s is an output failure (exit 7) naming what and why in words: %s', (code, reason) => {
     const cause = errno(code);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Dataset, formatOffset, parseInstant, type MetricResult } from '../../src/sandbox/data.js';
+import { SANDBOX_STORE_OFFSETS } from '../helpers/vendor.js';
 
 const NOW = new Date('2026-11-22T10:00:00Z'); // yesterday = 2026-11-21
 const DAY_MS = 86_400_000;
@@ -75,22 +76,7 @@ describe('sandbox data set', () => {
   it('spans -11:00 to +13:00 with 14 stores, and keeps the offsets of the first 12 stores', () => {
     const dataset = new Dataset({ stores: 14, zones: 3, days: 2, seed: 1 });
     const offsets = Array.from({ length: 14 }, (_, index) => dataset.store(index).offsetText);
-    expect(offsets).toEqual([
-      '+02:00',
-      '+00:00',
-      '-05:00',
-      '+05:30',
-      '+01:00',
-      '-08:00',
-      '+09:00',
-      '+05:45',
-      '-03:30',
-      '+10:00',
-      '-03:00',
-      '+08:00',
-      '-11:00',
-      '+13:00',
-    ]);
+    expect(offsets).toEqual(SANDBOX_STORE_OFFSETS);
   });
 
   it('selects by instant for windows that are not whole UTC days', () => {

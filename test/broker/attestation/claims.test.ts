@@ -1,4 +1,4 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { BrokerConfig } from '../../../src/broker/config/config.js';
 import { waitUntil } from '../../helpers/cli.js';
 import { startFakeAuthServer } from '../../helpers/fake-auth-server.js';
@@ -12,21 +12,18 @@ import {
   type IssuerKey,
   APP,
   enforcedConfig,
+  APP_CHECK_HEADER,
 } from '../attestation-issuer.js';
-import { TestClock, injectedBroker, type TestBroker } from '../broker-harness.js';
+import { TestClock, injectedBroker, type TestBroker, useCleanups } from '../broker-harness.js';
 
 // The claims a genuine token must carry beyond its signature: a `sub` naming the application, a lifetime of at most
 // 7 days, the right issuer as well as the right audience; and a remembered token answers for its own application
 // only, on the fast path too. Each test here fails if its rule is removed.
 const IOS_APP = 'com.acme.ShopApp';
-const HEADER = 'X-Firebase-AppCheck';
 const SECRET = 'claims-test-secret-51c0';
 const DAY_SECONDS = 24 * 60 * 60;
 
-const stops: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (stops.length > 0) await stops.pop()?.();
-});
+const stops = useCleanups();
 
 let key: IssuerKey;
 beforeAll(async () => {
@@ -56,7 +53,9 @@ async function started(): Promise<{ broker: TestBroker; clock: TestClock }> {
 }
 
 async function ask(broker: TestBroker, token: string, application = APP): Promise<{ status: number; type: unknown }> {
-  const response = await broker.fetch(`/api/gatekeeper-token?application_package=${application}`, { headers: { [HEADER]: token } });
+  const response = await broker.fetch(`/api/gatekeeper-token?application_package=${application}`, {
+    headers: { [APP_CHECK_HEADER]: token },
+  });
   const body = (await response.json()) as { type?: unknown };
   return { status: response.status, type: body.type };
 }

@@ -16,15 +16,15 @@ import {
   withKid,
   type IssuerKey,
   type TestIssuer,
+  APP_CHECK_HEADER,
 } from '../attestation-issuer.js';
-import { TestClock, injectedBroker, untilRedisKnown, type TestBroker } from '../broker-harness.js';
+import { TestClock, injectedBroker, untilRedisKnown, type TestBroker, useCleanups } from '../broker-harness.js';
 
 // App Check attestation against a local JWKS issuer on loopback, its keys made with jose here, and a fake auth server.
 const APP = 'com.acme.shop';
 const IOS_APP = 'com.acme.ShopApp';
 const WEB_APP = 'shop.acme.example';
 const WEB_APP_ID = `1:${PROJECT_NUMBER}:web:9c8d7e6f`;
-const HEADER = 'X-Firebase-AppCheck';
 const SECRET = 'attestation-test-secret-4d1c';
 
 /** Key pairs made once for the file (RSA key generation is slow), published under each test's kids. */
@@ -38,10 +38,7 @@ beforeAll(async () => {
 const rsaKey = (kid: string, pair = 0): IssuerKey => withKid(pairs.rsa[pair]!, kid);
 const ecKey = (kid: string, pair = 0): IssuerKey => withKid(pairs.ec[pair]!, kid);
 
-const stops: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (stops.length > 0) await stops.pop()?.();
-});
+const stops = useCleanups();
 
 /** Every token minted and every text the brokers wrote or answered: no token may appear in any of it. */
 const minted = new Set<string>();
@@ -100,7 +97,7 @@ interface Answer {
 async function ask(target: TestBroker, token?: string, application = APP): Promise<Answer> {
   const response = await target.fetch(
     `/api/gatekeeper-token?application_package=${application}`,
-    token === undefined ? {} : { headers: { [HEADER]: token } },
+    token === undefined ? {} : { headers: { [APP_CHECK_HEADER]: token } },
   );
   const text = await response.text();
   written.push(() => text);
@@ -268,11 +265,11 @@ describe('attestation enforced (firebase-app-check)', () => {
       headers: {
         origin: `https://${WEB_APP}`,
         'access-control-request-method': 'GET',
-        'access-control-request-headers': HEADER.toLowerCase(),
+        'access-control-request-headers': APP_CHECK_HEADER.toLowerCase(),
       },
     });
     expect(preflight.status).toBe(204);
-    expect(preflight.headers.get('access-control-allow-headers')).toBe(`X-Request-Id, ${HEADER}`);
+    expect(preflight.headers.get('access-control-allow-headers')).toBe(`X-Request-Id, ${APP_CHECK_HEADER}`);
     // A refusal is readable by the page too.
     const refused = await target.fetch(`/api/gatekeeper-token?application_package=${WEB_APP}`, {
       headers: { origin: `https://${WEB_APP}` },
@@ -379,7 +376,8 @@ describe('attestation by any JWT issuer (provider jwt)', () => {
     expect((await send(await mint(key, { ...claims, aud: 'another-service' }))).status).toBe(401);
     expect((await send(await mint(key, { ...claims, app_id: 'shop-ios' }))).status).toBe(403);
     expect(
-      (await target.fetch(`/api/gatekeeper-token?application_package=${APP}`, { headers: { [HEADER]: await mint(key, claims) } })).status,
+      (await target.fetch(`/api/gatekeeper-token?application_package=${APP}`, { headers: { [APP_CHECK_HEADER]: await mint(key, claims) } }))
+        .status,
     ).toBe(401);
   });
 });

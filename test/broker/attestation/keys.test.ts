@@ -1,4 +1,4 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { BrokerConfig } from '../../../src/broker/config/config.js';
 import { waitUntil } from '../../helpers/cli.js';
 import { startFakeAuthServer } from '../../helpers/fake-auth-server.js';
@@ -13,18 +13,15 @@ import {
   type TestIssuer,
   APP,
   enforcedConfig,
+  APP_CHECK_HEADER,
 } from '../attestation-issuer.js';
-import { TestClock, injectedBroker, sleep, type TestBroker } from '../broker-harness.js';
+import { TestClock, injectedBroker, sleep, type TestBroker, useCleanups } from '../broker-harness.js';
 
 // A key-set fetch never holds up a token whose key is already held: with the issuer hanging, a token naming a kid
 // not held waits for the fetch it started, and a genuine token sent meanwhile is answered at once.
-const HEADER = 'X-Firebase-AppCheck';
 const SECRET = 'keys-test-secret-3b9d';
 
-const stops: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (stops.length > 0) await stops.pop()?.();
-});
+const stops = useCleanups();
 
 let pair: IssuerKey;
 let stranger: IssuerKey;
@@ -51,7 +48,7 @@ async function started(maxAgeSeconds: number): Promise<{ broker: TestBroker; iss
 /** The request's status and how long it took, in real milliseconds. */
 async function timedAsk(broker: TestBroker, token: string): Promise<{ status: number; ms: number }> {
   const startedAt = performance.now();
-  const response = await broker.fetch(`/api/gatekeeper-token?application_package=${APP}`, { headers: { [HEADER]: token } });
+  const response = await broker.fetch(`/api/gatekeeper-token?application_package=${APP}`, { headers: { [APP_CHECK_HEADER]: token } });
   return { status: response.status, ms: performance.now() - startedAt };
 }
 

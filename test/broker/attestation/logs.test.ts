@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { BrokerConfig } from '../../../src/broker/config/config.js';
 import { startBroker } from '../../../src/broker/http/server.js';
 import { waitUntil } from '../../helpers/cli.js';
@@ -16,18 +16,15 @@ import {
   type IssuerKey,
   APP,
   enforcedConfig,
+  APP_CHECK_HEADER,
 } from '../attestation-issuer.js';
-import { LogCapture, TestClock, injectedBroker, type TestBroker } from '../broker-harness.js';
+import { LogCapture, TestClock, injectedBroker, type TestBroker, useCleanups } from '../broker-harness.js';
 
 // What an operator reads at the default level during an App Check rollout: each refusal cause with its reason the
 // first time in an interval, a count per cause after that; the attestation mode at start; why the keys failed.
-const HEADER = 'X-Firebase-AppCheck';
 const SECRET = 'logs-test-secret-c4e8';
 
-const stops: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (stops.length > 0) await stops.pop()?.();
-});
+const stops = useCleanups();
 
 let key: IssuerKey;
 let stranger: IssuerKey;
@@ -67,13 +64,15 @@ describe('attestation refusals in the log', () => {
       'other app': async () => signToken(key, appCheckClaims(IOS_APP_ID, clock.now())),
       replayed: async () => replayed,
     };
-    expect((await broker.fetch(`/api/gatekeeper-token?application_package=${APP}`, { headers: { [HEADER]: replayed } })).status).toBe(200);
+    expect(
+      (await broker.fetch(`/api/gatekeeper-token?application_package=${APP}`, { headers: { [APP_CHECK_HEADER]: replayed } })).status,
+    ).toBe(200);
     for (const round of [1, 2, 3]) {
       for (const token of Object.values(expected)) {
         const value = await token();
         const response = await broker.fetch(
           `/api/gatekeeper-token?application_package=${APP}`,
-          value === undefined ? {} : { headers: { [HEADER]: value } },
+          value === undefined ? {} : { headers: { [APP_CHECK_HEADER]: value } },
         );
         expect([round, response.status >= 400]).toEqual([round, true]);
       }

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SharedReplayGuard } from '../../../src/broker/attestation/replay.js';
 import type { BrokerConfig } from '../../../src/broker/config/config.js';
 import { waitUntil } from '../../helpers/cli.js';
@@ -14,18 +14,15 @@ import {
   type IssuerKey,
   APP,
   enforcedConfig,
+  APP_CHECK_HEADER,
 } from '../attestation-issuer.js';
-import { TestClock, injectedBroker, untilRedisKnown, type LogCapture, type TestBroker } from '../broker-harness.js';
+import { TestClock, injectedBroker, untilRedisKnown, type LogCapture, type TestBroker, useCleanups } from '../broker-harness.js';
 
 // Single use (`singleUse: true`): an instance refuses a replay it has seen itself whatever Redis does, and the ids
 // it saw while Redis was down are written to Redis when it is back, so the other instances refuse them too.
-const HEADER = 'X-Firebase-AppCheck';
 const SECRET = 'single-use-test-secret-7e2a';
 
-const stops: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (stops.length > 0) await stops.pop()?.();
-});
+const stops = useCleanups();
 
 /** A Redis client stand-in whose SET always succeeds, as a Redis that lost its data (a restart, a failover) would. */
 function forgetfulRedis(): { redis: Redis; sets: () => number } {
@@ -79,7 +76,7 @@ function configOf(authUrl: string, jwksUrl: string): BrokerConfig {
 }
 
 async function ask(target: TestBroker, token: string): Promise<number> {
-  return (await target.fetch(`/api/gatekeeper-token?application_package=${APP}`, { headers: { [HEADER]: token } })).status;
+  return (await target.fetch(`/api/gatekeeper-token?application_package=${APP}`, { headers: { [APP_CHECK_HEADER]: token } })).status;
 }
 
 /** Waits until the broker has logged Redis's state `state` `times` times in all. */

@@ -1,11 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startFakeAuthServer } from '../../helpers/fake-auth-server.js';
-import { ANDROID_APP, WEB_APP, brokerFetch, injectTestBroker, tokenUrl, type TestBroker } from '../broker-harness.js';
+import { ANDROID_APP, WEB_APP, brokerFetch, injectTestBroker, tokenUrl, type TestBroker, useCleanups } from '../broker-harness.js';
 
-const stops: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (stops.length > 0) await stops.pop()?.();
-});
+const stops = useCleanups();
 
 /** The value of one sample line (`name{labels} value`) of the Prometheus text, or undefined when absent. */
 function sample(text: string, series: string): number | undefined {

@@ -2,12 +2,12 @@ import { mkdtempSync, renameSync, symlinkSync, writeFileSync, mkdirSync } from '
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { resolveBrokerConfig } from '../../../src/broker/config/config.js';
 import { buildBrokerApp, startBroker, type RunningBroker } from '../../../src/broker/http/server.js';
 import { waitUntil } from '../../helpers/cli.js';
 import { startFakeAuthServer, type FakeAuthRequest, type FakeAuthServer } from '../../helpers/fake-auth-server.js';
-import { LogCapture, brokerFetch, injectedBroker, sleep, type TestBroker } from '../broker-harness.js';
+import { LogCapture, brokerFetch, injectedBroker, sleep, type TestBroker, useCleanups } from '../broker-harness.js';
 
 const CLIENT_ID = 'production-client';
 const OLD_SECRET = 'old-secret-value-1f2e';
@@ -15,10 +15,7 @@ const NEW_SECRET = 'new-secret-value-9a8b';
 const APP = 'com.acme.shop';
 const OTHER_APP = 'com.acme.other';
 
-const stops: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (stops.length > 0) await stops.pop()?.();
-});
+const stops = useCleanups();
 
 async function authServer(): Promise<FakeAuthServer> {
   const auth = await startFakeAuthServer({ clientId: CLIENT_ID, clientSecret: OLD_SECRET });

@@ -1,12 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startFakeAuthServer, type FakeAuthServer } from '../../helpers/fake-auth-server.js';
-import { ANDROID_APP, brokerFetch, injectTestBroker, tokenUrl, type TestBroker } from '../broker-harness.js';
+import { ANDROID_APP, brokerFetch, injectTestBroker, tokenUrl, type TestBroker, useCleanups } from '../broker-harness.js';
 
 // Failure modes and token shapes the sandbox does not produce, against a small node:http auth server.
-const stops: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (stops.length > 0) await stops.pop()?.();
-});
+const stops = useCleanups();
 
 async function setup(options: { authTimeoutSeconds?: number } = {}): Promise<{ auth: FakeAuthServer; broker: TestBroker }> {
   const auth = await startFakeAuthServer();

@@ -37,21 +37,26 @@ describe('servedExpiresIn', () => {
 });
 
 describe('planCache', () => {
-  it('a long token: fresh until twice the margin before expiry, refreshed ahead until the margin, discarded a second before', () => {
-    expect(planCache(SENT_AT + 3_600_000, SENT_AT, 60_000, 60_000)).toEqual({
-      refreshAheadAt: SENT_AT + 3_480_000,
-      refreshAt: SENT_AT + 3_540_000,
-      discardAt: SENT_AT + 3_599_000,
+  // Each point in ms after the token was sent, with a 60 s margin.
+  it.each([
+    {
+      name: 'a long token: fresh until twice the margin before expiry, refreshed ahead until the margin, discarded a second before',
+      validMs: 3_600_000,
+      points: { refreshAheadAt: 3_480_000, refreshAt: 3_540_000, discardAt: 3_599_000 },
       short: false,
-    });
-  });
-
-  it('a token shorter than twice the margin: fresh for half its validity, refreshed ahead until three quarters', () => {
-    expect(planCache(SENT_AT + 30_000, SENT_AT, 60_000, 60_000)).toEqual({
-      refreshAheadAt: SENT_AT + 15_000,
-      refreshAt: SENT_AT + 22_500,
-      discardAt: SENT_AT + 29_000,
+    },
+    {
+      name: 'a token shorter than twice the margin: fresh for half its validity, refreshed ahead until three quarters',
+      validMs: 30_000,
+      points: { refreshAheadAt: 15_000, refreshAt: 22_500, discardAt: 29_000 },
       short: true,
+    },
+  ])('$name', ({ validMs, points, short }) => {
+    expect(planCache(SENT_AT + validMs, SENT_AT, 60_000, 60_000)).toEqual({
+      refreshAheadAt: SENT_AT + points.refreshAheadAt,
+      refreshAt: SENT_AT + points.refreshAt,
+      discardAt: SENT_AT + points.discardAt,
+      short,
     });
   });
 

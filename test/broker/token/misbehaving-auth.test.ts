@@ -1,11 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveBrokerConfig, type BrokerConfig } from '../../../src/broker/config/config.js';
 import { startBroker } from '../../../src/broker/http/server.js';
 import { secretSpellings } from '../../../src/redact.js';
 import { waitUntil } from '../../helpers/cli.js';
 import { startFakeAuthServer, type FakeAuthBehaviour, type FakeAuthServer } from '../../helpers/fake-auth-server.js';
 import { startRedis, warnIfRedisMissing, type TestRedis } from '../../helpers/redis.js';
-import { LogCapture, TestClock, injectedBroker, sleep, untilRedisKnown, type TestBroker } from '../broker-harness.js';
+import { LogCapture, TestClock, injectedBroker, sleep, untilRedisKnown, type TestBroker, useCleanups } from '../broker-harness.js';
 
 // The auth server misbehaving, case by case, against a programmable auth server on loopback.
 const CLIENT_ID = 'android-client';
@@ -13,10 +13,7 @@ const SECRET = 'S3cret-XYZ';
 const APP = 'com.acme.shop';
 const OTHER_APP = 'com.acme.other';
 
-const stops: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (stops.length > 0) await stops.pop()?.();
-});
+const stops = useCleanups();
 
 interface Setup {
   readonly auth: FakeAuthServer;

@@ -1,21 +1,18 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { resolveBrokerConfig } from '../../../src/broker/config/config.js';
 import { startBroker, type RunningBroker } from '../../../src/broker/http/server.js';
 import { waitUntil } from '../../helpers/cli.js';
 import { startFakeAuthServer, type FakeAuthServer } from '../../helpers/fake-auth-server.js';
 import { startRedis, warnIfRedisMissing } from '../../helpers/redis.js';
-import { LogCapture, brokerFetch, injectedBroker, untilRedisKnown, type TestBroker } from '../broker-harness.js';
+import { LogCapture, brokerFetch, injectedBroker, untilRedisKnown, type TestBroker, useCleanups } from '../broker-harness.js';
 
 const CLIENT_ID = 'redis-production-client';
 const SECRET = 'redis-production-secret-77ab';
 const APP = 'com.acme.shop';
 
-const stops: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (stops.length > 0) await stops.pop()?.();
-});
+const stops = useCleanups();
 
 async function authServer(): Promise<FakeAuthServer> {
   const auth = await startFakeAuthServer({ clientId: CLIENT_ID, clientSecret: SECRET });
