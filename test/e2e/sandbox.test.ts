@@ -108,9 +108,10 @@ describe('e2e: the sandbox under a flood', () => {
     expect(statuses).toEqual({ 200: 2_500, 400: 2_500, 401: 2_500, 404: 2_500 });
     // The log's list itself is the 10,001st request; the unknown paths are counted, not kept.
     expect(counts).toEqual({ received: 10_001, unrouted: 2_500, capacity: 5_000, kept: 5_000 });
-    // Flat once the log is full (at 6,667 requests): the last sample within a margin of the one at 5,000. A log that
-    // kept whole requests would hold 40 MB more by then, past the heap's limit.
+    // A log that kept whole requests would hold 40 MB more by 10,000, past the heap's limit: the process would not have
+    // answered them all (the build before the ring died after 4,418). RSS itself follows the collector and the
+    // allocator (Node 20 grew by under 32 MB from 5,000 to 10,000, Node 24 once by 63 MB), so its bound is loose.
     const at = (count: number): number => samples.find((sample) => sample.answered === count)!.rssKb;
-    expect(at(10_000) - at(5_000)).toBeLessThan(32 * 1024);
+    expect(at(10_000) - at(5_000)).toBeLessThan(96 * 1024);
   }, 90_000);
 });
