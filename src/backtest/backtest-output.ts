@@ -1,4 +1,4 @@
-import { openStoredUnits } from '../destination/stored-units.js';
+import { openStoredUnits } from '../destination/open.js';
 import type { DestinationSpec } from '../destination/spec.js';
 import type { ObjectStores } from '../destination/object-stores.js';
 import type { SessionOptions } from '../destination/postgres/session.js';

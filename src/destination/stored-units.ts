@@ -3,15 +3,12 @@ import { join, relative, sep } from 'node:path';
 import { errnoCode, UsageError } from '../errors.js';
 import { dayOfUnitPath, metricFolder, type Layout } from '../output/layout.js';
 import { OUTPUT_FORMATS } from '../output/format.js';
-import { objectKey } from '../output/object-location.js';
+import { objectKey, type ObjectLocation } from '../output/object-location.js';
 import { eachStoredResult, storedResults } from '../output/read-back.js';
 import { asOutputError } from '../output/write-failure.js';
 import type { DayMode } from '../window/day-mode.js';
 import type { CalendarDay } from '../window/days.js';
 import type { ObjectStores } from './object-stores.js';
-import { storedPostgresUnits } from './postgres/stored-units.js';
-import type { SessionOptions } from './postgres/session.js';
-import type { DestinationSpec } from './spec.js';
 import type { StoredUnit, StoredUnits } from './stored-unit.js';
 
 export type { StoredUnit, StoredUnits };
@@ -22,31 +19,26 @@ export interface StoredSettings {
   readonly mode: DayMode;
 }
 
-/** The units an `-o` holds: the one place besides `openDestination` that asks which kind of output it is. */
-export function openStoredUnits(
-  spec: DestinationSpec,
-  settings: StoredSettings,
-  parts: { readonly stores: ObjectStores; readonly database: SessionOptions },
-): StoredUnits {
-  switch (spec.kind) {
-    case 'folder':
-      return fileUnits(settings.layout, folderShelf(spec.dir));
-    case 'bucket': {
-      const { location } = spec;
-      return fileUnits(settings.layout, {
-        list: async (folder) => {
-          const store = await parts.stores.get(location.bucket);
-          const base = objectKey(location, '');
-          return (await store.listKeys(objectKey(location, `${folder}/`))).map((key) => key.slice(base.length));
-        },
-        read: async (path) => (await (await parts.stores.get(location.bucket)).read(objectKey(location, path)))?.body,
-      });
-    }
-    case 'postgres':
-      return storedPostgresUnits(spec.database, settings.mode, parts.database);
-    case 'stream':
-      throw new UsageError('stdout keeps nothing to read back: name the output folder, bucket or database with -o');
-  }
+/** The units a folder holds, read back as its layout names them. */
+export function storedFolderUnits(dir: string, settings: StoredSettings): StoredUnits {
+  return fileUnits(settings.layout, folderShelf(dir));
+}
+
+/** The units under a bucket's prefix, read back as its layout names them. */
+export function storedBucketUnits(location: ObjectLocation, settings: StoredSettings, stores: ObjectStores): StoredUnits {
+  return fileUnits(settings.layout, {
+    list: async (folder) => {
+      const store = await stores.get(location.bucket);
+      const base = objectKey(location, '');
+      return (await store.listKeys(objectKey(location, `${folder}/`))).map((key) => key.slice(base.length));
+    },
+    read: async (path) => (await (await stores.get(location.bucket)).read(objectKey(location, path)))?.body,
+  });
+}
+
+/** stdout keeps nothing: there is nothing to read back. */
+export function noStoredUnits(): StoredUnits {
+  throw new UsageError('stdout keeps nothing to read back: name the output folder, bucket or database with -o');
 }
 
 /** Files under an output, by path relative to it, `/`-separated. */

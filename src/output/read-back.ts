@@ -1,4 +1,3 @@
-import { parquetReadObjects } from 'hyparquet';
 import type { OutputFormat } from './format.js';
 
 /**
@@ -210,6 +209,8 @@ function resultLines(text: string): StoredResult[] {
 
 async function parquetRows(bytes: Uint8Array): Promise<FileRows> {
   const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  // Loaded by the first Parquet file read: every command that opens a destination reaches this module.
+  const { parquetReadObjects } = await import('hyparquet');
   const objects: Record<string, unknown>[] = await parquetReadObjects({ file: buffer });
   const columns = objects.length === 0 ? [] : Object.keys(objects[0]!);
   // INT64 comes back as a BigInt: a count as the API sent it is a safe integer, and the totals add numbers.

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openStoredUnits } from '../../src/destination/stored-units.js';
+import { openStoredUnits } from '../../src/destination/open.js';
 import { outputDays } from '../../src/backtest/output-days.js';
 import { replayMetrics } from '../../src/backtest/replay.js';
 import { DESCRIPTORS } from '../../src/metrics/descriptors.js';

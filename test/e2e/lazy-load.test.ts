@@ -19,6 +19,7 @@ const sandbox = useSandbox({ stores: 3, zones: 2, days: 4, clientId: 'lazy-clien
 let dir: string;
 let probe: string;
 const PARQUET_LOADED = 'PARQUET WRITER LOADED';
+const PARQUET_READER_LOADED = 'PARQUET READER LOADED';
 const UNDICI_INDEX_LOADED = 'UNDICI INDEX LOADED';
 const COMMANDER_LOADED = 'COMMANDER LOADED';
 
@@ -38,6 +39,7 @@ beforeAll(async () => {
       'const require = createRequire(import.meta.url);',
       "process.on('exit', () => {",
       `  if ([...seen].some((url) => url.includes('/node_modules/hyparquet-writer/'))) process.stderr.write('${PARQUET_LOADED}\\n');`,
+      `  if ([...seen].some((url) => url.includes('/node_modules/hyparquet/'))) process.stderr.write('${PARQUET_READER_LOADED}\\n');`,
       `  if (Object.keys(require.cache).some((path) => /node_modules[\\\\/]undici[\\\\/]index\\.js$/.test(path))) process.stderr.write('${UNDICI_INDEX_LOADED}\\n');`,
       `  if (Object.keys(require.cache).some((path) => /node_modules[\\\\/]commander[\\\\/]/.test(path))) process.stderr.write('${COMMANDER_LOADED}\\n');`,
       '});',
@@ -61,6 +63,8 @@ describe('an import loads', () => {
     const result = await probed('csv', {}, '-');
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).not.toContain(PARQUET_LOADED);
+    // Nor the reader `backtest` reads Parquet back with, though the destination room that holds it is loaded.
+    expect(result.stderr).not.toContain(PARQUET_READER_LOADED);
     expect(result.stderr).not.toContain(UNDICI_INDEX_LOADED);
   });
 
