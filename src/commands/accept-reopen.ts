@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import { METRIC_NAMES, type MetricName } from '../metrics/descriptors.js';
+import { metricsNamed, type MetricName } from '../metrics/names.js';
 import type { ImportState } from '../state/import-state.js';
 import { refuseAcceptBeforeOver } from '../state/judgement/day-rules.js';
 import { describeDays } from '../window/day-ranges.js';
@@ -11,14 +11,6 @@ import type { CommandAction } from './declaration.js';
 import { withExistingState } from './existing-state.js';
 import { recordSettlement } from '../import/settlement.js';
 import { windowFromFlags } from './window-flags.js';
-
-/** The metrics a `<metric|all>` argument names. */
-function metricsOf(argument: string): readonly MetricName[] {
-  if (argument === 'all') return METRIC_NAMES;
-  const metric = METRIC_NAMES.find((name) => name === argument);
-  if (metric === undefined) throw new UsageError(`unknown metric ${JSON.stringify(argument)}; use ${METRIC_NAMES.join(', ')} or all`);
-  return [metric];
-}
 
 function daysOf(options: DayOptions, action: DayAction, now: Date): CalendarDay[] {
   const window = windowFromFlags(options);
@@ -42,7 +34,7 @@ async function change(state: ImportState, action: DayAction, metric: MetricName,
 
 export function dayAction(action: DayAction): CommandAction<typeof DAY_OPTIONS> {
   return async ({ context, reporter, options, args }) => {
-    const metrics = metricsOf(args[0] ?? '');
+    const metrics = metricsNamed(args[0] ?? '');
     const clock = clockOf(context.env);
     const now = clock();
     const days = daysOf(options, action, now);

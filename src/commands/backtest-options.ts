@@ -1,5 +1,5 @@
 import { FAULT_NAMES } from '../backtest/faults.js';
-import { METRIC_NAMES } from '../metrics/names.js';
+import { METRIC_OR_ALL } from '../metrics/names.js';
 import { oneOf, switchOption, valueOption, type OptionValues } from './options.js';
 import { STATE_LOCATION_OPTIONS } from './shared-options.js';
 import { WINDOW_OPTIONS } from './window-flags.js';
@@ -21,7 +21,7 @@ export const BACKTEST_OPTIONS = {
 export type BacktestOptions = OptionValues<typeof BACKTEST_OPTIONS>;
 
 export const BACKTEST_HELP = `
-<metric> is ${METRIC_NAMES.join(', ')} or all.
+<metric> is ${METRIC_OR_ALL}.
 
 Replays the rule that holds days whose numbers look wrong (--on-suspect) over the data already imported, night by
 night as the nightly imports judged it, without a request and without writing anything. It reports the days and stores

@@ -74,11 +74,15 @@ export interface CountProgress {
 }
 
 /**
- * On a terminal that reports a width: an ora spinner with a bar of what is done of how much, redrawn at most every
- * 100 ms; elsewhere (cron, pipes, a test) nothing at all, so stdout and stderr stay the report's alone.
+ * On a terminal that reports a width and takes colour (`color`, as `useColor` decides: the bar redraws with escape
+ * codes, as the import's spinner does): an ora spinner with a bar of what is done of how much, redrawn at most every
+ * 100 ms; elsewhere (cron, pipes, a test, NO_COLOR) nothing at all, so stdout and stderr stay the report's alone.
  */
-export async function createCountProgress(stream: Writable & { isTTY?: boolean; columns?: number }): Promise<CountProgress> {
-  if (!stream.isTTY || (stream.columns ?? 0) === 0) return { update: () => {}, stop: () => {} };
+export async function createCountProgress(
+  stream: Writable & { isTTY?: boolean; columns?: number },
+  color: boolean,
+): Promise<CountProgress> {
+  if (!color || !stream.isTTY || (stream.columns ?? 0) === 0) return { update: () => {}, stop: () => {} };
   const { default: ora } = await import('ora');
   const spinner: Ora = ora({ stream, isEnabled: true });
   let drawn = 0;
