@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { SignJWT, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import { listenOnLoopback } from '../helpers/loopback.js';
+import { waitUntil } from '../helpers/cli.js';
+import { startFakeAuthServer } from '../helpers/fake-auth-server.js';
 import { resolveBrokerConfig, type BrokerConfig } from '../../src/broker/config/config.js';
+import type { BrokerDeps } from '../../src/broker/http/server.js';
+import { TestClock, injectedBroker, type TestBroker } from './broker-harness.js';
 
 /** The Firebase project of the tests, and the App Check app ids of the test applications. */
 /** The header an App Check token comes in. */
@@ -156,5 +160,53 @@ export function enforcedConfig(options: {
       },
     },
     { env: { SECRET: options.secret } },
+  );
+}
+
+/** What an App Check test's broker is built from: the keys its issuer publishes and the client its auth server knows. */
+export interface AttestedSetup {
+  readonly keys: readonly IssuerKey[];
+  readonly maxAgeSeconds?: number;
+  readonly clientId: string;
+  readonly secret: string;
+  readonly singleUse?: boolean;
+  readonly more?: Parameters<typeof enforcedConfig>[0]['more'];
+}
+
+/** The issuer and the auth server of `setup`, started (their closers pushed onto `stops`), and the config that uses them. */
+export async function startAttestation(
+  stops: (() => Promise<void>)[],
+  setup: AttestedSetup,
+): Promise<{ issuer: TestIssuer; config: BrokerConfig }> {
+  const issuer = await startIssuer(setup.keys, setup.maxAgeSeconds);
+  stops.push(() => issuer.close());
+  const auth = await startFakeAuthServer({ clientId: setup.clientId, clientSecret: setup.secret });
+  stops.push(() => auth.close());
+  const { clientId, secret, singleUse, more } = setup;
+  return { issuer, config: enforcedConfig({ authUrl: auth.url, jwksUrl: issuer.jwksUrl, clientId, secret, singleUse, more }) };
+}
+
+/**
+ * An injected broker enforcing App Check on `setup`, on a clock the test moves, once it holds the issuer's first key
+ * set; everything started is closed after the test (`stops`).
+ */
+export async function startAttestedBroker(
+  stops: (() => Promise<void>)[],
+  setup: AttestedSetup,
+  deps: Omit<BrokerDeps, 'logStream' | 'now'> = {},
+): Promise<{ broker: TestBroker; issuer: TestIssuer; clock: TestClock }> {
+  const { issuer, config } = await startAttestation(stops, setup);
+  const clock = new TestClock();
+  const broker = injectedBroker(config, { ...deps, now: clock.now });
+  stops.push(() => broker.close());
+  await waitUntil(() => broker.logs.text().includes('attestation keys fetched'), 'the first attestation keys fetched', 5000);
+  return { broker, issuer, clock };
+}
+
+/** A token request for `application` (default `APP`) with `token` as its App Check header (none when undefined). */
+export function askWithAttestation(broker: TestBroker, token: string | undefined, application = APP): Promise<Response> {
+  return broker.fetch(
+    `/api/gatekeeper-token?application_package=${application}`,
+    token === undefined ? {} : { headers: { [APP_CHECK_HEADER]: token } },
   );
 }

@@ -12,7 +12,7 @@ import {
   text,
   valueOption,
 } from '../../src/commands/options.js';
-import { UsageError } from '../../src/errors.js';
+import { usageMessage } from '../helpers/usage-error.js';
 
 const TABLE = {
   pageSize: valueOption({ flags: '--page-size <n>', env: 'X_PAGE_SIZE', parse: integer(1, 100), default: 10, description: 'page size' }),
@@ -35,16 +35,6 @@ function parse(args: string[]): Record<string, unknown> {
   return command.opts();
 }
 
-function usageError(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(UsageError);
-    return (error as Error).message;
-  }
-  throw new Error('expected a usage error');
-}
-
 describe('readOptions', () => {
   it('gives defaults, undefined or empty for what is not set', () => {
     expect(readOptions(TABLE, parse([]), {})).toEqual({
@@ -65,22 +55,24 @@ describe('readOptions', () => {
   });
 
   it('parses env values like flags and names the variable in the error', () => {
-    expect(usageError(() => readOptions(TABLE, parse([]), { X_PAGE_SIZE: '500' }))).toBe(
+    expect(usageMessage(() => readOptions(TABLE, parse([]), { X_PAGE_SIZE: '500' }))).toBe(
       'X_PAGE_SIZE "500" must be a whole number from 1 to 100',
     );
-    expect(usageError(() => readOptions(TABLE, parse(['--page-size', '1.5']), {}))).toBe(
+    expect(usageMessage(() => readOptions(TABLE, parse(['--page-size', '1.5']), {}))).toBe(
       '--page-size "1.5" must be a whole number from 1 to 100',
     );
-    expect(usageError(() => readOptions(TABLE, parse([]), { X_MODE: 'medium' }))).toBe('X_MODE "medium" must be one of fast, slow');
-    expect(usageError(() => readOptions(TABLE, parse([]), { X_PATH_STYLE: 'yes' }))).toBe('X_PATH_STYLE "yes" must be 1, true, 0 or false');
-    expect(usageError(() => readOptions(TABLE, parse(['--name', ' ']), {}))).toBe('--name needs a value');
+    expect(usageMessage(() => readOptions(TABLE, parse([]), { X_MODE: 'medium' }))).toBe('X_MODE "medium" must be one of fast, slow');
+    expect(usageMessage(() => readOptions(TABLE, parse([]), { X_PATH_STYLE: 'yes' }))).toBe(
+      'X_PATH_STYLE "yes" must be 1, true, 0 or false',
+    );
+    expect(usageMessage(() => readOptions(TABLE, parse(['--name', ' ']), {}))).toBe('--name needs a value');
   });
 
   it('collects a repeatable option in order, and takes seconds as whole milliseconds', () => {
     const values = readOptions(TABLE, parse(['--store', 'B', '--store', 'A', '--wait', '2.5']), {});
     expect(values.store).toEqual(['B', 'A']);
     expect(values.wait).toBe(2500);
-    expect(usageError(() => readOptions(TABLE, parse(['--wait', '0.0001']), {}))).toMatch(/from 0.001 to 60/);
+    expect(usageMessage(() => readOptions(TABLE, parse(['--wait', '0.0001']), {}))).toMatch(/from 0.001 to 60/);
   });
 
   it('tells a flag from an env var', () => {

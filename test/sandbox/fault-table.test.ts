@@ -1,7 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FAULT_NAMES, SANDBOX_FAULTS } from '../../src/sandbox/fault-table.js';
-import { startSandbox, type Sandbox, type SandboxFaults } from '../../src/sandbox/index.js';
-import { errorLines, firstLine, runCli, startInProcess, stopAllClis, waitUntil } from '../helpers/cli.js';
+import type { SandboxFaults } from '../../src/sandbox/index.js';
+import { errorLines, firstLine, runCli, startInProcess, waitUntil } from '../helpers/cli.js';
+import { useSandbox } from '../helpers/vendor.js';
 
 /** Each fault as a flag gives it and as a body of the admin route says it: one row per fault of the table. */
 const SAID_BOTH_WAYS: readonly { readonly flags: readonly string[]; readonly faults: SandboxFaults }[] = [
@@ -26,17 +27,7 @@ async function faultsOfCommand(flags: readonly string[]): Promise<unknown> {
   return JSON.parse(/^faults: +(.+)$/m.exec(cli.stdout())![1]!) as unknown;
 }
 
-let sandbox: Sandbox;
-beforeAll(async () => {
-  sandbox = await startSandbox({ stores: 1, days: 1 });
-});
-afterAll(async () => {
-  await sandbox.close();
-});
-afterEach(async () => {
-  sandbox.setFaults({});
-  await stopAllClis();
-});
+const sandbox = useSandbox({ stores: 1, days: 1 });
 
 describe('the fault table: one fault language for the flags, the help and the admin route', () => {
   it('has a row here for every fault of the table', () => {

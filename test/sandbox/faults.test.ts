@@ -1,20 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox } from '../../src/sandbox/index.js';
 import { waitUntil } from '../helpers/cli.js';
+import { useSandbox } from '../helpers/vendor.js';
 import { allPages, basic, dayParams, getJson, metricUrl, NOW, YESTERDAY, type Envelope } from './helpers.js';
 
-let sandbox: Sandbox;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ stores: 12, zones: 4, days: 2, seed: 4, now: () => NOW });
-});
-afterAll(async () => {
-  await sandbox.close();
-});
-afterEach(() => {
-  sandbox.setFaults({});
-});
+const sandbox = useSandbox({ stores: 12, zones: 4, days: 2, seed: 4, now: () => NOW });
 
 const url = (extra: Record<string, string> = {}) => metricUrl(sandbox, 'traffic', dayParams(YESTERDAY, extra));
 
@@ -55,7 +46,7 @@ describe('sandbox fault switches', () => {
     expect(text.length).toBeGreaterThan(0);
     expect(() => JSON.parse(text) as unknown).toThrow();
     expect(
-      JSON.parse(await (await fetch(url(), { headers: { authorization: basic('demo-client', 'demo-secret') } })).text()),
+      JSON.parse(await (await fetch(url(), { headers: { authorization: basic(sandbox.clientId, sandbox.clientSecret) } })).text()),
     ).toHaveProperty('count', 12);
   });
 
@@ -70,7 +61,7 @@ describe('sandbox fault switches', () => {
     expect(metricRecord.status).toBe(0); // still waiting
     const token = await fetch(`${sandbox.url}/oauth2/token`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic('demo-client', 'demo-secret') },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(sandbox.clientId, sandbox.clientSecret) },
       body: 'grant_type=client_credentials',
     });
     expect(token.status).toBe(200);

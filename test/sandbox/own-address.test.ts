@@ -3,11 +3,12 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_HELP } from '../../src/commands/sandbox-options.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { ROOT } from '../helpers/cli.js';
 import { codeBlocks } from '../helpers/markdown.js';
+import { useSandbox } from '../helpers/vendor.js';
 import { NOW } from './helpers.js';
 
 interface Answer {
@@ -48,19 +49,10 @@ const ADMIN_ROUTES = [
   { method: 'GET', path: '/_sandbox/requests' },
 ] as const;
 
-let sandbox: Sandbox;
+const sandbox = useSandbox({ stores: 2, zones: 2, days: 2, now: () => NOW });
 let own: string;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ stores: 2, zones: 2, days: 2, now: () => NOW });
+beforeAll(() => {
   own = new URL(sandbox.url).host;
-});
-afterAll(async () => {
-  await sandbox.close();
-});
-afterEach(() => {
-  sandbox.setFaults({});
-  sandbox.setPublishing({});
 });
 
 describe("the admin routes answer only requests addressed to the sandbox's own address", () => {

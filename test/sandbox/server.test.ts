@@ -1,20 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { useSandbox } from '../helpers/vendor.js';
 import { isLoopback } from '../../src/sandbox/http.js';
 import { allPages, basic, dayParams, getJson, metricUrl, NOW, YESTERDAY, type Envelope } from './helpers.js';
 import { METRIC_NAMES } from '../../src/metrics/names.js';
 
-let sandbox: Sandbox;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ stores: 12, zones: 6, days: 3, seed: 1, now: () => NOW });
-});
-afterAll(async () => {
-  await sandbox.close();
-});
-afterEach(() => {
-  sandbox.setFaults({});
-});
+const sandbox = useSandbox({ stores: 12, zones: 6, days: 3, seed: 1, now: () => NOW });
 
 describe('sandbox metrics API: authentication', () => {
   it('answers 401 with a Basic challenge and a JSON detail without or with wrong credentials', async () => {
@@ -24,13 +15,13 @@ describe('sandbox metrics API: authentication', () => {
     expect(missing.headers.get('www-authenticate')).toBe('Basic realm="area-metrics"');
     expect(missing.headers.get('content-type')).toMatch(/^application\/json/);
     expect(await missing.json()).toEqual({ detail: 'Authentication credentials were not provided.' });
-    const wrong = await fetch(url, { headers: { authorization: basic('demo-client', 'nope') } });
+    const wrong = await fetch(url, { headers: { authorization: basic(sandbox.clientId, 'nope') } });
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('www-authenticate')).toBe('Basic realm="area-metrics"');
     expect(await wrong.json()).toEqual({ detail: 'Invalid username/password.' });
     const bearer = await fetch(url, { headers: { authorization: 'Bearer abc' } });
     expect(bearer.status).toBe(401);
-    const ok = await fetch(url, { headers: { authorization: basic('demo-client', 'demo-secret') } });
+    const ok = await fetch(url, { headers: { authorization: basic(sandbox.clientId, sandbox.clientSecret) } });
     expect(ok.status).toBe(200);
     await ok.arrayBuffer();
   });
@@ -38,7 +29,7 @@ describe('sandbox metrics API: authentication', () => {
   it('records every request with its status and whether it was authorized, never the credentials', async () => {
     const before = sandbox.requests.length;
     await fetch(metricUrl(sandbox, 'unique-users', dayParams(YESTERDAY)), {
-      headers: { authorization: basic('demo-client', 'wrong-secret-value') },
+      headers: { authorization: basic(sandbox.clientId, 'wrong-secret-value') },
     }).then((response) => response.arrayBuffer());
     await getJson(sandbox, metricUrl(sandbox, 'unique-users', dayParams(YESTERDAY, { store_code: 'S002' })));
     const recorded = sandbox.requests.slice(before);
@@ -55,7 +46,7 @@ describe('sandbox metrics API: authentication', () => {
     const { body } = await getJson(sandbox, `${sandbox.url}/_sandbox/requests`);
     const text = JSON.stringify(body);
     expect(text).toContain('/api/bi/area-metrics/unique-users/');
-    expect(text).not.toContain('demo-secret');
+    expect(text).not.toContain(sandbox.clientSecret);
     expect(text).not.toContain('wrong-secret-value');
   });
 });

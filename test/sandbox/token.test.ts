@@ -1,19 +1,10 @@
 import { createHmac } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { describe, expect, it } from 'vitest';
+import { startSandbox } from '../../src/sandbox/index.js';
+import { useSandbox } from '../helpers/vendor.js';
 import { basic, dayParams, getJson, metricUrl, YESTERDAY } from './helpers.js';
 
-let sandbox: Sandbox;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ clientId: 'tok-client', clientSecret: 'tok-secret-123', tokenTtlSeconds: 900 });
-});
-afterAll(async () => {
-  await sandbox.close();
-});
-afterEach(() => {
-  sandbox.setFaults({});
-});
+const sandbox = useSandbox({ clientId: 'tok-client', clientSecret: 'tok-secret-123', tokenTtlSeconds: 900 });
 
 const FORM = 'application/x-www-form-urlencoded';
 

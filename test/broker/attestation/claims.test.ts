@@ -1,20 +1,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { BrokerConfig } from '../../../src/broker/config/config.js';
-import { waitUntil } from '../../helpers/cli.js';
-import { startFakeAuthServer } from '../../helpers/fake-auth-server.js';
 import {
   ANDROID_APP_ID,
   IOS_APP_ID,
   appCheckClaims,
+  askWithAttestation,
   issuerKey,
   signToken,
-  startIssuer,
+  startAttestedBroker,
   type IssuerKey,
   APP,
-  enforcedConfig,
-  APP_CHECK_HEADER,
 } from '../attestation-issuer.js';
-import { TestClock, injectedBroker, type TestBroker, useCleanups } from '../broker-harness.js';
+import { type TestBroker, useCleanups } from '../broker-harness.js';
 
 // The claims a genuine token must carry beyond its signature: a `sub` naming the application, a lifetime of at most
 // 7 days, the right issuer as well as the right audience; and a remembered token answers for its own application
@@ -30,32 +26,16 @@ beforeAll(async () => {
   key = await issuerKey('claims-key');
 });
 
-function configOf(authUrl: string, jwksUrl: string): BrokerConfig {
-  return enforcedConfig({
-    authUrl,
-    jwksUrl,
+const started = () =>
+  startAttestedBroker(stops, {
+    keys: [key],
     clientId: 'claims-client',
     secret: SECRET,
     more: { [IOS_APP]: { platform: 'ios', appId: IOS_APP_ID } },
   });
-}
-
-async function started(): Promise<{ broker: TestBroker; clock: TestClock }> {
-  const issuer = await startIssuer([key]);
-  stops.push(() => issuer.close());
-  const auth = await startFakeAuthServer({ clientId: 'claims-client', clientSecret: SECRET });
-  stops.push(() => auth.close());
-  const clock = new TestClock();
-  const broker = injectedBroker(configOf(auth.url, issuer.jwksUrl), { now: clock.now });
-  stops.push(() => broker.close());
-  await waitUntil(() => broker.logs.text().includes('attestation keys fetched'), 'the first attestation keys fetched', 5000);
-  return { broker, clock };
-}
 
 async function ask(broker: TestBroker, token: string, application = APP): Promise<{ status: number; type: unknown }> {
-  const response = await broker.fetch(`/api/gatekeeper-token?application_package=${application}`, {
-    headers: { [APP_CHECK_HEADER]: token },
-  });
+  const response = await askWithAttestation(broker, token, application);
   const body = (await response.json()) as { type?: unknown };
   return { status: response.status, type: body.type };
 }

@@ -8,6 +8,7 @@ import {
   IOS_APP_ID,
   PROJECT_NUMBER,
   appCheckClaims,
+  askWithAttestation,
   hmacWithPublicKey,
   issuerKey,
   signToken,
@@ -95,10 +96,7 @@ interface Answer {
 }
 
 async function ask(target: TestBroker, token?: string, application = APP): Promise<Answer> {
-  const response = await target.fetch(
-    `/api/gatekeeper-token?application_package=${application}`,
-    token === undefined ? {} : { headers: { [APP_CHECK_HEADER]: token } },
-  );
+  const response = await askWithAttestation(target, token, application);
   const text = await response.text();
   written.push(() => text);
   return { status: response.status, headers: response.headers, body: JSON.parse(text) as Record<string, unknown> };
@@ -375,10 +373,7 @@ describe('attestation by any JWT issuer (provider jwt)', () => {
     expect((await send(await mint(key, claims))).status).toBe(200);
     expect((await send(await mint(key, { ...claims, aud: 'another-service' }))).status).toBe(401);
     expect((await send(await mint(key, { ...claims, app_id: 'shop-ios' }))).status).toBe(403);
-    expect(
-      (await target.fetch(`/api/gatekeeper-token?application_package=${APP}`, { headers: { [APP_CHECK_HEADER]: await mint(key, claims) } }))
-        .status,
-    ).toBe(401);
+    expect((await askWithAttestation(target, await mint(key, claims))).status).toBe(401);
   });
 });
 

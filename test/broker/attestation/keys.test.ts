@@ -1,21 +1,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { BrokerConfig } from '../../../src/broker/config/config.js';
 import { waitUntil } from '../../helpers/cli.js';
-import { startFakeAuthServer } from '../../helpers/fake-auth-server.js';
 import {
   ANDROID_APP_ID,
   appCheckClaims,
+  askWithAttestation,
   issuerKey,
   signToken,
-  startIssuer,
+  startAttestedBroker,
   withKid,
   type IssuerKey,
-  type TestIssuer,
-  APP,
-  enforcedConfig,
-  APP_CHECK_HEADER,
 } from '../attestation-issuer.js';
-import { TestClock, injectedBroker, sleep, type TestBroker, useCleanups } from '../broker-harness.js';
+import { sleep, type TestBroker, useCleanups } from '../broker-harness.js';
 
 // A key-set fetch never holds up a token whose key is already held: with the issuer hanging, a token naming a kid
 // not held waits for the fetch it started, and a genuine token sent meanwhile is answered at once.
@@ -29,26 +24,13 @@ beforeAll(async () => {
   [pair, stranger] = await Promise.all([issuerKey('held-key'), issuerKey('stranger-key')]);
 });
 
-function configOf(authUrl: string, jwksUrl: string): BrokerConfig {
-  return enforcedConfig({ authUrl, jwksUrl, clientId: 'keys-client', secret: SECRET });
-}
-
-async function started(maxAgeSeconds: number): Promise<{ broker: TestBroker; issuer: TestIssuer; clock: TestClock }> {
-  const issuer = await startIssuer([pair], maxAgeSeconds);
-  stops.push(() => issuer.close());
-  const auth = await startFakeAuthServer({ clientId: 'keys-client', clientSecret: SECRET });
-  stops.push(() => auth.close());
-  const clock = new TestClock();
-  const broker = injectedBroker(configOf(auth.url, issuer.jwksUrl), { now: clock.now });
-  stops.push(() => broker.close());
-  await waitUntil(() => broker.logs.text().includes('attestation keys fetched'), 'the first attestation keys fetched', 5000);
-  return { broker, issuer, clock };
-}
+const started = (maxAgeSeconds: number) =>
+  startAttestedBroker(stops, { keys: [pair], maxAgeSeconds, clientId: 'keys-client', secret: SECRET });
 
 /** The request's status and how long it took, in real milliseconds. */
 async function timedAsk(broker: TestBroker, token: string): Promise<{ status: number; ms: number }> {
   const startedAt = performance.now();
-  const response = await broker.fetch(`/api/gatekeeper-token?application_package=${APP}`, { headers: { [APP_CHECK_HEADER]: token } });
+  const response = await askWithAttestation(broker, token);
   return { status: response.status, ms: performance.now() - startedAt };
 }
 

@@ -3,26 +3,26 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { BrokerConfig } from '../../../src/broker/config/config.js';
 import { startBroker } from '../../../src/broker/http/server.js';
 import { waitUntil } from '../../helpers/cli.js';
-import { startFakeAuthServer } from '../../helpers/fake-auth-server.js';
 import { listenOnLoopback } from '../../helpers/loopback.js';
 import {
   ANDROID_APP_ID,
   IOS_APP_ID,
   appCheckClaims,
+  askWithAttestation,
   issuerKey,
   signToken,
+  startAttestedBroker,
   startIssuer,
   withKid,
   type IssuerKey,
-  APP,
   enforcedConfig,
-  APP_CHECK_HEADER,
 } from '../attestation-issuer.js';
-import { LogCapture, TestClock, injectedBroker, type TestBroker, useCleanups } from '../broker-harness.js';
+import { LogCapture, injectedBroker, useCleanups } from '../broker-harness.js';
 
 // What an operator reads at the default level during an App Check rollout: each refusal cause with its reason the
 // first time in an interval, a count per cause after that; the attestation mode at start; why the keys failed.
 const SECRET = 'logs-test-secret-c4e8';
+const CLIENT = { clientId: 'logs-client', secret: SECRET, singleUse: true };
 
 const stops = useCleanups();
 
@@ -33,7 +33,7 @@ beforeAll(async () => {
 });
 
 function configOf(authUrl: string, jwksUrl: string): BrokerConfig {
-  return enforcedConfig({ authUrl, jwksUrl, clientId: 'logs-client', secret: SECRET, singleUse: true });
+  return enforcedConfig({ authUrl, jwksUrl, ...CLIENT });
 }
 
 async function untilLogged(logs: LogCapture, text: string): Promise<void> {
@@ -42,14 +42,7 @@ async function untilLogged(logs: LogCapture, text: string): Promise<void> {
 
 describe('attestation refusals in the log', () => {
   it('gives each cause its own line with its reason once per interval, and a count per cause after that', async () => {
-    const issuer = await startIssuer([key]);
-    stops.push(() => issuer.close());
-    const auth = await startFakeAuthServer({ clientId: 'logs-client', clientSecret: SECRET });
-    stops.push(() => auth.close());
-    const clock = new TestClock();
-    const broker: TestBroker = injectedBroker(configOf(auth.url, issuer.jwksUrl), { now: clock.now, hitSummaryIntervalMs: 3_600_000 });
-    stops.push(() => broker.close());
-    await untilLogged(broker.logs, 'attestation keys fetched');
+    const { broker, clock } = await startAttestedBroker(stops, { keys: [key], ...CLIENT }, { hitSummaryIntervalMs: 3_600_000 });
     const claims = (): ReturnType<typeof appCheckClaims> => appCheckClaims(ANDROID_APP_ID, clock.now());
     const replayed = await signToken(key, claims());
     const expected: Record<string, () => Promise<string | undefined>> = {
@@ -64,16 +57,10 @@ describe('attestation refusals in the log', () => {
       'other app': async () => signToken(key, appCheckClaims(IOS_APP_ID, clock.now())),
       replayed: async () => replayed,
     };
-    expect(
-      (await broker.fetch(`/api/gatekeeper-token?application_package=${APP}`, { headers: { [APP_CHECK_HEADER]: replayed } })).status,
-    ).toBe(200);
+    expect((await askWithAttestation(broker, replayed)).status).toBe(200);
     for (const round of [1, 2, 3]) {
       for (const token of Object.values(expected)) {
-        const value = await token();
-        const response = await broker.fetch(
-          `/api/gatekeeper-token?application_package=${APP}`,
-          value === undefined ? {} : { headers: { [APP_CHECK_HEADER]: value } },
-        );
+        const response = await askWithAttestation(broker, await token());
         expect([round, response.status >= 400]).toEqual([round, true]);
       }
     }

@@ -1,20 +1,16 @@
 import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SharedReplayGuard } from '../../../src/broker/attestation/replay.js';
-import type { BrokerConfig } from '../../../src/broker/config/config.js';
 import { waitUntil } from '../../helpers/cli.js';
-import { startFakeAuthServer } from '../../helpers/fake-auth-server.js';
 import { startRedis, warnIfRedisMissing } from '../../helpers/redis.js';
 import {
   ANDROID_APP_ID,
   appCheckClaims,
+  askWithAttestation,
   issuerKey,
   signToken,
-  startIssuer,
+  startAttestation,
   type IssuerKey,
-  APP,
-  enforcedConfig,
-  APP_CHECK_HEADER,
 } from '../attestation-issuer.js';
 import { TestClock, injectedBroker, untilRedisKnown, type LogCapture, type TestBroker, useCleanups } from '../broker-harness.js';
 
@@ -71,12 +67,8 @@ beforeAll(async () => {
   pairs.push(await issuerKey('single-use-key'));
 });
 
-function configOf(authUrl: string, jwksUrl: string): BrokerConfig {
-  return enforcedConfig({ authUrl, jwksUrl, clientId: 'single-use-client', secret: SECRET, singleUse: true });
-}
-
 async function ask(target: TestBroker, token: string): Promise<number> {
-  return (await target.fetch(`/api/gatekeeper-token?application_package=${APP}`, { headers: { [APP_CHECK_HEADER]: token } })).status;
+  return (await askWithAttestation(target, token)).status;
 }
 
 /** Waits until the broker has logged Redis's state `state` `times` times in all. */
@@ -94,12 +86,8 @@ describe.skipIf(redisMissing)('single use across a Redis outage (real redis-serv
     const redisServer = await startRedis();
     let current = redisServer;
     stops.push(() => current.stop());
-    const issuer = await startIssuer(pairs);
-    stops.push(() => issuer.close());
-    const auth = await startFakeAuthServer({ clientId: 'single-use-client', clientSecret: SECRET });
-    stops.push(() => auth.close());
+    const { config } = await startAttestation(stops, { keys: pairs, clientId: 'single-use-client', secret: SECRET, singleUse: true });
     const clock = new TestClock();
-    const config = configOf(auth.url, issuer.jwksUrl);
     const [first, second] = [0, 1].map(() =>
       injectedBroker(config, { now: clock.now, redisUrl: redisServer.url, redisProbeIntervalMs: 50 }),
     ) as [TestBroker, TestBroker];

@@ -1,19 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfigJson } from '../../../src/broker/config/config-json.js';
-import { UsageError } from '../../../src/errors.js';
+import { usageMessage } from '../../helpers/usage-error.js';
 
 const SOURCE = 'broker config /etc/broker.json';
 const SECRET = 's3cr3t-in-the-config-text';
 
-function messageOf(text: string): string {
-  try {
-    parseConfigJson(text, SOURCE);
-  } catch (error) {
-    expect(error).toBeInstanceOf(UsageError);
-    return (error as Error).message;
-  }
-  throw new Error('parsed without an error');
-}
+const messageOf = (text: string): string => usageMessage(() => parseConfigJson(text, SOURCE));
 
 describe('parseConfigJson', () => {
   it('parses a valid config, strings holding braces, quotes and commas included', () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadBrokerConfig, resolveBrokerConfig } from '../../../src/broker/config/config.js';
 import { applicationPackageProblem } from '../../../src/broker/config/config-schema.js';
-import { UsageError } from '../../../src/errors.js';
+import { usageMessage } from '../../helpers/usage-error.js';
 
 const SECRET = 'android-secret-value-42';
 
@@ -19,16 +19,6 @@ function validRaw(): Record<string, unknown> {
     applications: { 'com.acme.shop': 'android', 'com.acme.ShopApp': 'ios', 'shop.acme.example': 'web' },
     cache: { marginSeconds: 45 },
   };
-}
-
-function usageMessage(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(UsageError);
-    return (error as Error).message;
-  }
-  throw new Error('expected a UsageError');
 }
 
 describe('resolveBrokerConfig', () => {
