@@ -22,6 +22,19 @@ async function pages(): Promise<number[]> {
   return seen;
 }
 
+/** Answers the requests for pages of `/m/` in the order given: each `[page, status, body]` once. */
+function serve(...answers: [page: number, status: number, body?: object][]): void {
+  const scope = nock(ORIGIN);
+  for (const [page, status, body] of answers)
+    scope
+      .get('/m/')
+      .query({ page: String(page) })
+      .reply(status, body);
+}
+
+/** A first page of two results of `count`, linking to page 2. */
+const firstPage = (count: number) => ({ count, next: `${ORIGIN}/m/?page=2`, results: [1, 2] });
+
 useNock();
 afterEach(() => {
   expect(nock.isDone()).toBe(true);
@@ -30,36 +43,21 @@ afterEach(() => {
 
 describe('followPages and a 404', () => {
   it('takes a 404 after the first page as a paging anomaly (the set shrank), asked once, not retried', async () => {
-    nock(ORIGIN)
-      .get('/m/')
-      .query({ page: '1' })
-      .reply(200, { count: 4, next: `${ORIGIN}/m/?page=2`, results: [1, 2] })
-      .get('/m/')
-      .query({ page: '2' })
-      .reply(404, { detail: 'Invalid page.' });
+    serve([1, 200, firstPage(4)], [2, 404, { detail: 'Invalid page.' }]);
     const error = await pages().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(PagingAnomaly);
     expect((error as Error).message).toBe('page 2 is gone (HTTP 404): the results changed while paging');
   });
 
   it('keeps a 404 on the first page a wrong URL (exit 4)', async () => {
-    nock(ORIGIN).get('/m/').query({ page: '1' }).reply(404, { detail: 'Not found.' });
+    serve([1, 404, { detail: 'Not found.' }]);
     const error = await pages().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(UnavailableError);
     expect((error as Error).message).toMatch(/HTTP 404 \(Not found\.\) \(after 1 attempt\); check the URL/);
   });
 
   it('still retries a 503 on a later page', async () => {
-    nock(ORIGIN)
-      .get('/m/')
-      .query({ page: '1' })
-      .reply(200, { count: 3, next: `${ORIGIN}/m/?page=2`, results: [1, 2] })
-      .get('/m/')
-      .query({ page: '2' })
-      .reply(503)
-      .get('/m/')
-      .query({ page: '2' })
-      .reply(200, { count: 3, next: null, results: [3] });
+    serve([1, 200, firstPage(3)], [2, 503], [2, 200, { count: 3, next: null, results: [3] }]);
     expect(await pages()).toEqual([1, 2]);
   });
 });

@@ -38,21 +38,24 @@ async function folderWith(files: Record<string, string>) {
       units: Record<string, unknown>[];
     };
   };
-  return { dir, destination, state, manifest };
+  /** `accept` or `reopen` of traffic's `days` (a range: the first and the last), recorded as the command records it. */
+  const settle = (verb: 'accept' | 'reopen', days: string[]) =>
+    recordSettlement(
+      destination,
+      state,
+      { command: `${verb} traffic ${days.join('..')}`, metrics: ['traffic'], days },
+      () => state[verb]('traffic', days),
+      clock,
+    );
+  return { dir, destination, state, manifest, settle };
 }
 
 describe('recordSettlement', () => {
   it('an accepted day is final and finalized in a manifest of its own, with its file as the last import left it', async () => {
     const text = 'store_code,date,day,granularity,zone,traffic_pct\nS001,2026-11-18T00:00:00Z,2026-11-18,daily,A,1.00000\n';
-    const { destination, state, manifest } = await folderWith({ 'traffic/2026-11-18.csv': text });
+    const { state, manifest, settle } = await folderWith({ 'traffic/2026-11-18.csv': text });
     await state.markPending('traffic', '2026-11-18', { reason: 'suspect' });
-    await recordSettlement(
-      destination,
-      state,
-      { command: 'accept traffic 2026-11-18..2026-11-19', metrics: ['traffic'], days: ['2026-11-18', '2026-11-19'] },
-      () => state.accept('traffic', ['2026-11-18', '2026-11-19']),
-      clock,
-    );
+    await settle('accept', ['2026-11-18', '2026-11-19']);
     const written = await manifest();
     expect(written.command).toBe('accept traffic 2026-11-18..2026-11-19');
     // Stamped by the command's clock: its start, end and run id (a UUIDv7's first 48 bits are milliseconds).
@@ -82,24 +85,12 @@ describe('recordSettlement', () => {
   });
 
   it('a reopened day is provisional again; one final before and after is not finalized again', async () => {
-    const { destination, state, manifest } = await folderWith({});
+    const { state, manifest, settle } = await folderWith({});
     await state.markComplete('traffic', '2026-11-18', ['S001']);
-    await recordSettlement(
-      destination,
-      state,
-      { command: 'reopen traffic 2026-11-18', metrics: ['traffic'], days: ['2026-11-18'] },
-      () => state.reopen('traffic', ['2026-11-18']),
-      clock,
-    );
+    await settle('reopen', ['2026-11-18']);
     expect((await manifest()).units).toMatchObject([{ day: '2026-11-18', status: 'provisional', reason: 'reopened' }]);
     await state.markComplete('traffic', '2026-11-18', ['S001']);
-    await recordSettlement(
-      destination,
-      state,
-      { command: 'accept traffic 2026-11-18', metrics: ['traffic'], days: ['2026-11-18'] },
-      () => state.accept('traffic', ['2026-11-18']),
-      clock,
-    );
+    await settle('accept', ['2026-11-18']);
     expect((await manifest()).units[0]).toMatchObject({ status: 'final' });
     expect((await manifest()).units[0]).not.toHaveProperty('finalized');
   });

@@ -33,6 +33,21 @@ function envelope(count: number, results: unknown[], next: string | null, previo
 const link = (page: number, size = 2) =>
   `${ORIGIN}${PATH}?${new URLSearchParams({ ...windowQuery, page: String(page), page_size: String(size) }).toString()}`;
 
+/** The query of page `n` of the unit as the fetch asks it: the first page without a page number. */
+const pageQuery = (n: number) => ({ ...windowQuery, ...(n === 1 ? {} : { page: String(n) }), page_size: '2' });
+
+/** Serves the unit's pages in order, each `times` times (once for each fetch of the unit). */
+function servePages(pages: readonly ReturnType<typeof envelope>[], times = 1): void {
+  const scope = nock(ORIGIN);
+  pages.forEach((body, index) =>
+    scope
+      .get(PATH)
+      .query(pageQuery(index + 1))
+      .times(times)
+      .reply(200, body),
+  );
+}
+
 function options(overrides: Partial<UnitFetchOptions> = {}): UnitFetchOptions {
   return {
     client: new HttpClient({ timeoutMs: 2000, retry: { ...DEFAULT_RETRY_POLICY, retries: 2 }, clock: virtualClock() }),
@@ -62,16 +77,11 @@ afterEach(() => {
 
 describe('fetchUnit paging', () => {
   it('follows absolute next links over 3 pages and sorts rows that arrived unsorted', async () => {
-    nock(ORIGIN)
-      .get(PATH)
-      .query({ ...windowQuery, page_size: '2' })
-      .reply(200, envelope(5, [result('S3'), result('S1')], link(2)))
-      .get(PATH)
-      .query({ ...windowQuery, page: '2', page_size: '2' })
-      .reply(200, envelope(5, [result('S5'), result('S2')], link(3), link(1)))
-      .get(PATH)
-      .query({ ...windowQuery, page: '3', page_size: '2' })
-      .reply(200, envelope(5, [result('S4')], null, link(2)));
+    servePages([
+      envelope(5, [result('S3'), result('S1')], link(2)),
+      envelope(5, [result('S5'), result('S2')], link(3), link(1)),
+      envelope(5, [result('S4')], null, link(2)),
+    ]);
     const data = await fetchUnit(unit, options());
     expect(data.pages).toBe(3);
     expect(data.count).toBe(5);
@@ -116,13 +126,7 @@ describe('fetchUnit paging', () => {
 
   it('rebases a next link on another origin onto the base URL and never calls the foreign host', async () => {
     const foreign = nock('http://internal.example.test').get(/.*/).reply(500);
-    nock(ORIGIN)
-      .get(PATH)
-      .query(true)
-      .reply(200, envelope(2, [result('S1')], link(2).replace(ORIGIN, 'http://internal.example.test')))
-      .get(PATH)
-      .query({ ...windowQuery, page: '2', page_size: '2' })
-      .reply(200, envelope(2, [result('S2')], null));
+    servePages([envelope(2, [result('S1')], link(2).replace(ORIGIN, 'http://internal.example.test')), envelope(2, [result('S2')], null)]);
     const warnings: string[] = [];
     const logger = { debug() {}, info() {}, error() {}, warn: (message: string) => warnings.push(message) };
     const data = await fetchUnit(unit, options({ logger }));
@@ -134,19 +138,8 @@ describe('fetchUnit paging', () => {
 
 describe('fetchUnit completeness', () => {
   it('fetches the unit again when a result repeats, and succeeds when the second fetch is whole', async () => {
-    nock(ORIGIN)
-      .get(PATH)
-      .query({ ...windowQuery, page_size: '2' })
-      .reply(200, envelope(3, [result('S1'), result('S2')], link(2)))
-      .get(PATH)
-      .query({ ...windowQuery, page: '2', page_size: '2' })
-      .reply(200, envelope(3, [result('S2')], null))
-      .get(PATH)
-      .query({ ...windowQuery, page_size: '2' })
-      .reply(200, envelope(3, [result('S1'), result('S2')], link(2)))
-      .get(PATH)
-      .query({ ...windowQuery, page: '2', page_size: '2' })
-      .reply(200, envelope(3, [result('S3')], null));
+    servePages([envelope(3, [result('S1'), result('S2')], link(2)), envelope(3, [result('S2')], null)]); // the first fetch
+    servePages([envelope(3, [result('S1'), result('S2')], link(2)), envelope(3, [result('S3')], null)]); // the second
     const data = await fetchUnit(unit, options());
     expect(data.attempts).toBe(2);
     expect(rowsWritten(data)).toHaveLength(6);
@@ -188,28 +181,12 @@ describe('fetchUnit completeness', () => {
   });
 
   it('treats a next link that loops back as incomplete instead of looping', async () => {
-    nock(ORIGIN)
-      .get(PATH)
-      .query({ ...windowQuery, page_size: '2' })
-      .times(3)
-      .reply(200, envelope(4, [result('S1'), result('S2')], link(2)))
-      .get(PATH)
-      .query({ ...windowQuery, page: '2', page_size: '2' })
-      .times(3)
-      .reply(200, envelope(4, [result('S3'), result('S4')], link(2)));
+    servePages([envelope(4, [result('S1'), result('S2')], link(2)), envelope(4, [result('S3'), result('S4')], link(2))], 3);
     await expect(fetchUnit(unit, options())).rejects.toThrow(/repeats a link already followed/);
   });
 
   it('bounds the pages by the first page: more than ceil(count / n) is incomplete', async () => {
-    nock(ORIGIN)
-      .get(PATH)
-      .query({ ...windowQuery, page_size: '2' })
-      .times(3)
-      .reply(200, envelope(2, [result('S1'), result('S2')], link(2)))
-      .get(PATH)
-      .query({ ...windowQuery, page: '2', page_size: '2' })
-      .times(3)
-      .reply(200, envelope(2, [], null));
+    servePages([envelope(2, [result('S1'), result('S2')], link(2)), envelope(2, [], null)], 3);
     await expect(fetchUnit(unit, options())).rejects.toThrow(IncompleteError);
   });
 });

@@ -12,6 +12,9 @@ const ROWS = [
   ['S001', '2026-11-20T00:00:00+02:00', '2026-11-20', 'daily', 'The "Café"\nupstairs', '3'],
   ['S002', '2026-11-20T00:00:00-05:00', '2026-11-20', 'daily', 'Tills', '40'],
 ];
+/** The store and instant of the results of ROWS: S001's first two rows, S002's last. */
+const S001_DAY = { store_code: 'S001', date: '2026-11-20T00:00:00+02:00', granularity: 'daily' };
+const S002_DAY = { store_code: 'S002', date: '2026-11-20T00:00:00-05:00', granularity: 'daily' };
 
 describe('storedResults', () => {
   it('CSV as the writer quotes it: a result per store and instant, each zone with its value text', async () => {
@@ -19,15 +22,13 @@ describe('storedResults', () => {
     expect(text).toContain('"The ""Café""');
     expect(await storedResults(Buffer.from(text), 'csv')).toEqual([
       {
-        store_code: 'S001',
-        date: '2026-11-20T00:00:00+02:00',
-        granularity: 'daily',
+        ...S001_DAY,
         values: [
           { zone: 'Entrance, north', unique_users: '12' },
           { zone: 'The "Café"\nupstairs', unique_users: '3' },
         ],
       },
-      { store_code: 'S002', date: '2026-11-20T00:00:00-05:00', granularity: 'daily', values: [{ zone: 'Tills', unique_users: '40' }] },
+      { ...S002_DAY, values: [{ zone: 'Tills', unique_users: '40' }] },
     ]);
   });
 
@@ -35,9 +36,7 @@ describe('storedResults', () => {
     const plain = [HEADER, ROWS[2]!, [...ROWS[2]!.slice(0, 4), 'Back', '7']].map((fields) => csvLine(fields)).join('');
     expect(await storedResults(Buffer.from(plain), 'csv')).toEqual([
       {
-        store_code: 'S002',
-        date: '2026-11-20T00:00:00-05:00',
-        granularity: 'daily',
+        ...S002_DAY,
         values: [
           { zone: 'Tills', unique_users: '40' },
           { zone: 'Back', unique_users: '7' },
@@ -52,13 +51,8 @@ describe('storedResults', () => {
     const text = [HEADER, ...rows, ROWS[2]!].map((fields) => csvLine(fields)).join('');
     expect(text).not.toContain('\r');
     const expected = [
-      {
-        store_code: 'S001',
-        date: '2026-11-20T00:00:00+02:00',
-        granularity: 'daily',
-        values: zones.map((zone, index) => ({ zone, unique_users: String(index) })),
-      },
-      { store_code: 'S002', date: '2026-11-20T00:00:00-05:00', granularity: 'daily', values: [{ zone: 'Tills', unique_users: '40' }] },
+      { ...S001_DAY, values: zones.map((zone, index) => ({ zone, unique_users: String(index) })) },
+      { ...S002_DAY, values: [{ zone: 'Tills', unique_users: '40' }] },
     ];
     expect(await storedResults(Buffer.from(text), 'csv')).toEqual(expected);
     // Windows line ends read the same.

@@ -155,22 +155,23 @@ describe('sandbox command publishing flags', () => {
     }).then((code) => ({ code, stdout: stdout.text, errors: errorLines(stderr.text) }));
   }
 
-  it('--hide-day and --correct-day are repeatable and shown in the banner', async () => {
-    const result = await run([
-      '--hide-day',
-      '2026-11-20',
-      '--hide-day',
-      '2026-11-19:S001,S003',
-      '--correct-day',
-      '2026-11-18',
-      '--correct-day',
-      '2026-11-17:4',
-      '--publish-after',
-      '5',
-    ]);
+  /** The banner's `publishing:` line of a sandbox started with `args`, which must start it (exit 0). */
+  async function publishingBanner(args: string[]): Promise<unknown> {
+    const result = await run(args);
     expect(result.code, result.errors.join('\n')).toBe(0);
     const line = result.stdout.split('\n').find((text) => text.startsWith('publishing:'));
-    expect(JSON.parse(line!.slice('publishing:'.length))).toEqual({
+    return JSON.parse(line!.slice('publishing:'.length));
+  }
+
+  /** `flag` given once for each value. */
+  const repeated = (flag: string, ...values: string[]): string[] => values.flatMap((value) => [flag, value]);
+
+  it('--hide-day and --correct-day are repeatable and shown in the banner', async () => {
+    const args = [
+      ...repeated('--hide-day', '2026-11-20', '2026-11-19:S001,S003'),
+      ...repeated('--correct-day', '2026-11-18', '2026-11-17:4'),
+    ];
+    expect(await publishingBanner([...args, '--publish-after', '5'])).toEqual({
       hidden: [{ day: '2026-11-20' }, { day: '2026-11-19', stores: ['S001', 'S003'] }],
       corrected: [
         { day: '2026-11-18', revision: 1 },
@@ -180,19 +181,8 @@ describe('sandbox command publishing flags', () => {
   });
 
   it('--distort-day is repeatable, with a factor and optionally stores, and shown in the banner', async () => {
-    const result = await run([
-      '--distort-day',
-      '2026-11-20:0',
-      '--distort-day',
-      'traffic@2026-11-19:0.1:S001,S003',
-      '--distort-day',
-      '2026-11-18:dark:S003',
-      '--distort-day',
-      '2026-11-17:0.5',
-    ]);
-    expect(result.code, result.errors.join('\n')).toBe(0);
-    const line = result.stdout.split('\n').find((text) => text.startsWith('publishing:'));
-    expect(JSON.parse(line!.slice('publishing:'.length))).toEqual({
+    const args = repeated('--distort-day', '2026-11-20:0', 'traffic@2026-11-19:0.1:S001,S003', '2026-11-18:dark:S003', '2026-11-17:0.5');
+    expect(await publishingBanner(args)).toEqual({
       distorted: [
         { day: '2026-11-20', factor: 0 },
         { day: '2026-11-19', factor: 0.1, metrics: ['traffic'], stores: ['S001', 'S003'] },
