@@ -80,25 +80,41 @@ function importCircles(files: readonly string[]): string[][] {
   return circles;
 }
 
+/** How a folder of src/ is cut into rooms, and the layer of each. */
+interface Layering {
+  readonly root: string;
+  readonly roomOf: (file: string) => string;
+  readonly layers: Readonly<Record<string, number>>;
+}
+
+/** The rooms of `files` that no layer places. */
+function unplacedRooms(files: readonly string[], { roomOf, layers }: Layering): string[] {
+  return [...new Set(files.map(roomOf))].filter((room) => layers[room] === undefined);
+}
+
+/** Each import (those `pattern` finds) of a file of another room under the root not below its own, as a line naming both. */
+function upwardImports(files: readonly string[], pattern: RegExp, { root, roomOf, layers }: Layering): string[] {
+  return files.flatMap((file) => {
+    const from = roomOf(file);
+    return [...readFileSync(file, 'utf8').matchAll(pattern)]
+      .map((match) => [match[1]!, importedFile(file, match[1]!)] as const)
+      .filter(([, target]) => !relative(root, target).startsWith('..'))
+      .map(([specifier, target]) => [specifier, roomOf(target)] as const)
+      .filter(([, to]) => to !== from && (layers[to] ?? -1) <= (layers[from] ?? -1))
+      .map(([specifier, to]) => `${relative(SRC, file)} imports ${specifier} (${from} -> ${to})`);
+  });
+}
+
 describe('the rooms of src/', () => {
   const files = sourceFiles(SRC);
+  const layering = { root: SRC, roomOf, layers: LAYERS };
 
   it('are all placed in a layer', () => {
-    const rooms = [...new Set(files.map(roomOf))];
-    expect(rooms.filter((room) => LAYERS[room] === undefined)).toEqual([]);
+    expect(unplacedRooms(files, layering)).toEqual([]);
   });
 
   it('import only rooms below them', () => {
-    const upward: string[] = [];
-    for (const file of files) {
-      const from = roomOf(file);
-      for (const match of readFileSync(file, 'utf8').matchAll(IMPORT)) {
-        const to = roomOf(resolve(dirname(file), match[1]!));
-        if (to !== from && (LAYERS[to] ?? -1) <= (LAYERS[from] ?? -1))
-          upward.push(`${relative(SRC, file)} imports ${match[1]} (${from} -> ${to})`);
-      }
-    }
-    expect(upward).toEqual([]);
+    expect(upwardImports(files, IMPORT, layering)).toEqual([]);
   });
 
   it('are in whole-number layers', () => {
@@ -154,21 +170,13 @@ function brokerRoomOf(file: string): string {
 
 describe('the sub-rooms of src/broker/', () => {
   const files = sourceFiles(BROKER);
+  const layering = { root: BROKER, roomOf: brokerRoomOf, layers: BROKER_LAYERS };
 
   it('are all placed in a layer', () => {
-    const rooms = [...new Set(files.map(brokerRoomOf))];
-    expect(rooms.filter((room) => BROKER_LAYERS[room] === undefined)).toEqual([]);
+    expect(unplacedRooms(files, layering)).toEqual([]);
   });
 
   it('import only sub-rooms below them (type and lazy imports count too)', () => {
-    const upward = files.flatMap((file) =>
-      [...readFileSync(file, 'utf8').matchAll(ANY_IMPORT)]
-        .map((match) => [match[1]!, brokerRoomOf(file), importedFile(file, match[1]!)] as const)
-        .filter(([, , target]) => !relative(BROKER, target).startsWith('..'))
-        .map(([specifier, from, target]) => [specifier, from, brokerRoomOf(target)] as const)
-        .filter(([, from, to]) => to !== from && (BROKER_LAYERS[to] ?? -1) <= (BROKER_LAYERS[from] ?? -1))
-        .map(([specifier, from, to]) => `${relative(SRC, file)} imports ${specifier} (${from} -> ${to})`),
-    );
-    expect(upward).toEqual([]);
+    expect(upwardImports(files, ANY_IMPORT, layering)).toEqual([]);
   });
 });

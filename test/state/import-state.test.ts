@@ -1,7 +1,6 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { UsageError } from '../../src/errors.js';
 import { STATE_VERSION } from '../../src/state/storage/versions/current.js';
 import { addDays } from '../../src/window/days.js';
 import { useTempDirs } from '../helpers/tmp.js';
@@ -171,29 +170,5 @@ describe('ImportState', () => {
     const reloaded = await loadStateFile(path, OPTIONS);
     expect(reloaded.storeCodes('avg-screen-time')).toEqual(codes);
     expect(Object.keys((await onDisk()).storeSets)).toHaveLength(1);
-  });
-});
-
-describe('the day mode', () => {
-  const now = new Date('2026-11-26T12:00:00Z');
-  const metricNames = ['traffic'];
-
-  it('a local-mode state says so; a UTC state, like every earlier one, has no field; the other mode is refused', async () => {
-    const localPath = join(await tempDir(), 'local.json');
-    await (await loadStateFile(localPath, { now, metricNames, mode: 'local' })).markComplete('traffic', '2026-11-22', ['S1']);
-    expect(JSON.parse(await readFile(localPath, 'utf8'))).toMatchObject({ days: 'local' });
-    expect((await loadStateFile(localPath, { now, metricNames })).dayMode).toBe('local');
-
-    const utcPath = join(await tempDir(), 'utc.json');
-    await (await loadStateFile(utcPath, { now, metricNames, mode: 'utc' })).markComplete('traffic', '2026-11-22', ['S1']);
-    expect(JSON.parse(await readFile(utcPath, 'utf8'))).not.toHaveProperty('days');
-    expect((await loadStateFile(utcPath, { now, metricNames })).dayMode).toBe('utc');
-
-    const before = await readFile(utcPath, 'utf8');
-    await expect(loadStateFile(utcPath, { now, metricNames, mode: 'local' })).rejects.toThrow(UsageError);
-    await expect(loadStateFile(localPath, { now, metricNames, mode: 'utc' })).rejects.toThrow(
-      /--days utc does not match the state .*local\.json, which holds store-local days \(--days local\)/,
-    );
-    expect(await readFile(utcPath, 'utf8')).toBe(before);
   });
 });
