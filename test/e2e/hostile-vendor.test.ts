@@ -122,12 +122,16 @@ describe('a wait from outside is capped (--max-wait 0.3 here)', () => {
 });
 
 describe('a unit has bounds of its own', () => {
-  it('a count of a billion, one result a page and next always set: exit 5 at the first page, one line', async () => {
-    const crafted = await vendor((request, response) => {
+  /** A vendor saying the day has `count` results, one a page, each page linking to the next one: it never ends. */
+  const endlessPages = (count: number): Promise<CraftedVendor> =>
+    vendor((request, response) => {
       const next = new URL(request.url);
       next.searchParams.set('page', String(request.n + 1));
-      answerPage(response, envelope([resultFor(request, `S${request.n}`)], { count: 1_000_000_000, next: next.href }));
+      answerPage(response, envelope([resultFor(request, `S${request.n}`)], { count, next: next.href }));
     });
+
+  it('a count of a billion, one result a page and next always set: exit 5 at the first page, one line', async () => {
+    const crafted = await endlessPages(1_000_000_000);
     const out = await tempDir();
     const result = await run(['unique-users', ...args(crafted.url, out, '--date', utcDay(2))]);
     expect(result.code, result.stderr).toBe(5);
@@ -139,11 +143,7 @@ describe('a unit has bounds of its own', () => {
   });
 
   it('pages past what --max-results takes at --page-size: exit 6 at that page, not fetched again', async () => {
-    const crafted = await vendor((request, response) => {
-      const next = new URL(request.url);
-      next.searchParams.set('page', String(request.n + 1));
-      answerPage(response, envelope([resultFor(request, `S${request.n}`)], { count: 40, next: next.href }));
-    });
+    const crafted = await endlessPages(40);
     const out = await tempDir();
     const result = await run(['unique-users', ...args(crafted.url, out, '--date', utcDay(2), '--max-results', '40', '--page-size', '10')]);
     expect(result.code, result.stderr).toBe(6);

@@ -222,6 +222,28 @@ function errorLines(stderr: string): string[] {
   return stderr.split('\n').filter((line) => line.startsWith('error:'));
 }
 
+/** How an import of a case fails as a whole: its exit code after how many requests (the retries its kind earns). */
+interface Failure {
+  readonly metric?: Metric;
+  readonly extra?: readonly string[];
+  readonly code: number;
+  readonly requests: number;
+}
+
+/** Imports `caseName` into `out`, which must fail as `failure` says and write no file; its error lines. */
+async function failedImport(
+  caseName: string,
+  out: string,
+  { metric = 'unique-users', extra = [], code, requests }: Failure,
+): Promise<string[]> {
+  const before = callsFor(caseName);
+  const result = await runCli(importArgs(metric, caseName, out, ...extra));
+  expect(result.code, result.stderr).toBe(code);
+  expect(callsFor(caseName) - before).toBe(requests);
+  expect(await dataFiles(out)).toEqual([]);
+  return errorLines(result.stderr);
+}
+
 beforeAll(async () => {
   const server = createServer((request, response) => {
     const caseName = new URL(request.url ?? '/', 'http://x').pathname.split('/')[1] ?? '';
@@ -253,17 +275,12 @@ describe.concurrent('a body that is not an envelope', () => {
     async ([caseName, reason], context) => {
       for (const mode of ['fail', 'skip']) {
         const out = await tempDir(context);
-        const before = callsFor(caseName);
-        const result = await runCli(importArgs('unique-users', caseName, out, '--on-invalid', mode));
-        expect(result.code, result.stderr).toBe(5);
-        expect(callsFor(caseName) - before).toBe(2);
-        const [line, summary, ...more] = errorLines(result.stderr);
+        const [line, summary, ...more] = await failedImport(caseName, out, { extra: ['--on-invalid', mode], code: 5, requests: 2 });
         expect(more).toEqual([]);
         expect(line).toContain(`unique-users ${DAY}`);
         expect(line).toMatch(reason);
         expect(line).toMatch(/after 2 attempts/);
         expect(summary).toMatch(/imported 0 of 1 units/);
-        expect(await dataFiles(out)).toEqual([]);
       }
     },
   );
@@ -271,12 +288,8 @@ describe.concurrent('a body that is not an envelope', () => {
 
 describe.concurrent('a body that is not text, or too deep to handle', () => {
   it('a Latin-1 body is malformed: retried, then exit 5, and nothing written (no U+FFFD in a file)', async (context) => {
-    const out = await tempDir(context);
-    const result = await runCli(importArgs('unique-users', 'latin1', out));
-    expect(result.code, result.stderr).toBe(5);
-    expect(callsFor('latin1')).toBe(2);
-    expect(errorLines(result.stderr)[0]).toMatch(/not UTF-8 text/);
-    expect(await dataFiles(out)).toEqual([]);
+    const errors = await failedImport('latin1', await tempDir(context), { code: 5, requests: 2 });
+    expect(errors[0]).toMatch(/not UTF-8 text/);
   });
 
   it('a value nested 5,000 deep ends the unit with exit 5 in time, fail or skip', async (context) => {
@@ -300,11 +313,8 @@ describe.concurrent('a body that is not text, or too deep to handle', () => {
 
 describe.concurrent('repeats', () => {
   it('one store and instant spelled twice is a repeat: fetched 3 times, then exit 6', async (context) => {
-    const out = await tempDir(context);
-    const result = await runCli(importArgs('unique-users', 'same-instant', out));
-    expect(result.code, result.stderr).toBe(6);
-    expect(callsFor('same-instant')).toBe(3);
-    expect(errorLines(result.stderr)[0]).toMatch(/1 repeated/);
+    const errors = await failedImport('same-instant', await tempDir(context), { code: 6, requests: 3 });
+    expect(errors[0]).toMatch(/1 repeated/);
   });
 
   it('records set aside are not repeats: two alike broken records and a good one give exit 0 and the good one written', async (context) => {
@@ -322,18 +332,15 @@ describe.concurrent('a record that breaks the data contract', () => {
     '$name: exit 5 and one line naming metric, day, store_code, field and value; with --on-invalid skip exit 0 and the record in _rejected/',
     async (bad, context) => {
       const out = await tempDir(context);
-      const result = await runCli(importArgs(bad.metric, bad.name, out));
-      expect(result.code, result.stderr).toBe(5);
       // Contract violations are not transient: one request, not retried.
-      expect(callsFor(bad.name)).toBe(1);
-      const lines = errorLines(result.stderr).filter((line) => !line.includes('imported 0 of 1 units'));
+      const errors = await failedImport(bad.name, out, { metric: bad.metric, code: 5, requests: 1 });
+      const lines = errors.filter((line) => !line.includes('imported 0 of 1 units'));
       expect(lines).toHaveLength(1);
       const line = lines[0]!;
       expect(line).toContain(`${bad.metric} ${DAY}`);
       expect(line).toContain('store_code "S2"');
       expect(line).toContain(`${bad.field} ${bad.shown}`);
       expect(line).toMatch(/--on-invalid skip/);
-      expect(await dataFiles(out)).toEqual([]);
 
       const skipped = await runCli(importArgs(bad.metric, bad.name, out, '--on-invalid', 'skip'));
       await expectSkipped(bad, out, skipped);
@@ -354,24 +361,16 @@ describe.concurrent('a record that breaks the data contract', () => {
 
 describe.concurrent('paging that cannot be complete', () => {
   it('fewer results than count: fetched 3 times, then exit 6 with expected and received', async (context) => {
-    const out = await tempDir(context);
-    const result = await runCli(importArgs('unique-users', 'short-count', out));
-    expect(result.code, result.stderr).toBe(6);
-    expect(callsFor('short-count')).toBe(3);
-    const line = errorLines(result.stderr).find((text) => text.includes('incomplete')) ?? '';
+    const errors = await failedImport('short-count', await tempDir(context), { code: 6, requests: 3 });
+    const line = errors.find((text) => text.includes('incomplete')) ?? '';
     expect(line).toContain(`unique-users ${DAY}`);
     expect(line).toMatch(/expected 5 results, received 2/);
-    expect(await dataFiles(out)).toEqual([]);
   });
 
   it('a next link that loops is cut short, counted as incomplete (exit 6), never followed forever', async (context) => {
-    const out = await tempDir(context);
-    const result = await runCli(importArgs('unique-users', 'next-loop', out));
-    expect(result.code, result.stderr).toBe(6);
     // Per fetch: page 1, then its own link again is refused without a request; 3 fetches.
-    expect(callsFor('next-loop')).toBe(3);
-    expect(errorLines(result.stderr).join('\n')).toMatch(new RegExp(`unique-users ${DAY}: incomplete`));
-    expect(await dataFiles(out)).toEqual([]);
+    const errors = await failedImport('next-loop', await tempDir(context), { code: 6, requests: 3 });
+    expect(errors.join('\n')).toMatch(new RegExp(`unique-users ${DAY}: incomplete`));
   });
 });
 

@@ -38,21 +38,17 @@ function importArgs(out: string, ...extra: string[]): string[] {
 
 /** A day of unique users from a crafted server at `baseUrl` into `out`, with two retries. */
 function argsFor(baseUrl: string, out: string): string[] {
-  return [
+  return vendorImport(
+    { url: baseUrl, clientId: 'c' },
     'unique-users',
-    '--base-url',
-    baseUrl,
-    '--client-id',
-    'c',
+    out,
     '--client-secret',
     VENDOR_SECRET,
     '--date',
     DAY,
-    '-o',
-    out,
     '--retries',
     '2',
-  ];
+  );
 }
 
 function metricRequests(): Timed[] {
@@ -160,30 +156,32 @@ describe('transient failures are retried and leave no trace', () => {
     expect(await readTree(out)).toEqual(reference);
   });
 
-  it('429 with Retry-After in seconds: waits at least that long, then succeeds', async () => {
+  /** `run` of an import whose first request the sandbox refuses with 429 and a Retry-After of `seconds`: retried once, whole. */
+  async function throttledOnce<Result extends CliResult>(
+    run: (args: readonly string[]) => Promise<Result>,
+    seconds: number,
+  ): Promise<{ result: Result; requests: Timed[] }> {
     const out = await tempDir();
-    sandbox.setFaults({ rateLimitNth: { n: 1, retryAfterSeconds: 2 } });
-    const result = await runVirtual(importArgs(out, '--retries', '2'));
+    sandbox.setFaults({ rateLimitNth: { n: 1, retryAfterSeconds: seconds } });
+    const result = await run(importArgs(out, '--retries', '2'));
     expect(result.code, result.stderr).toBe(0);
     const requests = metricRequests();
     expect(requests.map((request) => request.status)).toEqual([429, 200, 200]);
+    expect(result.stderr).toMatch(new RegExp(`HTTP 429.*retry 1/2 in ${seconds}\\.0 s`));
+    expect(await readTree(out)).toEqual(reference);
+    return { result, requests };
+  }
+
+  it('429 with Retry-After in seconds: waits at least that long, then succeeds', async () => {
+    const { result } = await throttledOnce(runVirtual, 2);
     // The server's Retry-After, to the millisecond (the first backoff of full jitter is below 0.5 s): the pacer
     // holds every request of the run for it.
     expect(result.clock.waits).toEqual([2000]);
-    expect(result.stderr).toMatch(/HTTP 429.*retry 1\/2 in 2\.0 s/);
-    expect(await readTree(out)).toEqual(reference);
   });
 
   it('a run on the real clock really waits a Retry-After out', async () => {
-    const out = await tempDir();
-    sandbox.setFaults({ rateLimitNth: { n: 1, retryAfterSeconds: 1 } });
-    const result = await runInProcess(importArgs(out, '--retries', '2'));
-    expect(result.code, result.stderr).toBe(0);
-    const requests = metricRequests();
-    expect(requests.map((request) => request.status)).toEqual([429, 200, 200]);
+    const { requests } = await throttledOnce(runInProcess, 1);
     expect(requests[1]!.at - requests[0]!.at).toBeGreaterThanOrEqual(900);
-    expect(result.stderr).toMatch(/HTTP 429.*retry 1\/2 in 1\.0 s/);
-    expect(await readTree(out)).toEqual(reference);
   });
 
   it('429 with Retry-After as an HTTP date is honoured', async () => {
