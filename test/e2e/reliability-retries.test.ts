@@ -11,7 +11,7 @@ import { waitUntil, type CliResult } from '../helpers/cli.js';
 import { virtualClock, type VirtualClock } from '../helpers/clock.js';
 import { listenOnLoopback } from '../helpers/loopback.js';
 import { closedPort } from '../helpers/ports.js';
-import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
+import { clockedCli, daysBefore, noonToday } from '../helpers/sandbox-clock.js';
 import { importArgs as vendorImport, useSandbox, VENDOR_SECRET } from '../helpers/vendor.js';
 import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 
@@ -20,7 +20,7 @@ import { dataFiles, listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 const CLOCK = noonToday();
 const { runCli: runInProcess } = clockedCli(CLOCK);
 // The day before yesterday: every store's local day in its UTC window has ended, so the sandbox serves all of it.
-const DAY = new Date(CLOCK.getTime() - 2 * 86_400_000).toISOString().slice(0, 10);
+const DAY = daysBefore(CLOCK)(2);
 
 interface Timed extends RecordedRequest {
   readonly at: number;

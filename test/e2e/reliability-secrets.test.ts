@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxFaults } from '../../src/sandbox/index.js';
 import { stopAllClis, waitUntil, type CliResult } from '../helpers/cli.js';
-import { clockedCli, noonToday } from '../helpers/sandbox-clock.js';
+import { clockedCli, daysBefore, noonToday } from '../helpers/sandbox-clock.js';
 import { listenOnLoopback, type Listening } from '../helpers/loopback.js';
 import { listFiles, readTree, useTempDirs } from '../helpers/tmp.js';
 import { importArgs } from '../helpers/vendor.js';
@@ -20,7 +20,7 @@ const WRONG_SECRET = 'Wr0ng-Zeta-S3cret-55e2';
 /** One clock for the days the tests name, the runs and the sandbox: a run across midnight UTC changes nothing. */
 const CLOCK = noonToday();
 const { runCli, startInProcess } = clockedCli(CLOCK);
-const DAY = new Date(CLOCK.getTime() - 2 * 86_400_000).toISOString().slice(0, 10);
+const DAY = daysBefore(CLOCK)(2);
 
 /** Every form a leaked secret could take: as is, URL-encoded, and inside the Basic header. */
 function forbidden(secret: string): string[] {

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ObjectStores } from '../../src/destination/object-stores.js';
 import { openDestination } from '../../src/destination/open.js';
 import { importMetrics } from '../../src/import/import-run.js';
@@ -14,11 +14,12 @@ import { silentLogger } from '../../src/log/logger.js';
 import { createImportProgress } from '../../src/log/progress.js';
 import { DESCRIPTORS, type MetricDescriptor } from '../../src/metrics/descriptors.js';
 import { resultSchema, uniqueUsersValue } from '../../src/metrics/schema.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox } from '../../src/sandbox/index.js';
 import { importConfigOf, NO_DATABASE } from '../helpers/import-config.js';
-import { noonToday } from '../helpers/sandbox-clock.js';
+import { daysBefore, noonToday } from '../helpers/sandbox-clock.js';
 import { loadExistingStateFile } from '../helpers/state-file.js';
 import { useTempDirs } from '../helpers/tmp.js';
+import { useSandbox } from '../helpers/vendor.js';
 
 /** Visits that stayed past a threshold, per zone: a count like unique users, under its own name and key. */
 const DWELL: MetricDescriptor = {
@@ -48,17 +49,10 @@ const DWELL: MetricDescriptor = {
 };
 
 const CLOCK = noonToday();
-const DAY = new Date(CLOCK.getTime() - 2 * 86_400_000).toISOString().slice(0, 10);
+const DAY = daysBefore(CLOCK)(2);
 const SECRET = 'fourth-metric-secret';
 const tempDir = useTempDirs('fourth-metric-');
-let sandbox: Sandbox;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ stores: 5, zones: 4, days: 4, clientSecret: SECRET, now: () => CLOCK, metrics: [...DESCRIPTORS, DWELL] });
-});
-afterAll(async () => {
-  await sandbox?.close();
-});
+const sandbox = useSandbox({ stores: 5, zones: 4, days: 4, clientSecret: SECRET, now: () => CLOCK, metrics: [...DESCRIPTORS, DWELL] });
 
 describe('a fourth metric as a test fixture', () => {
   it('is one descriptor: the sandbox serves it and the import writes its rows and records its day', async () => {

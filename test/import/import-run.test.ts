@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { DestinationCapabilities } from '../../src/destination/capabilities.js';
 import { PLAIN_DESTINATION, type Destination, type DestinationPlan } from '../../src/destination/destination.js';
 import { ObjectStores } from '../../src/destination/object-stores.js';
@@ -19,10 +19,10 @@ import { createImportProgress } from '../../src/log/progress.js';
 import { METRICS } from '../../src/metrics/descriptors.js';
 import type { UnitSink } from '../../src/output/sinks.js';
 import type { StaleTempFile } from '../../src/output/stale-temp.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { importConfigOf } from '../helpers/import-config.js';
-import { noonToday } from '../helpers/sandbox-clock.js';
+import { daysBefore, noonToday } from '../helpers/sandbox-clock.js';
 import { useTempDirs } from '../helpers/tmp.js';
+import { useSandbox } from '../helpers/vendor.js';
 
 /** A destination's row as the memory destination below holds it; each test changes what it is about. */
 const ROW: DestinationCapabilities = {
@@ -93,17 +93,10 @@ class MemoryDestination implements Destination {
 }
 
 const CLOCK = noonToday();
-const DAY = new Date(CLOCK.getTime() - 2 * 86_400_000).toISOString().slice(0, 10);
+const DAY = daysBefore(CLOCK)(2);
 const SECRET = 'fifth-destination-secret';
 const tempDir = useTempDirs('fifth-destination-');
-let sandbox: Sandbox;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ stores: 3, zones: 2, days: 4, clientSecret: SECRET, now: () => CLOCK });
-});
-afterAll(async () => {
-  await sandbox?.close();
-});
+const sandbox = useSandbox({ stores: 3, zones: 2, days: 4, clientSecret: SECRET, now: () => CLOCK });
 
 /** One day of traffic imported into a memory destination of this row, its state in a file; what it was asked and the state's text. */
 async function importInto(row: DestinationCapabilities, days: 'utc' | 'local'): Promise<{ asked: readonly string[]; state: unknown }> {

@@ -36,13 +36,26 @@ async function settledSoon(promise: Promise<unknown>): Promise<boolean> {
 
 const DEAD_SINCE_NOW = async (): Promise<string> => newHolderText(Date.now(), await deadPid());
 
+/** The lock held by a process that died: stale, for the next taker to take over. Its holder's text. */
+async function staleLock(): Promise<string> {
+  const dead = await DEAD_SINCE_NOW();
+  await symlink(dead, lock);
+  return dead;
+}
+
+/** A taker of the lock stopped at `at` (one of its hooks) until the test opens the gate. */
+async function takerStoppedAt(at: 'beforeRemove' | 'afterJudged'): Promise<{ taking: Promise<() => Promise<void>>; open: () => void }> {
+  const stop = gate();
+  const taking = acquireLock(lock, at === 'beforeRemove' ? { beforeRemove: stop.hook } : { afterJudged: stop.hook });
+  await stop.reached;
+  return { taking, open: stop.open };
+}
+
 describe('taking over a stale lock, one interleaving at a time', () => {
   it('two takers of one dead holder: the second finds its guard taken, and only one at a time holds the lock', async () => {
-    const dead = await DEAD_SINCE_NOW();
-    await symlink(dead, lock);
-    const first = gate();
-    const a = acquireLock(lock, { beforeRemove: first.hook });
-    await first.reached;
+    await staleLock();
+    const first = await takerStoppedAt('beforeRemove');
+    const a = first.taking;
     const b = acquireLock(lock);
     expect(await settledSoon(b)).toBe(false);
     first.open();
@@ -55,30 +68,25 @@ describe('taking over a stale lock, one interleaving at a time', () => {
   });
 
   it("a taker that judged a dead holder after another took over leaves the new holder's lock alone", async () => {
-    const dead = await DEAD_SINCE_NOW();
-    await symlink(dead, lock);
-    const late = gate();
-    const b = acquireLock(lock, { afterJudged: late.hook });
-    await late.reached;
+    await staleLock();
+    const late = await takerStoppedAt('afterJudged');
     // Meanwhile another taker removes the dead lock and holds it: what the earlier release removed by name.
     const releaseA = await acquireLock(lock);
     const holder = (await readHolder(lock))?.text;
     late.open();
-    expect(await settledSoon(b)).toBe(false);
+    expect(await settledSoon(late.taking)).toBe(false);
     expect((await readHolder(lock))?.text).toBe(holder);
     await releaseA();
-    await (await b)();
+    await (await late.taking)();
   });
 
   it('a live holder older than a minute releasing while a taker removes its lock: the taker holds it, the release leaves it', async () => {
     const releaseOld = await acquireLock(lock, { since: Date.now() - 120_000 });
-    const taking = gate();
-    const taker = acquireLock(lock, { beforeRemove: taking.hook });
-    await taking.reached;
+    const taker = await takerStoppedAt('beforeRemove');
     const released = releaseOld();
     expect(await settledSoon(released)).toBe(false);
-    taking.open();
-    const releaseTaker = await taker;
+    taker.open();
+    const releaseTaker = await taker.taking;
     await released;
     const holder = await readHolder(lock);
     expect(holder?.pid).toBe(process.pid);
@@ -102,8 +110,7 @@ describe('taking over a stale lock, one interleaving at a time', () => {
   });
 
   it('a taker that died holding the guard: its guard is stale too, and the next one takes both over', async () => {
-    const dead = await DEAD_SINCE_NOW();
-    await symlink(dead, lock);
+    const dead = await staleLock();
     await symlink(await DEAD_SINCE_NOW(), guardPath(lock, dead));
     const release = await acquireLock(lock);
     expect((await readHolder(lock))?.pid).toBe(process.pid);
