@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ManifestUnit, RunManifest } from '../../src/output/run-manifest.js';
+import type { ManifestFolder, ManifestUnit, RunManifest } from '../../src/output/run-manifest.js';
 import { ROOT } from './cli.js';
 import { codeBlocks } from './markdown.js';
 
@@ -168,3 +168,24 @@ export async function runDocsShellLoader(out: string, cwd: string): Promise<stri
 
 /** What a manifest says of a unit that wrote no file (failed, not attempted, settled without data). */
 export const UNIT_WITHOUT_FILE = { store: null, path: null, rows: null, bytes: null, sha256: null, changed: false } as const;
+
+/**
+ * A race of `writers` manifest writers that all list before any creates, so that every one aims at the same number:
+ * wrap each writer's folder with the function returned, whose listing waits until every writer has listed.
+ */
+export function listingTogether(writers: number): (folder: ManifestFolder) => ManifestFolder {
+  let listed = 0;
+  let release!: () => void;
+  const allListed = new Promise<void>((resolve) => (release = resolve));
+  return (folder) => ({
+    locationOf: (name) => folder.locationOf(name),
+    create: (name, text) => folder.create(name, text),
+    remove: (name) => folder.remove(name),
+    names: async () => {
+      const names = await folder.names();
+      if (++listed === writers) release();
+      await allListed;
+      return names;
+    },
+  });
+}

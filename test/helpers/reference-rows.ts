@@ -1,6 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
 import { DateTime } from 'luxon';
-import type { MetricName } from '../../src/metrics/descriptors.js';
+import type { MetricName, MetricResult } from '../../src/metrics/descriptors.js';
 
 /**
  * The output rows as the README defines them (columns, order, CSV quoting), written the plain way: one object per zone, a full sort, csv-stringify
@@ -72,4 +72,23 @@ export function referenceCsv(rows: readonly ReferenceRow[]): string {
 
 export function referenceNdjson(rows: readonly ReferenceRow[]): string {
   return rows.map((row) => `${JSON.stringify(row.json)}\n`).join('');
+}
+
+/**
+ * A daily result of `metric` at `store` and `date` with a value in each of `zones`: users and screen times that vary
+ * with the zone's place in the list, traffic shares as `share(place)` gives them (they sum to 1 where the test wants).
+ */
+export function resultOfZones(
+  metric: MetricName,
+  store: string,
+  date: string,
+  zones: readonly string[],
+  share: (place: number) => string,
+): MetricResult {
+  const value = (place: number): Record<string, unknown> => {
+    if (metric === 'unique-users') return { unique_users: place * 7 };
+    if (metric === 'avg-screen-time') return { avg_screen_time: `0${place % 10}:0${place % 6}:1${place % 10}` };
+    return { traffic_pct: share(place) };
+  };
+  return { store_code: store, date, granularity: 'daily', values: zones.map((zone, place) => ({ zone, ...value(place) })) };
 }

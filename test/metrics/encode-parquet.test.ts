@@ -1,22 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { columnNames, METRICS, type MetricName, type MetricResult } from '../../src/metrics/descriptors.js';
 import { parquetTableOf, resultEncoder } from '../../src/metrics/encode.js';
-import { referenceRows } from '../helpers/reference-rows.js';
+import { referenceRows, resultOfZones } from '../helpers/reference-rows.js';
 import { METRIC_NAMES } from '../../src/metrics/names.js';
 
 const PARQUET = { format: 'parquet', shape: 'rows' } as const;
 const WINDOW = { gte: '2026-11-20T00:00:00Z', lte: '2026-11-20T23:59:59Z' };
 const ZONES = ['Zb', '[2] CHECKOUT, TILLS 1-6', 'Café "Central"', 'two\nlines', 'back\\slash', '食品売り場', 'Z a'];
 
-function value(metric: MetricName, index: number): Record<string, unknown> {
-  if (metric === 'unique-users') return { unique_users: index * 7 };
-  if (metric === 'avg-screen-time') return { avg_screen_time: `0${index % 10}:0${index % 6}:1${index % 10}` };
-  return { traffic_pct: index === 0 ? '0.10000' : '0.15000' };
-}
-
-function result(metric: MetricName, store: string, date: string): MetricResult {
-  return { store_code: store, date, granularity: 'daily', values: ZONES.map((zone, index) => ({ zone, ...value(metric, index) })) };
-}
+/** A result of every zone; traffic 0.1 in the first, 0.15 in each of the six others. */
+const result = (metric: MetricName, store: string, date: string): MetricResult =>
+  resultOfZones(metric, store, date, ZONES, (place) => (place === 0 ? '0.10000' : '0.15000'));
 
 describe.each(METRIC_NAMES)('%s as Parquet rows', (metric) => {
   it('one JSON line per result: its shared fields, then each zone’s fields, the CSV texts in the CSV’s order', () => {

@@ -4,7 +4,7 @@ import { DEFAULT_RETRY_POLICY, HttpClient } from '../../src/fetch/http-client.js
 import { METRICS, type MetricName } from '../../src/metrics/descriptors.js';
 import { fetchUnit, type UnitFetchOptions } from '../../src/metrics/unit.js';
 import type { OutputFormat } from '../../src/output/format.js';
-import { referenceCsv, referenceNdjson, referenceRows } from '../helpers/reference-rows.js';
+import { referenceCsv, referenceNdjson, referenceRows, resultOfZones } from '../helpers/reference-rows.js';
 import { virtualClock } from '../helpers/clock.js';
 import { useNock } from '../helpers/nock.js';
 import { METRIC_NAMES } from '../../src/metrics/names.js';
@@ -15,20 +15,9 @@ const ORIGIN = 'https://vendor.example.test';
 const windowQuery = { datetime_gte: '2026-11-20T00:00:00Z', datetime_lte: '2026-11-20T23:59:59Z' };
 const ZONES = ['Zb', '[2] CHECKOUT, TILLS 1-6', 'Café "Central"', 'two\u2028lines', 'Za', '食品売り場', 'Z a'];
 
-function value(metric: MetricName, index: number): Record<string, unknown> {
-  if (metric === 'unique-users') return { unique_users: index * 7 };
-  if (metric === 'avg-screen-time') return { avg_screen_time: `0${index % 10}:0${index % 6}:1${index % 10}` };
-  return { traffic_pct: index === 0 ? '1.00000' : '0.00000' };
-}
-
-function result(metric: MetricName, store: string, offset: string) {
-  return {
-    store_code: store,
-    date: `2026-11-20T12:00:00${offset}`,
-    granularity: 'daily',
-    values: ZONES.map((zone, index) => ({ zone, ...value(metric, index) })),
-  };
-}
+/** A result of every zone at noon at `offset`; all the traffic in the first zone. */
+const result = (metric: MetricName, store: string, offset: string) =>
+  resultOfZones(metric, store, `2026-11-20T12:00:00${offset}`, ZONES, (place) => (place === 0 ? '1.00000' : '0.00000'));
 
 // Unsorted on purpose: stores out of order, one store twice with different offsets, and a store code that is a
 // prefix of another.

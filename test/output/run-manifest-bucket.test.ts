@@ -7,8 +7,8 @@ import {
   NumberedManifests,
   RunManifestBuilder,
   saveManifest,
-  type ManifestFolder,
 } from '../../src/output/run-manifest.js';
+import { listingTogether } from '../helpers/manifests.js';
 import { storeConfig, useS3Store } from '../helpers/s3.js';
 
 const { s3, store } = useS3Store();
@@ -45,25 +45,10 @@ describe('run manifests in a bucket', () => {
   it('writers racing for one number, each with its own client: the store gives each key once, every manifest kept under a number of its own', async () => {
     const writers = 8;
     const stores = Array.from({ length: writers }, () => ObjectStore.create(s3.bucket, storeConfig(s3)));
-    let listed = 0;
-    let release!: () => void;
-    const allListed = new Promise<void>((resolve) => (release = resolve));
     // Every writer lists before any creates: all aim at number 1.
-    const racing = (on: ObjectStore): NumberedManifests => {
-      const folder = new BucketManifests(on, { bucket: s3.bucket, prefix: 'race' });
-      const late: ManifestFolder = {
-        locationOf: (name) => folder.locationOf(name),
-        create: (name, text) => folder.create(name, text),
-        remove: (name) => folder.remove(name),
-        names: async () => {
-          const names = await folder.names();
-          if (++listed === writers) release();
-          await allListed;
-          return names;
-        },
-      };
-      return new NumberedManifests(late);
-    };
+    const together = listingTogether(writers);
+    const racing = (on: ObjectStore): NumberedManifests =>
+      new NumberedManifests(together(new BucketManifests(on, { bucket: s3.bucket, prefix: 'race' })));
     try {
       const ids = Array.from({ length: writers }, () => newRunId());
       const saved = await Promise.all(ids.map((id, index) => saveManifest(racing(stores[index]!), manifestOf(id))));

@@ -17,7 +17,7 @@ import {
   type RunManifest,
 } from '../../src/output/run-manifest.js';
 import { useTempDirs } from '../helpers/tmp.js';
-import { UNIT_WITHOUT_FILE } from '../helpers/manifests.js';
+import { listingTogether, UNIT_WITHOUT_FILE } from '../helpers/manifests.js';
 
 const tempDir = useTempDirs('run-manifest-');
 const traffic = { name: 'traffic' };
@@ -208,20 +208,8 @@ describe('saveManifest', () => {
     await mkdir(runs);
     const writers = 12;
     // Every writer lists before any creates: all of them aim at number 1 first.
-    let listed = 0;
-    let release!: () => void;
-    const allListed = new Promise<void>((resolve) => (release = resolve));
-    const racing = (): ManifestFolder => {
-      const folder = new FolderManifests(out);
-      return Object.assign(Object.create(folder) as FolderManifests, {
-        names: async () => {
-          const names = await folder.names();
-          if (++listed === writers) release();
-          await allListed;
-          return names;
-        },
-      });
-    };
+    const together = listingTogether(writers);
+    const racing = (): ManifestFolder => together(new FolderManifests(out));
     // A loader lists the folder over and over while they race.
     const listings: string[][] = [];
     let racingDone = false;
