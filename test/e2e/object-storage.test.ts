@@ -2,9 +2,11 @@
  * `-o s3://bucket/prefix`: the BUILT binary against the sandbox, writing into s3rver (file-backed, on loopback)
  * behind a front server that enforces conditional writes and can refuse writes or go down on command.
  */
-import { readdir } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type CliResult } from '../helpers/cli.js';
+import { DuckDb, sqlText } from '../helpers/duckdb.js';
 import {
   PROBE_ETAG,
   S3_ACCESS_KEY_ID,
@@ -279,8 +281,17 @@ describe('import into an S3-compatible bucket', () => {
     expect(JSON.parse((await s3.read('states/nightly.json'))!.toString())).toMatchObject({
       metrics: { traffic: { complete: [[daysAgo(2), daysAgo(2)]] } },
     });
-    // The coverage table beside the state, wherever the state is.
-    expect(await s3.read('states/_coverage/coverage.parquet')).toBeDefined();
+    // The coverage table beside the state, wherever the state is: the day the run made complete.
+    const table = join(await tempDir(), 'coverage.parquet');
+    await writeFile(table, (await s3.read('states/_coverage/coverage.parquet'))!);
+    const duck = await DuckDb.open();
+    try {
+      expect(await duck.rows(`SELECT metric, day::VARCHAR AS day, status FROM read_parquet(${sqlText(table)})`)).toEqual([
+        { metric: 'traffic', day: daysAgo(2), status: 'complete' },
+      ]);
+    } finally {
+      duck.close();
+    }
     const status = await run(['status', '--state', state, '--json']);
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ state, metrics: [{ key: 'traffic', lastCompleteDay: daysAgo(2) }] });

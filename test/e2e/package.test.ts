@@ -157,8 +157,8 @@ describe('the published package', () => {
       });
       const exited = new Promise<number | null>((resolve) => broker.on('exit', (code) => resolve(code)));
       const firstLine = await new Promise<string>((resolve) => createInterface({ input: broker.stdout }).once('line', resolve));
-      const base = /^broker listening on (http:\/\/\S+)$/.exec(firstLine)?.[1];
-      expect(base).toBeDefined();
+      expect(firstLine).toMatch(/^broker listening on http:\/\/127\.0\.0\.1:\d+$/);
+      const base = firstLine.slice('broker listening on '.length);
       const answer = await fetch(`${base}/api/gatekeeper-token?application_package=com.acme.shop`);
       expect(answer.status).toBe(200);
       expect(((await answer.json()) as { access_token: string }).access_token.split('.')).toHaveLength(3);

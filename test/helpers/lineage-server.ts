@@ -12,6 +12,8 @@ export interface LineageServer {
   /** What `OPENLINEAGE_URL` is set to. */
   readonly url: string;
   readonly received: ReceivedEvent[];
+  /** How many events it has answered (after `delayMs`). */
+  answered(): number;
   close(): Promise<void>;
 }
 
@@ -21,12 +23,16 @@ export interface LineageServer {
  */
 export async function startLineageServer(options: { readonly status?: number; readonly delayMs?: number } = {}): Promise<LineageServer> {
   const received: ReceivedEvent[] = [];
+  let answered = 0;
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     let body = '';
     request.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
     request.on('end', () => {
       received.push({ path: request.url ?? '', headers: request.headers, body: JSON.parse(body) as Record<string, unknown> });
-      setTimeout(() => response.writeHead(options.status ?? 201).end(), options.delayMs ?? 0).unref();
+      setTimeout(() => {
+        answered += 1;
+        response.writeHead(options.status ?? 201).end();
+      }, options.delayMs ?? 0).unref();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -34,6 +40,7 @@ export async function startLineageServer(options: { readonly status?: number; re
   return {
     url: `http://127.0.0.1:${port}`,
     received,
+    answered: () => answered,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

@@ -65,10 +65,9 @@ describe('LineageClient', () => {
     const started = performance.now();
     client.begin(START);
     await client.end(COMPLETE);
-    const took = performance.now() - started;
-    expect(took).toBeGreaterThanOrEqual(250);
-    // The server answers after 5 s: a run that waited for it took that long.
-    expect(took).toBeLessThan(4_000);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(250);
+    // The server answers after 5 s: a run that waited for it would find it answered (a condition, not a time).
+    expect(server?.answered()).toBe(0);
     expect(received).toHaveLength(1);
     expect(logger.warnings).toEqual([expect.stringMatching(/cannot post the START event .*: no answer within 0\.3 s/)]);
   });
