@@ -1,8 +1,9 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/cli.js';
+import { describe, expect, it } from 'vitest';
+import { ROOT, type CliResult } from '../helpers/cli.js';
+import { useLoadProbe } from '../helpers/load-probe.js';
+import { useTempDirs } from '../helpers/tmp.js';
 import { clockedCli, daysBefore, noonToday, useSandbox } from '../helpers/sandbox-clock.js';
 
 /**
@@ -16,75 +17,56 @@ const DAY = daysBefore(CLOCK)(2);
 const SECRET = 'e2e-Lazy-Load-Secret-3';
 const sandbox = useSandbox({ stores: 3, zones: 2, days: 4, clientId: 'lazy-client', clientSecret: SECRET });
 
-let dir: string;
-let probe: string;
-const PARQUET_LOADED = 'PARQUET WRITER LOADED';
-const PARQUET_READER_LOADED = 'PARQUET READER LOADED';
-const UNDICI_INDEX_LOADED = 'UNDICI INDEX LOADED';
-const COMMANDER_LOADED = 'COMMANDER LOADED';
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'lazy-load-'));
-  probe = join(dir, 'probe.mjs');
-  // The Parquet writer is ESM (not in require.cache): a module-load hook sees it; undici is CommonJS.
-  await writeFile(
-    probe,
-    [
-      "import { register, createRequire } from 'node:module';",
-      'const seen = new Set();',
-      'const { port1, port2 } = new MessageChannel();',
-      'port1.on("message", (url) => seen.add(url));',
-      'port1.unref();',
-      `register('data:text/javascript,' + encodeURIComponent('let port; export function initialize(data) { port = data.port; } export async function load(url, context, next) { port.postMessage(url); return next(url, context); }'), { data: { port: port2 }, transferList: [port2] });`,
-      'const require = createRequire(import.meta.url);',
-      "process.on('exit', () => {",
-      `  if ([...seen].some((url) => url.includes('/node_modules/hyparquet-writer/'))) process.stderr.write('${PARQUET_LOADED}\\n');`,
-      `  if ([...seen].some((url) => url.includes('/node_modules/hyparquet/'))) process.stderr.write('${PARQUET_READER_LOADED}\\n');`,
-      `  if (Object.keys(require.cache).some((path) => /node_modules[\\\\/]undici[\\\\/]index\\.js$/.test(path))) process.stderr.write('${UNDICI_INDEX_LOADED}\\n');`,
-      `  if (Object.keys(require.cache).some((path) => /node_modules[\\\\/]commander[\\\\/]/.test(path))) process.stderr.write('${COMMANDER_LOADED}\\n');`,
-      '});',
-    ].join('\n'),
-  );
+// The Parquet writer and reader are ESM, undici and commander CommonJS: the probe sees both kinds.
+const probe = useLoadProbe({
+  'parquet writer': /\/node_modules\/hyparquet-writer\//,
+  'parquet reader': /\/node_modules\/hyparquet\//,
+  'undici index': /\/node_modules\/undici\/index\.js$/,
+  commander: /\/node_modules\/commander\//,
 });
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const tempDir = useTempDirs('lazy-load-');
 
 /** An import with the probe; its output a folder named for the format, unless `output` names one (`-` for stdout). */
-const probed = (format: string, env: Record<string, string> = {}, output = join(dir, format)) =>
-  runCli(['unique-users', '--base-url', sandbox().url, '--client-id', 'lazy-client', '--date', DAY, '--format', format, '-o', output], {
-    process: true,
-    env: { AREA_METRICS_CLIENT_SECRET: SECRET, NODE_OPTIONS: `--import ${probe}`, ...env },
-  });
+async function probed(format: string, env: Record<string, string> = {}, output?: string): Promise<CliResult & { loaded: string[] }> {
+  const out = output ?? join(await tempDir(), format);
+  const result = await runCli(
+    ['unique-users', '--base-url', sandbox().url, '--client-id', 'lazy-client', '--date', DAY, '--format', format, '-o', out],
+    {
+      process: true,
+      env: { AREA_METRICS_CLIENT_SECRET: SECRET, ...probe.env(), ...env },
+    },
+  );
+  return { ...result, loaded: probe.loaded(result.stderr) };
+}
 
 describe('an import loads', () => {
   // To stdout: a folder's state keeps its coverage table as Parquet (docs/coverage.md), which loads the writer.
   it('neither the Parquet writer nor all of undici when it writes CSV without a proxy', async () => {
     const result = await probed('csv', {}, '-');
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).not.toContain(PARQUET_LOADED);
+    expect(result.loaded).not.toContain('parquet writer');
     // Nor the reader `backtest` reads Parquet back with, though the destination room that holds it is loaded.
-    expect(result.stderr).not.toContain(PARQUET_READER_LOADED);
-    expect(result.stderr).not.toContain(UNDICI_INDEX_LOADED);
+    expect(result.loaded).not.toContain('parquet reader');
+    expect(result.loaded).not.toContain('undici index');
   });
 
   it('the Parquet writer when it writes Parquet (the probe sees it)', async () => {
     const result = await probed('parquet');
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toContain(PARQUET_LOADED);
+    expect(result.loaded).toContain('parquet writer');
   });
 
   it("undici's package when a proxy is set (NO_PROXY lets the request past it)", async () => {
     const result = await probed('csv', { HTTP_PROXY: 'http://127.0.0.1:9', NO_PROXY: '127.0.0.1' });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toContain(UNDICI_INDEX_LOADED);
+    expect(result.loaded).toContain('undici index');
   });
 });
 
 describe('--version', () => {
   it("alone answers the package's version before the command line's parser loads; --help loads it", async () => {
     const { version } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
-    const env = { NODE_OPTIONS: `--import ${probe}` };
+    const env = probe.env();
     const [long, short, help] = await Promise.all([
       runCli(['--version'], { process: true, env }),
       runCli(['-V'], { process: true, env }),
@@ -93,9 +75,9 @@ describe('--version', () => {
     for (const result of [long, short]) {
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toBe(`${version}\n`);
-      expect(result.stderr).not.toContain(COMMANDER_LOADED);
+      expect(probe.loaded(result.stderr)).not.toContain('commander');
     }
     expect(help.code).toBe(0);
-    expect(help.stderr).toContain(COMMANDER_LOADED);
+    expect(probe.loaded(help.stderr)).toContain('commander');
   });
 });

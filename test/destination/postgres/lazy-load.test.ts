@@ -1,34 +1,24 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../helpers/cli.js';
+import { describe, expect, it } from 'vitest';
+import { runCli, type CliResult } from '../../helpers/cli.js';
+import { useLoadProbe } from '../../helpers/load-probe.js';
 import { closedPort } from '../../helpers/ports.js';
+import { useTempDirs } from '../../helpers/tmp.js';
 
 /**
  * pg is loaded only when a PostgreSQL output is used: the built binary, with a preloaded probe that says at exit
  * whether any pg module was loaded, starts every other command without it.
  */
-let dir: string;
-let probe: string;
-const PG_LOADED = 'PG MODULES LOADED';
+const probe = useLoadProbe({ pg: /\/node_modules\/pg(-[a-z-]+)?\// });
+const tempDir = useTempDirs('lazy-pg-');
 
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'lazy-pg-'));
-  probe = join(dir, 'probe.cjs');
-  await writeFile(
-    probe,
-    `process.on('exit', () => { if (Object.keys(require.cache).some((path) => /node_modules[\\\\/]pg(-[a-z-]+)?[\\\\/]/.test(path))) process.stderr.write('${PG_LOADED}\\n'); });\n`,
-  );
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
-
-const probed = (args: string[]) => runCli(args, { process: true, env: { NODE_OPTIONS: `--require ${probe}` } });
+async function probed(args: string[]): Promise<CliResult & { loaded: string[] }> {
+  const result = await runCli(args, { process: true, env: probe.env() });
+  return { ...result, loaded: probe.loaded(result.stderr) };
+}
 
 describe('the pg client library', () => {
   it('is not loaded by --help, --version or an import into a folder', async () => {
+    const dir = await tempDir();
     const results = await Promise.all([
       probed(['--help']),
       probed(['--version']),
@@ -36,7 +26,7 @@ describe('the pg client library', () => {
     ]);
     for (const result of results) {
       expect(result.code, result.stderr).toBe(0);
-      expect(result.stderr).not.toContain(PG_LOADED);
+      expect(result.loaded).not.toContain('pg');
     }
   });
 
@@ -49,7 +39,7 @@ describe('the pg client library', () => {
       '--client-id',
       'c',
       '--client-secret-file',
-      probe,
+      probe.path(),
       '--date',
       '2026-01-05',
       '-o',
@@ -58,6 +48,6 @@ describe('the pg client library', () => {
       '0',
     ]);
     expect(result.code).toBe(4);
-    expect(result.stderr).toContain(PG_LOADED);
+    expect(result.loaded).toEqual(['pg']);
   });
 });
