@@ -24,6 +24,12 @@ export class DuckDb {
     return reader.getRowObjectsJson();
   }
 
+  /** The columns of `source` (a table, or `read_parquet(...)`) as DuckDB types them, in order, each as `name TYPE`. */
+  async columns(source: string): Promise<string[]> {
+    const rows = await this.rows(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM ${source})`);
+    return rows.map((row) => `${String(row.column_name)} ${String(row.column_type)}`);
+  }
+
   close(): void {
     this.connection.closeSync();
     this.instance.closeSync();
