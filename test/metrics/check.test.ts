@@ -158,6 +158,9 @@ describe('checkResult', () => {
     expect(checkResult(METRICS['unique-users'], record, anyTime).ok).toBe(true);
   });
 
+  /** The good result with `values` instead of its own. */
+  const withValues = (...values: Record<string, unknown>[]) => ({ ...base, values });
+
   it.each([
     ['unique-users', { ...base, store_code: '' }, 'store_code', ''],
     ['unique-users', { ...base, store_code: 7 }, 'store_code', 7],
@@ -172,52 +175,30 @@ describe('checkResult', () => {
     ['unique-users', { ...base, date: '2026-11-20T00:00:00+23:59' }, 'date', '2026-11-20T00:00:00+23:59'],
     ['unique-users', { ...base, granularity: 'hourly' }, 'granularity', 'hourly'],
     ['unique-users', { ...base, values: 'A' }, 'values', 'A'],
-    ['unique-users', { ...base, values: [{ zone: 'A', unique_users: -1 }] }, 'values[0].unique_users', -1],
-    ['unique-users', { ...base, values: [{ zone: 'A', unique_users: 1.5 }] }, 'values[0].unique_users', 1.5],
-    ['unique-users', { ...base, values: [{ zone: 'A', unique_users: '3' }] }, 'values[0].unique_users', '3'],
-    ['unique-users', { ...base, values: [{ unique_users: 3 }] }, 'values[0].zone', undefined],
-    ['unique-users', { ...base, values: [{ zone: '', unique_users: 3 }] }, 'values[0].zone', ''],
-    ['unique-users', { ...base, values: [{ zone: '\ud800', unique_users: 3 }] }, 'values[0].zone', '\ud800'],
-    ['unique-users', { ...base, values: [{ zone: 'A\u001f', unique_users: 3 }] }, 'values[0].zone', 'A\u001f'],
-    ['unique-users', { ...base, values: [{ zone_name: '\t', unique_users: 3 }] }, 'values[0].zone_name', '\t'],
-    [
-      'unique-users',
-      {
-        ...base,
-        values: [
-          { zone: 'A', unique_users: 1 },
-          { zone: 'A', unique_users: 9 },
-        ],
-      },
-      'values[1].zone',
-      'A',
-    ],
-    [
-      'unique-users',
-      {
-        ...base,
-        values: [
-          { zone: 'A', unique_users: 1 },
-          { zone_name: 'A', unique_users: 9 },
-        ],
-      },
-      'values[1].zone_name',
-      'A',
-    ],
-    ['avg-screen-time', { ...base, values: [{ zone: 'A', avg_screen_time: '1:75:00' }] }, 'values[0].avg_screen_time', '1:75:00'],
-    ['avg-screen-time', { ...base, values: [{ zone: 'A', avg_screen_time: '00:60:00' }] }, 'values[0].avg_screen_time', '00:60:00'],
-    ['avg-screen-time', { ...base, values: [{ zone: 'A', avg_screen_time: '00:00:60' }] }, 'values[0].avg_screen_time', '00:00:60'],
+    ['unique-users', withValues({ zone: 'A', unique_users: -1 }), 'values[0].unique_users', -1],
+    ['unique-users', withValues({ zone: 'A', unique_users: 1.5 }), 'values[0].unique_users', 1.5],
+    ['unique-users', withValues({ zone: 'A', unique_users: '3' }), 'values[0].unique_users', '3'],
+    ['unique-users', withValues({ unique_users: 3 }), 'values[0].zone', undefined],
+    ['unique-users', withValues({ zone: '', unique_users: 3 }), 'values[0].zone', ''],
+    ['unique-users', withValues({ zone: '\ud800', unique_users: 3 }), 'values[0].zone', '\ud800'],
+    ['unique-users', withValues({ zone: 'A\u001f', unique_users: 3 }), 'values[0].zone', 'A\u001f'],
+    ['unique-users', withValues({ zone_name: '\t', unique_users: 3 }), 'values[0].zone_name', '\t'],
+    ['unique-users', withValues({ zone: 'A', unique_users: 1 }, { zone: 'A', unique_users: 9 }), 'values[1].zone', 'A'],
+    ['unique-users', withValues({ zone: 'A', unique_users: 1 }, { zone_name: 'A', unique_users: 9 }), 'values[1].zone_name', 'A'],
+    ['avg-screen-time', withValues({ zone: 'A', avg_screen_time: '1:75:00' }), 'values[0].avg_screen_time', '1:75:00'],
+    ['avg-screen-time', withValues({ zone: 'A', avg_screen_time: '00:60:00' }), 'values[0].avg_screen_time', '00:60:00'],
+    ['avg-screen-time', withValues({ zone: 'A', avg_screen_time: '00:00:60' }), 'values[0].avg_screen_time', '00:00:60'],
     [
       'avg-screen-time',
-      { ...base, values: [{ zone: 'A', avg_screen_time: '99999999999999999999:00:00' }] },
+      withValues({ zone: 'A', avg_screen_time: '99999999999999999999:00:00' }),
       'values[0].avg_screen_time',
       '99999999999999999999:00:00',
     ],
-    ['avg-screen-time', { ...base, values: [{ zone: 'A', avg_screen_time: 300 }] }, 'values[0].avg_screen_time', 300],
-    ['traffic', { ...base, values: [{ zone: 'A', traffic_pct: 'abc' }] }, 'values[0].traffic_pct', 'abc'],
-    ['traffic', { ...base, values: [{ zone: 'A', traffic_pct: '1.00001' }] }, 'values[0].traffic_pct', '1.00001'],
-    ['traffic', { ...base, values: [{ zone: 'A', traffic_pct: '-0.10000' }] }, 'values[0].traffic_pct', '-0.10000'],
-    ['traffic', { ...base, values: [{ zone: 'A', traffic_pct: 0.5 }] }, 'values[0].traffic_pct', 0.5],
+    ['avg-screen-time', withValues({ zone: 'A', avg_screen_time: 300 }), 'values[0].avg_screen_time', 300],
+    ['traffic', withValues({ zone: 'A', traffic_pct: 'abc' }), 'values[0].traffic_pct', 'abc'],
+    ['traffic', withValues({ zone: 'A', traffic_pct: '1.00001' }), 'values[0].traffic_pct', '1.00001'],
+    ['traffic', withValues({ zone: 'A', traffic_pct: '-0.10000' }), 'values[0].traffic_pct', '-0.10000'],
+    ['traffic', withValues({ zone: 'A', traffic_pct: 0.5 }), 'values[0].traffic_pct', 0.5],
   ])('%s: %j breaks %s', (name, record, field, value) => {
     const check = checkResult(METRICS[name as MetricName], record, anyTime);
     expect(check.ok).toBe(false);
