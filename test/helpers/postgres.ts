@@ -1,6 +1,4 @@
 import pg from 'pg';
-import { afterAll, beforeAll } from 'vitest';
-import { liveView } from './live-view.js';
 import { postgresBin, startCluster, SUPERUSER } from '../../scripts/postgres-cluster.mjs';
 
 export { postgresOwner } from '../../scripts/postgres-cluster.mjs';
@@ -58,25 +56,4 @@ export async function startPostgres(options: { readonly tls?: boolean } = {}): P
     connect,
     stop: cluster.stop,
   };
-}
-
-/**
- * Call at the top of a PostgreSQL test file: its server, a throwaway cluster started before its tests and stopped
- * after them (read it as `server.url()`, or call it), and whether to skip its tests (`warnIfPostgresMissing`, which
- * names them `what`); when skipped, nothing is started.
- */
-export function usePostgres(what: string): { server: TestPostgres & (() => TestPostgres); skip: boolean } {
-  const skip = warnIfPostgresMissing(what);
-  let started: TestPostgres | undefined;
-  beforeAll(async () => {
-    if (!skip) started = await startPostgres();
-  }, 60_000);
-  afterAll(async () => {
-    await started?.stop();
-  });
-  const current = (): TestPostgres => {
-    if (started === undefined) throw new Error('PostgreSQL is started before the tests');
-    return started;
-  };
-  return { server: liveView(current), skip };
 }

@@ -1,18 +1,20 @@
 import pg from 'pg';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COVERAGE_VIEW, ensureCoverageView } from '../../../src/destination/postgres/coverage-view.js';
 import { ensureSchema } from '../../../src/destination/postgres/tables.js';
 import { coverageDaysOfText } from '../../../src/state/coverage-rows.js';
-import { usePostgres } from '../../helpers/postgres.js';
+import { startPostgres, warnIfPostgresMissing, type TestPostgres } from '../../helpers/postgres.js';
 
 /**
  * The view `area_metrics_coverage` against a real server: the same days as the state's text gives in TypeScript,
  * each with its rows and load time from the unit coverage; made in place in a schema of an earlier release; a role
  * that may not make it is warned and goes on; a reader needs only USAGE and SELECT on the view.
  */
-const { server, skip } = usePostgres('the coverage view tests');
+const skip = warnIfPostgresMissing('the coverage view tests');
 const DATABASE = 'coverage_view';
 const PASSWORD = 'View-Test-Pw-3';
+
+let server: TestPostgres;
 
 /** A connection as `user` (the superuser by default). */
 async function connectAs(user?: string): Promise<pg.Client> {
@@ -53,8 +55,12 @@ const STATE = JSON.stringify({
 
 describe.skipIf(skip)('the coverage view', () => {
   beforeAll(async () => {
+    server = await startPostgres();
     await server.query(`CREATE DATABASE ${DATABASE}`);
     for (const role of ['loader', 'dashboard']) await server.query(`CREATE ROLE ${role} LOGIN PASSWORD '${PASSWORD}'`);
+  });
+  afterAll(async () => {
+    await server?.stop();
   });
 
   it("has the state's days as the TypeScript definition makes them, with rows and load time from the unit coverage", async () => {

@@ -4,17 +4,18 @@ import { Session } from '../../../src/destination/postgres/session.js';
 import { parsePostgresUrl, resolveTarget } from '../../../src/destination/postgres/url.js';
 import { InterruptedError, OutputError, UsageError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
-import { usePostgres } from '../../helpers/postgres.js';
+import { startPostgres, warnIfPostgresMissing, type TestPostgres } from '../../helpers/postgres.js';
 
 /**
  * A run's connection against a real server: the bounds in force in its session (ours by default, a tighter one of
  * the role's kept, the URL's `options` or `PGOPTIONS` winning), its application name, a lock wait ended by its bound
  * with the table named, and SIGTERM cancelling the statement in flight.
  */
-const { server, skip } = usePostgres('the PostgreSQL session tests');
+const skip = warnIfPostgresMissing('the PostgreSQL session tests');
 const DATABASE = 'sessions';
 const PASSWORD = 'Session-Test-Pw-4';
 
+let server: TestPostgres;
 const opened: Session[] = [];
 
 /** A session of `command` on the test database as `user`, with `params` in its URL and `env` as its environment. */
@@ -44,6 +45,7 @@ async function shown(session: Session, names: readonly string[]): Promise<Record
 describe.skipIf(skip)('a PostgreSQL session', () => {
   let serverVersion = 0;
   beforeAll(async () => {
+    server = await startPostgres();
     await server.query(`CREATE DATABASE ${DATABASE}`);
     await server.query(`CREATE ROLE tight LOGIN PASSWORD '${PASSWORD}'; CREATE ROLE loose LOGIN PASSWORD '${PASSWORD}'`);
     await server.query("ALTER ROLE tight SET lock_timeout = '2s'; ALTER ROLE loose SET statement_timeout = '10min'");
@@ -51,6 +53,7 @@ describe.skipIf(skip)('a PostgreSQL session', () => {
   });
   afterAll(async () => {
     await Promise.all(opened.map((session) => session.close()));
+    await server?.stop();
   });
 
   it('runs under our bounds by default, keeps a tighter one of the role, caps a looser one, and says who it is', async () => {
