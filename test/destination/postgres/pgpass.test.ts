@@ -1,9 +1,10 @@
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { passwordFilePath, passwordFromFile, passwordIn } from '../../../src/destination/postgres/pgpass.js';
+import { useTempDirs } from '../../helpers/tmp.js';
 
+const tempDir = useTempDirs('pgpass-');
 const KEY = { host: 'db.example', port: 5432, database: 'metrics', user: 'loader' };
 
 describe('the password file', () => {
@@ -27,17 +28,13 @@ describe('the password file', () => {
   });
 
   it('is ignored when others than its owner can read it, as libpq ignores it', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'pgpass-'));
-    try {
-      const file = join(dir, 'pgpass');
-      await writeFile(file, '*:*:*:*:secret-pw\n');
-      await chmod(file, 0o640);
-      expect(await passwordFromFile(file, KEY)).toBeUndefined();
-      await chmod(file, 0o600);
-      expect(await passwordFromFile(file, KEY)).toBe('secret-pw');
-      expect(await passwordFromFile(join(dir, 'missing'), KEY)).toBeUndefined();
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const dir = await tempDir();
+    const file = join(dir, 'pgpass');
+    await writeFile(file, '*:*:*:*:secret-pw\n');
+    await chmod(file, 0o640);
+    expect(await passwordFromFile(file, KEY)).toBeUndefined();
+    await chmod(file, 0o600);
+    expect(await passwordFromFile(file, KEY)).toBe('secret-pw');
+    expect(await passwordFromFile(join(dir, 'missing'), KEY)).toBeUndefined();
   });
 });
