@@ -81,21 +81,38 @@ describe('an import loads', () => {
   });
 });
 
-describe('--version', () => {
-  it("alone answers the package's version before the command line's parser loads; --help loads it", async () => {
+describe('--version and help', () => {
+  it("--version alone answers the package's version before the command line's parser loads", async () => {
     const { version } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
     const env = { NODE_OPTIONS: `--import ${probe}` };
-    const [long, short, help] = await Promise.all([
-      runCli(['--version'], { process: true, env }),
-      runCli(['-V'], { process: true, env }),
-      runCli(['--help'], { process: true, env }),
-    ]);
+    const [long, short] = await Promise.all([runCli(['--version'], { process: true, env }), runCli(['-V'], { process: true, env })]);
     for (const result of [long, short]) {
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toBe(`${version}\n`);
       expect(result.stderr).not.toContain(COMMANDER_LOADED);
     }
-    expect(help.code).toBe(0);
-    expect(help.stderr).toContain(COMMANDER_LOADED);
+  });
+
+  it('help to a pipe is the text commander prints, from the build, without loading commander', async () => {
+    const env = { NODE_OPTIONS: `--import ${probe}` };
+    const lines = [['--help'], ['-h'], ['traffic', '--help'], ['help', 'sandbox'], ['broker', '-h']];
+    const built = await Promise.all(lines.map((args) => runCli(args, { process: true, env })));
+    for (const [index, args] of lines.entries()) {
+      const [result, commander] = [built[index], await runCli(args)];
+      expect(result?.code, result?.stderr).toBe(0);
+      expect(result?.stdout, args.join(' ')).toBe(commander.stdout);
+      expect(result?.stderr).not.toContain(COMMANDER_LOADED);
+    }
+  });
+
+  it('any other command line loads the parser: a help command line with one more word, a word that is no command', async () => {
+    const env = { NODE_OPTIONS: `--import ${probe}` };
+    const [longer, unknown] = await Promise.all([
+      runCli(['traffic', '--help', '--date'], { process: true, env }),
+      runCli(['nope', '--help'], { process: true, env }),
+    ]);
+    expect(longer.code).toBe(2);
+    expect(longer.stderr).toContain(COMMANDER_LOADED);
+    expect(unknown.stderr).toContain(COMMANDER_LOADED);
   });
 });
