@@ -92,8 +92,8 @@ function stageOf(node) {
     const at = url.indexOf('/dist/');
     if (at >= 0 && url.startsWith(`file://${ROOT}`)) {
       const path = url.slice(at + '/dist/'.length);
-      // A memo's cost is its caller's.
-      if (path === 'memo.js') continue;
+      // A memo's cost is its caller's, and so is a package's bundled into dist/vendor/ (zod).
+      if (path === 'memo.js' || path.startsWith('vendor/')) continue;
       const match = DIST_STAGES.find(([prefix]) => {
         const [file, fn] = prefix.split('#');
         return fn === undefined ? path.startsWith(file ?? '') : path === file && functionName === fn;
