@@ -39,8 +39,7 @@ export const STAGES = [
  */
 const DIST_STAGES = [
   ['metrics/page.js#parseEnvelope', 1],
-  ['metrics/page.js#write', 3],
-  ['metrics/page.js#take', 3],
+  ['metrics/byte-writer.js', 3],
   ['metrics/page.js', 1],
   ['metrics/descriptors.js#compareResults', 4],
   ['metrics/descriptors.js#screenSeconds', 3],
