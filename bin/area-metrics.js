@@ -1,6 +1,4 @@
 #!/usr/bin/env node
-import { setFlagsFromString } from 'node:v8';
-
 // Two answers come before the command line's parser and its commands load (about 45 modules): `--version` alone (the
 // version, a newline, exit 0, as commander gives it) and help printed to a file or a pipe, from the texts the build
 // prepared by running the CLI itself (dist/commands/prepared-help.js). Scripts, package managers and `| less` ask them
@@ -27,6 +25,7 @@ if (answered) {
 async function runCli() {
   // undici parses HTTP with WebAssembly; V8's optimising compile of that module cost about 60 ms of CPU at every start
   // of a command that sends a request, more than its faster parsing saves in a night's import (bench/ab-import.mjs).
+  const { setFlagsFromString } = await import('node:v8');
   setFlagsFromString('--liftoff-only');
   await import('../dist/index.js');
 }

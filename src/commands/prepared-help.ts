@@ -15,6 +15,9 @@ export interface PreparedHelp {
   readonly lines: Readonly<Record<string, number>>;
 }
 
+/** A help command line has one of these words (other command lines do not read the table). */
+const HELP_WORDS = new Set(['--help', '-h', 'help']);
+
 /** Where the build writes the table: beside the built modules, read by the binary at start. */
 export const PREPARED_HELP_URL = new URL('../help.json', import.meta.url);
 
@@ -76,7 +79,7 @@ function readPreparedHelp(): PreparedHelp | undefined {
  * must answer: a terminal, another command line, or no table.
  */
 export function answerHelp(args: readonly string[], stdout: Writable & { isTTY?: boolean }): boolean {
-  if (stdout.isTTY === true || args.length === 0 || args.length > 2) return false;
+  if (stdout.isTTY === true || args.length === 0 || args.length > 2 || !args.some((arg) => HELP_WORDS.has(arg))) return false;
   const help = readPreparedHelp();
   const text = help === undefined ? undefined : preparedText(help, args);
   if (text === undefined) return false;
