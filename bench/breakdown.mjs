@@ -39,8 +39,7 @@ export const STAGES = [
  */
 const DIST_STAGES = [
   ['metrics/page.js#parseEnvelope', 1],
-  ['metrics/page.js#write', 3],
-  ['metrics/page.js#take', 3],
+  ['metrics/byte-writer.js', 3],
   ['metrics/page.js', 1],
   ['metrics/descriptors.js#compareResults', 4],
   ['metrics/descriptors.js#screenSeconds', 3],
@@ -92,8 +91,8 @@ function stageOf(node) {
     const at = url.indexOf('/dist/');
     if (at >= 0 && url.startsWith(`file://${ROOT}`)) {
       const path = url.slice(at + '/dist/'.length);
-      // A memo's cost is its caller's.
-      if (path === 'memo.js') continue;
+      // A memo's cost is its caller's, and so is a package's bundled into dist/vendor/ (zod).
+      if (path === 'memo.js' || path.startsWith('vendor/')) continue;
       const match = DIST_STAGES.find(([prefix]) => {
         const [file, fn] = prefix.split('#');
         return fn === undefined ? path.startsWith(file ?? '') : path === file && functionName === fn;

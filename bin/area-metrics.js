@@ -1,10 +1,31 @@
 #!/usr/bin/env node
-// `--version` alone is answered before the command line's parser and its commands load (about 45 modules): scripts
-// and package managers ask it often, and it is the same answer commander gives (the version, a newline, exit 0).
+// Two answers come before the command line's parser and its commands load (about 45 modules): `--version` alone (the
+// version, a newline, exit 0, as commander gives it) and help printed to a file or a pipe, from the texts the build
+// prepared by running the CLI itself (dist/commands/prepared-help.js). Scripts, package managers and `| less` ask them
+// often. If stdout fails, the full CLI answers again and reports it (a closed pipe ends quietly, as there).
 const args = process.argv.slice(2);
+let answered = false;
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   const { VERSION } = await import('../dist/version.js');
   process.stdout.write(`${VERSION}\n`);
+  answered = true;
 } else {
+  const { answerHelp } = await import('../dist/commands/prepared-help.js');
+  answered = answerHelp(args, process.stdout);
+}
+if (answered) {
+  process.stdout.once('error', (error) => {
+    if (/** @type {NodeJS.ErrnoException} */ (error).code === 'EPIPE') process.exit(0);
+    void runCli();
+  });
+} else {
+  await runCli();
+}
+
+async function runCli() {
+  // undici parses HTTP with WebAssembly; V8's optimising compile of that module cost about 60 ms of CPU at every start
+  // of a command that sends a request, more than its faster parsing saves in a night's import (bench/ab-import.mjs).
+  const { setFlagsFromString } = await import('node:v8');
+  setFlagsFromString('--liftoff-only');
   await import('../dist/index.js');
 }

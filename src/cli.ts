@@ -7,6 +7,9 @@ import { UsageError } from './errors.js';
 import { createLogger } from './log/logger.js';
 import { VERSION } from './version.js';
 
+/** Commander's help width where the output is no terminal. */
+const HELP_WIDTH = 80;
+
 /** The command a command line names: its first word that is not an option (`help traffic` names traffic). */
 function commandName(args: readonly string[]): string | undefined {
   const words = args.filter((arg) => !arg.startsWith('-'));
@@ -34,6 +37,9 @@ export function buildProgram(context: CommandContext, reporter: Reporter, args: 
       writeErr: (text) => context.stderr.write(text),
       // Commander's own messages become our single error line (printed by the reporter), not a second one.
       outputError: () => {},
+      // Help wraps to the width of the command's stdout when it is a terminal, else to commander's 80 columns (its
+      // default read the process's stdout, whatever the command's was): the build prepares the texts for pipes.
+      getOutHelpWidth: () => (context.stdout.isTTY === true ? (context.stdout.columns ?? HELP_WIDTH) : HELP_WIDTH),
     })
     .configureHelp({ subcommandTerm });
   const named = commandName(args);

@@ -6,7 +6,8 @@ import type { Clock } from '../fetch/clock.js';
  * Nothing in it changes while a command runs: how a failure is reported is the `Reporter`'s business.
  */
 export interface CommandContext {
-  readonly stdout: Writable & { isTTY?: boolean };
+  /** `columns`: a terminal's width, which help wraps to. */
+  readonly stdout: Writable & { isTTY?: boolean; columns?: number };
   readonly stderr: Writable & { isTTY?: boolean };
   readonly env: NodeJS.ProcessEnv;
   /** Aborted with an InterruptedError on SIGINT/SIGTERM. */

@@ -1,6 +1,7 @@
 import { MalformedBodyError } from '../fetch/exchange.js';
 import type { MetricDescriptor, MetricResult } from './descriptors.js';
 import { checkResult, type RequestScope, type Violation } from './check.js';
+import { ByteWriter } from './byte-writer.js';
 import type { ResultEncoder } from './encode.js';
 import { envelopeSchema, type Envelope } from './schema.js';
 import { emptySums, type MeasureSums } from './measure.js';
@@ -43,37 +44,6 @@ export interface PageContext {
   readonly metric: MetricDescriptor;
   readonly scope: RequestScope;
   readonly encode: ResultEncoder;
-}
-
-/**
- * The UTF-8 output of one page. Texts are written into one scratch buffer kept for the next page (grown by doubling
- * when a page needs more), and `take` copies out exactly what was written: a unit waits for its turn to be written
- * as a few byte arrays outside the JS heap, not as thousands of strings the garbage collector must trace and move.
- */
-let scratch = Buffer.allocUnsafeSlow(1 << 20);
-
-class ByteWriter {
-  length = 0;
-
-  /** Appends the text; returns its end offset. */
-  write(text: string): number {
-    // byteLength first: it also flattens the concatenated text, after which write() copies it in one pass.
-    const size = Buffer.byteLength(text);
-    if (scratch.length - this.length < size) {
-      const grown = Buffer.allocUnsafeSlow(Math.max(scratch.length * 2, this.length + size));
-      scratch.copy(grown, 0, 0, this.length);
-      scratch = grown;
-    }
-    this.length += scratch.write(text, this.length, size);
-    return this.length;
-  }
-
-  /** Exactly the bytes written, in memory of their own. */
-  take(): Uint8Array {
-    const exact = new Uint8Array(this.length);
-    exact.set(scratch.subarray(0, this.length));
-    return exact;
-  }
 }
 
 /** A body that is not UTF-8 is not the API's: decoding stops at the first bad byte rather than guessing (U+FFFD). */
@@ -130,10 +100,15 @@ export function decodePage(body: Uint8Array, context: PageContext): DecodedPage 
       dropped++;
       continue;
     }
-    const text = encode(result);
-    if (text === undefined) throw new MalformedBodyError(`a result of store ${result.store_code} is nested too deeply to write`);
+    if (encode.writeTo !== undefined) {
+      encode.writeTo(result, writer);
+    } else {
+      const text = encode(result);
+      if (text === undefined) throw new MalformedBodyError(`a result of store ${result.store_code} is nested too deeply to write`);
+      writer.write(text);
+    }
     keys.push(`${result.store_code}\u0000${instant}`);
-    ends.push(writer.write(text));
+    ends.push(writer.length);
     rowCount += result.values.length;
     // Each result its own sums: its store's day is judged on its own, once the unit's results are sorted by store.
     const sums = emptySums();

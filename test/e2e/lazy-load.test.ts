@@ -23,6 +23,8 @@ const probe = useLoadProbe({
   'parquet reader': /\/node_modules\/hyparquet\//,
   'undici index': /\/node_modules\/undici\/index\.js$/,
   commander: /\/node_modules\/commander\//,
+  // zod comes bundled in one file of the build (scripts/build.mjs), not as its 95 files.
+  'zod files': /\/node_modules\/zod\//,
 });
 const tempDir = useTempDirs('lazy-load-');
 
@@ -48,6 +50,7 @@ describe('an import loads', () => {
     // Nor the reader `backtest` reads Parquet back with, though the destination room that holds it is loaded.
     expect(result.loaded).not.toContain('parquet reader');
     expect(result.loaded).not.toContain('undici index');
+    expect(result.loaded).not.toContain('zod files');
   });
 
   it('the Parquet writer when it writes Parquet (the probe sees it)', async () => {
@@ -63,21 +66,38 @@ describe('an import loads', () => {
   });
 });
 
-describe('--version', () => {
-  it("alone answers the package's version before the command line's parser loads; --help loads it", async () => {
+describe('--version and help', () => {
+  it("--version alone answers the package's version before the command line's parser loads", async () => {
     const { version } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
     const env = probe.env();
-    const [long, short, help] = await Promise.all([
-      runCli(['--version'], { process: true, env }),
-      runCli(['-V'], { process: true, env }),
-      runCli(['--help'], { process: true, env }),
-    ]);
+    const [long, short] = await Promise.all([runCli(['--version'], { process: true, env }), runCli(['-V'], { process: true, env })]);
     for (const result of [long, short]) {
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toBe(`${version}\n`);
       expect(probe.loaded(result.stderr)).not.toContain('commander');
     }
-    expect(help.code).toBe(0);
-    expect(probe.loaded(help.stderr)).toContain('commander');
+  });
+
+  it('help to a pipe is the text commander prints, from the build, without loading commander', async () => {
+    const env = probe.env();
+    const lines = [['--help'], ['-h'], ['traffic', '--help'], ['help', 'sandbox'], ['broker', '-h']];
+    const built = await Promise.all(lines.map((args) => runCli(args, { process: true, env })));
+    for (const [index, args] of lines.entries()) {
+      const [result, commander] = [built[index], await runCli(args)];
+      expect(result?.code, result?.stderr).toBe(0);
+      expect(result?.stdout, args.join(' ')).toBe(commander.stdout);
+      expect(probe.loaded(result?.stderr ?? '')).not.toContain('commander');
+    }
+  });
+
+  it('any other command line loads the parser: a help command line with one more word, a word that is no command', async () => {
+    const env = probe.env();
+    const [longer, unknown] = await Promise.all([
+      runCli(['traffic', '--help', '--date'], { process: true, env }),
+      runCli(['nope', '--help'], { process: true, env }),
+    ]);
+    expect(longer.code).toBe(2);
+    expect(probe.loaded(longer.stderr)).toContain('commander');
+    expect(probe.loaded(unknown.stderr)).toContain('commander');
   });
 });

@@ -223,6 +223,14 @@ describe.skipIf(!existsSync('/dev/full'))('stdout onto a full disk (`> /dev/full
     for (const day of days.slice(2)) expect(asked.has(day), `${day} was fetched`).toBe(false);
   });
 
+  it('--version and help, answered before the CLI loads: exit 7 and the same one line', async () => {
+    for (const args of [['--version'], ['--help'], ['traffic', '--help']]) {
+      const result = await runOntoFullDisk(args);
+      expect(result.code, args.join(' ')).toBe(7);
+      expect(failureLines(result)).toEqual(['error: cannot write to stdout: disk full (ENOSPC); free some space and run again']);
+    }
+  });
+
   it('--dry-run: exit 7 and one line instead of 0 with the requests lost', async () => {
     const result = await runOntoFullDisk(importArgs(sandbox, 'traffic', '-', '--from', daysAgo(6), '--to', daysAgo(2), '--dry-run'));
     expect(result.code).toBe(7);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { METRICS, type MetricDescriptor, type MetricResult } from '../../src/metrics/descriptors.js';
+import { ByteWriter } from '../../src/metrics/byte-writer.js';
 import { headerOf, resultEncoder } from '../../src/metrics/encode.js';
 import { referenceCsv, referenceNdjson, referenceRows } from '../helpers/reference-rows.js';
 
@@ -53,6 +54,15 @@ describe('CSV', () => {
       expect(csv(METRICS[name], result, result)).toBe(referenceCsv(rows));
       expect(ndjson(METRICS[name], result, result)).toBe(referenceNdjson(rows));
     }
+  });
+
+  it("writes the same bytes straight into a page's output, after what is there, as the buffer grows mid-row", () => {
+    const rows = referenceRows('traffic', [traffic]);
+    const out = new ByteWriter(Buffer.allocUnsafe(8));
+    out.write('before\n');
+    resultEncoder(METRICS.traffic, CSV).writeTo?.(traffic, out);
+    resultEncoder(METRICS.traffic, CSV).writeTo?.({ ...traffic, values: [] }, out);
+    expect(Buffer.from(out.take()).toString('utf8')).toBe(`before\n${referenceCsv(rows)}`);
   });
 
   it('gives the same text for a zone alone or among many results (values are memoised)', () => {

@@ -2,16 +2,22 @@ import { stringify } from 'csv-stringify/sync';
 import { describe, expect, it } from 'vitest';
 import { csvField, csvLine, extensionOf, jsonOrUndefined, jsonString } from '../../src/output/format.js';
 
+/** What csv-stringify writes with RFC 4180 quoting, LF line ends and CR quoted: the reference the encoder matches. */
+const CSV_STRINGIFY = { eof: false, record_delimiter: 'unix', quoted_match: /\r/ } as const;
+
 describe('field encoding', () => {
   it.each(['plain', 'a,b', 'say "hi"', 'two\nlines', 'cr\rhere', 'Café 東京', ' padded ', ''])(
     'csvField(%j) is what csv-stringify writes',
     (text) => {
-      expect(csvField(text)).toBe(stringify([[text]], { eof: false, record_delimiter: 'unix', quoted_match: /\r/ }));
+      expect(csvField(text)).toBe(stringify([[text]], CSV_STRINGIFY));
     },
   );
 
   it('csvLine ends with LF and quotes each field on its own', () => {
     expect(csvLine(['a', 'b,c', 'd'])).toBe('a,"b,c",d\n');
+    for (const fields of [['store_code', 'date'], ['"', '""', ',', '\r\n', 'x'], ['', 'a', ''], ['only']]) {
+      expect(csvLine(fields)).toBe(`${stringify([fields], CSV_STRINGIFY)}\n`);
+    }
   });
 
   it('jsonString is JSON.stringify of the text', () => {
