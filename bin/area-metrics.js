@@ -23,9 +23,5 @@ if (answered) {
 }
 
 async function runCli() {
-  // undici parses HTTP with WebAssembly; V8's optimising compile of that module cost about 60 ms of CPU at every start
-  // of a command that sends a request, more than its faster parsing saves in a night's import (bench/ab-import.mjs).
-  const { setFlagsFromString } = await import('node:v8');
-  setFlagsFromString('--liftoff-only');
   await import('../dist/index.js');
 }

@@ -2,13 +2,11 @@ import { Command, CommanderError } from 'commander';
 import { COMMANDS } from './commands/command-list.js';
 import type { CommandContext } from './commands/context.js';
 import { addOptions } from './commands/options.js';
+import { HELP_WIDTH } from './commands/prepared-help.js';
 import { Reporter } from './commands/reporter.js';
 import { UsageError } from './errors.js';
 import { createLogger } from './log/logger.js';
 import { VERSION } from './version.js';
-
-/** Commander's help width where the output is no terminal. */
-const HELP_WIDTH = 80;
 
 /** The command a command line names: its first word that is not an option (`help traffic` names traffic). */
 function commandName(args: readonly string[]): string | undefined {
@@ -37,9 +35,9 @@ export function buildProgram(context: CommandContext, reporter: Reporter, args: 
       writeErr: (text) => context.stderr.write(text),
       // Commander's own messages become our single error line (printed by the reporter), not a second one.
       outputError: () => {},
-      // Help wraps to the width of the command's stdout when it is a terminal, else to commander's 80 columns (its
-      // default read the process's stdout, whatever the command's was): the build prepares the texts for pipes.
-      getOutHelpWidth: () => (context.stdout.isTTY === true ? (context.stdout.columns ?? HELP_WIDTH) : HELP_WIDTH),
+      // The command's stdout decides (commander's default read the process's), and help is wrapped at 80 columns
+      // even in a wider terminal, for reading, so the text the build prepares serves any output but a narrower one.
+      getOutHelpWidth: () => Math.min(HELP_WIDTH, context.stdout.isTTY === true ? (context.stdout.columns ?? HELP_WIDTH) : HELP_WIDTH),
     })
     .configureHelp({ subcommandTerm });
   const named = commandName(args);

@@ -4,8 +4,8 @@ import type { Writable } from 'node:stream';
 /**
  * `--help` answered without commander and the option tables (about 50 modules, most of a start-up's cost): the build
  * runs every help command line through the CLI itself and keeps what it printed, and the binary prints that text when
- * the same command line comes again. The texts are derived from the one table of each command, at each build; a
- * terminal still gets commander's answer, since commander wraps help to the terminal's width (80 columns elsewhere).
+ * the same command line comes again. The texts are derived from the one table of each command, at each build. Help
+ * is 80 columns wide everywhere but in a narrower terminal, which commander answers at its width.
  * This module loads nothing but `node:fs`.
  */
 
@@ -14,6 +14,9 @@ export interface PreparedHelp {
   readonly texts: readonly string[];
   readonly lines: Readonly<Record<string, number>>;
 }
+
+/** Help's width: lines of at most 80 columns, in a pipe and in a terminal as wide or wider; the texts are made at it. */
+export const HELP_WIDTH = 80;
 
 /** A help command line has one of these words (other command lines do not read the table). */
 const HELP_WORDS = new Set(['--help', '-h', 'help']);
@@ -76,11 +79,16 @@ function readPreparedHelp(): PreparedHelp | undefined {
 
 /**
  * Prints the prepared help for a command line and returns true, or returns false (nothing printed) when commander
- * must answer: a terminal, another command line, or no table.
+ * must answer: a terminal narrower than the texts, another command line, or no table.
  */
-export function answerHelp(args: readonly string[], stdout: Writable & { isTTY?: boolean }): boolean {
-  if (stdout.isTTY === true || args.length === 0 || args.length > 2 || !args.some((arg) => HELP_WORDS.has(arg))) return false;
-  const help = readPreparedHelp();
+export function answerHelp(
+  args: readonly string[],
+  stdout: Writable & { isTTY?: boolean; columns?: number },
+  table: () => PreparedHelp | undefined = readPreparedHelp,
+): boolean {
+  const narrowTerminal = stdout.isTTY === true && (stdout.columns ?? 0) < HELP_WIDTH;
+  if (narrowTerminal || args.length === 0 || args.length > 2 || !args.some((arg) => HELP_WORDS.has(arg))) return false;
+  const help = table();
   const text = help === undefined ? undefined : preparedText(help, args);
   if (text === undefined) return false;
   stdout.write(text);

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { boundedMemo } from '../memo.js';
 
 /** `parquet` is for files only: a Parquet file is read from its footer, so it cannot be a stream. */
@@ -25,13 +26,21 @@ const ENCODED_VALUES_LIMIT = 65_536;
 
 /** The characters that make a field quoted (RFC 4180: delimiter, quote, CR, LF). */
 const CSV_SPECIAL = /[",\r\n]/;
-const csvQuoted = boundedMemo((value) => `"${value.replaceAll('"', '""')}"`, ENCODED_VALUES_LIMIT);
-
+/** RFC 4180 with LF line ends; a field holding CR is quoted too. */
+const CSV_OPTIONS = { eof: false, record_delimiter: 'unix', quoted_match: /\r/ } as const;
+type Stringify = (records: string[][], options: typeof CSV_OPTIONS) => string;
 /**
- * One RFC 4180 field: quoted, its quotes doubled, when it holds a comma, a quote, CR or LF; plain values (nearly all)
- * pass as they are. The same bytes csv-stringify writes (the tests hold the two to each other), without loading its
- * eight modules at every start.
+ * csv-stringify does the quoting, loaded the first time a field needs it: plain values (nearly all: codes, dates,
+ * numbers) pass as they are, exactly as csv-stringify passes them, so most runs never load its eight modules. A
+ * synchronous require, since the encoder is synchronous; the package ships CommonJS beside its ESM.
  */
+let stringify: Stringify | undefined;
+const csvQuoted = boundedMemo((value) => {
+  stringify ??= (createRequire(import.meta.url)('csv-stringify/sync') as { stringify: Stringify }).stringify;
+  return stringify([[value]], CSV_OPTIONS);
+}, ENCODED_VALUES_LIMIT);
+
+/** One RFC 4180 field: as csv-stringify writes it, quoted (its quotes doubled) when it holds a comma, a quote, CR or LF. */
 export function csvField(text: string): string {
   return CSV_SPECIAL.test(text) ? csvQuoted(text) : text;
 }

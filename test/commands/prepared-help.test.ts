@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/commands/command-list.js';
 import { answerHelp, helpCommandLines, prepareHelp, preparedText, type HelpRun } from '../../src/commands/prepared-help.js';
-import { captured, runCli } from '../helpers/cli.js';
+import { runCli as runCommandLine } from '../../src/cli.js';
+import { captured, commandContext, runCli } from '../helpers/cli.js';
 
 const NAMES = COMMANDS.map((command) => command.name);
 
@@ -57,9 +58,34 @@ describe('prepared help', () => {
     expect(help).toEqual({ texts: ['usage\n', 'a usage\n'], lines: { '--help': 0, '-h': 0, 'help a': 1 } });
   });
 
-  it('leaves a terminal to commander, which wraps help to its width', () => {
-    const terminal = Object.assign(captured(), { isTTY: true });
-    expect(answerHelp(['--help'], terminal)).toBe(false);
-    expect(terminal.text()).toBe('');
+  it('answers a terminal of 80 columns or more with the same text; leaves a narrower one to commander', async () => {
+    const help = await prepared;
+    const wide = Object.assign(captured(), { isTTY: true, columns: 200 });
+    expect(answerHelp(['traffic', '--help'], wide, () => help)).toBe(true);
+    expect(wide.text()).toBe(preparedText(help, ['traffic', '--help']));
+    for (const columns of [undefined, 79]) {
+      const narrow = Object.assign(captured(), { isTTY: true, columns });
+      expect(
+        answerHelp(['traffic', '--help'], narrow, () => help),
+        String(columns),
+      ).toBe(false);
+      expect(narrow.text()).toBe('');
+    }
+  });
+
+  it('is what commander prints in any terminal of 80 columns or more; a narrower one gets its own width', async () => {
+    const inTerminal = async (args: string[], columns: number): Promise<string> => {
+      const stdout = Object.assign(captured(), { isTTY: true, columns });
+      const context = commandContext({ stdout, stderr: captured(), env: {}, signal: new AbortController().signal });
+      expect(await runCommandLine(args, context)).toBe(0);
+      return stdout.text();
+    };
+    const help = await prepared;
+    for (const args of [['--help'], ['traffic', '--help']]) {
+      expect(await inTerminal(args, 200), args.join(' ')).toBe(preparedText(help, args));
+      expect(await inTerminal(args, 80), args.join(' ')).toBe(preparedText(help, args));
+    }
+    // Commander wraps a description where the option names leave it room: the program's list does at 50.
+    expect(await inTerminal(['--help'], 50)).not.toBe(preparedText(help, ['--help']));
   });
 });
