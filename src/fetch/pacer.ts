@@ -14,6 +14,12 @@ import { boundedWindow, DEFAULT_MAX_WAIT_MS, WaitCap } from './wait-cap.js';
  */
 const PROBE_AFTER_WINDOWS = 20;
 const MAX_PROBE_AFTER_WINDOWS = 16 * PROBE_AFTER_WINDOWS;
+/**
+ * The share of a run's requests that may be in flight before any limit is known: all of them may be refused when the
+ * vendor's unannounced window fills (the first 429's episode), and the run keeps to at most 2% answered 429, half of
+ * it for this learning. A run of 1,710 pages may have 17 in flight from its first answer on; one of 171, one.
+ */
+export const UNAFRAID_SHARE = 0.01;
 /** Sends remembered: the largest quota kept exactly (a larger one is kept as the same rate over a shorter window). */
 const LOG_CAPACITY = 10_000;
 
@@ -32,6 +38,8 @@ export interface PacerOptions {
   readonly logger?: Logger;
   /** `--max-wait`: the longest wait a vendor's answer may impose (a Retry-After, a reset, a window). */
   readonly maxWaitMs?: number;
+  /** The units the run will fetch, if it knows: with the pages their first answers announce, the run's size. */
+  readonly units?: number;
 }
 
 /** What a run's requests met, for its summary line, its JSON lines and the state's last run. */
@@ -108,6 +116,9 @@ export class Pacer {
   private announcedWindowSeconds = 0;
   private readonly sends = new SendLog(LOG_CAPACITY);
   private readonly slowStart = new SlowStart();
+  private readonly units: number | undefined;
+  /** Pages announced by the first answers of units (their `count` over the page size), and by how many units. */
+  private readonly announcedPages = { pages: 0, units: 0 };
   private sent = 0;
   private throttledAnswers = 0;
   /** When the latest 429 of a new episode arrived; 429s of requests sent before it belong to that episode. */
@@ -138,6 +149,7 @@ export class Pacer {
     this.logger = options.logger ?? silentLogger;
     this.waitCap = new WaitCap(options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS, this.logger);
     this.cap = options.maxRps === undefined ? undefined : capOf(options.maxRps, this.waitCap.maxWaitMs);
+    this.units = options.units;
     if (this.cap) this.slowStart.end();
     if (this.cap)
       this.logger.debug(`pace: at most ${describe(this.cap)} (--max-rps)`, {
@@ -192,6 +204,18 @@ export class Pacer {
     }
     const announced = headers === undefined ? undefined : announcedLimit(headers, this.clock.now());
     return announced === undefined ? undefined : this.follow(announced, ticket);
+  }
+
+  /**
+   * A unit's first answer says it has `pages` pages. With the run's units, the units seen so far tell the run's size,
+   * and a share of it may be in flight before any limit is known (the slow start lets the rest grow from answers).
+   */
+  unitPages(pages: number): void {
+    if (this.units === undefined || !(pages >= 1)) return;
+    this.announcedPages.pages += pages;
+    this.announcedPages.units++;
+    const runRequests = (this.units * this.announcedPages.pages) / this.announcedPages.units;
+    this.slowStart.allow(Math.floor(UNAFRAID_SHARE * runRequests));
   }
 
   /** Every request waits `waitMs` (already capped): a 429's or a 5xx's Retry-After holds the whole run, not one call. */

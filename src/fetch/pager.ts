@@ -72,7 +72,10 @@ export async function* followPages<P extends PageLinks>(firstUrl: URL, options: 
         return options.parse(response);
       },
     );
-    if (number === 1) maxPages = content.size === 0 ? 1 : Math.max(1, Math.ceil(content.count / content.size));
+    if (number === 1) {
+      maxPages = content.size === 0 ? 1 : Math.max(1, Math.ceil(content.count / content.size));
+      options.client.pacer.unitPages(maxPages);
+    }
     yield { number, url, content };
     if (content.next === null) return;
     const next = rebaseOntoOrigin(content.next, options.baseUrl);
