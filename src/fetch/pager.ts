@@ -74,7 +74,8 @@ export async function* followPages<P extends PageLinks>(firstUrl: URL, options: 
     );
     if (number === 1) {
       maxPages = content.size === 0 ? 1 : Math.max(1, Math.ceil(content.count / content.size));
-      options.client.pacer.unitPages(maxPages);
+      // The count is the vendor's: no more pages than the caller's bound enter the run's size.
+      options.client.pacer.unitPages(Math.min(maxPages, options.maxPages?.pages ?? maxPages));
     }
     yield { number, url, content };
     if (content.next === null) return;
