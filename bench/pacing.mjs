@@ -11,7 +11,7 @@ import { BIN, ROOT, measure, median, startSandboxProcess, tempDir, utcDay } from
 const CREDENTIALS = { AREA_METRICS_CLIENT_ID: 'demo-client', AREA_METRICS_CLIENT_SECRET: 'demo-secret' };
 const LIMIT = 10;
 const LATENCY_MS = 50;
-const SUMMARY = /imported (\d+) of (\d+) units, (\d+) rows in [\d.]+ s, (\d+) requests(?:, (\d+) answered 429)?/;
+const SUMMARY = /imported (\d+) of (\d+) units, (\d+) rows(?:, \d+ warnings?)? in [\d.]+ s, (\d+) requests(?:, (\d+) answered 429)?/;
 
 /**
  * @typedef {{ baseUrl: string, from: string, to: string, concurrency: number, pageSize: number }} PacedRun

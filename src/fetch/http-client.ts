@@ -121,7 +121,8 @@ export class HttpClient implements Transport {
   private readonly retry: RetryPolicy;
   private readonly logger: Logger;
   private readonly clock: Clock;
-  private readonly pacer: Pacer;
+  /** The run's pacer: a pager tells it the pages a unit's first answer announces. */
+  readonly pacer: Pacer;
   private readonly random: () => number;
 
   constructor(private readonly options: HttpClientOptions) {

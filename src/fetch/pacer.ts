@@ -6,8 +6,20 @@ import { SendLog, SLACK, type Send, type Window } from './send-log.js';
 import { SlowStart } from './slow-start.js';
 import { boundedWindow, DEFAULT_MAX_WAIT_MS, WaitCap } from './wait-cap.js';
 
-/** A learned pace tries more requests per window after this many windows without a 429. */
-const PROBE_AFTER_WINDOWS = 10;
+/**
+ * A learned pace tries more requests per window after this many windows without a 429. A probe the vendor refuses
+ * costs a 429 and its Retry-After (a window or more) for every request, so each refused probe doubles the wait before
+ * the next one, up to MAX_PROBE_AFTER_WINDOWS: a pace learned exactly stays put, one learned from an odd 429 still
+ * comes back in minutes.
+ */
+const PROBE_AFTER_WINDOWS = 20;
+const MAX_PROBE_AFTER_WINDOWS = 16 * PROBE_AFTER_WINDOWS;
+/**
+ * The share of a run's requests that may be in flight before any limit is known: all of them may be refused when the
+ * vendor's unannounced window fills (the first 429's episode), and the run keeps to at most 2% answered 429, half of
+ * it for this learning. A run of 1,710 pages may have 17 in flight from its first answer on; one of 171, one.
+ */
+export const UNAFRAID_SHARE = 0.01;
 /** Sends remembered: the largest quota kept exactly (a larger one is kept as the same rate over a shorter window). */
 const LOG_CAPACITY = 10_000;
 
@@ -26,6 +38,8 @@ export interface PacerOptions {
   readonly logger?: Logger;
   /** `--max-wait`: the longest wait a vendor's answer may impose (a Retry-After, a reset, a window). */
   readonly maxWaitMs?: number;
+  /** The units the run will fetch, if it knows: with the pages their first answers announce, the run's size. */
+  readonly units?: number;
 }
 
 /** What a run's requests met, for its summary line, its JSON lines and the state's last run. */
@@ -102,6 +116,9 @@ export class Pacer {
   private announcedWindowSeconds = 0;
   private readonly sends = new SendLog(LOG_CAPACITY);
   private readonly slowStart = new SlowStart();
+  private readonly units: number | undefined;
+  /** Pages announced by the first answers of units (their `count` over the page size), and by how many units. */
+  private readonly announcedPages = { pages: 0, units: 0 };
   private sent = 0;
   private throttledAnswers = 0;
   /** When the latest 429 of a new episode arrived; 429s of requests sent before it belong to that episode. */
@@ -110,12 +127,16 @@ export class Pacer {
    * The first 429 with no pace yet: what it teaches is counted once every request sent before it is over (the ones
    * in flight may be 429s too, or accepted ones that overtook it).
    */
-  private lesson: { readonly windowMs: number; readonly held: string; unfinished: number } | undefined;
+  private lesson: { readonly windowMs: number; readonly refusedAt: number; readonly held: string; unfinished: number } | undefined;
   /** When a learned pace last changed, and whether a request has waited on it since (only then is it worth probing). */
   private learnedAt = -Infinity;
   private waitedOnPolicy = false;
   /** Requests a probe adds to the window: doubled by each probe that met no 429, back to 1 at a 429. */
   private probeStep = 1;
+  /** Windows without a 429 before the next probe: doubled by each probe the vendor refused. */
+  private probeAfterWindows = PROBE_AFTER_WINDOWS;
+  /** The quota before the latest probe, while that probe is the latest change of pace: a 429 now refuses the probe. */
+  private probedFrom: number | undefined;
   private readonly firstAnswer = signalled();
   /** The first request has been let go (its answer, not yet in, tells whether the vendor announces a limit). */
   private firstOut = false;
@@ -128,6 +149,7 @@ export class Pacer {
     this.logger = options.logger ?? silentLogger;
     this.waitCap = new WaitCap(options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS, this.logger);
     this.cap = options.maxRps === undefined ? undefined : capOf(options.maxRps, this.waitCap.maxWaitMs);
+    this.units = options.units;
     if (this.cap) this.slowStart.end();
     if (this.cap)
       this.logger.debug(`pace: at most ${describe(this.cap)} (--max-rps)`, {
@@ -184,6 +206,18 @@ export class Pacer {
     return announced === undefined ? undefined : this.follow(announced, ticket);
   }
 
+  /**
+   * A unit's first answer says it has `pages` pages. With the run's units, the units seen so far tell the run's size,
+   * and a share of it may be in flight before any limit is known (the slow start lets the rest grow from answers).
+   */
+  unitPages(pages: number): void {
+    if (this.units === undefined || !(pages >= 1)) return;
+    this.announcedPages.pages += pages;
+    this.announcedPages.units++;
+    const runRequests = (this.units * this.announcedPages.pages) / this.announcedPages.units;
+    this.slowStart.allow(Math.floor(UNAFRAID_SHARE * runRequests));
+  }
+
   /** Every request waits `waitMs` (already capped): a 429's or a 5xx's Retry-After holds the whole run, not one call. */
   hold(waitMs: number): void {
     this.holdUntil = Math.max(this.holdUntil, this.clock.now() + waitMs);
@@ -212,19 +246,32 @@ export class Pacer {
     if (ticket.send.at <= this.episodeAt) return;
     this.episodeAt = now;
     const held = `every request held ${(waitMs / 1000).toFixed(1)} s`;
+    if (this.policy && this.probedFrom !== undefined) {
+      // The probe was one too many: back to the quota that held, and the next probe waits twice as long.
+      const quota = this.probedFrom;
+      this.probeAfterWindows = Math.min(MAX_PROBE_AFTER_WINDOWS, this.probeAfterWindows * 2);
+      this.learn({ ...this.policy, quota }, now, `HTTP 429 after a probe; ${held}; next probe after ${this.probeAfterWindows} windows`);
+      return;
+    }
     if (this.policy) {
       // Paced and still refused: one less per window (the vendor's clock and ours never agree to the millisecond).
       this.learn({ ...this.policy, quota: Math.max(1, this.policy.quota - 1) }, now, `HTTP 429 at this pace; ${held}`);
       return;
     }
-    // This one is not over yet either: it is counted among the unfinished.
-    this.lesson = { windowMs: Math.max(1000, this.waitCap.cap(retryAfterMs ?? 0)), held, unfinished: this.sends.unfinishedBy(now) };
+    // This one is not over yet either: it is counted among the unfinished. The vendor counted its window back from
+    // when it refused, which the head of the 429 tells better than this moment (its body read, the loop's lag).
+    this.lesson = {
+      windowMs: Math.max(1000, this.waitCap.cap(retryAfterMs ?? 0)),
+      refusedAt: ticket.send.answeredAt ?? now,
+      held,
+      unfinished: this.sends.unfinishedBy(now),
+    };
   }
 
   /** The first 429's lesson, once the requests sent before it are over: the vendor's quota is what it accepted then. */
   private learnFromEpisode(lesson: NonNullable<Pacer['lesson']>): void {
     this.lesson = undefined;
-    const accepted = this.sends.acceptedAround(this.episodeAt, lesson.windowMs);
+    const accepted = this.sends.acceptedAround(this.episodeAt, lesson.refusedAt, lesson.windowMs);
     // Nothing accepted around it: the 429 says "not now", not how many; the hold is all it teaches.
     if (accepted === 0 || this.policy) return;
     const windowSeconds = lesson.windowMs / 1000;
@@ -272,21 +319,25 @@ export class Pacer {
     this.learnedAt = now;
     this.waitedOnPolicy = false;
     this.probeStep = 1;
+    this.probedFrom = undefined;
     this.setPolicy({ ...pace, source: 'learned' }, why);
   }
 
   /**
-   * A learned pace that has held for ten windows, and bound, tries more requests per window: one, then twice as many
-   * at each probe that met no 429, so a pace learned from an odd 429 comes back in minutes, not hours.
+   * A learned pace that has held for its probing interval (twenty windows, more after refused probes), and bound, tries
+   * more requests per window: one, then twice as many at each probe that met no 429, so a pace learned from an odd
+   * 429 comes back in minutes, not hours.
    */
   private probe(now: number): void {
     const policy = this.policy;
-    if (policy?.source !== 'learned' || !this.waitedOnPolicy || now - this.learnedAt < PROBE_AFTER_WINDOWS * policy.windowMs) return;
+    const windows = this.probeAfterWindows;
+    if (policy?.source !== 'learned' || !this.waitedOnPolicy || now - this.learnedAt < windows * policy.windowMs) return;
     this.learnedAt = now;
     this.waitedOnPolicy = false;
     const step = this.probeStep;
     this.probeStep *= 2;
-    this.setPolicy({ ...policy, quota: policy.quota + step }, `no 429 in ${PROBE_AFTER_WINDOWS} windows: ${step} more per window`);
+    this.probedFrom = policy.quota;
+    this.setPolicy({ ...policy, quota: policy.quota + step }, `no 429 in ${windows} windows: ${step} more per window`);
   }
 
   /**

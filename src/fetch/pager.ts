@@ -72,7 +72,11 @@ export async function* followPages<P extends PageLinks>(firstUrl: URL, options: 
         return options.parse(response);
       },
     );
-    if (number === 1) maxPages = content.size === 0 ? 1 : Math.max(1, Math.ceil(content.count / content.size));
+    if (number === 1) {
+      maxPages = content.size === 0 ? 1 : Math.max(1, Math.ceil(content.count / content.size));
+      // The count is the vendor's: no more pages than the caller's bound enter the run's size.
+      options.client.pacer.unitPages(Math.min(maxPages, options.maxPages?.pages ?? maxPages));
+    }
     yield { number, url, content };
     if (content.next === null) return;
     const next = rebaseOntoOrigin(content.next, options.baseUrl);

@@ -68,15 +68,16 @@ export class SendLog {
   }
 
   /**
-   * Requests sent by `at` and not answered 429 whose answer came less than `windowMs` before `at` or after it: what
-   * the vendor had counted in its window at `at`. Requests sent more than two windows earlier are not looked at.
+   * Requests sent by `at` and not answered 429 whose answer came less than `windowMs` before `refusedAt` (when the
+   * vendor refused, at most `at`) or after it: what the vendor had counted in its window then. Requests sent more
+   * than two windows earlier are not looked at.
    */
-  acceptedAround(at: number, windowMs: number): number {
+  acceptedAround(at: number, refusedAt: number, windowMs: number): number {
     let accepted = 0;
     for (let n = 1; ; n++) {
       const send = this.nthLatest(n);
       if (send === undefined || send.at < at - 2 * windowMs) return accepted;
-      if (send.at <= at && !send.throttled && (send.answeredAt ?? Infinity) > at - windowMs) accepted++;
+      if (send.at <= at && !send.throttled && (send.answeredAt ?? Infinity) > refusedAt - windowMs) accepted++;
     }
   }
 }

@@ -9,18 +9,29 @@ export const SLOW_START_GROWTH = 0.2;
 
 /**
  * A slow start while nothing says how fast the vendor may be asked (no `--max-rps`, nothing announced, no 429 yet):
- * the requests in flight grow from the first answers, rather than every unit's request leaving at once. Once a limit
- * is known, it ends for good.
+ * the requests in flight grow from the first answers, rather than every unit's request leaving at once, unless the
+ * run is large enough that its concurrency is a small share of it (see `allow`). Once a limit is known, it ends for
+ * good.
  */
 export class SlowStart {
   private inFlight = 0;
   private accepted = 0;
   private ended = false;
+  /** Requests in flight allowed whatever the answers so far: a share of the run small enough to be refused whole. */
+  private allowance = 1;
 
   /** Whether another request may leave now. */
   allows(): boolean {
     // Rounded up: two in flight from the first answer on, not after several alone.
-    return this.ended || this.inFlight < 1 + Math.ceil(SLOW_START_GROWTH * this.accepted);
+    return this.ended || this.inFlight < Math.max(this.allowance, 1 + Math.ceil(SLOW_START_GROWTH * this.accepted));
+  }
+
+  /**
+   * At least `inFlight` requests may be in flight from now on: the first 429 refuses at most the requests in flight
+   * when the vendor's window fills, so as many as a small share of the run's requests may go at once unafraid.
+   */
+  allow(inFlight: number): void {
+    this.allowance = Math.max(this.allowance, inFlight);
   }
 
   sent(): void {

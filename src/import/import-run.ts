@@ -129,6 +129,7 @@ async function runSettled(
     maxWaitMs: api.maxWaitMs,
     ...(world.clock ? { clock: world.clock } : {}),
     ...(api.maxRps === undefined ? {} : { maxRps: api.maxRps }),
+    units: units.length,
   });
   const report = new ImportReport(progress, run, world.failed, pacer);
   report.started(plan, cuts);

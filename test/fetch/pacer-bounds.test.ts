@@ -6,7 +6,7 @@ import { boundedWindow, PACE_FLOOR_RPS } from '../../src/fetch/wait-cap.js';
 import type { Logger } from '../../src/log/logger.js';
 import { virtualClock } from '../helpers/clock.js';
 
-function pacerOn(options: { maxRps?: number; maxWaitMs?: number } = {}): {
+function pacerOn(options: { maxRps?: number; maxWaitMs?: number; units?: number } = {}): {
   pacer: Pacer;
   clock: ReturnType<typeof virtualClock>;
   warnings: string[];
@@ -61,6 +61,49 @@ describe('Pacer: a slow start while the limit is unknown', () => {
     const one = await announced.pacer.acquire(announced.pacer.outage.join());
     announced.pacer.answered(one, new Headers({ 'ratelimit-policy': '"default";q=100;w=1' }));
     expect((await grantedAtOnce(announced.pacer, 8)).granted).toHaveLength(8);
+  });
+});
+
+describe('Pacer: a run large enough starts unafraid', () => {
+  /** In flight at once, for 16 calls, after the first request's answer and a unit's first answer of `pages` pages. */
+  async function inFlightAfterFirstUnit(options: { units?: number }, pages: number): Promise<number> {
+    const { pacer } = pacerOn(options);
+    const first = await pacer.acquire(pacer.outage.join());
+    pacer.answered(first);
+    pacer.unitPages(pages);
+    const { granted } = await grantedAtOnce(pacer, 16);
+    return granted.length;
+  }
+
+  it("lets a hundredth of the run's requests go at once, the run's size from the units and their first answers", async () => {
+    // 57 units of 30 pages: 1,710 requests, 17 of them at once; all 16 calls go.
+    expect(await inFlightAfterFirstUnit({ units: 57 }, 30)).toBe(16);
+    // 57 units of 10 pages: 570 requests, 5 at once.
+    expect(await inFlightAfterFirstUnit({ units: 57 }, 10)).toBe(5);
+  });
+
+  it('keeps the slow start for a small run, and for a run that does not say its units', async () => {
+    // 57 units of 3 pages: 171 requests, one at once; the slow start's 2 after one answer.
+    expect(await inFlightAfterFirstUnit({ units: 57 }, 3)).toBe(2);
+    expect(await inFlightAfterFirstUnit({}, 30)).toBe(2);
+  });
+
+  it('takes the mean of the units seen: one large unit among small ones counts as one', async () => {
+    const { pacer } = pacerOn({ units: 100 });
+    const first = await pacer.acquire(pacer.outage.join());
+    pacer.answered(first);
+    pacer.unitPages(300);
+    pacer.unitPages(1);
+    pacer.unitPages(1);
+    // (300 + 1 + 1) / 3 pages a unit for 100 units: 10,066 requests, 100 at once.
+    expect((await grantedAtOnce(pacer, 16)).granted).toHaveLength(16);
+    const small = pacerOn({ units: 100 });
+    const one = await small.pacer.acquire(small.pacer.outage.join());
+    small.pacer.answered(one);
+    for (let unit = 0; unit < 9; unit++) small.pacer.unitPages(1);
+    small.pacer.unitPages(91);
+    // (9 + 91) / 10 pages a unit for 100 units: 1,000 requests, 10 at once.
+    expect((await grantedAtOnce(small.pacer, 16)).granted).toHaveLength(10);
   });
 });
 

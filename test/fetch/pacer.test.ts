@@ -112,6 +112,20 @@ describe('Pacer, with no limit known', () => {
     expect(paces).toEqual([expect.stringMatching(/^pace: 28 requests per 1 s .*HTTP 429 when 28 had been accepted within 1 s/)]);
   });
 
+  it('counts what was accepted in the window back from when the vendor refused, not from when the 429 was read', async () => {
+    const { pacer, clock, paces } = pacerOn();
+    // Ten accepted, one every 100 ms, each answered 100 ms after it went: answers at 100 to 1,000 ms.
+    await sendInTurn(pacer, clock, 10, 100);
+    const refused = await pacer.acquire(pacer.outage.join());
+    await clock.sleep(50);
+    pacer.heard(refused);
+    // Its body read and judged 150 ms later (a slow body, a busy loop): a window back from now would miss two.
+    await clock.sleep(150);
+    pacer.throttled(refused, 1000, 1000);
+    pacer.answered(refused);
+    expect(paces).toEqual([expect.stringMatching(/^pace: 10 requests per 1 s .*when 10 had been accepted within 1 s/)]);
+  });
+
   it('takes a 429 with nothing accepted before it as a hold only', async () => {
     const { pacer, clock, paces } = pacerOn();
     const ticket = await pacer.acquire(pacer.outage.join());
@@ -186,20 +200,36 @@ describe('Pacer, with a pace', () => {
     expect(pacer.stats().paceRps).toBe(2.97);
   });
 
-  it('tries more requests per window after ten windows without a 429 in which the pace held requests back', async () => {
+  it('tries more requests per window after twenty windows without a 429 in which the pace held requests back', async () => {
     const { pacer, clock, paces } = await learnedFour();
-    await sendInTurn(pacer, clock, 48, 5);
-    expect(paces.at(-1)).toMatch(/^pace: 5 requests per 1 s .*no 429 in 10 windows: 1 more per window$/);
+    await sendInTurn(pacer, clock, 88, 5);
+    expect(paces.at(-1)).toMatch(/^pace: 5 requests per 1 s .*no 429 in 20 windows: 1 more per window$/);
     // Twice as many at each probe that met no 429.
-    await sendInTurn(pacer, clock, 60, 5);
-    expect(paces.at(-1)).toMatch(/^pace: 7 requests per 1 s .*no 429 in 10 windows: 2 more per window$/);
+    await sendInTurn(pacer, clock, 110, 5);
+    expect(paces.at(-1)).toMatch(/^pace: 7 requests per 1 s .*no 429 in 20 windows: 2 more per window$/);
     // A 429 brings the step back to one.
     const refused = await pacer.acquire(pacer.outage.join());
     pacer.throttled(refused, 1000, 1000);
     pacer.answered(refused);
-    expect(paces.at(-1)).toMatch(/^pace: 6 requests per 1 s/);
-    await sendInTurn(pacer, clock, 70, 5);
-    expect(paces.at(-1)).toMatch(/^pace: 7 requests per 1 s .*: 1 more per window$/);
+    expect(paces.at(-1)).toMatch(/^pace: 5 requests per 1 s .*HTTP 429 after a probe/);
+  });
+
+  it('goes back to the quota that held when the vendor refuses a probe, and waits twice as long before the next', async () => {
+    const { pacer, clock, paces } = await learnedFour();
+    await sendInTurn(pacer, clock, 88, 5);
+    expect(paces.at(-1)).toMatch(/^pace: 5 requests per 1 s .*: 1 more per window$/);
+    const refused = await pacer.acquire(pacer.outage.join());
+    pacer.throttled(refused, 1000, 1000);
+    pacer.answered(refused);
+    // Not one less than the probe's 5, which is the 4 already known to hold: the 4 itself.
+    expect(paces.at(-1)).toMatch(
+      /^pace: 4 requests per 1 s .*HTTP 429 after a probe; every request held 1\.0 s; next probe after 40 windows$/,
+    );
+    // Twenty windows (80 requests at 4 a window) are not enough any more; forty are.
+    await sendInTurn(pacer, clock, 100, 5);
+    expect(paces.at(-1)).toMatch(/HTTP 429 after a probe/);
+    await sendInTurn(pacer, clock, 80, 5);
+    expect(paces.at(-1)).toMatch(/^pace: 5 requests per 1 s .*no 429 in 40 windows: 1 more per window$/);
   });
 
   it('--max-rps caps the pace from the first request, whatever the vendor says', async () => {
