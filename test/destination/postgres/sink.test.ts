@@ -9,6 +9,7 @@ import { silentLogger } from '../../../src/log/logger.js';
 import { METRICS, typedColumns } from '../../../src/metrics/descriptors.js';
 import type { UnitContent } from '../../../src/output/sinks.js';
 import type { DayMode } from '../../../src/window/day-mode.js';
+import { docQueries } from '../../helpers/markdown.js';
 import { startPostgres, warnIfPostgresMissing, type TestPostgres } from '../../helpers/postgres.js';
 
 /**
@@ -69,6 +70,17 @@ async function blocksRead(client: Client, sql: string, values: unknown[]): Promi
   }
 }
 
+/** traffic's table as an earlier release made it: the key store first, a B-tree on `day`. */
+const olderTable = (schema: string): string =>
+  `CREATE TABLE ${schema}.traffic (store_code text NOT NULL, date timestamptz NOT NULL, day date NOT NULL, granularity text NOT NULL, ` +
+  `zone text NOT NULL, traffic_pct numeric(6,5) NOT NULL, PRIMARY KEY (store_code, date, zone)); CREATE INDEX traffic_day ON ${schema}.traffic (day)`;
+
+/** A schema's indexes as `pg_indexes` defines them, the schema's name left out. */
+async function indexesOf(schema: string): Promise<string[]> {
+  const found = await server.query<{ def: string }>('SELECT indexdef AS def FROM pg_indexes WHERE schemaname = $1 ORDER BY 1', [schema]);
+  return found.map((index) => index.def.replaceAll(`${schema}.`, ''));
+}
+
 describe.skipIf(skip)('units loaded into a table', () => {
   beforeAll(async () => {
     server = await startPostgres();
@@ -111,23 +123,14 @@ describe.skipIf(skip)('units loaded into a table', () => {
 
   it.each([
     ['this release', undefined],
-    [
-      'an earlier release (key store first, a B-tree on day)',
-      (schema: string) =>
-        `CREATE TABLE ${schema}.traffic (store_code text NOT NULL, date timestamptz NOT NULL, day date NOT NULL, granularity text NOT NULL, ` +
-        `zone text NOT NULL, traffic_pct numeric(6,5) NOT NULL, PRIMARY KEY (store_code, date, zone)); CREATE INDEX traffic_day ON ${schema}.traffic (day)`,
-    ],
+    ['an earlier release (key store first, a B-tree on day)', olderTable],
   ])(
     "a table of %s: every unit's rows, and a loader's day, found through an index (a few blocks of a big table); loads, replaces and re-runs",
-    async (_what, olderTable) => {
-      const { schema, session, sink } = await sinkOn('utc', olderTable === undefined);
+    async (_what, older) => {
+      const { schema, session, sink } = await sinkOn('utc', older === undefined);
       try {
-        if (olderTable !== undefined) await server.query(olderTable(schema));
-        const indexes = async (): Promise<string[]> =>
-          (await server.query<{ def: string }>('SELECT indexdef AS def FROM pg_indexes WHERE schemaname = $1 ORDER BY 1', [schema])).map(
-            (index) => index.def,
-          );
-        const before = await indexes();
+        if (older !== undefined) await server.query(older(schema));
+        const before = await indexesOf(schema);
         const day = [
           row('S1', '2026-11-20', '+02:00', 'A', '0.1', '2026-11-20T08:00:00+02:00'),
           row('S2', '2026-11-20', '-05:00', 'A', '0.2'),
@@ -144,7 +147,7 @@ describe.skipIf(skip)('units loaded into a table', () => {
           'S2 2026-11-20T05:00 2026-11-20 A 0.90000',
         ]);
         // The table is used as it was made: its indexes are the ones it had.
-        expect(await indexes()).toEqual(before);
+        expect(await indexesOf(schema)).toEqual(before);
 
         // Two months of 800 stores beside them (in load order, a day at a time): a day's rows are a small part of it.
         await server.query(
@@ -198,6 +201,22 @@ describe.skipIf(skip)('units loaded into a table', () => {
       expect((await sink.commit(setAside)).changed).toBe(false);
     } finally {
       await session.close();
+    }
+  });
+
+  it("docs/import.md's rebuild of an earlier release's table gives this release's indexes, rows kept", async () => {
+    const made = await sinkOn('utc');
+    const older = await sinkOn('utc', false);
+    try {
+      await server.query(olderTable(older.schema));
+      const day = [row('S1', '2026-11-20', '+02:00', 'A', '0.1', '2026-11-20T08:00:00+02:00')];
+      await older.sink.commit(unitOf('2026-11-20', day));
+      for (const statement of docQueries('postgres-rebuild')) await server.query(statement.replaceAll('area_metrics.', `${older.schema}.`));
+      expect(await indexesOf(older.schema)).toEqual(await indexesOf(made.schema));
+      expect(await rowsOf(older.schema)).toEqual(['S1 2026-11-20T06:00 2026-11-20 A 0.10000']);
+      expect((await older.sink.commit(unitOf('2026-11-20', day))).changed).toBe(false);
+    } finally {
+      await Promise.all([made.session.close(), older.session.close()]);
     }
   });
 });
