@@ -3,17 +3,11 @@ import { pipeline } from 'node:stream/promises';
 import type { Client } from 'pg';
 import type { ParquetColumn } from '../../output/parquet.js';
 import { rejectedLines, unitChunks, type UnitContent, type UnitSink, type UnitWrite } from '../../output/sinks.js';
-import { dayWindow, type DayMode } from '../../window/day-mode.js';
+import type { DayMode } from '../../window/day-mode.js';
 import { inTransaction, type Session } from './session.js';
 import { OWN_TABLES, quoteName, tableNameOf } from './tables.js';
 import { unitDigest } from './unit-digest.js';
-
-/** A unit's place in the coverage table: `store` is '' for a unit of every store. */
-interface UnitKey {
-  readonly metric: string;
-  readonly day: string;
-  readonly store: string;
-}
+import { unitRows, type UnitKey } from './unit-rows.js';
 
 /**
  * Each unit into its metric's table as one transaction: its old rows deleted (its day's, and its store's with
@@ -54,8 +48,8 @@ export class PostgresSink implements UnitSink {
         [key.metric, key.day, key.store],
       );
       const coverage = stored.rows[0];
-      // The same rows as the coverage says, and the table still holds them all (not dropped, emptied or pruned since).
-      if (coverage?.sha256 === digest.sha256 && (await this.rowsHeld(client, key)) === Number(coverage.rows))
+      // The same rows as the coverage says, and the table still holds the unit (not dropped, emptied or pruned since).
+      if (coverage?.sha256 === digest.sha256 && (Number(coverage.rows) === 0 || (await this.holdsRows(client, key))))
         return { changed: false, path, file };
       await inTransaction(client, async () => {
         await this.replaceRows(client, data, key);
@@ -97,11 +91,16 @@ export class PostgresSink implements UnitSink {
     await pipeline(Readable.from(unitChunks(data, false)), client.query(copyFrom(copy)));
   }
 
-  /** How many rows the table holds of the unit. */
-  private async rowsHeld(client: Client, key: UnitKey): Promise<number> {
+  /**
+   * Whether the table holds rows of the unit: one probe of the key, not a count of the rows (which reads them all,
+   * and would cost an unchanged re-run as much as the rows' load); what it guards against is a table dropped or
+   * emptied, or a day pruned, behind the tool's back, and the coverage row its digest is compared with is committed
+   * with the rows.
+   */
+  private async holdsRows(client: Client, key: UnitKey): Promise<boolean> {
     const { where, values } = unitRows(this.mode, key);
-    const counted = await client.query<{ rows: string }>(`SELECT count(*) AS rows FROM ${this.tableOf(key)} WHERE ${where}`, values);
-    return Number(counted.rows[0]?.rows ?? 0);
+    const found = await client.query<{ held: boolean }>(`SELECT EXISTS (SELECT FROM ${this.tableOf(key)} WHERE ${where}) AS held`, values);
+    return found.rows[0]?.held === true;
   }
 
   private tableOf(key: UnitKey): string {
@@ -125,19 +124,4 @@ export class PostgresSink implements UnitSink {
       [key.metric, key.day, key.store, storable],
     );
   }
-}
-
-/**
- * The unit's rows: a local day's are those of that `day`; a UTC day's, those whose instant lies in its window, found
- * through the `day` index (an instant of UTC day D is on local day D-1, D or D+1 in every offset); a store's unit,
- * that store's of them.
- */
-function unitRows(mode: DayMode, key: UnitKey): { where: string; values: unknown[] } {
-  const window = dayWindow(key.day, mode);
-  const [where, values]: [string, unknown[]] =
-    mode === 'local'
-      ? ['day = $1', [key.day]]
-      : ['day BETWEEN $1::date - 1 AND $1::date + 1 AND date >= $2 AND date <= $3', [key.day, window.gte, window.lte]];
-  if (key.store === '') return { where, values };
-  return { where: `${where} AND store_code = $${values.length + 1}`, values: [...values, key.store] };
 }

@@ -4,6 +4,7 @@ import { resultsOf } from '../../output/read-back.js';
 import type { StoredUnits } from '../stored-unit.js';
 import { Session, type SessionOptions } from './session.js';
 import { quoteName, tableNameOf } from './tables.js';
+import { unitRows } from './unit-rows.js';
 import { resolveTarget, type PostgresUrl } from './url.js';
 
 /**
@@ -22,7 +23,14 @@ export function storedPostgresUnits(url: PostgresUrl, mode: DayMode, options: Se
         const found = await client.query<{ day: string }>(`SELECT DISTINCT ${dayOf} AS day FROM ${table} ORDER BY 1`);
         return found.rows.map((row) => row.day);
       });
-      const where = mode === 'utc' ? 'date >= $1::date AT TIME ZONE $3 AND date < $2::date AT TIME ZONE $3' : 'day = $1::date';
+      // Bounded on both columns, as a unit's replace is (unit-rows.ts): the key finds them, or an older table's `day` index.
+      const rowsOf = (day: CalendarDay): { where: string; values: unknown[] } =>
+        mode === 'utc'
+          ? {
+              where: 'day BETWEEN $1::date - 1 AND $1::date + 1 AND date >= $1::date AT TIME ZONE $3 AND date < $2::date AT TIME ZONE $3',
+              values: [day, addDays(day, 1), 'UTC'],
+            }
+          : unitRows('local', { metric, day, store: '' });
       return new Map(
         days.map((day: CalendarDay) => [
           day,
@@ -31,9 +39,10 @@ export function storedPostgresUnits(url: PostgresUrl, mode: DayMode, options: Se
               place: `${session.target.schema}.${tableNameOf(metric)} ${day}`,
               read: () =>
                 session.use('cannot read the rows of', async (client) => {
+                  const { where, values } = rowsOf(day);
                   const answer = await client.query({
                     text: `SELECT * FROM ${table} WHERE ${where} ORDER BY store_code COLLATE "C", date, zone COLLATE "C"`,
-                    values: mode === 'utc' ? [day, addDays(day, 1), 'UTC'] : [day],
+                    values,
                     rowMode: 'array',
                   });
                   return resultsOf({ columns: answer.fields.map((field) => field.name), rows: answer.rows as unknown[][] });
