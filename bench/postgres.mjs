@@ -49,8 +49,12 @@ const SHAPES = {
     `CREATE INDEX ON ${table} (day)`,
   ],
   'key store first alone': (table, columns) => [`CREATE TABLE ${table} (${columns}, PRIMARY KEY (store_code, date, zone))`],
+  'key store first, BRIN on day (this release)': (table, columns) => [
+    `CREATE TABLE ${table} (${columns}, PRIMARY KEY (store_code, date, zone))`,
+    `CREATE INDEX ON ${table} USING brin (day) WITH (pages_per_range = 32, autosummarize = on)`,
+  ],
   'key instant first alone': (table, columns) => [`CREATE TABLE ${table} (${columns}, PRIMARY KEY (date, store_code, zone))`],
-  'key instant first, BRIN on day (this release)': (table, columns) => [
+  'key instant first, BRIN on day': (table, columns) => [
     `CREATE TABLE ${table} (${columns}, PRIMARY KEY (date, store_code, zone))`,
     `CREATE INDEX ON ${table} USING brin (day) WITH (pages_per_range = 32, autosummarize = on)`,
   ],

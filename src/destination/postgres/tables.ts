@@ -34,16 +34,12 @@ export function sqlTypeOf(type: ParquetColumnType): string {
   return type.startsWith('decimal(') ? type.replace('decimal', 'numeric') : SQL_TYPES[type as keyof typeof SQL_TYPES];
 }
 
-/**
- * The unit's grain, one row per store, instant and zone, keyed instant first: a unit's rows (a UTC day's instants, a
- * local day's within a day either side) are one range of the key, which is how a unit's replace finds them, and a
- * load appends near the key's end instead of into every store's part of it (the load's main cost on the server).
- */
-const PRIMARY_KEY = ['date', 'store_code', 'zone'];
+/** The unit's grain, one row per store, instant and zone, as the contract names it. */
+const PRIMARY_KEY = ['store_code', 'date', 'zone'];
 
 /**
- * The index a loader's `day = ...` finds a store-local day through: BRIN, a summary per block range, since a table is
- * loaded a day at a time (a day's rows lie together); a B-tree on `day` costs each COPY a second tree to insert into.
+ * The index a unit's rows and a loader's `day = ...` are found through: BRIN, a summary per block range, since a table
+ * is loaded a day at a time (a day's rows lie together); a B-tree on `day` costs each COPY a second tree to insert into.
  * Ranges of 32 blocks (256 kB, a few thousand rows) keep a small vendor's day from reading many others'; each range
  * summarized as soon as the load has moved past it, not at the next vacuum.
  */
@@ -146,10 +142,10 @@ export function columnDifferences(expected: readonly ParquetColumn[], found: Rea
 }
 
 /**
- * The metric's table with its typed columns, its primary key on the unit's grain (a unit's rows are found through
- * it, UTC day or local) and an index for the day, made when missing. One that exists with other columns is exit 2
- * naming them: a table is never altered behind its users' backs. One made by an earlier release (key store first, a
- * B-tree on `day`) is used as it is: a unit's rows are asked for by `day` too, which that index serves.
+ * The metric's table with its typed columns, its primary key on the unit's grain and an index for the day (a unit's
+ * rows are found through it, UTC day or local), made when missing. One that exists with other columns is exit 2
+ * naming them: a table is never altered behind its users' backs. One made by an earlier release (a B-tree on `day`)
+ * is used as it is: its index serves the same conditions.
  */
 export async function ensureMetricTable(client: Client, schema: string, table: string, columns: readonly ParquetColumn[]): Promise<void> {
   const found = await columnsOf(client, schema, table);

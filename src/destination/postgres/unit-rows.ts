@@ -9,9 +9,9 @@ export interface UnitKey {
 
 /**
  * The unit's rows: a UTC day's are those whose instant lies in its window; a local day's, those of that `day`; a
- * store's unit, that store's of them. Each bounded on both columns, so that the key (instant first) finds them, and
- * so does a table of an earlier release through its `day` index: an instant of UTC day D is on local day D-1, D or
- * D+1, and an instant of local day D within D-1 10:00Z and D+1 12:00Z, in every offset (-12:00 to +14:00).
+ * store's unit, that store's of them. Each bounded on both columns, so that the `day` index finds them (BRIN, or an
+ * earlier release's B-tree): an instant of UTC day D is on local day D-1, D or D+1, and an instant of local day D
+ * within D-1 10:00Z and D+1 12:00Z, in every offset (-12:00 to +14:00).
  */
 export function unitRows(mode: DayMode, key: UnitKey): { where: string; values: unknown[] } {
   const window = dayWindow(key.day, mode);

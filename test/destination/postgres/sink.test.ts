@@ -149,10 +149,10 @@ describe.skipIf(skip)('units loaded into a table', () => {
         // The table is used as it was made: its indexes are the ones it had.
         expect(await indexesOf(schema)).toEqual(before);
 
-        // Two months of 800 stores beside them (in load order, a day at a time): a day's rows are a small part of it.
+        // Two months of 2,000 stores beside them (in load order, a day at a time): a day's rows are a small part of it.
         await server.query(
           `INSERT INTO ${schema}.traffic SELECT 'T' || store, day + interval '1 hour', day, 'daily', 'Z', 0.5 ` +
-            `FROM generate_series(DATE '2026-09-01', DATE '2026-10-31', interval '1 day') AS day, generate_series(1, 800) AS store ORDER BY day`,
+            `FROM generate_series(DATE '2026-09-01', DATE '2026-10-31', interval '1 day') AS day, generate_series(1, 2000) AS store ORDER BY day`,
         );
         await server.query(`VACUUM ANALYZE ${schema}.traffic`);
         const [{ pages }] = (await server.query<{ pages: number }>(
