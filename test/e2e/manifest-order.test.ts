@@ -26,7 +26,14 @@ import { useStoppedSandbox } from '../helpers/sandbox-clock.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
 // The sandbox serves days still running (yesterday's UTC window holds some until 23:00Z): day 1 is not over.
-const { daysAgo, sandbox, startInProcess } = useStoppedSandbox({ stores: 3, zones: 2, days: 10, seed: 23, clientId: 'order-client', serveInProgress: true });
+const { daysAgo, sandbox, startInProcess } = useStoppedSandbox({
+  stores: 3,
+  zones: 2,
+  days: 10,
+  seed: 23,
+  clientId: 'order-client',
+  serveInProgress: true,
+});
 const tempDir = useTempDirs('manifest-order-e2e-');
 const skipPostgres = warnIfPostgresMissing('the PostgreSQL case of the manifest order tests');
 
