@@ -21,26 +21,25 @@ const skipPostgres = warnIfPostgresMissing('the PostgreSQL backtest');
 const NIGHTS = 40;
 const FIRST = NIGHTS + 1;
 
-/** The honest nights imported into `output`, then its backtest honest and with a dark store injected. */
+/** The honest nights of `metric` imported into `output`, then its backtest honest and with a dark store injected. */
 async function importedAndBacktested(
+  metric: string,
   output: string,
   env: Readonly<Record<string, string | undefined>> = {},
 ): Promise<[BacktestJson, BacktestJson]> {
-  const imported = await runCli(importArgs(sandbox, 'all', output, '--from', daysAgo(FIRST), '--to', daysAgo(2)), {
+  const imported = await runCli(importArgs(sandbox, metric, output, '--from', daysAgo(FIRST), '--to', daysAgo(2)), {
     env,
     timeoutMs: 120_000,
   });
   expect(imported.code, imported.stderr).toBe(0);
-  return [
-    await backtestJson(runCli, ['all', '-o', output], { env }),
-    await backtestJson(runCli, ['all', '-o', output, '--inject', 'dark'], { env }),
-  ];
+  const backtest = (...inject: string[]) => backtestJson(runCli, [metric, '-o', output, ...inject], { env });
+  return [await backtest(), await backtest('--inject', 'dark')];
 }
 
-function expectHonestAndCaught([honest, dark]: [BacktestJson, BacktestJson]): void {
-  expect(honest.metrics).toHaveLength(3);
+function expectHonestAndCaught([honest, dark]: [BacktestJson, BacktestJson], metrics: readonly string[]): void {
+  expect(honest.metrics.map(({ metric }) => metric)).toEqual(metrics);
   for (const metric of honest.metrics) expect(metric).toMatchObject({ nights: NIGHTS, storeDays: NIGHTS * 10, held: [] });
-  expect(dark.metrics).toHaveLength(3);
+  expect(dark.metrics.map(({ metric }) => metric)).toEqual(metrics);
   for (const metric of dark.metrics) {
     expect(metric.injected?.map(({ day }) => day)).toEqual([28, 39].map((night) => daysAgo(FIRST - night)));
     expect(metric.caught?.map(({ day }) => day)).toEqual(metric.injected?.map(({ day }) => day));
