@@ -18,7 +18,8 @@ const SERVER_FOLDERS = ['/test/e2e/', '/test/broker/'];
 /**
  * The longest of the rest (a year replayed, Parquet files written and read, lock take-overs, a cluster's lazy load),
  * first among them. Without timings (a fresh clone) vitest's order is by size, which put the year's replay among the
- * last files, alone on one core at the end: replayed on two workers, a run's measured file durations ended 4 to 5% later.
+ * last files, alone on one core at the end: a run's measured file durations, replayed on two workers in that order,
+ * ended 4 to 5% later.
  */
 const LONG_FILES = [
   'test/backtest/sandbox-days.test.ts',
