@@ -11,7 +11,8 @@ const MOCKING_FILES = ['test/output/atomic-file.test.ts'];
  * first the files that mostly wait on real time (npm installing the packed package, a rate limit of 10 requests a
  * second, broker processes and their signals), then the other end-to-end and broker files (servers, processes,
  * timeouts), then the rest, its longest files first. Within each group vitest's own order stands (longest first once
- * it has timed a run; by size in a fresh clone, where nothing has been timed). The waiting files are listed longest wait first.
+ * it has timed a run; by size in a fresh clone, where nothing has been timed). The waiting files are listed longest
+ * wait first.
  */
 const WAITING_FILES = ['test/e2e/pacing.test.ts', 'test/e2e/package.test.ts', 'test/e2e/broker.test.ts'];
 const SERVER_FOLDERS = ['/test/e2e/', '/test/broker/'];
