@@ -17,8 +17,8 @@ const sharedDir = useSharedTempDirs('backtest-imported-');
 
 /**
  * The nights imported: from `FIRST` days ago to the day before yesterday. Four weeks of history and then some: two
- * faults injected (nights 28 and 39), each judged against the history before it; the honest false-hold rate over a
- * year and at 200 stores is test/backtest/sandbox-days.test.ts's.
+ * faults injected (nights 28 and 39), each judged against the history before it. The false-hold rate of honest data
+ * over a year (at 2 and 20 stores, a quarter at 200) is test/backtest/sandbox-days.test.ts's.
  */
 const NIGHTS = 45;
 const FIRST = NIGHTS + 1;
