@@ -1,27 +1,18 @@
 /**
  * A store closed every Sunday, in a backtest of what real imports wrote: the sandbox publishes S003 at zero each
- * Sunday, the built binary imports ten weeks of it (every store, and `--store S003` alone, a file per store), and the
+ * Sunday, ten weeks of it are imported (every store, and `--store S003` alone, a file per store), and the
  * backtest of the folder holds at most its first two Sundays (before its history shows the rhythm), nothing after,
  * and nothing is still held at the end: the weeks after settle those, as the nightly imports settle them.
  */
 import { describe, expect, it } from 'vitest';
 import { daysBetween } from '../../src/window/days.js';
-import { assertBuilt } from '../helpers/cli.js';
-import { clockedCli, daysBefore, noonToday, useSandbox } from '../helpers/sandbox-clock.js';
+import { backtestJson } from '../helpers/backtest.js';
+import { useStoppedSandbox } from '../helpers/sandbox-clock.js';
 import { useTempDirs } from '../helpers/tmp.js';
+import { importArgs } from '../helpers/vendor.js';
 
-const SECRET = 'Backtest-Closed-S3cret-5e0a';
-const CLOCK = noonToday();
-const daysAgo = daysBefore(CLOCK);
-const { runCli } = clockedCli(CLOCK, { AREA_METRICS_CLIENT_SECRET: SECRET });
-const sandbox = useSandbox({ port: 0, stores: 6, zones: 3, days: 90, seed: 482, clientSecret: SECRET, now: () => CLOCK });
+const { daysAgo, sandbox, runCli } = useStoppedSandbox({ stores: 6, zones: 3, days: 90, seed: 482 });
 const tempDir = useTempDirs('backtest-closed-');
-
-interface Held {
-  day: string;
-  stores: string[];
-  why: string;
-}
 
 // Real imports and replays of ten weeks: a minute on a busy shared machine, not the default half minute.
 describe('backtest of a store closed every Sunday', { timeout: 240_000 }, () => {
@@ -29,33 +20,16 @@ describe('backtest of a store closed every Sunday', { timeout: 240_000 }, () => 
     { name: 'every store', storeArgs: [] },
     { name: '--store S003 alone', storeArgs: ['--store', 'S003'] },
   ])('$name: at most its first two Sundays held, none after, none still held', async ({ storeArgs }) => {
-    assertBuilt();
     const out = await tempDir();
     const days = daysBetween(daysAgo(71), daysAgo(2));
     const sundays = days.filter((each) => new Date(`${each}T00:00:00Z`).getUTCDay() === 0);
     expect(sundays).toHaveLength(10);
-    sandbox().setPublishing({ distorted: sundays.map((each) => ({ day: each, stores: ['S003'], factor: 0 })) });
-    const imported = await runCli(
-      [
-        'unique-users',
-        '--base-url',
-        sandbox().url,
-        '--client-id',
-        sandbox().clientId,
-        '-o',
-        out,
-        '--from',
-        days[0]!,
-        '--to',
-        days.at(-1)!,
-        ...storeArgs,
-      ],
-      { process: true, timeoutMs: 120_000 },
-    );
+    sandbox.setPublishing({ distorted: sundays.map((each) => ({ day: each, stores: ['S003'], factor: 0 })) });
+    const imported = await runCli(importArgs(sandbox, 'unique-users', out, '--from', days[0]!, '--to', days.at(-1)!, ...storeArgs), {
+      timeoutMs: 120_000,
+    });
     expect(imported.code, imported.stderr).toBe(0);
-    const result = await runCli(['backtest', 'unique-users', '-o', out, '--json'], { timeoutMs: 120_000 });
-    expect(result.code, result.stderr).toBe(0);
-    const [metric] = (JSON.parse(result.stdout) as { metrics: { nights: number; held: Held[]; stillHeld: string[] }[] }).metrics;
+    const [metric] = (await backtestJson(runCli, ['unique-users', '-o', out], { timeoutMs: 120_000 })).metrics;
     expect(metric?.nights).toBe(days.length);
     const held = metric?.held ?? [];
     expect(held.length).toBeLessThanOrEqual(2);

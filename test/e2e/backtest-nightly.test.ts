@@ -16,30 +16,21 @@ import { ImportState } from '../../src/state/import-state.js';
 import { FileStateStorage } from '../../src/state/storage/storage.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { METRIC_NAMES } from '../../src/metrics/names.js';
-import { clockedCli, daysBefore, noonToday, useSandbox } from '../helpers/sandbox-clock.js';
+import { clockedCli, daysBefore, noonToday } from '../helpers/sandbox-clock.js';
 import { useTempDirs } from '../helpers/tmp.js';
+import { importArgs, SECRET_ENV, useSandbox } from '../helpers/vendor.js';
 
-const SECRET = 'Backtest-Nightly-S3cret-2b9e';
 const DAY_MS = 86_400_000;
 const FIRST_NIGHT = noonToday();
 let clock = FIRST_NIGHT;
 const day = (n: number): string => daysBefore(FIRST_NIGHT)(-n);
-const sandbox = useSandbox({
-  port: 0,
-  stores: 8,
-  zones: 3,
-  days: 60,
-  seed: 481,
-  clientSecret: SECRET,
-  serveInProgress: true,
-  now: () => clock,
-});
+const sandbox = useSandbox({ stores: 8, zones: 3, days: 60, seed: 481, serveInProgress: true, now: () => clock });
 const tempDir = useTempDirs('backtest-nightly-');
 
 async function runNight(night: number, out: string, args: readonly string[]) {
   clock = new Date(FIRST_NIGHT.getTime() + night * DAY_MS);
-  const { runCli } = clockedCli(clock, { AREA_METRICS_CLIENT_SECRET: SECRET });
-  return runCli(['all', '--base-url', sandbox().url, '--client-id', sandbox().clientId, '-o', out, ...args], { timeoutMs: 60_000 });
+  const { runCli } = clockedCli(clock, SECRET_ENV);
+  return runCli(importArgs(sandbox, 'all', out, ...args), { timeoutMs: 60_000 });
 }
 
 describe('backtest against the nightly imports of the same days', { timeout: 240_000 }, () => {
@@ -48,7 +39,7 @@ describe('backtest against the nightly imports of the same days', { timeout: 240
     const history = await runNight(0, out, ['--from', day(-36), '--to', day(-2)]);
     expect(history.code, history.stderr).toBe(0);
     const dark = day(2);
-    sandbox().setPublishing({ distorted: [{ day: dark, stores: ['S004'], factor: 0 }] });
+    sandbox.setPublishing({ distorted: [{ day: dark, stores: ['S004'], factor: 0 }] });
     for (let night = 0; night < 8; night++) {
       const result = await runNight(night, out, ['--catch-up']);
       expect(result.code, result.stderr).toBe(0);

@@ -5,7 +5,7 @@
  * the days after it confirm the level; forty held days never keep the other pending
  * days from being fetched again.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { cp, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SandboxPublishing } from '../../src/sandbox/types.js';
@@ -13,7 +13,7 @@ import { WEEKDAY_WEIGHTS } from '../../src/sandbox/rhythm.js';
 import { addDays, daysBetween } from '../../src/window/days.js';
 import { clockedCli, daysBefore, noonToday } from '../helpers/sandbox-clock.js';
 import { latestUnit } from '../helpers/manifests.js';
-import { useTempDirs } from '../helpers/tmp.js';
+import { useSharedTempDirs, useTempDirs } from '../helpers/tmp.js';
 import { importArgs, SECRET_ENV, useSandbox } from '../helpers/vendor.js';
 
 const DAY_MS = 86_400_000;
@@ -25,6 +25,7 @@ const daysAgo = daysBefore(FIRST_NIGHT);
 const day = (n: number): string => daysAgo(-n);
 
 const tempDir = useTempDirs('held-nights-');
+const sharedDir = useSharedTempDirs('held-nights-history-');
 
 // The sandbox's clock is the night's: which days exist and which local days have ended move with it.
 const sandbox = useSandbox({ port: 0, stores: 6, zones: 3, days: 90, serveInProgress: true, now: () => clock });
@@ -62,6 +63,24 @@ async function statusOf(out: string) {
 
 type Distorted = NonNullable<SandboxPublishing['distorted']>;
 
+let history: Promise<string> | undefined;
+/**
+ * A fresh folder holding five weeks of honest final days through the first night's day before yesterday: imported
+ * once on the first night, with no warning, then copied for each test that starts from it.
+ */
+async function fiveWeeksFinal(): Promise<string> {
+  history ??= (async () => {
+    const folder = await sharedDir();
+    const imported = await runNight(0, folder, ['--from', day(-36), '--to', day(-2)]);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.warnings).toEqual([]);
+    return folder;
+  })();
+  const out = await tempDir();
+  await cp(await history, out, { recursive: true });
+  return out;
+}
+
 describe("the week's rhythm", () => {
   it('a Saturday at its usual level is not held; one store at its Tuesday level on a Saturday is, against its Saturdays', async () => {
     const out = await tempDir();
@@ -92,11 +111,8 @@ describe("the week's rhythm", () => {
 
 describe('a store closed for good, night after night', () => {
   it('is one held day naming the store, not one a night; accept settles it and the nights after are quiet', async () => {
-    const out = await tempDir();
     // Five weeks of honest history, through the first night's day before yesterday.
-    const history = await runNight(0, out, ['--from', day(-36), '--to', day(-2)]);
-    expect(history.code, history.stderr).toBe(0);
-    expect(history.warnings).toEqual([]);
+    const out = await fiveWeeksFinal();
     // S003 reports zeros from the first night's yesterday on, for good.
     const closed = day(-1);
     const zeros: Distorted = daysBetween(closed, day(20)).map((each) => ({ day: each, stores: ['S003'], factor: 0 }));
@@ -151,9 +167,7 @@ describe('a store closed for good, night after night', () => {
 
 describe('a store at a new size for good, night after night', () => {
   it('holds its first day until the days after it confirm the level, then settles it without a person', async () => {
-    const out = await tempDir();
-    const history = await runNight(0, out, ['--from', day(-36), '--to', day(-2)]);
-    expect(history.code, history.stderr).toBe(0);
+    const out = await fiveWeeksFinal();
     // S005 doubles from the first night's yesterday on (a store enlarged), for good.
     const enlarged = day(-1);
     sandbox.setPublishing({ distorted: daysBetween(enlarged, day(20)).map((each) => ({ day: each, stores: ['S005'], factor: 2 })) });
@@ -267,9 +281,7 @@ describe('accept of a day not over', () => {
 describe("a vendor's correction of a final day, met by --lookback", () => {
   /** Five weeks of final days through day(-2), then the vendor's new numbers for day(-2), fetched again on night 1. */
   async function corrected(distorted: Distorted) {
-    const out = await tempDir();
-    const history = await runNight(0, out, ['--from', day(-36), '--to', day(-2)]);
-    expect(history.code, history.stderr).toBe(0);
+    const out = await fiveWeeksFinal();
     sandbox.setPublishing({ distorted });
     const night = await runNight(1, out, ['--catch-up', '--lookback', '2']);
     expect(night.code, night.stderr).toBe(0);

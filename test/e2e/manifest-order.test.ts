@@ -1,5 +1,5 @@
 /**
- * Run manifests in the order they appeared, with runs that overlap: the BUILT binary, a slow `unique-users
+ * Run manifests in the order they appeared, with runs that overlap (in this process): a slow `unique-users
  * --catch-up` held mid-run by the vendor, a `reopen` and a second import (`traffic --catch-up`) done meanwhile, and
  * the loader of docs/import.md run between them, into a folder, a bucket (s3rver) and PostgreSQL. Each final unit is
  * loaded as often as the manifests tell it to be, none missed: the same loads as one pass over every manifest at
@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, stopAllClis, waitUntil } from '../helpers/cli.js';
+import { stopAllClis, waitUntil } from '../helpers/cli.js';
 import { startCraftedProxy, type CraftedProxy } from '../helpers/crafted-server.js';
 import {
   bucketManifests,
@@ -20,20 +20,22 @@ import {
   type LoadedUnit,
   type ManifestSource,
 } from '../helpers/manifests.js';
-import { startPostgres, warnIfPostgresMissing, type TestPostgres } from '../helpers/postgres.js';
-import { startS3, type S3Harness } from '../helpers/s3.js';
-import { clockedCli, daysBefore, noonToday, servingDaysInProgress } from '../helpers/sandbox-clock.js';
-import { SECRET_ENV, useSandbox } from '../helpers/vendor.js';
+import { usePostgres, warnIfPostgresMissing } from '../helpers/postgres.js';
+import { useS3 } from '../helpers/s3.js';
+import { useStoppedSandbox } from '../helpers/sandbox-clock.js';
 import { useTempDirs } from '../helpers/tmp.js';
 
-const CLOCK = noonToday();
-const { startCli } = clockedCli(CLOCK, SECRET_ENV);
-const daysAgo = daysBefore(CLOCK);
+// The sandbox serves days still running (yesterday's UTC window holds some until 23:00Z): day 1 is not over.
+const { daysAgo, sandbox, startInProcess } = useStoppedSandbox({
+  stores: 3,
+  zones: 2,
+  days: 10,
+  seed: 23,
+  clientId: 'order-client',
+  serveInProgress: true,
+});
 const tempDir = useTempDirs('manifest-order-e2e-');
 const skipPostgres = warnIfPostgresMissing('the PostgreSQL case of the manifest order tests');
-
-beforeAll(assertBuilt);
-const sandbox = useSandbox({ port: 0, stores: 3, zones: 2, days: 10, seed: 23, clientId: 'order-client', ...servingDaysInProgress(CLOCK) });
 
 let proxy: CraftedProxy;
 beforeAll(async () => {
@@ -62,7 +64,7 @@ interface Place {
   readonly shellPath?: (unit: LoadedUnit) => string;
 }
 
-const api = () => ['--base-url', sandbox().url, '--client-id', sandbox().clientId];
+const api = () => ['--base-url', sandbox.url, '--client-id', sandbox.clientId];
 const sha256Of = (bytes: Buffer | undefined) => bytes && createHash('sha256').update(bytes).digest('hex');
 const unitKey = (unit: Pick<LoadedUnit, 'metric' | 'day'>) => `${unit.metric} ${unit.day}`;
 
@@ -73,7 +75,7 @@ const unitKey = (unit: Pick<LoadedUnit, 'metric' | 'day'>) => `${unit.metric} ${
  */
 async function overlappingNight(place: Place): Promise<void> {
   const run = (args: readonly string[], env: Readonly<Record<string, string | undefined>> = {}) =>
-    startCli([...args, '-o', place.output], { env: { ...place.env, ...env }, timeoutMs: 90_000 });
+    startInProcess([...args, '-o', place.output], { env: { ...place.env, ...env }, timeoutMs: 90_000 });
   const docsLoader = new ManifestLoader(await place.source());
   let shellLoads: readonly string[] | undefined;
   // The loader polls with the docs' own shell loop beside it, where there is one.
@@ -96,7 +98,7 @@ async function overlappingNight(place: Place): Promise<void> {
 
   // Each request takes 300 ms, so the catch-up is held between two units, not after its last: three are left when
   // its first is in, and the hold comes within a poll (20 ms).
-  sandbox().setFaults({ latencyMs: 300 });
+  sandbox.setFaults({ latencyMs: 300 });
   const slow = run(['unique-users', '--catch-up', '--concurrency', '1', ...api()], { HTTP_PROXY: proxy.hostPort });
   let slowEnded = false;
   void slow.done.finally(() => (slowEnded = true));
@@ -164,13 +166,7 @@ describe('run manifests with runs that overlap: the docs’ loader misses none',
   }, 120_000);
 
   describe('a bucket (s3rver)', () => {
-    let s3: S3Harness;
-    beforeAll(async () => {
-      s3 = await startS3();
-    });
-    afterAll(async () => {
-      await s3?.close();
-    });
+    const s3 = useS3();
 
     it('conditional writes enforced, as S3 does', async () => {
       await overlappingNight({
@@ -184,13 +180,7 @@ describe('run manifests with runs that overlap: the docs’ loader misses none',
   });
 
   describe.skipIf(skipPostgres)('PostgreSQL', () => {
-    let server: TestPostgres;
-    beforeAll(async () => {
-      server = await startPostgres();
-    }, 60_000);
-    afterAll(async () => {
-      await server?.stop();
-    });
+    const server = usePostgres();
 
     it('the imports wait for one another; the reopen does not', async () => {
       await server.query('CREATE DATABASE night');

@@ -7,10 +7,10 @@ import { SECRET_ENV, useSandbox } from '../helpers/vendor.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
 /**
- * Every wait of a run on a database ends, each seen from outside the built binary: a table another session locks
- * (exit 7 within lock_timeout, naming the table), SIGTERM during that wait (143 within 5 s), SIGKILL during it (the
- * server ends the dead run's session and its lock within seconds), a network path that freezes (exit 7 once the
- * server stays silent past the answer bound).
+ * Every wait of a run on a database ends: a table another session locks (exit 7 within lock_timeout, naming the
+ * table), SIGTERM during that wait (143 within 5 s), SIGKILL during it (the server ends the dead run's session and its
+ * lock within seconds), a network path that freezes (exit 7 once the server stays silent past the answer bound). The
+ * signals and the frozen path go to the built binary; the lock's timeout is a run in this process.
  */
 const skip = warnIfPostgresMissing('the PostgreSQL bounded-wait tests');
 const CLOCK = noonToday();
@@ -87,7 +87,7 @@ describe.skipIf(skip)('-o postgresql:// never waits for ever', () => {
     const lock = await lockTraffic(at.database);
     try {
       const started = Date.now();
-      const result = await runCli(['traffic', ...auth(), '--date', day(2), '-o', at.url], { process: true });
+      const result = await runCli(['traffic', ...auth(), '--date', day(2), '-o', at.url]);
       const seconds = (Date.now() - started) / 1000;
       expect(result.code, result.stderr).toBe(7);
       const errors = result.stderr.split('\n').filter((line) => line.startsWith('error: '));

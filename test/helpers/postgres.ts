@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { postgresBin, startCluster, SUPERUSER } from '../../scripts/postgres-cluster.mjs';
+import { useStarted } from './use-started.js';
 
 export { postgresOwner } from '../../scripts/postgres-cluster.mjs';
 
@@ -56,4 +57,15 @@ export async function startPostgres(options: { readonly tls?: boolean } = {}): P
     connect,
     stop: cluster.stop,
   };
+}
+
+/** The cluster of a test file (or a describe block), started before its tests and stopped after them. */
+export function usePostgres(options: { readonly tls?: boolean } = {}): TestPostgres & (() => TestPostgres) {
+  // initdb and a server's start: seconds on a busy machine.
+  return useStarted(
+    'the PostgreSQL cluster',
+    () => startPostgres(options),
+    (server) => server.stop(),
+    60_000,
+  );
 }

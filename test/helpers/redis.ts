@@ -4,6 +4,7 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../scripts/free-port.mjs';
+import { useStarted } from './use-started.js';
 
 /** Path of redis-server, or undefined when it is not installed (tests then skip LOUDLY, never silently). */
 export const redisServerBinary: string | undefined = (() => {
@@ -108,4 +109,13 @@ export async function startRedis(options: { port?: number; args?: readonly strin
   }
   rmSync(dir, { recursive: true, force: true });
   throw new Error('could not start redis-server on a free port');
+}
+
+/** The redis-server of a test file (or a describe block), started before its tests and stopped after them. */
+export function useRedis(): TestRedis & (() => TestRedis) {
+  return useStarted(
+    'redis-server',
+    () => startRedis(),
+    (redis) => redis.stop(),
+  );
 }

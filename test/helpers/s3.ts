@@ -13,6 +13,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { silentLogger, type Logger } from '../../src/log/logger.js';
 import { ObjectStore, type ObjectStoreConfig } from '../../src/output/object-store.js';
 import { liveView } from './live-view.js';
+import { useStarted } from './use-started.js';
 import { COVERAGE_TABLE, isRunManifest } from './tmp.js';
 
 /** The fake credentials s3rver accepts; a test that finds them in output has found a leak. */
@@ -397,4 +398,13 @@ export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> 
       await rm(staging, { recursive: true, force: true });
     },
   };
+}
+
+/** The bucket (s3rver) of a test file (or a describe block), started before its tests and closed after them. */
+export function useS3(): S3Harness & (() => S3Harness) {
+  return useStarted(
+    'the bucket',
+    () => startS3(),
+    (s3) => s3.close(),
+  );
 }

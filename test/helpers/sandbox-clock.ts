@@ -1,5 +1,6 @@
 import type { SandboxOptions } from '../../src/sandbox/index.js';
 import { runCli, startCli, startInProcess, type CliOptions } from './cli.js';
+import { SECRET_ENV, useSandbox, type UsedSandbox } from './vendor.js';
 
 /**
  * Sandbox options for tests about something other than when a day ends (catch-up, state, concurrent runs): the
@@ -49,4 +50,23 @@ export function daysBefore(clock: Date): (n: number) => string {
 }
 
 // The sandbox's lifecycle lives with the rest of the vendor kit; tests that import it from here still find it.
-export { useSandbox } from './vendor.js';
+export { useSandbox };
+
+/** A file's sandbox with its clock stopped, and the command line at the same clock with the vendor's secret. */
+export interface StoppedSandbox extends ReturnType<typeof clockedCli> {
+  /** The clock of the sandbox and of every run: noon today (`noonToday`) unless given. */
+  readonly clock: Date;
+  /** The UTC day `n` days before the clock. */
+  readonly daysAgo: (n: number) => string;
+  readonly sandbox: UsedSandbox;
+}
+
+/**
+ * `useSandbox` with its clock stopped at `at` (default noon today: the day before yesterday is over, yesterday is
+ * not), and `runCli`, `startCli` and `startInProcess` at that clock with the sandbox's secret in their environment:
+ * what a test of days already over needs, whatever the hour it runs at.
+ */
+export function useStoppedSandbox(options: SandboxOptions = {}, at: Date = noonToday()): StoppedSandbox {
+  const sandbox = useSandbox({ now: () => at, ...options });
+  return { clock: at, daysAgo: daysBefore(at), sandbox, ...clockedCli(at, SECRET_ENV) };
+}

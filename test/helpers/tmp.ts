@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { afterEach } from 'vitest';
+import { afterAll, afterEach } from 'vitest';
 
 /** What a test context offers for per-test cleanup (vitest's `TestContext`); needed by concurrent tests. */
 export interface CleanupContext {
@@ -71,4 +71,20 @@ export async function readTree(dir: string): Promise<Map<string, Buffer>> {
   const tree = new Map<string, Buffer>();
   for (const path of await dataFiles(dir)) tree.set(path, await readFile(join(dir, path)));
   return tree;
+}
+
+/**
+ * As `useTempDirs`, for a fixture the tests of a file (or a describe block) share: each folder is removed once they
+ * have all run (afterAll), not after the test that made it.
+ */
+export function useSharedTempDirs(prefix = 'area-metrics-shared-'): () => Promise<string> {
+  const made: string[] = [];
+  afterAll(async () => {
+    await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+  });
+  return async () => {
+    const dir = await mkdtemp(join(tmpdir(), prefix));
+    made.push(dir);
+    return dir;
+  };
 }

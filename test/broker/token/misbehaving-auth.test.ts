@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { resolveBrokerConfig, type BrokerConfig } from '../../../src/broker/config/config.js';
 import { startBroker } from '../../../src/broker/http/server.js';
 import { secretSpellings } from '../../../src/redact.js';
 import { waitUntil } from '../../helpers/cli.js';
 import { startFakeAuthServer, type FakeAuthBehaviour, type FakeAuthServer } from '../../helpers/fake-auth-server.js';
-import { startRedis, warnIfRedisMissing, type TestRedis } from '../../helpers/redis.js';
+import { startRedis, useRedis, warnIfRedisMissing } from '../../helpers/redis.js';
 import { LogCapture, TestClock, injectedBroker, sleep, untilRedisKnown, type TestBroker, useCleanups } from '../broker-harness.js';
 
 // The auth server misbehaving, case by case, against a programmable auth server on loopback.
@@ -280,13 +280,7 @@ describe('5. a valid token is served at once while the auth server hangs', () =>
 
   const redisMissing = warnIfRedisMissing('the multi-instance refresh-ahead test (test/broker/token/misbehaving-auth.test.ts)');
   describe.skipIf(redisMissing)('three instances on one Redis', () => {
-    let redis: TestRedis;
-    beforeAll(async () => {
-      redis = await startRedis();
-    });
-    afterAll(async () => {
-      await redis?.stop();
-    });
+    const redis = useRedis();
 
     it('lock losers neither wait nor call: every answer at once, one refresh call across the instances', async () => {
       const auth = await startFakeAuthServer({ clientId: CLIENT_ID, clientSecret: SECRET, jwt: false, ttlSeconds: 6 });
