@@ -271,34 +271,45 @@ function placesIn(codes: readonly string[], figures: StoreFigures): Int32Array {
 
 /** The baseline of the store at `index` of those judged, if its history is long enough. */
 function baselineOf(index: number, weekdays: AlignedHistory, recent: AlignedHistory): Baseline | undefined {
-  const sameWeekday = valuesOf(index, weekdays);
-  if (sameWeekday.length >= STORE_RULE.minimumSameWeekdays) return robust(sameWeekday, 'weekday', STORE_RULE.weekdayFloor);
-  const recentValues = valuesOf(index, recent);
-  if (recentValues.length >= STORE_RULE.minimumRecentDays) return robust(recentValues, 'recent', STORE_RULE.recentFloor);
+  const sameWeekdays = valuesOf(index, weekdays, SCRATCH.values);
+  if (sameWeekdays >= STORE_RULE.minimumSameWeekdays) return robust(SCRATCH.values, sameWeekdays, 'weekday', STORE_RULE.weekdayFloor);
+  const recentDays = valuesOf(index, recent, SCRATCH.values);
+  if (recentDays >= STORE_RULE.minimumRecentDays) return robust(SCRATCH.values, recentDays, 'recent', STORE_RULE.recentFloor);
   return undefined;
 }
 
-function valuesOf(index: number, history: AlignedHistory): number[] {
-  const values: number[] = [];
+/**
+ * Arrays the per-store baseline reuses, run for every store every night (20,000 stores: as many arrays a night
+ * otherwise); no history is longer than the recent days or, after a day, than the weeks' days.
+ */
+const SCRATCH = {
+  values: new Float64Array(Math.max(STORE_RULE.recentDays, STORE_RULE.weeks)),
+  logs: new Float64Array(Math.max(STORE_RULE.recentDays, STORE_RULE.weeks)),
+};
+
+/** The store's values in `history`'s days, written into `into`; how many. */
+function valuesOf(index: number, history: AlignedHistory, into: Float64Array): number {
+  let count = 0;
   for (let day = 0; day < history.days.length; day++) {
     const place = history.positions[day]![index]!;
-    if (place >= 0) values.push(history.days[day]!.values[place]!);
+    if (place >= 0) into[count++] = history.days[day]!.values[place]!;
   }
-  return values;
+  return count;
 }
 
-function robust(values: readonly number[], basis: Baseline['basis'], floor: number): Baseline {
+/** The median and spread of the first `count` of `values` on the log scale. */
+function robust(values: Float64Array, count: number, basis: Baseline['basis'], floor: number): Baseline {
   let positive = 0;
-  for (const value of values) if (value > 0) positive++;
+  for (let index = 0; index < count; index++) if (values[index]! > 0) positive++;
   // Mostly zeros: zeros are what this store reports (a closed zone, a closed store), not a failure.
-  if (positive * 2 <= values.length) return { median: 0, allowed: 0, basis, zeros: true };
-  // Run for every store every night: one small array, sorted in place for the median and again for the MAD.
-  const logs = new Float64Array(positive);
+  if (positive * 2 <= count) return { median: 0, allowed: 0, basis, zeros: true };
+  const logs = SCRATCH.logs;
   let at = 0;
-  for (const value of values) if (value > 0) logs[at++] = Math.log(value);
-  const median = sortedMedian(logs);
-  for (let index = 0; index < logs.length; index++) logs[index] = Math.abs(logs[index]! - median);
-  const mad = sortedMedian(logs);
+  for (let index = 0; index < count; index++) if (values[index]! > 0) logs[at++] = Math.log(values[index]!);
+  // Sorted in place for the median, and again for the MAD.
+  const median = sortedMedian(logs, positive);
+  for (let index = 0; index < positive; index++) logs[index] = Math.abs(logs[index]! - median);
+  const mad = sortedMedian(logs, positive);
   return { median, allowed: Math.max(floor, STORE_RULE.mads * MAD_SCALE * mad), basis, zeros: false };
 }
 
@@ -329,22 +340,23 @@ function batchOf(distances: readonly number[], judged: number, floor: number): B
 }
 
 function medianOf(values: readonly number[]): number {
-  return sortedMedian(Float64Array.from(values));
+  const sorted = Float64Array.from(values);
+  return sortedMedian(sorted, sorted.length);
 }
 
 /** Up to this many values an insertion sort is faster than the typed array's own (a store's eight weeks). */
 const SMALL_SORT = 32;
 
-/** The median of `values`, which it sorts in place. */
-function sortedMedian(values: Float64Array): number {
-  if (values.length > SMALL_SORT) values.sort();
+/** The median of the first `count` of `values`, which it sorts in place. */
+function sortedMedian(values: Float64Array, count: number): number {
+  if (count > SMALL_SORT) values.subarray(0, count).sort();
   else
-    for (let index = 1; index < values.length; index++) {
+    for (let index = 1; index < count; index++) {
       const value = values[index]!;
       let at = index - 1;
       for (; at >= 0 && values[at]! > value; at--) values[at + 1] = values[at]!;
       values[at + 1] = value;
     }
-  const middle = values.length >> 1;
-  return values.length % 2 === 1 ? values[middle]! : (values[middle - 1]! + values[middle]!) / 2;
+  const middle = count >> 1;
+  return count % 2 === 1 ? values[middle]! : (values[middle - 1]! + values[middle]!) / 2;
 }
