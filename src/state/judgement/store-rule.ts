@@ -265,8 +265,20 @@ function aligned(codes: readonly string[], days: readonly StoreFigures[], lists:
 
 function placesIn(codes: readonly string[], figures: StoreFigures): Int32Array {
   const places = new Int32Array(codes.length);
+  // The same stores in the same order (the usual day: a chain's stores change rarely): each at its own place.
+  if (sameCodes(codes, figures.codes)) {
+    for (let index = 0; index < codes.length; index++) places[index] = index;
+    return places;
+  }
   for (let index = 0; index < codes.length; index++) places[index] = figures.indexOf.get(codes[index]!) ?? -1;
   return places;
+}
+
+function sameCodes(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let index = 0; index < a.length; index++) if (a[index] !== b[index]) return false;
+  return true;
 }
 
 /** The baseline of the store at `index` of those judged, if its history is long enough. */
