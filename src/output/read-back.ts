@@ -1,3 +1,4 @@
+import { eachWrittenCsvResult } from './csv-bytes.js';
 import type { OutputFormat } from './format.js';
 
 /**
@@ -49,26 +50,23 @@ export async function eachStoredResult(
   { zones = true }: { readonly zones?: boolean } = {},
 ): Promise<void> {
   if (format === 'csv') {
-    // Without zones, the bytes as Latin-1 first: a byte a character (a copy, where decoding UTF-8 costs a day's file
-    // 15 ms when a zone name is not ASCII, and makes every string cut from it two bytes a character). Only the zones,
-    // which are not read then, may hold other than ASCII; a file whose codes, dates or values do is read as UTF-8.
+    // Without zones, the bytes are scanned once and the code, date and values cut from them as Latin-1 (a copy, where
+    // decoding UTF-8 costs a day's file 15 ms when a zone name is not ASCII, and makes every string cut from it two
+    // bytes a character). Only a zone may hold other than ASCII then: a file that is not so is read as UTF-8 text.
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    if (!zones && csvEachResult(buffer.toString('latin1'), visitor(), { zones, latin1: true })) return;
-    if (csvEachResult(buffer.toString('utf8'), visitor(), { zones, latin1: false })) return;
+    if (!zones) {
+      const text = buffer.toString('latin1');
+      const written = writtenColumns(text);
+      if (written !== undefined && eachWrittenCsvResult(buffer, text, written.from, written.names, visitor())) return;
+    }
+    if (csvEachResult(buffer.toString('utf8'), visitor(), zones)) return;
   }
   const visit = visitor();
   for (const result of await storedResults(bytes, format)) visit(result);
 }
 
-/**
- * CSV a line at a time into results (grouped as `resultsOf` groups rows); false when a line is not one by itself. From
- * Latin-1 text, only lines of the writer's own columns whose code, date and values are ASCII: false for any other.
- */
-function csvEachResult(
-  text: string,
-  visit: (result: StoredResult) => void,
-  { zones, latin1 }: { readonly zones: boolean; readonly latin1: boolean },
-): boolean {
+/** CSV a line at a time into results (grouped as `resultsOf` groups rows); false when a line is not one by itself. */
+function csvEachResult(text: string, visit: (result: StoredResult) => void, zones: boolean): boolean {
   let place: ReturnType<typeof placesOf> | undefined;
   /** The writer's own columns, the values last: a line's fields are cut where they are, not split into an array. */
   let writers = false;
@@ -89,8 +87,6 @@ function csvEachResult(
       const dateEnd = cuts[DATE_END]!;
       const sameStore = last !== undefined && last.store_code.length === codeEnd - lineStart && text.startsWith(last.store_code, lineStart);
       if (!sameStore || lastDate === undefined || lastDate.length !== dateEnd - codeEnd - 1 || !text.startsWith(lastDate, codeEnd + 1)) {
-        // A code and date the same as the line before's are as ASCII as they were.
-        if (latin1 && !isAscii(text, lineStart, dateEnd)) return false;
         if (last !== undefined) visit(last);
         lastDate = text.slice(codeEnd + 1, dateEnd);
         last = { store_code: text.slice(lineStart, codeEnd), date: lastDate, granularity: 'daily', values: [] };
@@ -104,7 +100,6 @@ function csvEachResult(
         }
         let comma = text.indexOf(',', at);
         if (comma === -1 || comma > lineEnd) comma = lineEnd;
-        if (latin1 && !isAscii(text, at, comma)) return false;
         entry[name] = text.slice(at, comma);
         at = comma + 1;
       }
@@ -112,7 +107,6 @@ function csvEachResult(
       continue;
     }
     const line = text.slice(lineStart, lineEnd);
-    if (latin1 && (place !== undefined || !isAscii(line, 0, line.length))) return false;
     const quote = line.indexOf('"');
     const fields = quote === -1 ? line.split(',') : quotedLine(line, quote);
     if (fields === undefined) return false;
@@ -138,10 +132,28 @@ function csvEachResult(
 
 const COMMON = ['store_code', 'date', 'day', 'granularity', 'zone'] as const;
 
-/** Whether a text's characters from `start` to `end` are all ASCII. */
-function isAscii(text: string, start: number, end: number): boolean {
-  for (let index = start; index < end; index++) if (text.charCodeAt(index) > 0x7f) return false;
-  return true;
+/**
+ * The value columns of a CSV whose header (its first line) is the writer's own columns in ASCII, and where the
+ * lines after it start; undefined for any other.
+ */
+function writtenColumns(text: string): { readonly names: readonly string[]; readonly from: number } | undefined {
+  let start = 0;
+  for (;;) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    const lineEnd = end > start && text.charCodeAt(end - 1) === CR ? end - 1 : end;
+    if (lineEnd === start && end < text.length) {
+      start = end + 1;
+      continue;
+    }
+    const header = text.slice(start, lineEnd);
+    if (!/^[\x20-\x7e]*$/.test(header) || header.includes('"')) return undefined;
+    const fields = header.split(',');
+    const { values } = placesOf(fields);
+    const writers =
+      COMMON.every((name, index) => fields[index] === name) && values.every(([, index], order) => index === COMMON.length + order);
+    return writers ? { names: values.map(([name]) => name), from: end + 1 } : undefined;
+  }
 }
 
 /** Where `cutLine` leaves a line's fields, and the next quote of the text (-1: none), in one reused array. */

@@ -73,7 +73,6 @@ describe('eachStoredResult without zones, from Latin-1', () => {
   it('a column name beyond ASCII, or columns not in the writer’s order, are read as UTF-8 by their names', async () => {
     const named = csv([[...HEADER.slice(0, 5), 'unique_üsers'], row('S001', 'Café', '12')]);
     const named_ = await leanRead(named);
-    expect(named_.visitors).toBe(2);
     expect(named_.results).toEqual([{ store_code: 'S001', date: DATE, granularity: 'daily', values: [{ unique_üsers: '12' }] }]);
     const reordered = csv([
       ['zone', ...HEADER.slice(0, 4), 'unique_users'],
