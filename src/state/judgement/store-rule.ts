@@ -245,6 +245,8 @@ function storesAgainstBaselines(
 interface AlignedHistory {
   readonly days: readonly StoreFigures[];
   readonly positions: readonly Int32Array[];
+  /** Each day's figures on the log scale (NaN: zero), as `logsOf` keeps them. */
+  readonly logs: readonly Float64Array[];
 }
 
 /**
@@ -260,7 +262,7 @@ function aligned(codes: readonly string[], days: readonly StoreFigures[], lists:
     }
     return placed;
   });
-  return { days, positions };
+  return { days, positions, logs: days.map(logsOf) };
 }
 
 function placesIn(codes: readonly string[], figures: StoreFigures): Int32Array {
@@ -299,25 +301,44 @@ const SCRATCH = {
   logs: new Float64Array(Math.max(STORE_RULE.recentDays, STORE_RULE.weeks)),
 };
 
-/** The store's values in `history`'s days, written into `into`; how many. */
+/**
+ * A history day's figures on the log scale, NaN where a figure is not above zero: made once a day's figures, which
+ * judge every later night of eight weeks, instead of once a store a night.
+ */
+const LOGS = new WeakMap<Float64Array, Float64Array>();
+
+function logsOf(figures: StoreFigures): Float64Array {
+  let logs = LOGS.get(figures.values);
+  if (logs === undefined) {
+    logs = new Float64Array(figures.values.length);
+    for (let index = 0; index < logs.length; index++) {
+      const value = figures.values[index]!;
+      logs[index] = value > 0 ? Math.log(value) : Number.NaN;
+    }
+    LOGS.set(figures.values, logs);
+  }
+  return logs;
+}
+
+/** The store's figures in `history`'s days on the log scale (NaN: zero), written into `into`; how many. */
 function valuesOf(index: number, history: AlignedHistory, into: Float64Array): number {
   let count = 0;
   for (let day = 0; day < history.days.length; day++) {
     const place = history.positions[day]![index]!;
-    if (place >= 0) into[count++] = history.days[day]!.values[place]!;
+    if (place >= 0) into[count++] = history.logs[day]![place]!;
   }
   return count;
 }
 
-/** The median and spread of the first `count` of `values` on the log scale. */
+/** The median and spread of the first `count` of `values` (logs, NaN for a zero). */
 function robust(values: Float64Array, count: number, basis: Baseline['basis'], floor: number): Baseline {
   let positive = 0;
-  for (let index = 0; index < count; index++) if (values[index]! > 0) positive++;
+  for (let index = 0; index < count; index++) if (!Number.isNaN(values[index]!)) positive++;
   // Mostly zeros: zeros are what this store reports (a closed zone, a closed store), not a failure.
   if (positive * 2 <= count) return { median: 0, allowed: 0, basis, zeros: true };
   const logs = SCRATCH.logs;
   let at = 0;
-  for (let index = 0; index < count; index++) if (values[index]! > 0) logs[at++] = Math.log(values[index]!);
+  for (let index = 0; index < count; index++) if (!Number.isNaN(values[index]!)) logs[at++] = values[index]!;
   // Sorted in place for the median, and again for the MAD.
   const median = sortedMedian(logs, positive);
   for (let index = 0; index < positive; index++) logs[index] = Math.abs(logs[index]! - median);
