@@ -27,7 +27,7 @@ export function eachWrittenCsvResult(
   let at = from;
   while (at < length) {
     const lineStart = at;
-    let byte = bytes[at]!;
+    const byte = bytes[at]!;
     if (byte === LF || (byte === CR && (at + 1 === length || bytes[at + 1] === LF))) {
       at += byte === CR ? 2 : 1;
       continue;
