@@ -303,7 +303,7 @@ const SCRATCH = {
 
 /**
  * A history day's figures on the log scale, NaN where a figure is not above zero: made once a day's figures, which
- * judge every later night of eight weeks, instead of once a store a night.
+ * judge every later night of eight weeks, instead of once a store a night; kept as long as those figures are.
  */
 const LOGS = new WeakMap<Float64Array, Float64Array>();
 
