@@ -1,4 +1,4 @@
-import type { StoredResult } from './read-back.js';
+import type { StoredResult } from './stored-result.js';
 
 const LF = 10;
 const CR = 13;
