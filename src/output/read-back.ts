@@ -16,16 +16,15 @@ export interface FileRows {
  */
 export async function storedResults(bytes: Uint8Array, format: OutputFormat): Promise<StoredResult[]> {
   if (format === 'ndjson') {
-    const text = Buffer.from(bytes).toString('utf8');
-    if (/^\{[^\n]*"values":\[/.test(text)) return resultLines(text);
+    const text = utf8Of(bytes);
+    return /^\{[^\n]*"values":\[/.test(text) ? resultLines(text) : resultsOf(ndjsonRows(text));
   }
-  const table =
-    format === 'csv'
-      ? csvRows(Buffer.from(bytes).toString('utf8'))
-      : format === 'ndjson'
-        ? ndjsonRows(Buffer.from(bytes).toString('utf8'))
-        : await parquetRows(bytes);
-  return resultsOf(table);
+  return resultsOf(format === 'csv' ? csvRows(utf8Of(bytes)) : await parquetRows(bytes));
+}
+
+/** The bytes as UTF-8 text, decoded where they are (a day's file once, not copied first). */
+function utf8Of(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 }
 
 /**
