@@ -1,6 +1,6 @@
 import type { MetricDescriptor, MetricResult } from '../metrics/descriptors.js';
 import { distortResult } from '../metrics/distortion.js';
-import { emptySums, type MeasureSums } from '../metrics/measure.js';
+import { addSums, emptySums, type MeasureSums } from '../metrics/measure.js';
 import { compareText } from '../metrics/schema.js';
 import { storeSumsOf } from '../metrics/store-sums.js';
 import type { UnitFigures } from './judge-night.js';
@@ -18,9 +18,14 @@ export function unitFigures(metric: MetricDescriptor, results: readonly MetricRe
   return figures.figures();
 }
 
-/** `unitFigures` a result at a time, as a unit's file is read: only each store's sums are kept, not its results. */
+/**
+ * `unitFigures` a result at a time, as a unit's file is read: only each store's sums are kept, not its results. A
+ * file's results come sorted by store, one a store: their codes and sums are then the figures as they are.
+ */
 export class FiguresBuilder {
-  private readonly summed: { storeCode: string; sums: MeasureSums }[] = [];
+  private readonly codes: string[] = [];
+  private readonly sums: MeasureSums[] = [];
+  private sorted = true;
   private rowCount = 0;
 
   constructor(
@@ -33,17 +38,24 @@ export class FiguresBuilder {
     const result = factor === undefined ? stored : distortResult(this.metric, stored, factor);
     const sums = emptySums();
     this.metric.total.add(sums, result);
-    this.summed.push({ storeCode: result.store_code, sums });
+    const last = this.codes.at(-1);
+    // Strictly after the code before: a store's second result (a unit spanning days) is summed as unsorted ones are.
+    if (last !== undefined && compareText(last, result.store_code) >= 0) this.sorted = false;
+    this.codes.push(result.store_code);
+    this.sums.push(sums);
     this.rowCount += result.values.length;
   }
 
   figures(): UnitFigures {
-    const { summed } = this;
-    // Sorted as a unit sorts its results (a stable sort: a file's order within a store is kept); a file is already.
-    const sorted = summed.every((each, index) => index === 0 || compareText(summed[index - 1]!.storeCode, each.storeCode) <= 0);
-    const stores = storeSumsOf(sorted ? summed : [...summed].sort((a, b) => compareText(a.storeCode, b.storeCode)));
+    const { codes, sums } = this;
+    const stores = this.sorted
+      ? { codes, sums, total: totalOf(sums) }
+      : // Sorted as a unit sorts its results (a stable sort: a file's order within a store is kept).
+        storeSumsOf(
+          codes.map((storeCode, index) => ({ storeCode, sums: sums[index]! })).sort((a, b) => compareText(a.storeCode, b.storeCode)),
+        );
     return {
-      count: summed.length,
+      count: codes.length,
       dropped: 0,
       rowCount: this.rowCount,
       storeCodes: stores.codes,
@@ -51,4 +63,11 @@ export class FiguresBuilder {
       storeSums: stores.sums,
     };
   }
+}
+
+/** The sums of every store as one. */
+function totalOf(sums: readonly MeasureSums[]): MeasureSums {
+  const total = emptySums();
+  for (const each of sums) addSums(total, each);
+  return total;
 }

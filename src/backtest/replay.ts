@@ -128,7 +128,7 @@ async function replayMetric(input: ReplayInput, metric: MetricDescriptor): Promi
     if (factorOf !== undefined) honestUnits.set(day, unitsOf());
     waiting.set(day, units);
     firstNight.set(day, night);
-    storeDays += new Set(units.flatMap(({ figures }) => figures.storeCodes)).size;
+    storeDays += storeCount(units);
 
     const tonight = [...waiting.keys()].sort().flatMap((each) => waiting.get(each)!);
     const notes = await judgeNight(state, tonight, {
@@ -163,17 +163,21 @@ async function replayMetric(input: ReplayInput, metric: MetricDescriptor): Promi
   return { metric: metric.name, days, storeDays, held, stillHeld, injected: [...faults.values()], caught, state };
 }
 
+/** How many stores a day's units hold, each once (a unit's own codes are so already: no set of a day's stores). */
+function storeCount(units: readonly JudgedUnit[]): number {
+  return units.length === 1 ? units[0]!.figures.storeCodes.length : new Set(units.flatMap(({ figures }) => figures.storeCodes)).size;
+}
+
 /** A held suspect note as the report gives it, with its stores. */
 function heldDay(note: DayNote, nightsLate: number, units: readonly JudgedUnit[], injected: boolean): HeldDay | undefined {
   if (note.kind !== 'suspect' || !note.held) return undefined;
-  const all = new Set(units.flatMap(({ figures }) => figures.storeCodes));
   const named = note.suspicion.stores?.all ?? [];
   const wholeDay = named.length === 0 || note.suspicion.batch !== undefined;
   return {
     day: note.day,
     nightsLate,
     stores: named,
-    storeDays: wholeDay ? all.size : named.length,
+    storeDays: wholeDay ? storeCount(units) : named.length,
     suspicion: note.suspicion,
     injected,
   };

@@ -76,7 +76,19 @@ export class DecodedFigures {
       throw new UsageError(`state file ${path}: the store figures of ${day} do not match their store set; fix or delete them`);
     const figures = storeFigures(set.codes, values, set.indexOf);
     this.days.set(day, { id, text, figures });
+    this.dropOldest();
     return figures;
+  }
+
+  /**
+   * The state keeps a day's figures `FIGURE_DAYS` behind its newest: a day older than those decoded is not asked
+   * again (a backtest's year would keep 365 days of 20,000 stores' figures a metric). Were it, it is decoded again.
+   */
+  private dropOldest(): void {
+    if (this.days.size <= FIGURE_DAYS) return;
+    let oldest: CalendarDay | undefined;
+    for (const day of this.days.keys()) if (oldest === undefined || day < oldest) oldest = day;
+    this.days.delete(oldest!);
   }
 
   private storeSet(

@@ -66,6 +66,26 @@ describe('store history', () => {
     expect(again!.indexOf).toBe(figures!.indexOf);
   });
 
+  it('keeps no more decoded days than the state keeps figures: the oldest is decoded again if asked', () => {
+    const decoded = new DecodedFigures();
+    const file = emptyState();
+    const entry: StateEntry = { complete: [['2026-01-01', '2026-12-31']] };
+    const days = daysBetween('2026-01-01', '2026-12-31');
+    const history = storeHistory(file, entry, 'state.json', decoded);
+    const first = days.map((day) => {
+      recordFigures(file, entry, day, { codes: CODES, values: Float64Array.of(1, 2, 3), suspect: false });
+      return history(day);
+    });
+    // The newest 70 are those decoded; an older day, were its record still there, is decoded afresh.
+    const newest = days.slice(-70);
+    for (const day of newest) expect(history(day)).toBe(first[days.indexOf(day)]);
+    // The same record as it was written (every day's figures are the same): decoded already, it would be the same.
+    entry.storeFigures = { ...entry.storeFigures, '2026-01-01': entry.storeFigures![newest[0]!]! };
+    const again = history('2026-01-01');
+    expect(again).not.toBe(first[0]);
+    expect(again?.values.length).toBe(3);
+  });
+
   it('gives no figures for a day not complete, or judged suspect and not accepted', () => {
     const { file, entry } = stateWith([['2026-11-02', 100]]);
     recordFigures(file, entry, '2026-11-03', { codes: TWO_STORES, values: Float64Array.of(5, 1), suspect: true });

@@ -52,7 +52,19 @@ export function decodeFigures(text: string, stores: number): Float64Array | unde
   return values;
 }
 
-/** A day's figures over a sorted store list, with the list's index (share it between days with the same stores). */
+/**
+ * A day's figures over a sorted store list, with the list's index (share it between days with the same stores);
+ * without one, it is made when first asked for (a day judged against its history looks its own stores up by place).
+ */
 export function storeFigures(codes: readonly string[], values: Float64Array, indexOf?: ReadonlyMap<string, number>): StoreFigures {
-  return { codes, values, indexOf: indexOf ?? new Map(codes.map((code, index) => [code, index])) };
+  if (indexOf !== undefined) return { codes, values, indexOf };
+  let made: ReadonlyMap<string, number> | undefined;
+  return {
+    codes,
+    values,
+    get indexOf() {
+      made ??= new Map(codes.map((code, index) => [code, index]));
+      return made;
+    },
+  };
 }

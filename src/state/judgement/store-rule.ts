@@ -245,6 +245,8 @@ function storesAgainstBaselines(
 interface AlignedHistory {
   readonly days: readonly StoreFigures[];
   readonly positions: readonly Int32Array[];
+  /** Each day's figures on the log scale (NaN: zero), as `logsOf` keeps them. */
+  readonly logs: readonly Float64Array[];
 }
 
 /**
@@ -260,45 +262,87 @@ function aligned(codes: readonly string[], days: readonly StoreFigures[], lists:
     }
     return placed;
   });
-  return { days, positions };
+  return { days, positions, logs: days.map(logsOf) };
 }
 
 function placesIn(codes: readonly string[], figures: StoreFigures): Int32Array {
   const places = new Int32Array(codes.length);
+  // The same stores in the same order (the usual day: a chain's stores change rarely): each at its own place.
+  if (sameCodes(codes, figures.codes)) {
+    for (let index = 0; index < codes.length; index++) places[index] = index;
+    return places;
+  }
   for (let index = 0; index < codes.length; index++) places[index] = figures.indexOf.get(codes[index]!) ?? -1;
   return places;
 }
 
+function sameCodes(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let index = 0; index < a.length; index++) if (a[index] !== b[index]) return false;
+  return true;
+}
+
 /** The baseline of the store at `index` of those judged, if its history is long enough. */
 function baselineOf(index: number, weekdays: AlignedHistory, recent: AlignedHistory): Baseline | undefined {
-  const sameWeekday = valuesOf(index, weekdays);
-  if (sameWeekday.length >= STORE_RULE.minimumSameWeekdays) return robust(sameWeekday, 'weekday', STORE_RULE.weekdayFloor);
-  const recentValues = valuesOf(index, recent);
-  if (recentValues.length >= STORE_RULE.minimumRecentDays) return robust(recentValues, 'recent', STORE_RULE.recentFloor);
+  const sameWeekdays = valuesOf(index, weekdays, SCRATCH.values);
+  if (sameWeekdays >= STORE_RULE.minimumSameWeekdays) return robust(SCRATCH.values, sameWeekdays, 'weekday', STORE_RULE.weekdayFloor);
+  const recentDays = valuesOf(index, recent, SCRATCH.values);
+  if (recentDays >= STORE_RULE.minimumRecentDays) return robust(SCRATCH.values, recentDays, 'recent', STORE_RULE.recentFloor);
   return undefined;
 }
 
-function valuesOf(index: number, history: AlignedHistory): number[] {
-  const values: number[] = [];
-  for (let day = 0; day < history.days.length; day++) {
-    const place = history.positions[day]![index]!;
-    if (place >= 0) values.push(history.days[day]!.values[place]!);
+/**
+ * Arrays the per-store baseline reuses, run for every store every night (20,000 stores: as many arrays a night
+ * otherwise); no history is longer than the recent days or, after a day, than the weeks' days.
+ */
+const SCRATCH = {
+  values: new Float64Array(Math.max(STORE_RULE.recentDays, STORE_RULE.weeks)),
+  logs: new Float64Array(Math.max(STORE_RULE.recentDays, STORE_RULE.weeks)),
+};
+
+/**
+ * A history day's figures on the log scale, NaN where a figure is not above zero: made once a day's figures, which
+ * judge every later night of eight weeks, instead of once a store a night; kept as long as those figures are.
+ */
+const LOGS = new WeakMap<Float64Array, Float64Array>();
+
+function logsOf(figures: StoreFigures): Float64Array {
+  let logs = LOGS.get(figures.values);
+  if (logs === undefined) {
+    logs = new Float64Array(figures.values.length);
+    for (let index = 0; index < logs.length; index++) {
+      const value = figures.values[index]!;
+      logs[index] = value > 0 ? Math.log(value) : Number.NaN;
+    }
+    LOGS.set(figures.values, logs);
   }
-  return values;
+  return logs;
 }
 
-function robust(values: readonly number[], basis: Baseline['basis'], floor: number): Baseline {
+/** The store's figures in `history`'s days on the log scale (NaN: zero), written into `into`; how many. */
+function valuesOf(index: number, history: AlignedHistory, into: Float64Array): number {
+  let count = 0;
+  for (let day = 0; day < history.days.length; day++) {
+    const place = history.positions[day]![index]!;
+    if (place >= 0) into[count++] = history.logs[day]![place]!;
+  }
+  return count;
+}
+
+/** The median and spread of the first `count` of `values` (logs, NaN for a zero). */
+function robust(values: Float64Array, count: number, basis: Baseline['basis'], floor: number): Baseline {
   let positive = 0;
-  for (const value of values) if (value > 0) positive++;
+  for (let index = 0; index < count; index++) if (!Number.isNaN(values[index]!)) positive++;
   // Mostly zeros: zeros are what this store reports (a closed zone, a closed store), not a failure.
-  if (positive * 2 <= values.length) return { median: 0, allowed: 0, basis, zeros: true };
-  // Run for every store every night: one small array, sorted in place for the median and again for the MAD.
-  const logs = new Float64Array(positive);
+  if (positive * 2 <= count) return { median: 0, allowed: 0, basis, zeros: true };
+  const logs = SCRATCH.logs;
   let at = 0;
-  for (const value of values) if (value > 0) logs[at++] = Math.log(value);
-  const median = sortedMedian(logs);
-  for (let index = 0; index < logs.length; index++) logs[index] = Math.abs(logs[index]! - median);
-  const mad = sortedMedian(logs);
+  for (let index = 0; index < count; index++) if (!Number.isNaN(values[index]!)) logs[at++] = values[index]!;
+  // Sorted in place for the median, and again for the MAD.
+  const median = sortedMedian(logs, positive);
+  for (let index = 0; index < positive; index++) logs[index] = Math.abs(logs[index]! - median);
+  const mad = sortedMedian(logs, positive);
   return { median, allowed: Math.max(floor, STORE_RULE.mads * MAD_SCALE * mad), basis, zeros: false };
 }
 
@@ -329,22 +373,23 @@ function batchOf(distances: readonly number[], judged: number, floor: number): B
 }
 
 function medianOf(values: readonly number[]): number {
-  return sortedMedian(Float64Array.from(values));
+  const sorted = Float64Array.from(values);
+  return sortedMedian(sorted, sorted.length);
 }
 
 /** Up to this many values an insertion sort is faster than the typed array's own (a store's eight weeks). */
 const SMALL_SORT = 32;
 
-/** The median of `values`, which it sorts in place. */
-function sortedMedian(values: Float64Array): number {
-  if (values.length > SMALL_SORT) values.sort();
+/** The median of the first `count` of `values`, which it sorts in place. */
+function sortedMedian(values: Float64Array, count: number): number {
+  if (count > SMALL_SORT) values.subarray(0, count).sort();
   else
-    for (let index = 1; index < values.length; index++) {
+    for (let index = 1; index < count; index++) {
       const value = values[index]!;
       let at = index - 1;
       for (; at >= 0 && values[at]! > value; at--) values[at + 1] = values[at]!;
       values[at + 1] = value;
     }
-  const middle = values.length >> 1;
-  return values.length % 2 === 1 ? values[middle]! : (values[middle - 1]! + values[middle]!) / 2;
+  const middle = count >> 1;
+  return count % 2 === 1 ? values[middle]! : (values[middle - 1]! + values[middle]!) / 2;
 }

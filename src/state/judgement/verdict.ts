@@ -153,8 +153,7 @@ export function judgeDay(place: DayPlace, figures: DayFigures, rules: DayRules, 
   }
   const askedFor = rules.storeCodes.length > 0;
   const expected = askedFor ? rules.storeCodes : (view?.storeCodes(key) ?? []);
-  const reported = new Set(figures.stores);
-  const codes = expected.filter((code) => !reported.has(code));
+  const codes = missingCodes(expected, figures.stores);
   const missing: MissingStores = { codes, expected: expected.length, askedFor };
   if (codes.length > 0 && !isPastSettleDays(day, rules.settleDays, rules.now)) {
     return {
@@ -279,6 +278,16 @@ function suspicionOfDay(
       : { stores: { count: stores.length, first: stores.slice(0, NAMED_STORES), all: stores.map(({ store }) => store) } }),
   };
   return { suspicion, newLevel };
+}
+
+/** The expected stores a day did not report, in their order. */
+function missingCodes(expected: readonly string[], reported: readonly string[]): string[] {
+  // The usual day reports the stores expected, in the same order: no set of 20,000 codes a judged day.
+  let same = expected.length <= reported.length;
+  for (let index = 0; same && index < expected.length; index++) same = expected[index] === reported[index];
+  if (same) return [];
+  const stores = new Set(reported);
+  return expected.filter((code) => !stores.has(code));
 }
 
 function sameProfile(a: DayProfile, b: DayProfile): boolean {
