@@ -22,15 +22,6 @@ function rawHeader(rawHeaders: readonly string[], lowerCaseName: string): string
 
 const PREFIX = `${TOKEN_PATH}?application_package=`;
 
-/** What a cached answer needs once the limits have admitted it. */
-interface PendingAnswer {
-  readonly head: TokenRequestHead;
-  readonly hit: BrokerToken;
-  readonly application: string;
-  readonly attested: 'valid' | undefined;
-  readonly startedAt: number;
-}
-
 /**
  * The broker's common case, answered before fastify sees the request: a plain `GET
  * /api/gatekeeper-token?application_package=X` whose token is fresh in memory. fastify's per-request machinery cost
@@ -78,19 +69,26 @@ export class FastPath {
     const admission = contract.admit(head.client);
     if (admission instanceof Promise) {
       admission.then(
-        (problem) => this.respond(response, { head, hit, application, attested, startedAt }, problem),
+        (problem) => this.respond(response, head, hit, application, attested, startedAt, problem),
         (error: unknown) => this.fail(response, head, error),
       );
     } else {
-      this.respond(response, { head, hit, application, attested, startedAt }, admission);
+      this.respond(response, head, hit, application, attested, startedAt, admission);
     }
     return true;
   }
 
   /** Writes the token (or the limits' problem) and the request's line; a throw is a 500, as on fastify's route. */
-  private respond(response: ServerResponse, pending: PendingAnswer, problem: Admission): void {
+  private respond(
+    response: ServerResponse,
+    head: TokenRequestHead,
+    hit: BrokerToken,
+    application: string,
+    attested: 'valid' | undefined,
+    startedAt: number,
+    problem: Admission,
+  ): void {
     const contract = this.contract;
-    const { head, hit, application, attested } = pending;
     try {
       const answer =
         problem === undefined ? contract.token(hit, head, application, attested) : contract.problem(problem, head, application);
@@ -101,7 +99,7 @@ export class FastPath {
         method: 'GET',
         path: TOKEN_PATH,
         status: answer.status,
-        responseTimeMs: elapsedMs(pending.startedAt),
+        responseTimeMs: elapsedMs(startedAt),
         application,
         cache: problem === undefined ? hit.cache : undefined,
         authLatencyMs: undefined,
