@@ -449,7 +449,7 @@ if (!flags['skip-broker']) {
         `reference (${((minimal.requestsPerSecond / bare.requestsPerSecond) * 100).toFixed(0)}% of bare)`,
         '',
       ],
-      measuredAgainstBare(`area-metrics broker, cached token (${broker.brokerBodyBytes}-byte answer)`, cached, 0.7),
+      measuredAgainstBare(`area-metrics broker, cached token (${broker.brokerBodyBytes}-byte answer)`, cached, 0.75),
       measuredAgainstBare('broker, cached token, App Check enforced (a genuine token, repeated)', broker.load.attested, 0.65),
       [
         `App Check verify on every request (${broker.verifying.requests} new tokens, 10 at a time)`,

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LiveConfig } from '../config/live-config.js';
-import { TOKEN_PATH, elapsedMs, type TokenRequests } from './request-contract.js';
+import type { Admission } from './limits.js';
+import { TOKEN_PATH, elapsedMs, type TokenRequestHead, type TokenRequests } from './request-contract.js';
 import { parseApplicationPackage, type BrokerToken, type TokenBroker } from '../token/token-broker.js';
 
 /** A repeated request header: the fast path leaves such a request to fastify, which merges headers the usual way. */
@@ -63,34 +64,59 @@ export class FastPath {
     if (attestation === REPEATED || (gate !== undefined && !gate.isRemembered(application, attestation))) return false;
     const attested = gate === undefined ? undefined : 'valid';
     const head = contract.head(givenId, origin, request.socket.remoteAddress, forwardedFor, attestation);
-    contract
-      .admit(head.client)
-      .then((problem) => {
-        const answer =
-          problem === undefined ? contract.token(hit, head, application, attested) : contract.problem(problem, head, application);
-        if (problem === undefined) contract.leave();
-        response.writeHead(answer.status, answer.headers).end(answer.body);
-        contract.completed({
-          reqId: head.requestId,
-          method: 'GET',
-          path: TOKEN_PATH,
-          status: answer.status,
-          responseTimeMs: elapsedMs(startedAt),
-          application,
-          cache: problem === undefined ? hit.cache : undefined,
-          authLatencyMs: undefined,
-          problem: problem?.kind,
-          reason: undefined,
-          attestation: problem === undefined ? attested : undefined,
-          client: problem === undefined ? undefined : head.client,
-          probe: false,
-        });
-      })
-      .catch((error: unknown) => {
-        const answer = contract.unexpected(error, head);
-        if (!response.headersSent) response.writeHead(answer.status, answer.headers).end(answer.body);
-      });
+    // In memory the limits answer at once and the token is written in this callback, as a bare server writes; with
+    // Redis it is written when the rate store answers.
+    const admission = contract.admit(head.client);
+    if (admission instanceof Promise) {
+      admission.then(
+        (problem) => this.respond(response, head, hit, application, attested, startedAt, problem),
+        (error: unknown) => this.fail(response, head, error),
+      );
+    } else {
+      this.respond(response, head, hit, application, attested, startedAt, admission);
+    }
     return true;
+  }
+
+  /** Writes the token (or the limits' problem) and the request's line; a throw is a 500, as on fastify's route. */
+  private respond(
+    response: ServerResponse,
+    head: TokenRequestHead,
+    hit: BrokerToken,
+    application: string,
+    attested: 'valid' | undefined,
+    startedAt: number,
+    problem: Admission,
+  ): void {
+    const contract = this.contract;
+    try {
+      const answer =
+        problem === undefined ? contract.token(hit, head, application, attested) : contract.problem(problem, head, application);
+      if (problem === undefined) contract.leave();
+      response.writeHead(answer.status, answer.headers).end(answer.body);
+      contract.completed({
+        reqId: head.requestId,
+        method: 'GET',
+        path: TOKEN_PATH,
+        status: answer.status,
+        responseTimeMs: elapsedMs(startedAt),
+        application,
+        cache: problem === undefined ? hit.cache : undefined,
+        authLatencyMs: undefined,
+        problem: problem?.kind,
+        reason: undefined,
+        attestation: problem === undefined ? attested : undefined,
+        client: problem === undefined ? undefined : head.client,
+        probe: false,
+      });
+    } catch (error) {
+      this.fail(response, head, error);
+    }
+  }
+
+  private fail(response: ServerResponse, head: TokenRequestHead, error: unknown): void {
+    const answer = this.contract.unexpected(error, head);
+    if (!response.headersSent) response.writeHead(answer.status, answer.headers).end(answer.body);
   }
 
   /** A token answered from memory without waiting, or undefined (a miss, or a problem fastify answers). */

@@ -4,7 +4,7 @@ import type { RefusalCause } from '../attestation/verifier.js';
 import { requestIdOf, type Answer, type TokenAnswers } from './answers.js';
 import type { HitSummary } from '../log/hit-summary.js';
 import type { LiveConfig } from '../config/live-config.js';
-import type { RequestLimits } from './limits.js';
+import type { Admission, RequestLimits } from './limits.js';
 import { clientAddress, cutForLog, type ErrorSummary } from '../log/log-bounds.js';
 import type { BrokerMetrics } from './metrics.js';
 import { BrokerProblem, type ProblemDetails } from '../problem.js';
@@ -115,19 +115,25 @@ export class TokenRequests {
 
   /**
    * Takes a place among the requests in flight and a point of the client's rate: undefined when both were had (pair
-   * it with `leave()`), else the problem that answers the request (nothing to give back). Never rejects: a rate store
-   * that fails does not refuse anyone.
+   * it with `leave()`), else the problem that answers the request (nothing to give back). At once when the rate is
+   * counted in memory (a cached token is then answered in the request's own callback), a promise when in Redis. Never
+   * rejects: a rate store that fails does not refuse anyone.
    */
-  admit(client: string): Promise<BrokerProblem | undefined> {
+  admit(client: string): Admission | Promise<Admission> {
     const limits = this.parts.limits;
-    if (!limits.enter()) return Promise.resolve(limits.overloaded());
-    return limits.admit(client).then(
-      (problem) => {
-        if (problem !== undefined) limits.leave();
-        return problem;
-      },
+    if (!limits.enter()) return limits.overloaded();
+    const admission = limits.admit(client);
+    if (!(admission instanceof Promise)) return this.settle(admission);
+    return admission.then(
+      (problem) => this.settle(problem),
       () => undefined,
     );
+  }
+
+  /** A refused request gives its place in flight back at once; an admitted one keeps it until `leave()`. */
+  private settle(problem: Admission): Admission {
+    if (problem !== undefined) this.parts.limits.leave();
+    return problem;
   }
 
   leave(): void {

@@ -27,8 +27,7 @@ export function answerRefusedTarget(
     headerValue(headers['x-forwarded-for']),
   );
   const malformed = new BrokerProblem('malformed-url', `the request target is not valid (${refusal.refused})`);
-  contract
-    .admit(head.client)
+  Promise.resolve(contract.admit(head.client))
     .then((limited) => {
       if (limited === undefined) contract.leave();
       const problem = limited ?? malformed;

@@ -121,7 +121,7 @@ export const tokenRoute = appWide<TokenRouteOptions>((app, { contract, broker, l
       sendProblem(request, reply, new BrokerProblem('method-not-allowed', `use GET ${TOKEN_PATH}?application_package=...`));
       return;
     }
-    contract.admit(log.head.client).then((problem) => {
+    Promise.resolve(contract.admit(log.head.client)).then((problem) => {
       if (problem !== undefined) {
         sendProblemSafely(request, reply, problem);
         return;
