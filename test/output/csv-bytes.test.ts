@@ -4,38 +4,12 @@
  * odd line is never read another way than the whole-file reader reads it.
  */
 import { describe, expect, it } from 'vitest';
-import { eachStoredResult, storedResults, type StoredResult } from '../../src/output/read-back.js';
+import { leanRead, wholeWithoutZones } from '../helpers/read-back.js';
 
 const HEADER = 'store_code,date,day,granularity,zone,avg_screen_time,avg_screen_time_seconds\n';
 const DATE = '2026-11-20T00:00:00+02:00';
 const line = (code: string, zone: string, values = '00:01:40,100', date = DATE): string =>
   `${code},${date},2026-11-20,daily,${zone},${values}\n`;
-
-/** The results read without zones, and how many times the reader asked for a visitor (1: the one pass took the file). */
-async function leanRead(text: string): Promise<{ results: StoredResult[]; visitors: number }> {
-  let results: StoredResult[] = [];
-  let visitors = 0;
-  await eachStoredResult(
-    Buffer.from(text),
-    'csv',
-    () => {
-      visitors++;
-      const seen: StoredResult[] = [];
-      results = seen;
-      return (result) => seen.push(result);
-    },
-    { zones: false },
-  );
-  return { results, visitors };
-}
-
-/** The whole-file reader's results, without their zones. */
-async function whole(text: string): Promise<StoredResult[]> {
-  return (await storedResults(Buffer.from(text), 'csv')).map((result) => ({
-    ...result,
-    values: result.values.map(({ zone: _zone, ...rest }) => rest),
-  }));
-}
 
 /** Files the one pass reads itself. */
 const WRITTEN: readonly (readonly [string, string])[] = [
@@ -82,14 +56,14 @@ describe('eachStoredResult without zones, one pass over the bytes', () => {
   it.each(WRITTEN)('%s: read in one pass, as the whole-file reader reads it', async (_what, text) => {
     const { results, visitors } = await leanRead(text);
     expect(visitors).toBe(1);
-    expect(results).toEqual(await whole(text));
+    expect(results).toEqual(await wholeWithoutZones(text));
   });
 
   it.each(OTHERS)('%s: as the whole-file reader reads it', async (_what, text) => {
     const { results } = await leanRead(text);
     // A field spanning lines comes from the whole-file reader itself, zones and all.
     expect(results.map((result) => ({ ...result, values: result.values.map(({ zone: _zone, ...rest }) => rest) }))).toEqual(
-      await whole(text),
+      await wholeWithoutZones(text),
     );
   });
 

@@ -5,35 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { csvLine } from '../../src/output/format.js';
-import { eachStoredResult, storedResults, type StoredResult } from '../../src/output/read-back.js';
+import { leanRead, wholeWithoutZones } from '../helpers/read-back.js';
 
 const HEADER = ['store_code', 'date', 'day', 'granularity', 'zone', 'unique_users'];
 const DATE = '2026-11-20T00:00:00+02:00';
 const row = (code: string, zone: string, value: string): string[] => [code, DATE, '2026-11-20', 'daily', zone, value];
-
-/** The results read without zones, and how many times the reader was asked for a visitor (2: it read again). */
-async function leanRead(text: string): Promise<{ results: StoredResult[]; visitors: number }> {
-  let results: StoredResult[] = [];
-  let visitors = 0;
-  await eachStoredResult(
-    Buffer.from(text),
-    'csv',
-    () => {
-      visitors++;
-      const seen: StoredResult[] = [];
-      results = seen;
-      return (result) => seen.push(result);
-    },
-    { zones: false },
-  );
-  return { results, visitors };
-}
-
-/** The whole-file reader's results, without their zones. */
-async function expected(text: string): Promise<StoredResult[]> {
-  const full = await storedResults(Buffer.from(text), 'csv');
-  return full.map((result) => ({ ...result, values: result.values.map(({ zone: _zone, ...rest }) => rest) }));
-}
 
 const csv = (rows: readonly (readonly string[])[]): string => rows.map((fields) => csvLine(fields)).join('');
 
@@ -43,7 +19,7 @@ describe('eachStoredResult without zones, from Latin-1', () => {
     expect(Buffer.from(text).length).toBeGreaterThan(text.length);
     const { results, visitors } = await leanRead(text);
     expect(visitors).toBe(1);
-    expect(results).toEqual(await expected(text));
+    expect(results).toEqual(await wholeWithoutZones(text));
     expect(results.map(({ store_code, values }) => [store_code, values.map(({ unique_users }) => unique_users)])).toEqual([
       ['S001', ['12', '3']],
       ['S002', ['40']],
@@ -65,7 +41,7 @@ describe('eachStoredResult without zones, from Latin-1', () => {
   ])('%s beyond ASCII is read again as UTF-8, as written', async (_what, text, code) => {
     const { results, visitors } = await leanRead(text);
     expect(visitors).toBe(2);
-    expect(results).toEqual(await expected(text));
+    expect(results).toEqual(await wholeWithoutZones(text));
     expect(results.map(({ store_code }) => store_code)).toContain(code);
     expect(JSON.stringify(results)).not.toMatch(/Ã/);
   });
@@ -79,7 +55,7 @@ describe('eachStoredResult without zones, from Latin-1', () => {
       ['Café', ...row('S001', '', '12').slice(0, 4), '12'],
     ]);
     const reordered_ = await leanRead(reordered);
-    expect(reordered_.results).toEqual(await expected(reordered));
+    expect(reordered_.results).toEqual(await wholeWithoutZones(reordered));
     expect(reordered_.results).toEqual([{ store_code: 'S001', date: DATE, granularity: 'daily', values: [{ unique_users: '12' }] }]);
   });
 
@@ -89,7 +65,7 @@ describe('eachStoredResult without zones, from Latin-1', () => {
       const { results } = await leanRead(each);
       // The whole-file reader, which a field spanning lines comes to, keeps the zones.
       expect(results.map((result) => ({ ...result, values: result.values.map(({ zone: _zone, ...rest }) => rest) }))).toEqual(
-        await expected(each),
+        await wholeWithoutZones(each),
       );
     }
   });
