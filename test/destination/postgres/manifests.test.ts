@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PostgresManifests } from '../../../src/destination/postgres/manifests.js';
 import { Session } from '../../../src/destination/postgres/session.js';
 import { ensureSchema } from '../../../src/destination/postgres/tables.js';
@@ -6,7 +6,7 @@ import { parsePostgresUrl, resolveTarget } from '../../../src/destination/postgr
 import { silentLogger } from '../../../src/log/logger.js';
 import { formatManifest, newRunId, RunManifestBuilder, saveManifest, type RunManifest } from '../../../src/output/run-manifest.js';
 import { waitUntil } from '../../helpers/cli.js';
-import { startPostgres, warnIfPostgresMissing, type TestPostgres } from '../../helpers/postgres.js';
+import { usePostgres, warnIfPostgresMissing, type TestPostgres } from '../../helpers/postgres.js';
 
 /** The runs table's `seq` against a real server: numbered in commit order under writers racing, old tables numbered in place. */
 const skip = warnIfPostgresMissing('the PostgreSQL manifest tests');
@@ -33,12 +33,8 @@ const seqs = async (schema: string): Promise<{ seq: string; run_id: string }[]> 
   server.query(`SELECT r.seq::text AS seq, r.run_id FROM ${schema}.area_metrics_runs r ORDER BY r.seq`);
 
 describe.skipIf(skip)('run manifests as rows', () => {
-  beforeAll(async () => {
-    server = await startPostgres();
-  }, 60_000);
-  afterAll(async () => {
-    await server?.stop();
-  });
+  // The file's helpers above read `server`: the cluster's live view, started before these tests.
+  server = usePostgres();
 
   it('writers racing, each on a connection of its own: seq 1..n, each row once, and no reader sees a seq before a lower one', async () => {
     const schema = `race_${++schemas}`;

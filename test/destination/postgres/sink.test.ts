@@ -1,5 +1,5 @@
 import type { Client } from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Session } from '../../../src/destination/postgres/session.js';
 import { PostgresSink } from '../../../src/destination/postgres/sink.js';
 import { ensureMetricTable, ensureSchema } from '../../../src/destination/postgres/tables.js';
@@ -10,7 +10,7 @@ import { METRICS, typedColumns } from '../../../src/metrics/descriptors.js';
 import type { UnitContent } from '../../../src/output/sinks.js';
 import type { DayMode } from '../../../src/window/day-mode.js';
 import { docQueries } from '../../helpers/markdown.js';
-import { startPostgres, warnIfPostgresMissing, type TestPostgres } from '../../helpers/postgres.js';
+import { usePostgres, warnIfPostgresMissing, type TestPostgres } from '../../helpers/postgres.js';
 
 /**
  * The sink against a real server, in-process: which rows a unit's load replaces (a UTC day's, a local day's across
@@ -82,12 +82,8 @@ async function indexesOf(schema: string): Promise<string[]> {
 }
 
 describe.skipIf(skip)('units loaded into a table', () => {
-  beforeAll(async () => {
-    server = await startPostgres();
-  }, 60_000);
-  afterAll(async () => {
-    await server?.stop();
-  });
+  // The file's helpers above read `server`: the cluster's live view, started before these tests.
+  server = usePostgres();
 
   it("a local day's unit replaces that day's rows at every offset, from +14:00 to -12:00 hourly, and no neighbour's", async () => {
     const { schema, session, sink } = await sinkOn('local');
