@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Two answers come before the command line's parser and its commands load (about 45 modules): `--version` alone (the
-// version, a newline, exit 0, as commander gives it) and help printed to a file or a pipe, from the texts the build
-// prepared by running the CLI itself (dist/commands/prepared-help.js). Scripts, package managers and `| less` ask them
+// version, a newline, exit 0, as commander gives it) and help printed to a file, a pipe or a terminal of 80 columns or
+// more, from the texts the build prepared by running the CLI itself (dist/commands/prepared-help.js). Scripts, package managers and `| less` ask them
 // often. If stdout fails, the full CLI answers again and reports it (a closed pipe ends quietly, as there).
 const args = process.argv.slice(2);
 let answered = false;
