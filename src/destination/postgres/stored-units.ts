@@ -1,5 +1,5 @@
 import type { DayMode } from '../../window/day-mode.js';
-import { addDays, type CalendarDay } from '../../window/days.js';
+import type { CalendarDay } from '../../window/days.js';
 import { resultsOf } from '../../output/read-back.js';
 import type { StoredUnits } from '../stored-unit.js';
 import { Session, type SessionOptions } from './session.js';
@@ -23,14 +23,6 @@ export function storedPostgresUnits(url: PostgresUrl, mode: DayMode, options: Se
         const found = await client.query<{ day: string }>(`SELECT DISTINCT ${dayOf} AS day FROM ${table} ORDER BY 1`);
         return found.rows.map((row) => row.day);
       });
-      // Bounded on both columns, as a unit's replace is (unit-rows.ts): the key finds them, or an older table's `day` index.
-      const rowsOf = (day: CalendarDay): { where: string; values: unknown[] } =>
-        mode === 'utc'
-          ? {
-              where: 'day BETWEEN $1::date - 1 AND $1::date + 1 AND date >= $1::date AT TIME ZONE $3 AND date < $2::date AT TIME ZONE $3',
-              values: [day, addDays(day, 1), 'UTC'],
-            }
-          : unitRows('local', { metric, day, store: '' });
       return new Map(
         days.map((day: CalendarDay) => [
           day,
@@ -39,7 +31,8 @@ export function storedPostgresUnits(url: PostgresUrl, mode: DayMode, options: Se
               place: `${session.target.schema}.${tableNameOf(metric)} ${day}`,
               read: () =>
                 session.use('cannot read the rows of', async (client) => {
-                  const { where, values } = rowsOf(day);
+                  // The rows a unit's replace finds (a UTC day's window, a local day's `day`), so the two never differ.
+                  const { where, values } = unitRows(mode, { metric, day, store: '' });
                   const answer = await client.query({
                     text: `SELECT * FROM ${table} WHERE ${where} ORDER BY store_code COLLATE "C", date, zone COLLATE "C"`,
                     values,
