@@ -147,7 +147,7 @@ describe.skipIf(skip)('-o postgresql:// never waits for ever', () => {
       sandbox().setFaults({});
     });
 
-    /** A run of five days through a proxy that freezes once both its connections are open and two units loaded. */
+    /** A run of five days through a proxy that freezes once two units are loaded (both its connections open by then). */
     async function frozenMidRun(params: string): Promise<ReturnType<typeof startCli>> {
       const database = await freshDatabase();
       const path = await startTcpProxy({ host: server.host, port: server.port });
@@ -160,8 +160,13 @@ describe.skipIf(skip)('-o postgresql:// never waits for ever', () => {
         const rows = await server
           .query<{ n: string }>(`SELECT count(*)::text AS n FROM ${SCHEMA}.area_metrics_units`, [], database)
           .catch(() => []);
-        return Number(rows[0]?.n ?? 0) >= 2 && path.connections() >= 2;
+        return Number(rows[0]?.n ?? 0) >= 2;
       }, 'two units loaded through the proxy');
+      // Both of the run's connections were open before its first unit loaded: the freeze meets no connection opening.
+      const sessions = await server.query("SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND application_name = 'area-metrics all'", [
+        database,
+      ]);
+      expect(sessions).toHaveLength(2);
       path.freeze();
       return run;
     }
@@ -174,8 +179,8 @@ describe.skipIf(skip)('-o postgresql:// never waits for ever', () => {
       expect(result.code, result.stderr).toBe(7);
       expect(result.stderr).toMatch(/error: .*no answer from the server in 2 s \(statement_timeout 1 s and a margin\)/);
       // Each statement still to run meets the 2 s bound, or the connection already dropped: seconds, not the default's
-      // two minutes. Alone it takes about 2.5 s; beside the whole suite on two cores it has taken 18 s.
-      expect(Date.now() - frozen, result.stderr).toBeLessThan(30_000);
+      // two minutes. Alone it takes about 2.5 s; a busy machine's margin on top.
+      expect(Date.now() - frozen, result.stderr).toBeLessThan(15_000);
     });
 
     it('that freezes, then SIGTERM: exit 143 within 5 s, though no statement can be cancelled through it', async () => {

@@ -9,21 +9,28 @@ export interface TcpProxy {
   connections(): number;
   /** From now on every byte either way is swallowed, old connections and new alike; no connection is closed. */
   freeze(): void;
+  /**
+   * Freezes a connection at the first bytes from its client that `sent` finds (swallowed too), that connection alone:
+   * a path that fails at one exact step.
+   */
+  freezeWhen(sent: (bytes: Buffer) => boolean): void;
   /** Stops listening and closes every connection both ways. */
   close(): Promise<void>;
 }
 
 /** A proxy on 127.0.0.1 forwarding each connection to `target`, until frozen. */
 export async function startTcpProxy(target: { readonly host: string; readonly port: number }): Promise<TcpProxy> {
-  const state = { frozen: false, accepted: 0 };
+  const state: { frozen: boolean; accepted: number; trigger?: (bytes: Buffer) => boolean } = { frozen: false, accepted: 0 };
   const upstreams = new Set<Socket>();
   const server = createServer((client) => {
     state.accepted++;
     const upstream = connect(target.port, target.host);
     upstreams.add(upstream);
+    const connection = { frozen: false };
     const forward = (from: Socket, to: Socket): void => {
-      from.on('data', (chunk) => {
-        if (!state.frozen) to.write(chunk);
+      from.on('data', (chunk: Buffer) => {
+        if (from === client && state.trigger?.(chunk)) connection.frozen = true;
+        if (!state.frozen && !connection.frozen) to.write(chunk);
       });
       from.on('close', () => to.destroy());
       from.on('error', () => to.destroy());
@@ -38,6 +45,9 @@ export async function startTcpProxy(target: { readonly host: string; readonly po
     connections: () => state.accepted,
     freeze: () => {
       state.frozen = true;
+    },
+    freezeWhen: (sent) => {
+      state.trigger = sent;
     },
     close: async () => {
       for (const upstream of upstreams) upstream.destroy();

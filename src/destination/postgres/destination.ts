@@ -82,9 +82,16 @@ export class PostgresDestination implements Destination {
 
   /** Each metric's table made where missing; one whose columns differ stops the run before any download (exit 2). */
   async prepare(plan: DestinationPlan): Promise<readonly StaleTempFile[]> {
-    await this.session.use('cannot prepare the tables in', async (client) => {
-      for (const [metric, columns] of plan.columns) await ensureMetricTable(client, this.target.schema, tableNameOf(metric), columns);
-    });
+    const opened = await Promise.allSettled([
+      this.session.use('cannot prepare the tables in', async (client) => {
+        for (const [metric, columns] of plan.columns) await ensureMetricTable(client, this.target.schema, tableNameOf(metric), columns);
+      }),
+      // The loading connection opened now, beside the first, not when the first unit goes to it: once units load, a
+      // path that freezes meets open connections and their answer bound, never an opening and its retries.
+      this.loading.use('cannot prepare', () => Promise.resolve()),
+    ]);
+    // The tables' failure first: a table with other columns is the news, whatever else failed.
+    for (const result of opened) if (result.status === 'rejected') throw result.reason;
     return [];
   }
 

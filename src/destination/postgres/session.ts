@@ -9,6 +9,7 @@ import {
   BOUND_NAMES,
   CLIENT_KEEPALIVE_MS,
   DEFAULT_SESSION_BOUNDS,
+  duration,
   settleBounds,
   type ServerSetting,
   type SessionBounds,
@@ -185,7 +186,9 @@ export class Session {
    * session's later callers fail at once, saying why), as a failed attempt while it opens (it may be tried again).
    */
   private async watched<T>(open: Open, answerMs: number | undefined, work: () => Promise<T>, opening = false): Promise<T> {
+    const silence = { met: false };
     const silent = (): void => {
+      silence.met = true;
       if (!opening) this.lost ??= new Silence(answerMs ?? 0, open.bounds);
       this.drop(open);
     };
@@ -193,6 +196,11 @@ export class Session {
     this.working = true;
     try {
       return await work();
+    } catch (error) {
+      // Silent while opening: an attempt timed out, as a connect timeout is, and retried like one.
+      if (opening && silence.met)
+        throw new Error(`connection timeout: no answer in ${duration(answerMs ?? 0)} while opening the session`, { cause: error });
+      throw error;
     } finally {
       this.working = false;
       open.socket.setTimeout(0);
@@ -257,9 +265,11 @@ export class Session {
     });
     const open = async (ssl: false | ConnectionOptions): Promise<Open> => {
       const client = new pg.Client(config(ssl));
-      // A connection lost between statements is an 'error' event: kept, and thrown by the next statement.
+      const attempt = { opened: false };
+      // A connection lost between statements is an 'error' event: kept, and thrown by the next statement. One lost
+      // while opening fails that attempt alone (its promise says so), and the next attempt starts clean.
       client.on('error', (error) => {
-        this.lost ??= error;
+        if (attempt.opened) this.lost ??= error;
       });
       this.attempt = client;
       try {
@@ -268,8 +278,10 @@ export class Session {
         trackStatements(client, statement);
         const socket = client.connection.stream as Socket;
         const opened = { client, socket, key: backendKeyOf(client), statement, bounds: DEFAULT_SESSION_BOUNDS };
-        // Bounded by our defaults, before the server has said which bounds are in force.
-        const bounds = await this.watched(opened, DEFAULT_SESSION_BOUNDS.answerMs, () => boundSession(client), true);
+        // Learning the bounds in force is part of opening, bounded as connecting is: a path that freezes right after
+        // the handshake ends the attempt at connect_timeout, not at the two minutes of our default answer bound.
+        const bounds = await this.watched(opened, target.connectTimeoutMs, () => boundSession(client), true);
+        attempt.opened = true;
         return { ...opened, bounds };
       } catch (error) {
         await Promise.race([client.end().catch(() => {}), sleep(CLOSE_MS, undefined, { ref: false })]);

@@ -5,6 +5,7 @@ import { parsePostgresUrl, resolveTarget } from '../../../src/destination/postgr
 import { InterruptedError, OutputError, UsageError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { startPostgres, warnIfPostgresMissing, type TestPostgres } from '../../helpers/postgres.js';
+import { startTcpProxy } from '../../helpers/tcp-proxy.js';
 
 /**
  * A run's connection against a real server: the bounds in force in its session (ours by default, a tighter one of
@@ -19,13 +20,23 @@ let server: TestPostgres;
 const opened: Session[] = [];
 
 /** A session of `command` on the test database as `user`, with `params` in its URL and `env` as its environment. */
-function sessionOf(options: { user?: string; params?: Record<string, string>; env?: NodeJS.ProcessEnv; signal?: AbortSignal } = {}) {
-  const text = server.url({ database: DATABASE, ...(options.user ? { user: options.user } : {}), params: options.params ?? {} });
+function sessionOf(
+  options: {
+    user?: string;
+    params?: Record<string, string>;
+    env?: NodeJS.ProcessEnv;
+    signal?: AbortSignal;
+    port?: number;
+    retries?: number;
+  } = {},
+) {
+  const direct = server.url({ database: DATABASE, ...(options.user ? { user: options.user } : {}), params: options.params ?? {} });
+  const text = options.port === undefined ? direct : direct.replace(`:${server.port}/`, `:${options.port}/`);
   const url = parsePostgresUrl(text, '-o');
   const env = { PGPASSWORD: PASSWORD, ...options.env };
   const session = new Session(url, resolveTarget(url, env, 'traffic'), {
     env,
-    retries: 0,
+    retries: options.retries ?? 0,
     logger: silentLogger,
     ...(options.signal ? { signal: options.signal } : {}),
   });
@@ -131,6 +142,40 @@ describe.skipIf(skip)('a PostgreSQL session', () => {
     } finally {
       await holder.query('ROLLBACK');
       await holder.end();
+    }
+  });
+
+  it('a path that freezes while the connection opens: the attempt ends at connect_timeout, not at the default answer bound', async () => {
+    const path = await startTcpProxy({ host: server.host, port: server.port });
+    try {
+      // The session's first statement after the handshake asks which bounds are in force: the path freezes right there.
+      path.freezeWhen((bytes) => bytes.includes('pg_settings'));
+      const session = sessionOf({ port: path.port, params: { connect_timeout: '1' } });
+      const started = Date.now();
+      const opening = session.use('cannot prepare', () => Promise.resolve());
+      await expect(opening).rejects.toThrow(
+        /^cannot prepare postgresql:\/\/\S+: cannot reach the server; .*\(no answer: connection timeout: no answer in 1 s while opening the session\)$/,
+      );
+      // One attempt (retries 0) of 1 s, and a margin a busy machine keeps; the default answer bound would be 121 s.
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await path.close();
+    }
+  });
+
+  it('an attempt that froze while opening spoils nothing: the next attempt opens a session that goes on working', async () => {
+    const path = await startTcpProxy({ host: server.host, port: server.port });
+    try {
+      const frozen = { connections: 0 };
+      // Only the first connection's opening freezes.
+      path.freezeWhen((bytes) => bytes.includes('pg_settings') && ++frozen.connections === 1);
+      const session = sessionOf({ port: path.port, params: { connect_timeout: '1' }, retries: 1 });
+      const one = async () => (await session.use('cannot read', (client) => client.query<{ one: number }>('SELECT 1 AS one'))).rows;
+      expect(await one()).toEqual([{ one: 1 }]);
+      expect(await one()).toEqual([{ one: 1 }]);
+      expect(frozen.connections).toBe(2);
+    } finally {
+      await path.close();
     }
   });
 });
