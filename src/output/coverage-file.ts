@@ -1,4 +1,4 @@
-import { daysFromCivil } from './civil-day.js';
+import { epochDayOf } from '../window/days.js';
 import type { RunManifest } from './run-manifest.js';
 
 /** Where a folder or bucket keeps its coverage table, beside the state; the leading `_` makes lake readers skip it. */
@@ -53,14 +53,6 @@ export function manifestLoads(manifests: readonly RunManifest[]): Map<string, Un
   return new Map([...newest].map(([key, { rows, loadedAt }]) => [key, { rows, loadedAt }]));
 }
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-function epochDay(day: string): number {
-  const match = DATE.exec(day);
-  if (match === null) throw new Error(`not a calendar day: ${day}`);
-  return daysFromCivil(Number(match[1]), Number(match[2]), Number(match[3]));
-}
-
 const text = (name: string, required: boolean) =>
   ({
     name,
@@ -99,7 +91,7 @@ export async function coverageParquet(rows: readonly CoverageFileRow[], createdB
     columnData: [
       { name: 'metric', data: rows.map((row) => row.metric) },
       { name: 'stores', data: rows.map((row) => row.stores) },
-      { name: 'day', data: Int32Array.from(rows, (row) => epochDay(row.day)) },
+      { name: 'day', data: Int32Array.from(rows, (row) => epochDayOf(row.day)) },
       { name: 'status', data: rows.map((row) => row.status) },
       { name: 'reason', data: rows.map((row) => row.reason) },
       { name: 'rows', data: rows.map((row) => (row.rows === null ? null : BigInt(row.rows))) },

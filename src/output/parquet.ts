@@ -1,5 +1,5 @@
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
-import { daysFromCivil } from './civil-day.js';
+import { daysFromCivil } from '../window/civil-day.js';
 import { ContractError } from '../errors.js';
 
 /**

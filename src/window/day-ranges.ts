@@ -24,8 +24,22 @@ export function rangesHold(ranges: readonly DayRange[], day: CalendarDay): boole
   return ranges.some(([first, last]) => first <= day && day <= last);
 }
 
+/**
+ * The ranges with the days added, merged range by range: a unit's write adds a day to a coverage of years, which is
+ * not spelled out day by day for that. Ranges in any order, overlapping or touching, come back sorted and merged.
+ */
 export function withDays(ranges: readonly DayRange[], days: Iterable<CalendarDay>): DayRange[] {
-  return rangesOfDays([...daysOfRanges(ranges), ...days]);
+  const sorted = [...ranges, ...rangesOfDays(days)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const merged: DayRange[] = [];
+  for (const [first, last] of sorted) {
+    const current = merged.at(-1);
+    if (current !== undefined && addDays(current[1], 1) >= first) {
+      if (last > current[1]) current[1] = last;
+    } else {
+      merged.push([first, last]);
+    }
+  }
+  return merged;
 }
 
 export function withoutDays(ranges: readonly DayRange[], days: Iterable<CalendarDay>): DayRange[] {

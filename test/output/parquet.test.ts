@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContractError } from '../../src/errors.js';
-import { daysFromCivil } from '../../src/output/civil-day.js';
+import { daysFromCivil } from '../../src/window/civil-day.js';
 import { parquetFileChunks, ROW_GROUP_ROWS, type ParquetTable } from '../../src/output/parquet.js';
 import { DuckDb, sqlText } from '../helpers/duckdb.js';
 

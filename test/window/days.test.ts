@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { addDays, daysBetween, parseDay, yesterday } from '../../src/window/days.js';
+import { addDays, daysBetween, daysFrom, parseDay, yesterday } from '../../src/window/days.js';
 import { resolveDays } from '../../src/window/requested-days.js';
 import { dayWindow } from '../../src/window/day-mode.js';
 
@@ -83,5 +83,27 @@ describe('a UTC day', () => {
   it('day arithmetic is calendar arithmetic', () => {
     expect(addDays('2028-02-28', 1)).toBe('2028-02-29');
     expect(daysBetween('2026-02-27', '2026-03-01')).toEqual(['2026-02-27', '2026-02-28', '2026-03-01']);
+  });
+});
+
+describe('day arithmetic from the digits', () => {
+  it("agrees with the platform's calendar every day from 1900 to 2400, leap centuries too", () => {
+    const viaDate = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+    let day = '1900-01-01';
+    for (let step = 0; day < '2400-12-31'; step++) {
+      const next = addDays(day, 1);
+      if (next !== viaDate(day, 1) || addDays(day, -(step % 400)) !== viaDate(day, -(step % 400))) {
+        expect({ day, next, back: addDays(day, -(step % 400)) }).toEqual({ day, next: viaDate(day, 1), back: viaDate(day, -(step % 400)) });
+      }
+      day = next;
+    }
+    expect(addDays('2100-02-28', 1)).toBe('2100-03-01');
+    expect(addDays('2000-02-28', 1)).toBe('2000-02-29');
+    expect(daysFrom('1970-01-01', '2026-11-29')).toBe(Date.parse('2026-11-29') / 86_400_000);
+  });
+
+  it('refuses what is not a day rather than count from it', () => {
+    expect(() => addDays('2026-11', 1)).toThrow(RangeError);
+    expect(() => addDays('not-a-day!', 1)).toThrow(RangeError);
   });
 });
