@@ -1,9 +1,9 @@
 // A throwaway PostgreSQL cluster for the tests (test/helpers/postgres.ts) and the benchmark (bench/postgres.mjs): the
 // one place that knows where the binaries are, how root runs them, and how the cluster is set up.
 import { execFile } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './free-port.mjs';
 
@@ -75,11 +75,48 @@ function serverCpuSeconds(data) {
 }
 
 /**
+ * initdb into `data` (a folder `owner` may write in), with the cluster's settings.
+ * @param {string} data
+ */
+async function initdb(data) {
+  await run(
+    ...command('initdb', ['-D', data, '-U', SUPERUSER, '--auth=trust', '--no-sync', '--no-instructions', '-E', 'UTF8', '--locale=C']),
+  );
+}
+
+/**
+ * initdb's data folder, made once in `folder` (per version) and copied for each cluster: the test run's clusters,
+ * one per file, each a 20 ms copy instead of a 650 ms initdb. Made beside its place and renamed into it, so that of
+ * two processes making it at once each finds a whole one.
+ * @param {string} folder
+ * @param {{ uid: number, gid: number } | undefined} owner
+ * @returns {Promise<string>}
+ */
+async function initializedData(folder, owner) {
+  const template = join(folder, `area-metrics-pg-template-${basename(dirname(postgresBin ?? ''))}`);
+  if (existsSync(template)) return template;
+  const making = mkdtempSync(`${template}-making-`);
+  chmodSync(making, 0o755);
+  if (owner !== undefined) chownSync(making, owner.uid, owner.gid);
+  try {
+    await initdb(join(making, 'data'));
+    renameSync(join(making, 'data'), template);
+  } catch (error) {
+    // Another process made it first: theirs is as good.
+    if (!existsSync(template)) throw error;
+  } finally {
+    rmSync(making, { recursive: true, force: true });
+  }
+  return template;
+}
+
+/**
  * A throwaway cluster: initdb into a temp folder, then pg_ctl start on a free loopback port with its unix socket in
  * that folder, durability off (its data need not survive a power cut). Loopback connections: the superuser trusted,
  * every other role by SCRAM password. With `tls`, the server offers TLS with a self-signed certificate (for
- * 127.0.0.1 and localhost, its file is `certificate`), and the role `tls_only` is let in over TLS alone.
- * @param {{ tls?: boolean }} [options]
+ * 127.0.0.1 and localhost, its file is `certificate`), and the role `tls_only` is let in over TLS alone. With
+ * `templates`, a folder that outlives the cluster (the test run's), the data folder is a copy of one initdb made there.
+ * @param {{ tls?: boolean, templates?: string }} [options]
  * @returns {Promise<Cluster>}
  */
 export async function startCluster(options = {}) {
@@ -89,9 +126,8 @@ export async function startCluster(options = {}) {
   const owner = await postgresOwner();
   if (owner !== undefined) chownSync(dir, owner.uid, owner.gid);
   const data = join(dir, 'data');
-  await run(
-    ...command('initdb', ['-D', data, '-U', SUPERUSER, '--auth=trust', '--no-sync', '--no-instructions', '-E', 'UTF8', '--locale=C']),
-  );
+  if (options.templates === undefined) await initdb(data);
+  else await run('cp', ['-a', await initializedData(options.templates, owner), data]);
   const hba = [
     `local all ${SUPERUSER} trust`,
     `host all ${SUPERUSER} 127.0.0.1/32 trust`,

@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import pg from 'pg';
 import { postgresBin, startCluster, SUPERUSER } from '../../scripts/postgres-cluster.mjs';
 import { useStarted } from './use-started.js';
@@ -31,7 +32,8 @@ export interface TestPostgres {
 
 /** A throwaway cluster (`startCluster`), with the superuser's client to set it up and read it back. */
 export async function startPostgres(options: { readonly tls?: boolean } = {}): Promise<TestPostgres> {
-  const cluster = await startCluster(options);
+  // The run's temp folder (TMPDIR) keeps one initdb for every file's cluster to copy.
+  const cluster = await startCluster({ ...options, templates: tmpdir() });
   const { host, port } = cluster;
   const connect = async (database = 'postgres'): Promise<pg.Client> => {
     const client = new pg.Client({ host, port, user: SUPERUSER, database });
