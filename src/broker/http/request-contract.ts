@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Redactor } from '../../redact.js';
 import type { AttestationGate, AttestationResult } from '../attestation/gate.js';
 import type { RefusalCause } from '../attestation/verifier.js';
 import { requestIdOf, type Answer, type TokenAnswers } from './answers.js';
@@ -105,12 +106,17 @@ export class TokenRequests {
     return this.parts.attestation;
   }
 
+  /** Masks every secret the broker ever held: what an answer or a line quotes of a request or an error passes it. */
+  get redact(): Redactor {
+    return this.parts.live.redact;
+  }
+
   get trustProxy(): boolean {
     return this.parts.live.current.server.trustProxy;
   }
 
   clientOf(peer: string | undefined, forwardedFor: string | undefined): string {
-    return clientAddress(peer, forwardedFor, this.trustProxy);
+    return clientAddress(peer, forwardedFor, this.trustProxy, this.parts.live.redact);
   }
 
   /**
@@ -179,7 +185,10 @@ export class TokenRequests {
    */
   logUnexpected(error: unknown, head: TokenRequestHead): void {
     if (!this.parts.errors.shouldLog('unexpected error')) return;
-    this.parts.logger.error({ reqId: head.requestId, client: head.client, error: boundedError(error) }, 'unexpected error');
+    this.parts.logger.error(
+      { reqId: head.requestId, client: head.client, error: boundedError(error, this.parts.live.redact) },
+      'unexpected error',
+    );
   }
 
   /**
@@ -192,7 +201,7 @@ export class TokenRequests {
     const attested = line.attestation === undefined || line.attestation === 'valid';
     if (!line.probe && attested && line.cache === 'hit' && line.status === 200 && line.application !== undefined) {
       // The common case: counted, and its line built only when debug lines are written at all.
-      const application = cutForLog(line.application);
+      const application = cutForLog(line.application, this.parts.live.redact);
       this.parts.hits.record(application, line.responseTimeMs ?? 0);
       if (logger.isLevelEnabled('debug')) logger.debug(this.fieldsOf(line), 'request completed');
       return;
@@ -215,17 +224,18 @@ export class TokenRequests {
 
   /** The line's fields, cut to their bounds: one shape for every line (pino leaves out undefined fields). */
   private fieldsOf(line: CompletedRequest) {
+    const { redact } = this.parts.live;
     return {
       reqId: line.reqId,
       method: line.method,
-      path: cutForLog(line.path),
+      path: cutForLog(line.path, redact),
       status: line.status,
       responseTimeMs: line.responseTimeMs,
-      application: line.application === undefined ? undefined : cutForLog(line.application),
+      application: line.application === undefined ? undefined : cutForLog(line.application, redact),
       cache: line.cache,
       authLatencyMs: line.authLatencyMs,
       problem: line.problem,
-      reason: line.reason === undefined ? undefined : cutForLog(line.reason),
+      reason: line.reason === undefined ? undefined : cutForLog(line.reason, redact),
       attestation: line.attestation,
       refusal: line.refusal,
       client: line.client,
@@ -244,10 +254,11 @@ export class TokenRequests {
 /** The longest stack written for an unexpected error: its top frames say where; the rest is the framework. */
 const MAX_LOGGED_STACK_LENGTH = 1000;
 
-function boundedError(error: unknown): { readonly type: string; readonly message: string; readonly stack?: string } {
-  if (!(error instanceof Error)) return { type: typeof error, message: cutForLog(String(error)) };
-  const stack = error.stack === undefined ? {} : { stack: error.stack.slice(0, MAX_LOGGED_STACK_LENGTH) };
-  return { type: error.name, message: cutForLog(error.message), ...stack };
+/** The error's type, message and top of its stack, each masked before it is cut (see `cutForLog`). */
+function boundedError(error: unknown, redact: Redactor): { readonly type: string; readonly message: string; readonly stack?: string } {
+  if (!(error instanceof Error)) return { type: typeof error, message: cutForLog(String(error), redact) };
+  const stack = error.stack === undefined ? {} : { stack: redact(error.stack).slice(0, MAX_LOGGED_STACK_LENGTH) };
+  return { type: error.name, message: cutForLog(error.message, redact), ...stack };
 }
 
 /** Milliseconds since `startedAt` (performance.now()), to a tenth. */

@@ -91,7 +91,7 @@ function reloadInto(live: LiveConfig, read: (() => BrokerConfig) | undefined, lo
   try {
     next = read();
   } catch (error) {
-    logger.error({ reason: cutForLog(messageOf(error)) }, 'config not reloaded: the new one is not valid; the old one stays');
+    logger.error({ reason: cutForLog(messageOf(error), live.redact) }, 'config not reloaded: the new one is not valid; the old one stays');
     return false;
   }
   for (const warning of next.warnings) logger.warn({ config: true }, warning);

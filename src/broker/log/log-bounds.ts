@@ -1,9 +1,15 @@
+import type { Redactor } from '../../redact.js';
+
 /** The longest a client-given value (a path, a reason) is written into a log line or echoed in an error body. */
 export const MAX_LOGGED_VALUE_LENGTH = 200;
 
-/** The value cut to MAX_LOGGED_VALUE_LENGTH characters, marked when it was cut. */
-export function cutForLog(value: string): string {
-  return value.length <= MAX_LOGGED_VALUE_LENGTH ? value : `${value.slice(0, MAX_LOGGED_VALUE_LENGTH)}…(${value.length} chars)`;
+/**
+ * The value with its secrets masked, then cut to MAX_LOGGED_VALUE_LENGTH characters and marked when it was cut. Masked
+ * first: a secret the cut splits would leave its first part, which the log line's own masking no longer recognises.
+ */
+export function cutForLog(value: string, redact: Redactor): string {
+  const masked = redact(value);
+  return masked.length <= MAX_LOGGED_VALUE_LENGTH ? masked : `${masked.slice(0, MAX_LOGGED_VALUE_LENGTH)}…(${masked.length} chars)`;
 }
 
 // Kinds are a status and a problem name, a small fixed set; the cap only guards against a bug making them unbounded.
@@ -56,11 +62,11 @@ export class ErrorSummary {
  * The client of a request: the peer address, or the first X-Forwarded-For hop when the proxy in front is trusted to
  * set it (a client could write any value there itself).
  */
-export function clientAddress(peer: string | undefined, forwardedFor: string | undefined, trustProxy: boolean): string {
+export function clientAddress(peer: string | undefined, forwardedFor: string | undefined, trustProxy: boolean, redact: Redactor): string {
   if (trustProxy && forwardedFor !== undefined) {
     const comma = forwardedFor.indexOf(',');
     const first = (comma === -1 ? forwardedFor : forwardedFor.slice(0, comma)).trim();
-    if (first !== '') return cutForLog(first);
+    if (first !== '') return cutForLog(first, redact);
   }
   return peer ?? 'unknown';
 }

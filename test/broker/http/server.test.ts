@@ -254,6 +254,18 @@ describe('GET /api/gatekeeper-token against the sandbox auth server', () => {
     expect(auth.tokenRequests()).toBe(0);
   });
 
+  it("never logs the first part of a secret that a long value's cut would split", async () => {
+    const auth = await sandbox();
+    const { broker: running, logs } = await broker(auth.url);
+    // A client who knows the secret sends it where the log's 200-character cut of the value falls inside it.
+    for (const before of [190, 195, 199]) {
+      const result = await getToken(tokenUrl(running, `${'a'.repeat(before)}${CLIENT_SECRET}${'b'.repeat(20)}`));
+      expect(result.status).toBeGreaterThanOrEqual(400);
+    }
+    expect(logs.text()).toContain('chars)');
+    expect(logs.text()).not.toContain(CLIENT_SECRET.slice(0, 4));
+  });
+
   it('answers 401 for an application whose platform has no usable credentials', async () => {
     const auth = await sandbox();
     const { broker: running, logs } = await broker(auth.url);

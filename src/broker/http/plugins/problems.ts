@@ -39,7 +39,7 @@ export function malformedUrlAnswer(
 export const problems = appWide<{ contract: TokenRequests }>((app, { contract }, done) => {
   app.setNotFoundHandler(async (request, reply) => {
     request.tokenLog = { problem: 'not-found' };
-    const detail = `no such resource: ${request.method} ${cutForLog(pathOf(request.url))}; the token is at GET ${TOKEN_PATH}?application_package=...`;
+    const detail = `no such resource: ${request.method} ${cutForLog(pathOf(request.url), contract.redact)}; the token is at GET ${TOKEN_PATH}?application_package=...`;
     return sendAnswer(reply, contract.answer(new BrokerProblem('not-found', detail), headOf(contract, request), applicationParam(request)));
   });
 
@@ -62,7 +62,7 @@ export const problems = appWide<{ contract: TokenRequests }>((app, { contract },
       type: 'about:blank',
       title: STATUS_CODES[status] ?? 'Bad request',
       status,
-      detail: cutForLog(messageOf(error)),
+      detail: cutForLog(messageOf(error), contract.redact),
     };
     return sendAnswer(reply, contract.answer(details, head, applicationParam(request)));
   });
