@@ -1,4 +1,4 @@
-import { AuthError, InterruptedError, OutputError } from '../errors.js';
+import { AuthError, InterruptedError, OutputError, UnavailableError } from '../errors.js';
 import { VendorDownError } from '../fetch/outage.js';
 import type { StoredFile, UnitSink, UnitWrite } from '../output/sinks.js';
 import type { Unit, UnitData } from '../metrics/unit.js';
@@ -57,8 +57,8 @@ class Halted extends Error {}
 /**
  * Fetches units concurrently and commits them strictly in plan order (metric, day, store): output and state are the
  * same whatever the timing, and at most 2 × concurrency fetched units wait in memory for their turn. A failed unit
- * does not stop the others, but one whose output could not be written (`OutputError`: a full or read-only disk)
- * stops the fetching: the units in flight finish and are dropped, and the outcomes end there. A rejected credential,
+ * does not stop the others, but one whose output could not be written (`OutputError`: a full or read-only disk; or
+ * an `UnavailableError` from the write: a store or database unreachable after its retries) stops the fetching: the units in flight finish and are dropped, and the outcomes end there. A rejected credential,
  * or a vendor found down (VendorDownError), stops everything at once: requests in flight are aborted and the outcomes
  * end with that unit (units before it that were fetched whole are still committed). An interrupt stops everything and
  * is rethrown.
@@ -133,6 +133,9 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
     }
     if (result === undefined) break;
     let outcome: UnitOutcome;
+    // Whether the unit failed at its write with the destination unreachable (its retries spent): every later write
+    // would wait on it the same way, so the run stops as for a refused write.
+    let destinationDown = false;
     if (result.ok) {
       try {
         const written = await (early[index] ?? options.sink.commit(result.data, options.signal));
@@ -147,6 +150,7 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
         };
       } catch (error) {
         outcome = { unit, ok: false, error };
+        destinationDown = error instanceof UnavailableError;
       }
     } else {
       outcome = { unit, ok: false, error: result.error };
@@ -170,7 +174,7 @@ export async function runPipeline(units: readonly Unit[], options: PipelineOptio
     early[index] = undefined;
     outcomes.push(outcome.ok ? { ...outcome, data: { ...outcome.data, pieces: [] } } : outcome);
     committed = index + 1;
-    if (!outcome.ok && outcome.error instanceof OutputError) {
+    if (!outcome.ok && (outcome.error instanceof OutputError || destinationDown)) {
       stoppedBy = 'output';
       await Promise.allSettled([...settled, ...early].filter((promise) => promise !== undefined));
       break;

@@ -117,7 +117,10 @@ export function createObjectClient(config: ObjectStoreConfig): S3Client {
     retryMode: 'standard',
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
-    requestHandler: { connectionTimeout: config.timeoutMs, requestTimeout: config.timeoutMs },
+    // --timeout bounds a connection and each silence of a request (socketTimeout): a frozen path fails the request,
+    // which is retried, and the run stops. The SDK's requestTimeout only warns unless told to throw, and bounds the
+    // whole request, which a large upload on a slow link may rightly outlast.
+    requestHandler: { connectionTimeout: config.timeoutMs, socketTimeout: config.timeoutMs },
     logger: sdkLogger,
   });
 }

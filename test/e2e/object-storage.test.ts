@@ -215,6 +215,37 @@ describe('import into an S3-compatible bucket', () => {
     expect(stateAfter.metrics.traffic?.complete).toEqual(stateBefore.metrics.traffic?.complete);
   });
 
+  it('a store whose path freezes mid-run: exit 4 within the bound of --timeout and its retries, the state intact', async () => {
+    const output = `s3://${s3.bucket}/frozen`;
+    expect((await run(['traffic', ...api(), '--from', daysAgo(5), '--to', daysAgo(3), '-o', output])).code).toBe(0);
+    const stateBefore = await stateOf('frozen');
+    s3.faults.frozenAfterDataPuts = 1;
+    const started = Date.now();
+    const result = await run([
+      'traffic',
+      ...api(),
+      '--from',
+      daysAgo(5),
+      '--to',
+      daysAgo(1),
+      '-o',
+      output,
+      '--timeout',
+      '1',
+      '--retries',
+      '1',
+    ]);
+    const seconds = (Date.now() - started) / 1000;
+    s3.faults.frozen = false;
+    expect(result.code, result.stderr).toBe(4);
+    expect(result.stderr).toMatch(new RegExp(`s3://${s3.bucket}/frozen/.*unreachable or failing`));
+    // Two attempts of a 1 s bound at the first unit, which stops the run (the units after it would wait the same
+    // way), then the state's and the manifest's attempts; about 8 s, and a busy machine's margin on top.
+    expect(seconds, result.stderr).toBeLessThan(20);
+    expect(result.stderr).toMatch(/imported 0 of 5 units, .*; 1 failed, first: traffic \S+; 4 not tried, the output could not be written\n$/);
+    expect((await stateOf('frozen')).metrics.traffic?.complete).toEqual(stateBefore.metrics.traffic?.complete);
+  });
+
   it("access denied on write: exit 7, one line naming the bucket, the key and the store's code", async () => {
     const output = `s3://${s3.bucket}/denied`;
     s3.faults.denyWrites = true;

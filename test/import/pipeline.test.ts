@@ -133,11 +133,13 @@ describe('runPipeline', () => {
     await expect(run).rejects.toBeInstanceOf(InterruptedError);
     await expect(run).rejects.toMatchObject({ exitCode: 143 });
   });
-  it('a unit whose output fails (disk full) stops the fetching: no unit after it is fetched or committed', async () => {
+  it.each([
+    ['refused (disk full)', new OutputError('cannot write out/traffic/2026-11-02.csv: disk full (ENOSPC); free some space')],
+    ['met a store unreachable after its retries', new UnavailableError('cannot write s3://b/traffic/2026-11-02.csv: unreachable')],
+  ])('a unit whose write is %s stops the fetching: no unit after it is fetched or committed', async (_, full) => {
     const fetched: string[] = [];
     const committed: string[] = [];
-    const full = new OutputError('cannot write out/traffic/2026-11-02.csv: disk full (ENOSPC); free some space');
-    const { outcomes } = await runPipeline(units, {
+    const { outcomes, stoppedBy } = await runPipeline(units, {
       concurrency: 1,
       sink: {
         commit: async (unitData) => {
@@ -158,6 +160,7 @@ describe('runPipeline', () => {
       ['2026-11-02', false],
     ]);
     expect(outcomes[1]).toMatchObject({ error: full });
+    expect(stoppedBy).toBe('output');
     expect(committed).toEqual(['2026-11-01']);
     // At most the one unit already in flight when the output failed; never the rest of the plan.
     expect(fetched.length).toBeLessThanOrEqual(3);
