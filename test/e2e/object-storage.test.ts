@@ -242,7 +242,9 @@ describe('import into an S3-compatible bucket', () => {
     // Two attempts of a 1 s bound at the first unit, which stops the run (the units after it would wait the same
     // way), then the state's and the manifest's attempts; about 8 s, and a busy machine's margin on top.
     expect(seconds, result.stderr).toBeLessThan(20);
-    expect(result.stderr).toMatch(/imported 0 of 5 units, .*; 1 failed, first: traffic \S+; 4 not tried, the output could not be written\n$/);
+    expect(result.stderr).toMatch(
+      /imported 0 of 5 units, .*; 1 failed, first: traffic \S+; 4 not tried, the output could not be written\n$/,
+    );
     expect((await stateOf('frozen')).metrics.traffic?.complete).toEqual(stateBefore.metrics.traffic?.complete);
   });
 
