@@ -58,10 +58,10 @@ class Halted extends Error {}
  * Fetches units concurrently and commits them strictly in plan order (metric, day, store): output and state are the
  * same whatever the timing, and at most 2 × concurrency fetched units wait in memory for their turn. A failed unit
  * does not stop the others, but one whose output could not be written (`OutputError`: a full or read-only disk; or
- * an `UnavailableError` from the write: a store or database unreachable after its retries) stops the fetching: the units in flight finish and are dropped, and the outcomes end there. A rejected credential,
- * or a vendor found down (VendorDownError), stops everything at once: requests in flight are aborted and the outcomes
- * end with that unit (units before it that were fetched whole are still committed). An interrupt stops everything and
- * is rethrown.
+ * an `UnavailableError` from the write: a store or database unreachable after its retries) stops the fetching: the
+ * units in flight finish and are dropped, and the outcomes end there. A rejected credential, or a vendor found down
+ * (VendorDownError), stops everything at once: requests in flight are aborted and the outcomes end with that unit
+ * (units before it that were fetched whole are still committed). An interrupt stops everything and is rethrown.
  *
  * A unit is committed once: the sink writes it, `record` records it, and only the final outcome reaches `onOutcome`.
  * With `commitsAhead` (a database, each unit its own transaction), the sink is given each unit as soon as it is fetched,
