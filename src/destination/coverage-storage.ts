@@ -19,11 +19,14 @@ export interface CoverageShelf {
 }
 
 const MANIFEST_FILE = /\.json$/;
+/** Tables made for one state write, each from the state as read after the one before. */
+const MAX_TABLE_ROUNDS = 4;
 
 /**
  * A state storage that rewrites `_coverage/coverage.parquet` beside the state after each write that changes it (an
  * import's days, `accept`, `reopen`): the state's days with their status, and each day's rows and load time from the
- * run manifests. A manifest never changes once written, so each is read once a process.
+ * run manifests. A manifest never changes once written, so each is read once a process. Runs writing one state at
+ * once leave the table of the last state (see `update`).
  */
 export class CoverageWritingStorage implements StateStorage {
   private readonly manifests = new Map<string, RunManifest | undefined>();
@@ -48,7 +51,15 @@ export class CoverageWritingStorage implements StateStorage {
   async update(change: (current: string | undefined) => string | undefined): Promise<void> {
     let written: string | undefined;
     await this.inner.update((current) => (written = change(current)));
-    if (written !== undefined) await this.rewrite(written);
+    // Another run may write the state between this write and this table, and its table land first: the state is read
+    // again after each table, which is made again until the two agree. So the last table written is always of a state
+    // read after it, the last one. (A few rounds at most: a run that keeps losing leaves the repair to the next write.)
+    for (let text = written, round = 0; text !== undefined && round < MAX_TABLE_ROUNDS; round++) {
+      await this.rewrite(text);
+      const now = await this.inner.read();
+      if (now === text) return;
+      text = now;
+    }
   }
 
   /** The table of the state `text`, loads as the manifests tell them. */

@@ -120,4 +120,38 @@ describe('a state storage that rewrites the coverage table', () => {
     expect((await stat(output.table)).mtimeMs).toBe(written.mtimeMs);
     expect(await tableOf(output.table)).toEqual(['2026-11-01 complete null -']);
   });
+
+  it('two runs writing at once leave the table of the last state, whichever table lands last', async () => {
+    const output = await folderOutput();
+    const stateFile = join(output.dir, '.area-metrics-state.json');
+    // Run A's table waits until run B has written the state and its own table: A's, made from the state before B's
+    // write, lands last.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const write = folderCoverageWriter(stateFile);
+    const runA = new CoverageWritingStorage(new FileStateStorage(stateFile), {
+      ...folderManifests(output.dir),
+      write: async (bytes) => {
+        await held;
+        await write(bytes);
+      },
+    });
+    const first = runA.update(() => stateWith(['2026-11-01', '2026-11-01']));
+    await expect
+      .poll(() =>
+        stat(stateFile).then(
+          () => true,
+          () => false,
+        ),
+      )
+      .toBe(true);
+    await output.storage.update((current) => {
+      const complete = (JSON.parse(current ?? '{}') as { metrics: { traffic: { complete: [string, string][] } } }).metrics.traffic.complete;
+      return stateWith(...complete, ['2026-11-02', '2026-11-02']);
+    });
+    expect(await tableOf(output.table)).toEqual(['2026-11-01 complete null -', '2026-11-02 complete null -']);
+    release();
+    await first;
+    expect(await tableOf(output.table)).toEqual(['2026-11-01 complete null -', '2026-11-02 complete null -']);
+  });
 });
