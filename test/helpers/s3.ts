@@ -43,10 +43,8 @@ export interface S3Faults {
   down: boolean;
   /** After this many PUTs of keys other than the state object have been stored, the store goes down. */
   downAfterDataPuts: number | undefined;
-  /** Every request is read and never answered, its connection left open: a store whose network path froze. */
-  frozen: boolean;
-  /** After this many PUTs of keys other than the state object have been stored, the store freezes. */
-  frozenAfterDataPuts: number | undefined;
+  /** Requests for the keys this matches are read and never answered, their connections left open: a frozen path. */
+  frozen: RegExp | undefined;
   /**
    * The first conditional PUT of the state object (other than a probe) waits until this many have arrived (or 5 s passed),
    * so two runs that read the same version of the state are made to write it at the same moment.
@@ -125,8 +123,7 @@ function noFaults(): S3Faults {
     answerAll: undefined,
     down: false,
     downAfterDataPuts: undefined,
-    frozen: false,
-    frozenAfterDataPuts: undefined,
+    frozen: undefined,
     gatherStatePuts: 0,
     enforceConditions: true,
     refuseConditionalPuts: false,
@@ -255,7 +252,7 @@ export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> 
       return;
     }
     const body = await readBody(incoming);
-    if (faults.frozen) {
+    if (faults.frozen?.test(key)) {
       record(0);
       return;
     }
@@ -301,7 +298,6 @@ export async function startS3(bucket = 'area-metrics-test'): Promise<S3Harness> 
     if (method === 'PUT' && status < 300 && !key.endsWith(STATE_OBJECT_NAME)) {
       dataPuts++;
       if (faults.downAfterDataPuts !== undefined && dataPuts >= faults.downAfterDataPuts) faults.down = true;
-      if (faults.frozenAfterDataPuts !== undefined && dataPuts >= faults.frozenAfterDataPuts) faults.frozen = true;
     }
   };
 
